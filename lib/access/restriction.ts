@@ -1,0 +1,66 @@
+// Route restriction: Parse's generic REST surface is closed by default. What
+// stays open is Parse's health check, Cloud Functions, the allow-list the app
+// configures, the auth routes when allowAuthRoutes is on, and the master key.
+
+export interface AllowedRoute {
+  /** Path under the mount, e.g. '/files/*' ('*' at the end matches the rest). */
+  path: string
+  /** Verbs to open; all when omitted. */
+  methods?: string[]
+}
+
+export interface RestrictionPolicy {
+  allowAuthRoutes: boolean
+  allowedRoutes: AllowedRoute[]
+}
+
+const ALWAYS_OPEN: AllowedRoute[] = [
+  { path: '/health' },
+  { path: '/functions/*', methods: ['GET', 'POST'] }
+]
+
+/** Exactly the spec's table: these open, method by method, when allowAuthRoutes is true. */
+export const AUTH_ROUTES: AllowedRoute[] = [
+  { path: '/login', methods: ['GET', 'POST'] },
+  { path: '/logout', methods: ['POST'] },
+  { path: '/users', methods: ['POST'] },
+  { path: '/users/me', methods: ['GET'] },
+  { path: '/sessions/me', methods: ['GET'] },
+  { path: '/requestPasswordReset', methods: ['POST'] },
+  { path: '/verificationEmailRequest', methods: ['POST'] }
+]
+
+export const BLOCKED_MESSAGE = 'This route is closed by route restriction. Expose what clients need as a Cloud Function (@CloudFunction), ' +
+  'or set allowAuthRoutes: true to open the login, sign-up and session routes (other routes: the allowedRoutes option, or the master key).'
+
+export function isRouteAllowed (method: string, path: string, policy: RestrictionPolicy): boolean {
+  const normalised = normalisePath(path)
+  if (normalised === undefined) return false
+  const verb = method === 'HEAD' ? 'GET' : method
+  const rules = policy.allowAuthRoutes
+    ? [...ALWAYS_OPEN, ...AUTH_ROUTES, ...policy.allowedRoutes]
+    : [...ALWAYS_OPEN, ...policy.allowedRoutes]
+  return rules.some((rule) => matches(rule, verb, normalised))
+}
+
+/** The path as Express will route it; undefined for paths we refuse to reason about (dot segments, bad encoding). */
+export function normalisePath (path: string): string | undefined {
+  let decoded: string
+  try {
+    decoded = decodeURI(path.split('?')[0])
+  } catch {
+    return undefined
+  }
+  const collapsed = `/${decoded}`.replace(/\/+/g, '/').split(';')[0]
+  if (/(^|\/)\.\.?(\/|$)/.test(collapsed)) return undefined
+  return collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed
+}
+
+function matches (rule: AllowedRoute, verb: string, path: string): boolean {
+  if (rule.methods && !rule.methods.includes(verb)) return false
+  if (rule.path.endsWith('/*')) {
+    const base = rule.path.slice(0, -2)
+    return path.startsWith(`${base}/`) && path.length > base.length + 1
+  }
+  return path === rule.path
+}

@@ -1,0 +1,26 @@
+// Errors keep Parse's wire shape {code, error} and its status mapping.
+import Parse from 'parse/node'
+
+/** A version-checked save found a stale version. */
+export const CONFLICT = 5001
+export const CONFLICT_MESSAGE = 'Someone else changed this record while you were working on it. Reload it and try again.'
+
+export interface ParseErrorBody { code: number, error: string }
+
+/** Parse's own mapping (middlewares.handleParseErrors): internal → 500, not found → 404, the rest → 400. */
+export function statusForParseCode (code: number): number {
+  if (code === Parse.Error.INTERNAL_SERVER_ERROR) return 500
+  if (code === Parse.Error.OBJECT_NOT_FOUND) return 404
+  if (code === CONFLICT) return 409
+  return 400
+}
+
+export function isParseError (error: unknown): error is { code: number, message: string } {
+  return typeof error === 'object' && error !== null &&
+    typeof (error as { code?: unknown }).code === 'number' &&
+    typeof (error as { message?: unknown }).message === 'string'
+}
+
+export function parseError (code: number, message: string): InstanceType<typeof Parse.Error> {
+  return new Parse.Error(code, message)
+}

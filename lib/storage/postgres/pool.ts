@@ -1,0 +1,18 @@
+import type { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
+
+/**
+ * Parse's handleShutdown() ends the pg pool without awaiting it. Stopping the
+ * server before the pool's connections close kills the process with
+ * "terminating connection due to administrator command", so wait here.
+ */
+export async function waitForPostgresPool (adapter: PostgresStorageAdapter, timeoutMs = 10_000): Promise<void> {
+  const pool = adapter._client?.$pool
+  if (!pool) return
+  // Clients still closing may hear the server stop; that is expected now, not a crash.
+  pool.on('error', () => {})
+  if (!pool.ending) await pool.end().catch(() => {})
+  const deadline = Date.now() + timeoutMs
+  while (!pool.ended && pool.totalCount > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}

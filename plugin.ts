@@ -1,0 +1,92 @@
+// kitPlugin: hosts Parse Server inside Fastify. The boot order lives here and
+// only here, so an application cannot get it wrong.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { configureKit } from './lib/config.js'
+import { loadDeclarations } from './lib/loader.js'
+import { resolveOptions, type KitOptions } from './lib/options.js'
+import { openDatabase } from './lib/storage/database.js'
+import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
+import { mountParse } from './lib/host/mount.js'
+
+export type { KitOptions } from './lib/options.js'
+
+export interface KitRuntime {
+  parse: ParseHost
+  options: ReturnType<typeof resolveOptions>
+  database: { kind: string, displayURI: string, embedded: boolean }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    kit: KitRuntime
+  }
+}
+
+async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> {
+  // 1. Options, checked before anything starts.
+  const options = resolveOptions(input)
+  configureKit({
+    mountPath: options.mountPath,
+    masterKey: options.masterKey,
+    adminRole: options.adminRole,
+    allowAuthRoutes: options.allowAuthRoutes,
+    excludedPointerClasses: options.excludedPointerClasses
+  })
+
+  // 2. Models and handlers: importing them runs their decorators.
+  await loadDeclarations(options.models)
+  await loadDeclarations(options.functions)
+
+  // 3. The database (embedded PostgreSQL when none is configured).
+  const database = await openDatabase({
+    databaseURI: options.databaseURI,
+    dataDir: options.dataDir,
+    ephemeral: options.ephemeralDatabase,
+    production: options.production,
+    onNotice: (line) => fastify.log.warn(line)
+  })
+
+  let parse: ParseHost | undefined
+  try {
+    // 4. Parse Server on that database.
+    parse = await startParseServer({
+      appId: options.appId,
+      masterKey: options.masterKey,
+      serverURL: options.serverURL,
+      mountPath: options.mountPath,
+      databaseAdapter: database.adapter,
+      filesAdapter: database.filesAdapter,
+      overrides: options.parseServerOptions
+    })
+
+    // 5. Parse's REST surface behind the app id check and route restriction.
+    await mountParse(fastify, {
+      app: parse.app,
+      mountPath: options.mountPath,
+      appId: options.appId,
+      masterKey: options.masterKey,
+      policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes }
+    })
+  } catch (error) {
+    await parse?.shutdown().catch(() => {})
+    await database.close()
+    throw error
+  }
+
+  const host = parse
+  fastify.decorate('kit', {
+    parse: host,
+    options,
+    database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded }
+  })
+
+  // Last: Parse first (it ends its pool), then the database it was using.
+  fastify.addHook('onClose', async () => {
+    await host.shutdown()
+    await database.close()
+  })
+}
+
+export const kitPlugin = fp(kit, { fastify: '5.x', name: 'fastify-parse-kit' })
+export default kitPlugin

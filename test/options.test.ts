@@ -1,0 +1,78 @@
+// Misconfiguration fails at registration, with a message that says what to change.
+import t from 'tap'
+import Fastify from 'fastify'
+import { resolveOptions } from '../lib/options.js'
+import { databaseKind, openDatabase } from '../lib/storage/database.js'
+import { isRouteAllowed, normalisePath } from '../lib/access/restriction.js'
+import { resetKitConfig, configureKit, getKitConfig } from '../lib/config.js'
+import { kitPlugin } from '../plugin.js'
+
+t.beforeEach(() => resetKitConfig())
+
+t.test('options are validated with the option named', async (t) => {
+  const base = { appId: 'a', masterKey: 'm' }
+  t.throws(() => resolveOptions({ ...base, databaseUri: 'x' } as never), /option "databaseUri": unknown option/)
+  t.throws(() => resolveOptions({ appId: 'a' }), /option "masterKey": required/)
+  t.throws(() => resolveOptions({ masterKey: 'm' }), /option "appId": required/)
+  t.throws(() => resolveOptions({ ...base, allowAuthRoutes: 'yes' } as never), /"allowAuthRoutes": must be true or false/)
+  t.throws(() => resolveOptions({ ...base, allowedRoutes: [{ path: 'classes' }] }), /"allowedRoutes"/)
+  t.throws(() => resolveOptions({ ...base, serverURL: 'localhost:1337' }), /"serverURL": must be an http/)
+  t.throws(() => resolveOptions({ ...base, models: [42] as never }), /"models"/)
+  t.throws(() => resolveOptions({ appId: 'same', masterKey: 'same' }), /must differ/)
+  const resolved = resolveOptions(base)
+  t.equal(resolved.mountPath, '/parse')
+  t.equal(resolved.allowAuthRoutes, false)
+  t.equal(resolved.adminRole, 'SuperAdmin')
+  t.same(resolved.excludedPointerClasses, ['IMG', 'File'])
+})
+
+t.test('configureKit has the spec defaults and resolves at use time', async (t) => {
+  const saved = process.env.mountPath
+  t.teardown(() => { if (saved === undefined) delete process.env.mountPath; else process.env.mountPath = saved })
+  t.same({ ...getKitConfig(), masterKey: undefined }, {
+    mountPath: '/parse', masterKey: undefined, adminRole: 'SuperAdmin', allowAuthRoutes: false, excludedPointerClasses: ['IMG', 'File']
+  })
+  process.env.mountPath = '/api/'
+  t.equal(getKitConfig().mountPath, '/api', 'env mountPath read when asked')
+  configureKit({ mountPath: '/v1', allowAuthRoutes: true })
+  t.equal(getKitConfig().mountPath, '/v1', 'explicit beats env')
+  t.equal(resolveOptions({ appId: 'a', masterKey: 'm' }).allowAuthRoutes, true, 'plugin options default to configureKit values')
+})
+
+t.test('the plugin refuses to boot without a master key', async (t) => {
+  const app = Fastify()
+  const saved = { MASTER_KEY: process.env.MASTER_KEY, masterKey: process.env.masterKey }
+  delete process.env.MASTER_KEY
+  delete process.env.masterKey
+  t.teardown(() => Object.assign(process.env, Object.fromEntries(Object.entries(saved).filter(([, v]) => v !== undefined))))
+  await t.rejects(async () => { await app.register(kitPlugin, { appId: 'a' }); await app.ready() }, /masterKey.*required.*MASTER_KEY/)
+})
+
+t.test('database selection', async (t) => {
+  t.equal(databaseKind('postgres://u:p@h/db'), 'postgres')
+  t.equal(databaseKind('postgresql://h/db'), 'postgres')
+  t.equal(databaseKind('mongodb://h:27017/db?replicaSet=rs0'), 'mongo')
+  t.equal(databaseKind('mongodb+srv://cluster.example/db'), 'mongo')
+  t.throws(() => databaseKind('mysql://u:secret@h/db'), /postgres:\/\/, mongodb:\/\/ or mongodb\+srv:\/\/.*u:\*\*\*@h/)
+  const mongo = await openDatabase({ databaseURI: 'mongodb://127.0.0.1:1/x' })
+  t.equal(mongo.kind, 'mongo')
+  t.equal(mongo.adapter.constructor.name, 'MongoStorageAdapter', 'mongodb:// selects Parse\'s Mongo adapter')
+  t.equal(mongo.filesAdapter?.constructor.name, 'GridFSBucketAdapter')
+  await mongo.close()
+  await t.rejects(openDatabase({ production: true }), /set DATABASE_URI/, 'no embedded database in production')
+})
+
+t.test('restriction rules (pure)', async (t) => {
+  const closed = { allowAuthRoutes: false, allowedRoutes: [] }
+  t.equal(normalisePath('/classes/../functions/x'), undefined, 'dot segments are refused')
+  t.equal(normalisePath('//functions//hello/?a=1'), '/functions/hello')
+  t.equal(normalisePath('/%E0%A4%A'), undefined, 'bad encoding is refused')
+  t.ok(isRouteAllowed('POST', '/functions/hello', closed))
+  t.notOk(isRouteAllowed('POST', '/functions/', closed))
+  t.notOk(isRouteAllowed('POST', '/functions/../classes/X', closed))
+  t.notOk(isRouteAllowed('PUT', '/functions/hello', closed))
+  t.ok(isRouteAllowed('HEAD', '/health', closed))
+  t.notOk(isRouteAllowed('POST', '/login', closed))
+  t.ok(isRouteAllowed('POST', '/login', { ...closed, allowAuthRoutes: true }))
+  t.ok(isRouteAllowed('POST', '/files/a.png', { allowAuthRoutes: false, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }] }))
+})
