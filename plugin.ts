@@ -8,6 +8,8 @@ import { resolveOptions, type KitOptions } from './lib/options.js'
 import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { mountParse } from './lib/host/mount.js'
+import { composeCloud } from './lib/host/cloud.js'
+import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -49,7 +51,10 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
   let parse: ParseHost | undefined
   try {
-    // 4. Parse Server on that database.
+    // 4. Parse Server on that database: the declared schema (Defined Schemas),
+    //    then the declared triggers and the application's own cloud code.
+    const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
+    const migration = watchMigration(createSchemaConfig({ adminRole: options.adminRole }))
     parse = await startParseServer({
       appId: options.appId,
       masterKey: options.masterKey,
@@ -57,8 +62,13 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       mountPath: options.mountPath,
       databaseAdapter: database.adapter,
       filesAdapter: database.filesAdapter,
-      overrides: options.parseServerOptions
+      schema: userSchema ?? migration.schema,
+      cloud: composeCloud(userCloud),
+      overrides
     })
+    if (userSchema === undefined && !migration.completed()) {
+      throw new Error('Parse Server could not apply the declared schema (its "Failed to run migrations" error is logged above). Fix the model declarations or the database, then restart.')
+    }
 
     // 5. Parse's REST surface behind the app id check and route restriction.
     await mountParse(fastify, {

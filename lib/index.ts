@@ -3,3 +3,23 @@ export { kitPlugin, type KitOptions, type KitRuntime } from '../plugin.js'
 export { configureKit, getKitConfig, type KitConfig } from './config.js'
 export { CONFLICT, CONFLICT_MESSAGE } from './errors.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
+
+// Models
+export { ParseClass, ParseField, ParseVersionField } from './model/decorators.js'
+export { BaseModel } from './model/base-model.js'
+export { validateOrThrow } from './model/validate.js'
+export { createSchemaConfig, type SchemaConfigOptions } from './model/schema-config.js'
+export { catchError, MAX_QUERY_LIMIT } from './model/helpers.js'
+export { ModelDeclarationError, type FieldOptions, type FieldType } from './model/field-options.js'
+export type { ClassOptions, CompoundIndex, ClpOperation } from './model/registry.js'
+
+// Access
+export { implementACL, roleKey, type AclDescription } from './access/acl.js'
+export { getUserRoles, ensureRole, addUsersToRole, removeUsersFromRole, addRoleToRole } from './access/roles.js'
+
+// Triggers
+export {
+  BeforeSave, AfterSave, BeforeDelete, AfterDelete, BeforeFind, AfterFind, BeforeSubscribe, AfterLiveQueryEvent,
+  BeforeLogin, AfterLogin, AfterLogout, BeforePasswordResetRequest, BeforeConnect,
+  BeforeSaveFile, AfterSaveFile, BeforeDeleteFile, AfterDeleteFile, BeforeConfigSave, AfterConfigSave
+} from './triggers/decorators.js'

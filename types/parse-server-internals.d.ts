@@ -27,3 +27,14 @@ declare module 'parse-server/lib/Adapters/Cache/SchemaCache.js' {
   const SchemaCache: { default: { clear (): void } }
   export default SchemaCache
 }
+declare module 'parse-server/lib/Auth.js' {
+  const Auth: {
+    Auth: new (options: { config: unknown, isMaster?: boolean, user?: unknown, installationId?: string }) => { getUserRoles (): Promise<string[]>, user?: any, isMaster: boolean }
+    getAuthForSessionToken (options: { config: unknown, sessionToken: string, installationId?: string }): Promise<{ user?: any, getUserRoles (): Promise<string[]> }>
+  }
+  export default Auth
+}
+declare module 'parse-server/lib/Config.js' {
+  const Config: { get (appId: string, mount?: string): any }
+  export default Config
+}

@@ -1,0 +1,57 @@
+// Roles through Parse's own role graph: membership lives in a role's `users`
+// relation, and a role inside another role's `roles` relation makes its
+// members count as members of that role too.
+import Parse from 'parse/node'
+import AuthModule from 'parse-server/lib/Auth.js'
+import Config from 'parse-server/lib/Config.js'
+import { implementACL } from './acl.js'
+
+const master = { useMasterKey: true }
+
+/** Names of every role the user holds, inherited ones included (Parse's Auth walks the graph and caches it). */
+export async function getUserRoles (user: Parse.User | string): Promise<string[]> {
+  const id = typeof user === 'string' ? user : user.id
+  if (!id) return []
+  const config = Config.get(Parse.CoreManager.get('APPLICATION_ID'))
+  if (!config) throw new Error('getUserRoles: Parse Server is not running in this process')
+  const auth = new AuthModule.Auth({ config, isMaster: false, user: Parse.User.createWithoutData(id) })
+  const roles: string[] = await auth.getUserRoles()
+  return roles.map((role) => role.replace(/^role:/, ''))
+}
+
+/** Finds a role by name, creating it (public read, no public write) when missing. */
+export async function ensureRole (name: string): Promise<{ role: Parse.Role, created: boolean }> {
+  const existing = await new Parse.Query(Parse.Role).equalTo('name', name).first(master)
+  if (existing) return { role: existing, created: false }
+  const role = new Parse.Role(name, implementACL({ publicRead: true, publicWrite: false }))
+  await role.save(null, master)
+  return { role, created: true }
+}
+
+/** Adds users to a role's users relation (and saves the role). */
+export async function addUsersToRole (roleName: string, users: Array<Parse.User | string>): Promise<Parse.Role> {
+  const { role } = await ensureRole(roleName)
+  role.getUsers().add(users.map(asUser))
+  await role.save(null, master)
+  return role
+}
+
+/** Removes users from a role's users relation (and saves the role). */
+export async function removeUsersFromRole (roleName: string, users: Array<Parse.User | string>): Promise<Parse.Role> {
+  const { role } = await ensureRole(roleName)
+  role.getUsers().remove(users.map(asUser))
+  await role.save(null, master)
+  return role
+}
+
+/** Puts role `member` inside role `container`: every member of `member` then counts as a member of `container`. */
+export async function addRoleToRole (member: string, container: string): Promise<void> {
+  const { role: inner } = await ensureRole(member)
+  const { role: outer } = await ensureRole(container)
+  outer.getRoles().add(inner)
+  await outer.save(null, master)
+}
+
+function asUser (user: Parse.User | string): Parse.User {
+  return typeof user === 'string' ? Parse.User.createWithoutData(user) as Parse.User : user
+}

@@ -1,0 +1,19 @@
+// The `cloud` function Parse Server runs at start: the kit's triggers first,
+// then the application's own cloud code (a function or a file path), if any.
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { registerTriggers } from '../triggers/register.js'
+
+type CloudCode = ((parse: unknown) => unknown) | string | undefined
+
+export function composeCloud (userCloud: unknown): (parse: unknown) => Promise<void> {
+  if (userCloud !== undefined && typeof userCloud !== 'function' && typeof userCloud !== 'string') {
+    throw new Error('parseServerOptions.cloud must be a function or a file path')
+  }
+  return async (parse: unknown) => {
+    registerTriggers((parse as { Cloud: Record<string, (...args: unknown[]) => unknown> }).Cloud)
+    const cloud = userCloud as CloudCode
+    if (typeof cloud === 'function') await cloud(parse)
+    else if (typeof cloud === 'string') await import(pathToFileURL(path.resolve(cloud)).href)
+  }
+}

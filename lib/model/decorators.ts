@@ -1,0 +1,90 @@
+// @ParseClass, @ParseField and @ParseVersionField: a model class becomes a
+// registered Parse.Object subclass whose declared fields are accessors.
+import Parse from 'parse/node'
+import { assertLegacyDecorator } from './legacy-decorators.js'
+import { checkFieldOptions, ModelDeclarationError, type FieldDefinition, type FieldOptions } from './field-options.js'
+import { addPendingField, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
+import { checkClassOptions } from './class-options.js'
+
+const PARSE_MEMBERS = new Set([
+  ...Object.getOwnPropertyNames(Parse.Object.prototype),
+  ...Object.getOwnPropertyNames(Parse.User.prototype)
+].filter((name) => name !== 'constructor'))
+
+export function ParseField (options: FieldOptions) {
+  return function (target: object, propertyKey: unknown): void {
+    assertLegacyDecorator('@ParseField', propertyKey)
+    const name = String(propertyKey)
+    const className = (target as { constructor: { name: string } }).constructor.name
+    if (typeof target === 'function') throw new ModelDeclarationError(`@ParseField ${className}.${name}: fields are instance properties, not static ones`)
+    checkFieldOptions(className, name, options, PARSE_MEMBERS)
+    declareField(target, { ...options, name })
+  }
+}
+
+/**
+ * Declares a Number field that carries the version each object was read at.
+ * Every save asserts it and increments it; a stale save fails with CONFLICT.
+ */
+export function ParseVersionField () {
+  return function (target: object, propertyKey: unknown): void {
+    assertLegacyDecorator('@ParseVersionField', propertyKey)
+    const name = String(propertyKey)
+    const className = (target as { constructor: { name: string } }).constructor.name
+    const options: FieldOptions = { type: 'Number', integer: true, min: 1, description: 'Version for optimistic locking; set by the server' }
+    checkFieldOptions(className, name, options, PARSE_MEMBERS)
+    declareField(target, { ...options, name, version: true })
+  }
+}
+
+function declareField (prototype: object, field: FieldDefinition): void {
+  const fields = addPendingField(prototype.constructor, field)
+  if ([...fields.values()].filter((f) => f.version).length > 1) {
+    throw new ModelDeclarationError(`@ParseVersionField ${prototype.constructor.name}.${field.name}: a class has at most one version field`)
+  }
+  Object.defineProperty(prototype, field.name, {
+    configurable: true,
+    enumerable: false,
+    get (this: Parse.Object) { return this.get(field.name) },
+    set (this: Parse.Object, value: unknown) { this.set(field.name, value) }
+  })
+}
+
+export function ParseClass (className: string, options: ClassOptions = {}) {
+  return function <T extends ModelClass> (target: T, context?: unknown): T {
+    assertLegacyDecorator('@ParseClass', context)
+    if (!(target.prototype instanceof Parse.Object)) {
+      throw new ModelDeclarationError(`@ParseClass('${className}') on ${target.name}: the class must extend BaseModel (or Parse.Object / Parse.User)`)
+    }
+    const fields = takePendingFields(target)
+    checkClassOptions(className, target.name, options, fields)
+    const model = repairShadowedFields(target, [...fields.keys()])
+    Parse.Object.registerSubclass(className, model as unknown as new () => Parse.Object)
+    const versionField = [...fields.values()].find((field) => field.version)?.name
+    registerModel({ className, model, options, fields, versionField }, target)
+    return model
+  }
+}
+
+/**
+ * `title!: string` compiles (with useDefineForClassFields) to an own property
+ * that hides the prototype accessor, so values would never reach Parse. The
+ * registered class moves any such value into the object's attributes.
+ */
+function repairShadowedFields<T extends ModelClass> (target: T, names: string[]): T {
+  if (names.length === 0) return target
+  const Base = target as unknown as new (...args: unknown[]) => Parse.Object
+  const Repaired = class extends Base {
+    constructor (...args: unknown[]) {
+      super(...args)
+      for (const name of names) {
+        if (!Object.prototype.hasOwnProperty.call(this, name)) continue
+        const value = (this as unknown as Record<string, unknown>)[name]
+        delete (this as unknown as Record<string, unknown>)[name]
+        if (value !== undefined) this.set(name, value)
+      }
+    }
+  }
+  Object.defineProperty(Repaired, 'name', { value: target.name })
+  return Repaired as unknown as T
+}

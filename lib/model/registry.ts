@@ -1,0 +1,87 @@
+// Everything the decorators declared, kept per process. Other parts (schema,
+// triggers, indexes, docs) read it; none of them re-inspect classes.
+import type { FieldDefinition } from './field-options.js'
+
+export type ClpOperation = 'find' | 'get' | 'count' | 'create' | 'update' | 'delete' | 'addField'
+/** Subject → true, e.g. { '*': true } or { 'role:Admin': true, requiresAuthentication: true }. */
+export type ClpSubjects = Record<string, boolean>
+
+export interface CompoundIndex {
+  fields: string[]
+  unique?: boolean
+  sparse?: boolean
+  /** Only rows matching this filter are indexed (MongoDB partialFilterExpression; PostgreSQL WHERE). */
+  partial?: Record<string, unknown>
+  /** A text index over these String fields (one per class). */
+  text?: boolean
+  name?: string
+}
+
+export interface ClassOptions {
+  description?: string
+  clp?: Partial<Record<ClpOperation, ClpSubjects>>
+  compoundIndexes?: CompoundIndex[]
+  /** Parse protectedFields: subject → field names hidden from that subject. */
+  protectedFields?: Record<string, string[]>
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ModelClass = abstract new (...args: any[]) => unknown
+
+export interface ModelDefinition {
+  className: string
+  /** The registered class (what `new` and Parse's decoding create). */
+  model: ModelClass
+  options: ClassOptions
+  fields: Map<string, FieldDefinition>
+  /** Name of the @ParseVersionField field, if any. */
+  versionField?: string
+}
+
+const pending = new Map<unknown, Map<string, FieldDefinition>>()
+const byClass = new Map<unknown, ModelDefinition>()
+const byName = new Map<string, ModelDefinition>()
+let revision = 0
+
+/** Property decorators run before the class decorator: fields wait here for their class. */
+export function addPendingField (target: unknown, field: FieldDefinition): Map<string, FieldDefinition> {
+  const fields = pending.get(target) ?? new Map<string, FieldDefinition>()
+  pending.set(target, fields)
+  fields.set(field.name, field)
+  return fields
+}
+
+export function takePendingFields (target: unknown): Map<string, FieldDefinition> {
+  const fields = pending.get(target) ?? new Map<string, FieldDefinition>()
+  pending.delete(target)
+  return fields
+}
+
+export function registerModel (definition: ModelDefinition, ...aliases: unknown[]): void {
+  const existing = byName.get(definition.className)
+  if (existing && existing.model !== definition.model) {
+    // The same file imported twice (e.g. by two paths) re-declares; the newest wins.
+    for (const [key, value] of byClass) if (value === existing) byClass.delete(key)
+  }
+  byName.set(definition.className, definition)
+  byClass.set(definition.model, definition)
+  for (const alias of aliases) byClass.set(alias, definition)
+  revision++
+}
+
+export function modelByClass (model: unknown): ModelDefinition | undefined {
+  return byClass.get(model)
+}
+
+export function modelByName (className: string): ModelDefinition | undefined {
+  return byName.get(className)
+}
+
+export function allModels (): ModelDefinition[] {
+  return [...byName.values()]
+}
+
+/** Changes whenever a model is declared; caches built from the registry compare it. */
+export function modelRevision (): number {
+  return revision
+}

@@ -1,0 +1,80 @@
+// createSchemaConfig: the value for Parse Server's `schema` option (its Defined
+// Schemas feature), built from the declared models.
+import { getKitConfig } from '../config.js'
+import { roleKey } from '../access/acl.js'
+import { allModels, type ModelDefinition } from './registry.js'
+
+export interface SchemaConfigOptions {
+  /** Role permitted to manage _Role. Default: configureKit's adminRole ('SuperAdmin'). */
+  adminRole?: string
+  /** Reject new classes and fields at run time. Default false. */
+  lockSchemas?: boolean
+  /** Report classes and fields the declarations do not know, and stop on a failed update. Default true. */
+  strict?: boolean
+  /** Destructive: drop and recreate a field whose type changed. Default false. */
+  recreateModifiedFields?: boolean
+  /** Destructive: remove fields that are not declared. Default false. */
+  deleteExtraFields?: boolean
+  /** Keep indexes the declarations do not describe. Default true. */
+  keepUnknownIndexes?: boolean
+  beforeMigration?: () => void | Promise<void>
+  afterMigration?: () => void | Promise<void>
+}
+
+export interface ParseSchemaField { type: string, required?: boolean, defaultValue?: unknown, targetClass?: string }
+export interface ParseClassSchema {
+  className: string
+  fields?: Record<string, ParseSchemaField>
+  classLevelPermissions?: Record<string, unknown>
+}
+
+const PUBLIC = { '*': true }
+const OPERATIONS = ['find', 'get', 'count', 'create', 'update', 'delete'] as const
+
+export function createSchemaConfig (options: SchemaConfigOptions = {}) {
+  const { adminRole = getKitConfig().adminRole, ...rest } = options
+  const definitions = allModels().map(classSchema)
+  if (!definitions.some((definition) => definition.className === '_Role')) definitions.push(roleSchema(adminRole))
+  return {
+    definitions,
+    lockSchemas: false,
+    strict: true,
+    recreateModifiedFields: false,
+    deleteExtraFields: false,
+    keepUnknownIndexes: true,
+    ...rest
+  }
+}
+
+/** Parse logs a failed schema migration and carries on; this lets boot notice and fail instead. */
+export function watchMigration<T extends { afterMigration?: () => void | Promise<void> }> (schema: T): { schema: T, completed: () => boolean } {
+  let done = false
+  const afterMigration = schema.afterMigration
+  return {
+    schema: { ...schema, afterMigration: async () => { await afterMigration?.(); done = true } },
+    completed: () => done
+  }
+}
+
+export function classSchema (model: ModelDefinition): ParseClassSchema {
+  const fields: Record<string, ParseSchemaField> = {}
+  for (const [name, field] of model.fields) {
+    const parseField: ParseSchemaField = { type: field.type }
+    if (field.required) parseField.required = true
+    if (field.default !== undefined) parseField.defaultValue = field.default
+    if (field.type === 'Pointer' || field.type === 'Relation') parseField.targetClass = field.targetClass
+    fields[name] = parseField
+  }
+  const clp: Record<string, unknown> = Object.fromEntries(OPERATIONS.map((operation) => [operation, PUBLIC]))
+  Object.assign(clp, model.options.clp ?? {})
+  if (model.options.protectedFields) clp.protectedFields = model.options.protectedFields
+  return { className: model.className, fields, classLevelPermissions: clp }
+}
+
+function roleSchema (adminRole: string): ParseClassSchema {
+  const admin = { [roleKey(adminRole)]: true }
+  return {
+    className: '_Role',
+    classLevelPermissions: { find: PUBLIC, get: PUBLIC, count: PUBLIC, create: admin, update: admin, delete: admin, addField: {} }
+  }
+}

@@ -1,0 +1,21 @@
+// validateOrThrow: checks an object against its declared fields and throws one
+// Parse error (VALIDATION_ERROR, 142) listing every rule it breaks.
+import Parse from 'parse/node'
+import { valueProblems } from './field-options.js'
+import { modelByName } from './registry.js'
+
+export function validateOrThrow (object: Parse.Object): void {
+  const definition = modelByName(object.className)
+  if (!definition) throw new Error(`validateOrThrow: ${object.className} is not declared with @ParseClass`)
+  const problems: string[] = []
+  for (const [name, field] of definition.fields) {
+    if (field.version) continue
+    const value = object.get(name)
+    // Parse fills declared defaults after beforeSave runs, so an unset field with a default is fine.
+    if (value === undefined && field.default !== undefined) continue
+    problems.push(...valueProblems(name, value, field))
+  }
+  if (problems.length > 0) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${object.className} is invalid: ${problems.join('; ')}`)
+  }
+}

@@ -1,0 +1,26 @@
+// Registers the declared triggers with Parse.Cloud, once, at boot.
+import { modelByClass } from '../model/registry.js'
+import { declaredTriggers, TRIGGER_KINDS, type TriggerDeclaration } from './decorators.js'
+
+type Cloud = Record<string, (...args: unknown[]) => unknown>
+
+export function registerTriggers (cloud: Cloud, declarations: readonly TriggerDeclaration[] = declaredTriggers()): void {
+  const seen = new Map<string, string>()
+  for (const { kind, target, method, validator } of declarations) {
+    const owner = `${(target as { name: string }).name}.${method}`
+    const model = modelByClass(target)
+    if (!model) {
+      throw new Error(`@${kind} on ${owner}: ${(target as { name: string }).name} is not a model. Add @ParseClass('<ClassName>') to the class, or move the trigger to a model class.`)
+    }
+    const { cloud: hook, scope } = TRIGGER_KINDS[kind]
+    const className = scope === 'class' ? model.className : scope === 'global' ? undefined : scope
+    const key = `${kind}:${className ?? '*'}`
+    const previous = seen.get(key)
+    if (previous) throw new Error(`@${kind}${className ? ` for ${className}` : ''} is declared twice (${previous} and ${owner}); Parse keeps one per class and type.`)
+    seen.set(key, owner)
+    const handler = (request: unknown) => (target as Record<string, (request: unknown) => unknown>)[method](request)
+    const args: unknown[] = className === undefined ? [handler] : [className, handler]
+    if (validator !== undefined) args.push(validator)
+    cloud[hook](...args)
+  }
+}
