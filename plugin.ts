@@ -10,6 +10,8 @@ import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { mountParse } from './lib/host/mount.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
+import { registerDeclaredRoutes } from './lib/routing/register.js'
+import type { DeclaredFunction } from './lib/routing/registry.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -17,6 +19,7 @@ export interface KitRuntime {
   parse: ParseHost
   options: ReturnType<typeof resolveOptions>
   database: { kind: string, displayURI: string, embedded: boolean }
+  functions: DeclaredFunction[]
 }
 
 declare module 'fastify' {
@@ -50,6 +53,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   })
 
   let parse: ParseHost | undefined
+  let functions: DeclaredFunction[] = []
   try {
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
@@ -78,6 +82,14 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       masterKey: options.masterKey,
       policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes }
     })
+
+    // 6. One Fastify route per declared function (served without Parse's Express pipeline).
+    functions = await registerDeclaredRoutes(fastify, {
+      mountPath: options.mountPath,
+      appId: options.appId,
+      masterKey: options.masterKey,
+      restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
+    })
   } catch (error) {
     await parse?.shutdown().catch(() => {})
     await database.close()
@@ -88,7 +100,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   fastify.decorate('kit', {
     parse: host,
     options,
-    database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded }
+    database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded },
+    functions
   })
 
   // Last: Parse first (it ends its pool), then the database it was using.

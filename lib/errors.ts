@@ -24,3 +24,16 @@ export function isParseError (error: unknown): error is { code: number, message:
 export function parseError (code: number, message: string): InstanceType<typeof Parse.Error> {
   return new Parse.Error(code, message)
 }
+
+/** A Parse error whose HTTP status is not Parse's default mapping (e.g. 429 for a rate limit). */
+export class KitError extends Parse.Error {
+  readonly statusCode: number
+  constructor (code: number, message: string, statusCode: number) {
+    super(code, message)
+    this.statusCode = statusCode
+  }
+}
+
+export function statusForError (error: { code: number, statusCode?: unknown }): number {
+  return typeof error.statusCode === 'number' ? error.statusCode : statusForParseCode(error.code)
+}

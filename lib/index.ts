@@ -23,3 +23,9 @@ export {
   BeforeLogin, AfterLogin, AfterLogout, BeforePasswordResetRequest, BeforeConnect,
   BeforeSaveFile, AfterSaveFile, BeforeDeleteFile, AfterDeleteFile, BeforeConfigSave, AfterConfigSave
 } from './triggers/decorators.js'
+
+// Endpoints
+export { Route, CloudFunction, ProtectedCloudFunction } from './routing/decorators.js'
+export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routing/options.js'
+export { asCaller, type CloudRequest } from './routing/request.js'
+export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'

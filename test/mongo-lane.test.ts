@@ -138,8 +138,8 @@ t.test('Parse Server on a MongoDB replica set', async (t) => {
         transaction: true,
         requests: [
           { method: 'POST', path: '/parse/classes/Ledger', body: { entry: 'rolled-back' } },
-          // Fails: the field is a String (schema from the previous test), this is a Number.
-          { method: 'POST', path: '/parse/classes/Ledger', body: { entry: 42 } }
+          // Fails with 101: there is no such object.
+          { method: 'PUT', path: '/parse/classes/Ledger/doesNotExist', body: { entry: 'x' } }
         ]
       }
     })

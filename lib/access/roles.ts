@@ -2,16 +2,23 @@
 // relation, and a role inside another role's `roles` relation makes its
 // members count as members of that role too.
 import Parse from 'parse/node'
-import AuthModule from 'parse-server/lib/Auth.js'
-import Config from 'parse-server/lib/Config.js'
+import { AuthModule, Config } from '../host/parse-internals.js'
 import { implementACL } from './acl.js'
+import { cachedRoles } from './role-cache.js'
 
 const master = { useMasterKey: true }
 
-/** Names of every role the user holds, inherited ones included (Parse's Auth walks the graph and caches it). */
-export async function getUserRoles (user: Parse.User | string): Promise<string[]> {
+/**
+ * Names of every role the user holds, inherited ones included. Parse's Auth
+ * walks the role graph; the role cache (configureRoleCache) may answer first.
+ */
+export async function getUserRoles (user: Parse.User | string, options: { cacheMs?: number } = {}): Promise<string[]> {
   const id = typeof user === 'string' ? user : user.id
   if (!id) return []
+  return cachedRoles(id, () => loadRoles(id), options.cacheMs)
+}
+
+async function loadRoles (id: string): Promise<string[]> {
   const config = Config.get(Parse.CoreManager.get('APPLICATION_ID'))
   if (!config) throw new Error('getUserRoles: Parse Server is not running in this process')
   const auth = new AuthModule.Auth({ config, isMaster: false, user: Parse.User.createWithoutData(id) })

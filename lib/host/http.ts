@@ -1,7 +1,7 @@
 // HTTP details shared by the Parse mount and the declared endpoints.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
-import { isParseError, statusForParseCode } from '../errors.js'
+import { isParseError, statusForError } from '../errors.js'
 
 /** Parse SDKs send JSON with Content-Type text/plain; parse it as JSON, and keep plain text as text. */
 export function acceptTextPlainJson (scope: FastifyInstance): void {
@@ -31,7 +31,7 @@ export function replyWithParseShape (error: FastifyError | Error, request: Fasti
     return
   }
   if (isParseError(error)) {
-    reply.code(statusForParseCode(error.code)).send({ code: error.code, error: error.message })
+    reply.code(statusForError(error)).send({ code: error.code, error: error.message })
     return
   }
   const status = fastifyError.statusCode

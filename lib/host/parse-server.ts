@@ -1,6 +1,6 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import { ParseServer } from 'parse-server'
-import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
+import { SchemaCache } from './parse-internals.js'
 
 export interface ParseHostOptions {
   appId: string

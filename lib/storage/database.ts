@@ -1,10 +1,8 @@
 // Chooses and opens the database. This folder is the only place that knows
 // which database is running; everything else sees a Parse storage adapter.
 import path from 'node:path'
-import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
-import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
-import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 import { FileSystemAdapter } from 'parse-server'
+import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { waitForPostgresPool } from './postgres/pool.js'
 

@@ -16,6 +16,8 @@ export interface Kit {
   origin: string
   /** A real HTTP request to the listening server; JSON bodies are stringified. */
   request (method: string, url: string, init?: { headers?: Record<string, string>, body?: unknown, contentType?: string }): Promise<HttpResult>
+  /** Signs a user up over REST (in-process SDK sign-ups get no session token) and returns its id and session token. */
+  signUp (username: string): Promise<{ id: string, token: string }>
 }
 
 export interface HttpResult {
@@ -50,7 +52,18 @@ export async function startKit (t: Test, options: KitOptions = {}): Promise<Kit>
   })
   const { port } = app.server.address() as { port: number }
   const origin = `http://127.0.0.1:${port}`
-  return { app, origin, request: (method, url, init) => httpRequest(origin, method, url, init) }
+  const request: Kit['request'] = (method, url, init) => httpRequest(origin, method, url, init)
+  const signUp: Kit['signUp'] = async (username) => {
+    const mount = app.kit.options.mountPath === '/' ? '' : app.kit.options.mountPath
+    const credentials = { username, password: `${username}-password-1` }
+    // The master key passes route restriction; a master sign-up opens no session, so log in after it.
+    const created = await request('POST', `${mount}/users`, { headers: masterHeaders, body: credentials })
+    if (created.status !== 201) throw new Error(`sign-up of ${username} failed: ${created.text}`)
+    const login = await request('POST', `${mount}/login`, { headers: masterHeaders, body: credentials })
+    if (login.status !== 200 || !login.json.sessionToken) throw new Error(`login of ${username} failed: ${login.text}`)
+    return { id: created.json.objectId, token: login.json.sessionToken }
+  }
+  return { app, origin, request, signUp }
 }
 
 export async function httpRequest (origin: string, method: string, url: string, init: { headers?: Record<string, string>, body?: unknown, contentType?: string } = {}): Promise<HttpResult> {

@@ -27,7 +27,11 @@ export async function mongoReplicaSet (t: Test): Promise<MongoLane> {
   if (fromEnv) return { uri: withDatabase(fromEnv, freshDatabaseName()), real: true }
   const standIn = await startStandIn()
   t.teardown(() => standIn.stop())
-  const uri = withQuery(withDatabase(standIn.uri, freshDatabaseName()), { maxPoolSize: '1' })
+  // maxPoolSize=1: the stand-in is only trusted with one connection per client.
+  // serverMonitoringMode=poll: the stand-in breaks the driver's streaming heartbeat
+  // ("Server ended moreToCome unexpectedly"); the driver then marks the server
+  // Unknown, drops its pool and stalls the next operation for ~500 ms.
+  const uri = withQuery(withDatabase(standIn.uri, freshDatabaseName()), { maxPoolSize: '1', serverMonitoringMode: 'poll' })
   return { uri, real: false }
 }
 

@@ -1,0 +1,42 @@
+// @Route, @CloudFunction and @ProtectedCloudFunction: handler methods become
+// endpoints at {mount}/{prefix}/{methodName} and {mount}/functions/{methodName}.
+import { assertLegacyDecorator } from '../model/legacy-decorators.js'
+import { modelByClass } from '../model/registry.js'
+import { checkPrefix, kebabPlural } from './naming.js'
+import { checkCloudFunctionOptions, type CloudFunctionOptions } from './options.js'
+import { addFunction, setRoutePrefix } from './registry.js'
+
+/** The prefix is the kebab-case plural of the model's class name, or the kebab name given. */
+export function Route (model: string | (abstract new (...args: never[]) => unknown)) {
+  return function <T extends abstract new (...args: never[]) => unknown> (target: T, context?: unknown): T {
+    assertLegacyDecorator('@Route', context)
+    const where = `@Route on ${target.name}`
+    if (typeof model === 'string') {
+      setRoutePrefix(target, checkPrefix(model, where))
+    } else if (typeof model === 'function') {
+      setRoutePrefix(target, checkPrefix(kebabPlural(modelByClass(model)?.className ?? model.name), where))
+    } else {
+      throw new Error(`${where}: pass a model class or a kebab-case name`)
+    }
+    return target
+  }
+}
+
+export function CloudFunction (options: CloudFunctionOptions = {}) {
+  return function (target: object, propertyKey: unknown, descriptor?: PropertyDescriptor): void {
+    assertLegacyDecorator('@CloudFunction', propertyKey)
+    const isStatic = typeof target === 'function'
+    const owner = (isStatic ? target : target.constructor) as abstract new (...args: never[]) => unknown
+    const name = String(propertyKey)
+    const where = `@CloudFunction ${owner.name}.${name}`
+    if (typeof descriptor?.value !== 'function') throw new Error(`${where}: decorate a method`)
+    if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)) throw new Error(`${where}: the method name becomes a path segment; use letters and digits`)
+    checkCloudFunctionOptions(where, options)
+    addFunction({ name, owner, isStatic, options })
+  }
+}
+
+/** A POST endpoint that requires a signed-in user. */
+export function ProtectedCloudFunction (options: Omit<CloudFunctionOptions, 'methods'> = {}) {
+  return CloudFunction({ ...options, methods: ['POST'], validation: { ...options.validation, requireUser: true } })
+}

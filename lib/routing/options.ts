@@ -1,0 +1,83 @@
+// @CloudFunction options and their checks (at import, naming the function and option).
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** A validation field's type: a constructor (String, Number…) as in Parse Cloud validators, or its name. */
+export type FieldTypeName = 'String' | 'Number' | 'Boolean' | 'Date' | 'Object' | 'Array' | 'Any'
+export type FieldTypeRef = FieldTypeName | StringConstructor | NumberConstructor | BooleanConstructor | DateConstructor | ObjectConstructor | ArrayConstructor
+
+export interface ValidationField {
+  type?: FieldTypeRef
+  required?: boolean
+  /** Allowed values. */
+  options?: readonly unknown[]
+  default?: unknown
+  description?: string
+}
+
+export interface CloudFunctionOptions {
+  /** Verbs this function answers; others get 405. Default ['POST']. */
+  methods?: HttpMethod[]
+  description?: string
+  /** Refuse callers without a session (the master key passes). */
+  requiresAuth?: boolean
+  validation?: {
+    requireUser?: boolean
+    fields?: Record<string, ValidationField>
+  }
+  /** Roles checked before the body runs (inherited roles count). */
+  requireRoles?: string[]
+  /** true: every listed role; false (default): any of them. */
+  requireAllRoles?: boolean
+  /** Role cache lifetime for this function, overriding configureRoleCache; 0 never caches. */
+  roleCacheMs?: number
+  rateLimit?: { windowMs: number, max: number }
+  /** Replaces the default refusal text (authentication and role checks). */
+  customErrorMessage?: string
+  swagger?: { summary?: string, description?: string, tags?: string[], responses?: Record<string, unknown> }
+}
+
+export const HTTP_METHODS: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger'])
+const FIELD_KEYS = new Set(['type', 'required', 'options', 'default', 'description'])
+const TYPE_NAMES: FieldTypeName[] = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'Any']
+
+export function fieldTypeName (type: FieldTypeRef | undefined): FieldTypeName {
+  if (type === undefined) return 'Any'
+  return typeof type === 'string' ? type : type.name as FieldTypeName
+}
+
+export function checkCloudFunctionOptions (where: string, options: CloudFunctionOptions): void {
+  const fail = (option: string, problem: string): never => { throw new Error(`${where}: option "${option}" ${problem}`) }
+  if (typeof options !== 'object' || options === null) throw new Error(`${where}: options must be an object`)
+  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) fail(key, `is not a @CloudFunction option (known: ${[...OPTION_KEYS].join(', ')})`)
+  if (options.methods !== undefined) {
+    if (!Array.isArray(options.methods) || options.methods.length === 0) fail('methods', 'must be a non-empty list of HTTP verbs')
+    for (const method of options.methods) if (!HTTP_METHODS.includes(method)) fail('methods', `has "${method}"; use ${HTTP_METHODS.join(', ')}`)
+  }
+  for (const key of ['requiresAuth', 'requireAllRoles'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean') fail(key, 'must be true or false')
+  }
+  if (options.requireRoles !== undefined && (!Array.isArray(options.requireRoles) || !options.requireRoles.every((r) => typeof r === 'string' && r !== ''))) {
+    fail('requireRoles', 'must be a list of role names')
+  }
+  if (options.roleCacheMs !== undefined && !(Number.isInteger(options.roleCacheMs) && options.roleCacheMs >= 0)) fail('roleCacheMs', 'must be a whole number of milliseconds ≥ 0')
+  if (options.rateLimit !== undefined) {
+    const { windowMs, max } = options.rateLimit ?? {} as never
+    if (!Number.isInteger(windowMs) || windowMs <= 0 || !Number.isInteger(max) || max <= 0) fail('rateLimit', 'must be { windowMs: positive integer, max: positive integer }')
+  }
+  for (const key of ['description', 'customErrorMessage'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') fail(key, 'must be text')
+  }
+  const validation = options.validation
+  if (validation !== undefined) {
+    if (typeof validation !== 'object' || validation === null) fail('validation', 'must be { requireUser?, fields? }')
+    for (const key of Object.keys(validation)) if (key !== 'requireUser' && key !== 'fields') fail(`validation.${key}`, 'is not supported (known: requireUser, fields)')
+    for (const [name, field] of Object.entries(validation.fields ?? {})) {
+      if (typeof field !== 'object' || field === null) fail(`validation.fields.${name}`, 'must be { type?, required?, options?, default? }')
+      for (const key of Object.keys(field)) if (!FIELD_KEYS.has(key)) fail(`validation.fields.${name}.${key}`, `is not supported (known: ${[...FIELD_KEYS].join(', ')})`)
+      if (!TYPE_NAMES.includes(fieldTypeName(field.type))) fail(`validation.fields.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
+      if (field.options !== undefined && (!Array.isArray(field.options) || field.options.length === 0)) fail(`validation.fields.${name}.options`, 'must be a non-empty list of allowed values')
+    }
+  }
+}

@@ -1,0 +1,165 @@
+// One Fastify route per declared function, at {mount}/{prefix}/{name} (plain
+// JSON) and {mount}/functions/{name} ({result}, as Parse answers), both going
+// through the same checks and the same rate-limit counter.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, preHandlerAsyncHookHandler } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import Parse from 'parse/node'
+import { readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials } from '../access/credentials.js'
+import { resolveCaller, type Caller } from '../access/session.js'
+import { getUserRoles } from '../access/roles.js'
+import { KitError } from '../errors.js'
+import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
+import { buildCloudRequest } from './request.js'
+import { inputSchema } from './schema.js'
+import { HTTP_METHODS, type HttpMethod } from './options.js'
+import { declaredFunctions, type DeclaredFunction } from './registry.js'
+
+export interface DeclaredRoutesOptions {
+  mountPath: string
+  appId: string
+  masterKey: string
+  /** When Parse is configured with a REST API key, callers must present it (or the master key). */
+  restApiKey?: string
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    kitCredentials: Credentials | null
+    kitCaller: Caller | null
+  }
+  interface FastifyContextConfig {
+    /** Set on routes the kit registers for a declared function. */
+    cloudFunction?: DeclaredFunction
+  }
+}
+
+const QUERY_METHODS = new Set<HttpMethod>(['GET', 'HEAD'])
+
+export async function registerDeclaredRoutes (fastify: FastifyInstance, options: DeclaredRoutesOptions): Promise<DeclaredFunction[]> {
+  const functions = declaredFunctions()
+  await fastify.register(async (scope) => {
+    acceptTextPlainJson(scope)
+    scope.setErrorHandler(replyWithParseShape)
+    scope.decorateRequest('kitCredentials', null)
+    scope.decorateRequest('kitCaller', null)
+    await scope.register(rateLimit, { global: false })
+    for (const fn of functions) registerFunction(scope, fn, options)
+  })
+  return functions
+}
+
+function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
+  const base = options.mountPath === '/' ? '' : options.mountPath
+  const schema = inputSchema(fn.options)
+  const preValidation = checkApplication(options)
+  const preHandler = [...limiter(scope, fn, options), authorize(fn, options)]
+  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod) => {
+    const inQuery = methods.every((method) => QUERY_METHODS.has(method))
+    scope.route({
+      method: methods,
+      url,
+      schema: schema ? (inQuery ? { querystring: schema } : { body: schema }) : undefined,
+      config: { cloudFunction: fn },
+      preValidation,
+      preHandler,
+      handler
+    })
+  }
+
+  if (fn.prefix) {
+    const url = `${base}/${fn.prefix}/${fn.name}`
+    const declared = fn.options.methods ?? ['POST']
+    // Fastify answers HEAD for every GET route itself.
+    const served = declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : declared
+    const inQuery = served.filter((method) => QUERY_METHODS.has(method))
+    const inBody = served.filter((method) => !QUERY_METHODS.has(method))
+    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn))
+    if (inBody.length > 0) route(inBody, url, entityHandler(fn))
+    const refused = HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET')))
+    if (refused.length > 0) scope.route({ method: refused, url, handler: methodNotAllowed(declared) })
+  }
+  // Like Parse's own /functions route: POST with a body, or GET with a query string.
+  route(['POST'], `${base}/functions/${fn.name}`, functionsHandler(fn))
+  route(['GET'], `${base}/functions/${fn.name}`, functionsHandler(fn))
+}
+
+/** Application id (and REST API key when configured) before anything else; SDK keys leave the body. */
+function checkApplication (options: DeclaredRoutesOptions) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const credentials = readCredentials(request.headers, request.body)
+    const masterOk = credentials.masterKey !== undefined && secretsEqual(credentials.masterKey, options.masterKey)
+    if (credentials.appId !== options.appId || (options.restApiKey && !masterOk && !secretsEqual(credentials.restApiKey, options.restApiKey))) {
+      return reply.code(403).send({ error: 'unauthorized' })
+    }
+    request.kitCredentials = credentials
+    if (request.body && typeof request.body === 'object') {
+      for (const key of SDK_BODY_KEYS) delete (request.body as Record<string, unknown>)[key]
+    }
+  }
+}
+
+/** The function's own rate limit, one counter for both of its routes; the master key is not limited. */
+function limiter (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler[] {
+  const limit = fn.options.rateLimit
+  if (!limit) return []
+  return [scope.rateLimit({
+    max: limit.max,
+    timeWindow: limit.windowMs,
+    keyGenerator: (request) => `${fn.name}|${request.ip}`,
+    allowList: (request) => {
+      const presented = (request as FastifyRequest).kitCredentials?.masterKey
+      return presented !== undefined && secretsEqual(presented, options.masterKey)
+    },
+    errorResponseBuilder: (_request, context) => new KitError(
+      Parse.Error.REQUEST_LIMIT_EXCEEDED,
+      fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
+      429
+    )
+  }) as preHandlerAsyncHookHandler]
+}
+
+/** Session, requiresAuth / requireUser, then roles — all before the body runs. */
+function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler {
+  const { requiresAuth, validation, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
+  const needsUser = requiresAuth === true || validation?.requireUser === true || requireRoles.length > 0
+  return async (request) => {
+    const caller = await resolveCaller(request.kitCredentials!, options.appId, options.masterKey)
+    request.kitCaller = caller
+    if (caller.master) return
+    if (needsUser && !caller.user) {
+      throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
+    }
+    if (requireRoles.length === 0) return
+    const held = new Set(await getUserRoles(caller.user!, { cacheMs: roleCacheMs }))
+    const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
+    if (!allowed) {
+      throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
+        `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
+    }
+  }
+}
+
+function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  return async (request, reply) => {
+    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(result ?? null))
+  }
+}
+
+function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  return async (request, reply) => {
+    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
+    const encoded = (Parse as unknown as { _encode: (value: unknown) => unknown })._encode(result)
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encoded }))
+  }
+}
+
+function methodNotAllowed (allowed: HttpMethod[]): RouteHandlerMethod {
+  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
+  return async (request, reply) => reply.code(405).header('allow', allow.join(', ')).send({
+    code: Parse.Error.OPERATION_FORBIDDEN,
+    error: `Method ${request.method} is not allowed here; use ${allowed.join(' or ')}`
+  })
+}

@@ -1,0 +1,69 @@
+// What @Route and @CloudFunction declared. The methods themselves are read
+// when routes are registered, so decorators that wrap a method (such as
+// @Transactional) may sit above or below @CloudFunction.
+import type { CloudFunctionOptions } from './options.js'
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyClass = abstract new (...args: any[]) => unknown
+
+export interface FunctionDeclaration {
+  name: string
+  owner: AnyClass
+  isStatic: boolean
+  options: CloudFunctionOptions
+}
+
+export interface DeclaredFunction extends FunctionDeclaration {
+  /** Route prefix from @Route; undefined for a function reachable only at /functions/{name}. */
+  prefix: string | undefined
+  /** "NoteFunctions.createNote", for messages. */
+  label: string
+  invoke: (request: unknown) => unknown
+}
+
+const declarations: FunctionDeclaration[] = []
+const prefixes = new Map<unknown, string>()
+let revision = 0
+
+export function addFunction (declaration: FunctionDeclaration): void {
+  declarations.push(declaration)
+  revision++
+}
+
+export function setRoutePrefix (owner: unknown, prefix: string): void {
+  prefixes.set(owner, prefix)
+  revision++
+}
+
+/** Changes whenever a function or route is declared (the API document is rebuilt when it does). */
+export function functionRevision (): number {
+  return revision
+}
+
+/** Every declared function with its prefix and a bound invoker; fails on duplicate names. */
+export function declaredFunctions (): DeclaredFunction[] {
+  const byName = new Map<string, DeclaredFunction>()
+  const instances = new Map<unknown, unknown>()
+  for (const declaration of declarations) {
+    const { owner, name, isStatic } = declaration
+    const label = `${owner.name}.${name}`
+    const previous = byName.get(name)
+    if (previous && previous.owner !== owner) {
+      throw new Error(`Two Cloud Functions are named "${name}" (${previous.label} and ${label}); both would answer {mount}/functions/${name}. Rename one.`)
+    }
+    const invoke = (request: unknown) => {
+      // Read now, not at declaration: a decorator applied later may have replaced the method.
+      const self = isStatic ? owner : instanceOf(owner, instances)
+      const method = (self as Record<string, unknown>)[name]
+      if (typeof method !== 'function') throw new Error(`${label} is not a method`)
+      return method.call(self, request)
+    }
+    byName.set(name, { ...declaration, prefix: prefixes.get(owner), label, invoke })
+  }
+  return [...byName.values()]
+}
+
+function instanceOf (owner: AnyClass, instances: Map<unknown, unknown>): unknown {
+  if (!instances.has(owner)) instances.set(owner, new (owner as unknown as new () => unknown)())
+  return instances.get(owner)
+}

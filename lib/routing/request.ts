@@ -1,0 +1,45 @@
+// The request a handler receives: Parse Cloud Code's shape, built from the Fastify request.
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+import type Parse from 'parse/node'
+import type { Caller } from '../access/session.js'
+import type { Credentials } from '../access/credentials.js'
+
+export interface CloudRequest<P = Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Body and query string merged; declared fields are converted by their schema, the rest stay as sent. */
+  params: P
+  /** The user behind X-Parse-Session-Token, if any. */
+  user: Parse.User | undefined
+  /** The caller presented the master key. */
+  master: boolean
+  installationId: string | undefined
+  headers: IncomingHttpHeaders
+  ip: string
+  functionName: string
+  log: FastifyBaseLogger
+  /** Free for the handler's own use during this call. */
+  context: Record<string, unknown>
+}
+
+export function buildCloudRequest (request: FastifyRequest, functionName: string, caller: Caller, credentials: Credentials): CloudRequest {
+  const query = request.query && typeof request.query === 'object' ? request.query as Record<string, unknown> : {}
+  const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body as Record<string, unknown> : {}
+  return {
+    params: { ...query, ...body },
+    user: caller.user,
+    master: caller.master,
+    installationId: credentials.installationId,
+    headers: request.headers,
+    ip: request.ip,
+    functionName,
+    log: request.log,
+    context: {}
+  }
+}
+
+/** SDK options that act as the caller: the master key, the caller's session, or nobody (public access only). */
+export function asCaller (request: Pick<CloudRequest, 'master' | 'user'>): { useMasterKey: true } | { sessionToken: string } | Record<string, never> {
+  if (request.master) return { useMasterKey: true }
+  const sessionToken = request.user?.getSessionToken()
+  return sessionToken ? { sessionToken } : {}
+}

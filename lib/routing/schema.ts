@@ -1,0 +1,32 @@
+// The TypeBox schema of a function's input, from validation.fields. Fastify
+// validates it (ajv) and @fastify/swagger documents it: one source for both.
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { fieldTypeName, type CloudFunctionOptions, type ValidationField } from './options.js'
+
+export function inputSchema (options: CloudFunctionOptions): TObject | undefined {
+  const fields = options.validation?.fields
+  if (!fields || Object.keys(fields).length === 0) return undefined
+  const properties: Record<string, TSchema> = {}
+  for (const [name, field] of Object.entries(fields)) {
+    const schema = fieldSchema(field)
+    properties[name] = field.required ? schema : Type.Optional(schema)
+  }
+  // Undeclared params pass through untouched: the handler reads them itself.
+  return Type.Object(properties, { additionalProperties: true })
+}
+
+function fieldSchema (field: ValidationField): TSchema {
+  const extra: Record<string, unknown> = {}
+  if (field.description) extra.description = field.description
+  if (field.default !== undefined) extra.default = field.default
+  if (field.options) return Type.Unsafe({ enum: [...field.options], ...extra })
+  switch (fieldTypeName(field.type)) {
+    case 'String': return Type.String(extra)
+    case 'Number': return Type.Number(extra)
+    case 'Boolean': return Type.Boolean(extra)
+    case 'Date': return Type.String({ format: 'date-time', ...extra })
+    case 'Object': return Type.Object({}, { additionalProperties: true, ...extra })
+    case 'Array': return Type.Array(Type.Any(), extra)
+    default: return Type.Any(extra)
+  }
+}
