@@ -12,6 +12,7 @@ import { composeCloud } from './lib/host/cloud.js'
 import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
 import type { DeclaredFunction } from './lib/routing/registry.js'
+import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -59,6 +60,10 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     //    then the declared triggers and the application's own cloud code.
     const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
     const migration = watchMigration(createSchemaConfig({ adminRole: options.adminRole }))
+    const directAccess = overrides.directAccess !== false
+    if (!directAccess && transactionalDeclared()) {
+      throw new Error('@Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
+    }
     parse = await startParseServer({
       appId: options.appId,
       masterKey: options.masterKey,
@@ -73,6 +78,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     if (userSchema === undefined && !migration.completed()) {
       throw new Error('Parse Server could not apply the declared schema (its "Failed to run migrations" error is logged above). Fix the model declarations or the database, then restart.')
     }
+    useTransactionalAdapter(database.adapter as never, { directAccess })
 
     // 5. Parse's REST surface behind the app id check and route restriction.
     await mountParse(fastify, {
@@ -106,6 +112,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
+    useTransactionalAdapter(undefined)
     await host.shutdown()
     await database.close()
   })

@@ -29,3 +29,6 @@ export { Route, CloudFunction, ProtectedCloudFunction } from './routing/decorato
 export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routing/options.js'
 export { asCaller, type CloudRequest } from './routing/request.js'
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
+
+// Transactions
+export { withTransaction, Transactional, inTransaction, type TransactionOptions } from './storage/transaction.js'

@@ -18,6 +18,17 @@ export class BaseModel extends Parse.Object {
   }
 
   /**
+   * What a save sends. A versioned model always sends the version it was read
+   * at, changed or not, so the server can refuse a stale save (CONFLICT).
+   */
+  override _getSaveJSON (): Parse.Attributes {
+    const json = super._getSaveJSON()
+    const field = this.id ? modelByClass(this.constructor)?.versionField : undefined
+    if (field && !(field in json) && this.get(field) !== undefined) json[field] = this.get(field)
+    return json
+  }
+
+  /**
    * A new instance holding the params that name declared fields, decoded by
    * type (pointers from ids, dates from ISO strings, geopoints from
    * {latitude, longitude}). Other keys are ignored: the handler reads them itself.

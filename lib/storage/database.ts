@@ -5,6 +5,7 @@ import { FileSystemAdapter } from 'parse-server'
 import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { waitForPostgresPool } from './postgres/pool.js'
+import { wrapAdapter } from './adapter.js'
 
 export type DatabaseKind = 'postgres' | 'mongo'
 
@@ -24,6 +25,7 @@ export interface Database {
   /** The connection string, with any password replaced by `***`. */
   displayURI: string
   embedded: boolean
+  /** Parse's adapter for this database, wrapped for transactions and version checks. */
   adapter: PostgresStorageAdapter | MongoStorageAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
   filesAdapter: unknown
@@ -51,7 +53,7 @@ export async function openDatabase (options: DatabaseOptions): Promise<Database>
 function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string): Database {
   const kind = databaseKind(uri)
   if (kind === 'postgres') {
-    const adapter = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: {} })
+    const adapter = wrapAdapter(new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: {} }), kind)
     return {
       kind,
       displayURI: redact(uri),
@@ -64,7 +66,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const adapter = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} })
+  const adapter = wrapAdapter(new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} }), kind)
   return { kind, displayURI: redact(uri), embedded: false, adapter, filesAdapter: new GridFSBucketAdapter(uri), async close () {} }
 }
 

@@ -1,5 +1,6 @@
 // Registers the declared triggers with Parse.Cloud, once, at boot.
-import { modelByClass } from '../model/registry.js'
+import { allModels, modelByClass } from '../model/registry.js'
+import { stampVersion } from '../storage/version.js'
 import { declaredTriggers, TRIGGER_KINDS, type TriggerDeclaration } from './decorators.js'
 
 type Cloud = Record<string, (...args: unknown[]) => unknown>
@@ -18,9 +19,19 @@ export function registerTriggers (cloud: Cloud, declarations: readonly TriggerDe
     const previous = seen.get(key)
     if (previous) throw new Error(`@${kind}${className ? ` for ${className}` : ''} is declared twice (${previous} and ${owner}); Parse keeps one per class and type.`)
     seen.set(key, owner)
-    const handler = (request: unknown) => (target as Record<string, (request: unknown) => unknown>)[method](request)
+    const run = (request: unknown) => (target as Record<string, (request: unknown) => unknown>)[method](request)
+    const versionField = kind === 'BeforeSave' ? model.versionField : undefined
+    const handler = versionField
+      ? (request: unknown) => { stampVersion(request as Parameters<typeof stampVersion>[0], versionField); return run(request) }
+      : run
     const args: unknown[] = className === undefined ? [handler] : [className, handler]
     if (validator !== undefined) args.push(validator)
     cloud[hook](...args)
+  }
+  // A versioned class needs its beforeSave step even when the model declares none.
+  for (const model of allModels()) {
+    if (!model.versionField || seen.has(`BeforeSave:${model.className}`)) continue
+    const field = model.versionField
+    cloud.beforeSave(model.className, (request: unknown) => stampVersion(request as Parameters<typeof stampVersion>[0], field))
   }
 }

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 
 /** Skip reason for what only a real MongoDB replica set can show. */
@@ -24,7 +25,12 @@ const STOP_TIMEOUT_MS = 3_000
 
 export async function mongoReplicaSet (t: Test): Promise<MongoLane> {
   const fromEnv = process.env.MONGODB_URI
-  if (fromEnv) return { uri: withDatabase(fromEnv, freshDatabaseName()), real: true }
+  if (fromEnv) {
+    const uri = withDatabase(fromEnv, freshDatabaseName())
+    // Registered first, so it runs after the kit (registered later) has closed.
+    t.teardown(() => dropDatabase(t, uri))
+    return { uri, real: true }
+  }
   const standIn = await startStandIn()
   t.teardown(() => standIn.stop())
   // maxPoolSize=1: the stand-in is only trusted with one connection per client.
@@ -39,19 +45,41 @@ export function freshDatabaseName (): string {
   return `fpk_${randomBytes(6).toString('hex')}`
 }
 
-/** Replaces the database path of a mongodb:// URI, keeping hosts, credentials and options. */
+/**
+ * Replaces the database path of a mongodb:// URI, keeping hosts, credentials and
+ * options. With credentials and no authSource, the driver authenticates against
+ * the path's database (admin when there is none), so that one is kept as authSource
+ * (not for mongodb+srv://, whose DNS TXT record may name the authSource itself).
+ */
 export function withDatabase (uri: string, database: string): string {
-  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)(?:\/([^?]*))?(\?.*)?$/i.exec(uri)
+  const match = /^(mongodb(?:\+srv)?:\/\/)([^/?]+)(?:\/([^?]*))?(?:\?(.*))?$/i.exec(uri)
   if (!match) throw new Error(`not a mongodb:// URI: ${uri.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@')}`)
-  return `${match[1]}/${database}${match[3] ?? ''}`
+  const [, scheme, hosts, path = '', query] = match
+  const result = `${scheme}${hosts}/${database}${query === undefined ? '' : `?${query}`}`
+  const hasCredentials = hosts!.includes('@') && !/\+srv/i.test(scheme!)
+  const hasAuthSource = (query ?? '').split('&').some((pair) => /^authsource=/i.test(pair))
+  return hasCredentials && !hasAuthSource ? withQuery(result, { authSource: decodeURIComponent(path) || 'admin' }) : result
 }
 
-/** Sets query options on a mongodb:// URI (a host list with commas would confuse URL, so this is done by hand). */
+/** Sets query options on a mongodb:// URI, leaving the other options as they were written. */
 export function withQuery (uri: string, params: Record<string, string>): string {
-  const [base, query = ''] = uri.split('?', 2) as [string, string?]
-  const search = new URLSearchParams(query)
-  for (const [key, value] of Object.entries(params)) search.set(key, value)
-  return `${base}?${search.toString()}`
+  const [base, query = ''] = uri.split(/\?(.*)/s, 2) as [string, string?]
+  const keys = new Set(Object.keys(params).map((key) => key.toLowerCase()))
+  const kept = query.split('&').filter((pair) => pair && !keys.has(pair.split('=')[0]!.toLowerCase()))
+  const added = Object.entries(params).map(([key, value]) => `${key}=${encodeURIComponent(value)}`)
+  return `${base}?${[...kept, ...added].join('&')}`
+}
+
+/** Drops a database this helper named (never one it was given) once the test is over. */
+async function dropDatabase (t: Test, uri: string): Promise<void> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 })
+  try {
+    await client.db().dropDatabase()
+  } catch (error) {
+    t.comment(`could not drop the test database ${client.db().databaseName}: ${(error as Error).message}`)
+  } finally {
+    await client.close().catch(() => {})
+  }
 }
 
 export function standInBinary (): string {

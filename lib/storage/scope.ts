@@ -1,0 +1,18 @@
+// The ambient transaction: one per @Transactional / withTransaction call,
+// carried by AsyncLocalStorage into every async step its body starts.
+import { AsyncLocalStorage } from 'node:async_hooks'
+
+export interface TransactionScope {
+  /** The storage adapter's own transactional session (pg-promise tx handle, or MongoDB ClientSession). */
+  session: unknown
+}
+
+export const transactionScope = new AsyncLocalStorage<TransactionScope>()
+
+/** Parse's bookkeeping classes never join a transaction. */
+export const NEVER_JOIN = new Set(['_SCHEMA', '_Idempotency', '_Hooks', '_JobStatus', '_JobSchedule', '_GlobalConfig', '_PushStatus', '_Audience', '_GraphQLConfig'])
+
+export function sessionFor (className: string): unknown {
+  if (NEVER_JOIN.has(className)) return undefined
+  return transactionScope.getStore()?.session
+}

@@ -1,0 +1,27 @@
+// @ParseVersionField enforcement. A save carries the version the object was
+// read at (BaseModel sends it even when unchanged); the kit's beforeSave step
+// turns it into the next version, and the storage adapter writes only if the
+// stored version is still the one that was read: otherwise CONFLICT.
+import Parse from 'parse/node'
+import { modelByName } from '../model/registry.js'
+
+export function versionFieldOf (className: string): string | undefined {
+  return modelByName(className)?.versionField
+}
+
+/** Runs first in the beforeSave of a versioned class. */
+export function stampVersion (request: { object: Parse.Object, original?: Parse.Object }, field: string): void {
+  if (!request.original) {
+    request.object.set(field, 1) // every new object starts at 1, whatever the client sent
+    return
+  }
+  const read = request.object.get(field)
+  const base = typeof read === 'number' && Number.isInteger(read) && read >= 0 ? read : 0
+  request.object.set(field, base + 1)
+}
+
+/** The filter a versioned update adds: the stored version must be the one the save was based on. */
+export function expectedVersion (nextVersion: number): unknown {
+  const previous = nextVersion - 1
+  return previous > 0 ? previous : { $exists: false }
+}
