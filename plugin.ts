@@ -11,8 +11,11 @@ import { mountParse } from './lib/host/mount.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
+import { collectRoutes } from './lib/docs/collector.js'
+import { setupSwagger } from './lib/docs/setup.js'
 import type { DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
+import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -81,21 +84,28 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     useTransactionalAdapter(database.adapter as never, { directAccess })
 
     // 5. Parse's REST surface behind the app id check and route restriction.
-    await mountParse(fastify, {
-      app: parse.app,
+    //    The API document's route collector comes first (@fastify/swagger sees only
+    //    routes added after it); the kit's plumbing routes stay out of the document.
+    const documented = await collectRoutes(fastify)
+    const parseApp = parse.app
+    await documented.kitRoutes(() => mountParse(fastify, {
+      app: parseApp,
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
       policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes }
-    })
+    }))
 
     // 6. One Fastify route per declared function (served without Parse's Express pipeline).
-    functions = await registerDeclaredRoutes(fastify, {
+    functions = await documented.kitRoutes(() => registerDeclaredRoutes(fastify, {
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
-    })
+    }))
+
+    // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
+    if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
   } catch (error) {
     await parse?.shutdown().catch(() => {})
     await database.close()
@@ -109,6 +119,14 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded },
     functions
   })
+
+  // 8. Once listening: the declared indexes and the database-side field constraints.
+  if (options.indexes) {
+    fastify.addHook('onListen', async () => {
+      await applyAllIndexes(fastify, { log: fastify.log })
+      await applyMongoValidators(fastify, { log: fastify.log })
+    })
+  }
 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {

@@ -30,5 +30,10 @@ export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routin
 export { asCaller, type CloudRequest } from './routing/request.js'
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
+// API documentation
+export { setupSwagger } from './docs/setup.js'
+export type { SwaggerConfig } from './docs/options.js'
+
 // Transactions
 export { withTransaction, Transactional, inTransaction, type TransactionOptions } from './storage/transaction.js'
+export { applyAllIndexes, applyMongoValidators, type IndexReport } from './storage/indexes/apply.js'

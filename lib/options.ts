@@ -1,6 +1,7 @@
 // kitPlugin's options, checked once at registration with messages that name the option.
 import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
+import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -33,6 +34,10 @@ export interface KitOptions {
   functions?: Declarations
   /** Passed to Parse Server over the kit's defaults. */
   parseServerOptions?: Record<string, unknown>
+  /** Create the declared indexes and database constraints once listening. Default true. */
+  indexes?: boolean
+  /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. */
+  docs?: SwaggerConfig & { path?: string }
 }
 
 export interface ResolvedOptions {
@@ -50,12 +55,14 @@ export interface ResolvedOptions {
   models: Declarations
   functions: Declarations
   parseServerOptions: Record<string, unknown>
+  indexes: boolean
+  docs: { config: SwaggerConfig, path: string } | undefined
   production: boolean
 }
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'docs'
 ])
 
 export class KitOptionsError extends Error {
@@ -95,6 +102,8 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
     parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    indexes: optionalBoolean(input, 'indexes') ?? true,
+    docs: docs(input.docs, mountPath),
     production: process.env.NODE_ENV === 'production'
   }
 }
@@ -147,4 +156,14 @@ function allowedRoutes (value: unknown): AllowedRoute[] {
     (route.methods === undefined || (Array.isArray(route.methods) && route.methods.every(nonEmptyString))))
   if (!valid) throw new KitOptionsError('allowedRoutes', "must be a list of { path: '/…', methods?: ['GET', …] }")
   return (value as AllowedRoute[]).map((route) => ({ path: route.path, methods: route.methods?.map((m) => m.toUpperCase()) }))
+}
+
+/** Checked now, so a docs mistake fails at registration naming "docs.<option>". */
+function docs (value: unknown, mountPath: string): ResolvedOptions['docs'] {
+  if (value === undefined) return undefined
+  const fail = (option: string, problem: string) => new KitOptionsError(option === '' ? 'docs' : `docs.${option}`, problem)
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('', 'must be an object such as { title: "My API", version: "1.0.0", path: "/api-docs" }')
+  const { path, ...config } = value as SwaggerConfig & { path?: unknown }
+  resolveSwaggerConfig(config, mountPath, fail)
+  return { config, path: resolveDocsPath(path, fail) }
 }

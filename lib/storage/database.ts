@@ -6,6 +6,7 @@ import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { waitForPostgresPool } from './postgres/pool.js'
 import { wrapAdapter } from './adapter.js'
+import { probeMongo } from './mongo/probe.js'
 
 export type DatabaseKind = 'postgres' | 'mongo'
 
@@ -39,10 +40,31 @@ export function databaseKind (uri: string): DatabaseKind {
   throw new Error(`databaseURI must start with postgres://, mongodb:// or mongodb+srv:// (got "${redact(uri)}")`)
 }
 
+let current: Database | undefined
+
+/** The database kitPlugin opened (index and validator helpers work on it). */
+export function currentDatabase (): Database | undefined {
+  return current
+}
+
 export async function openDatabase (options: DatabaseOptions): Promise<Database> {
+  const database = await open(options)
+  current = database
+  const close = database.close
+  database.close = async () => {
+    if (current === database) current = undefined
+    await close()
+  }
+  return database
+}
+
+async function open (options: DatabaseOptions): Promise<Database> {
   const dataDir = path.resolve(options.dataDir ?? path.join('.data', 'postgres'))
   const filesDir = path.join(path.dirname(dataDir), 'files')
-  if (options.databaseURI) return connect(options.databaseURI, undefined, filesDir)
+  if (options.databaseURI) {
+    if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
+    return connect(options.databaseURI, undefined, filesDir)
+  }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
@@ -67,7 +89,19 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     }
   }
   const adapter = wrapAdapter(new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} }), kind)
-  return { kind, displayURI: redact(uri), embedded: false, adapter, filesAdapter: new GridFSBucketAdapter(uri), async close () {} }
+  const filesAdapter = new GridFSBucketAdapter(uri)
+  return {
+    kind,
+    displayURI: redact(uri),
+    embedded: false,
+    adapter,
+    filesAdapter,
+    async close () {
+      // Parse's shutdown closes both clients; after a failed boot nobody did. Closing twice is harmless.
+      await adapter.handleShutdown()
+      await (filesAdapter as { handleShutdown?: () => Promise<void> }).handleShutdown?.()
+    }
+  }
 }
 
 export function redact (uri: string): string {

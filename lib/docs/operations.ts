@@ -1,0 +1,68 @@
+// What @fastify/swagger shows for each route. A declared function appears
+// once: at its @Route path, or at /functions/{name} when it has no @Route,
+// with the verbs it declared; its route schema (the TypeBox schema Fastify
+// validates with) becomes query parameters (GET) or a JSON body (others).
+// The kit's plumbing (Parse's catch-all, 405 answers, the /functions alias of
+// a routed function) is hidden; the application's own routes pass unchanged.
+import type { FastifySchema, RouteOptions } from 'fastify'
+import type { DeclaredFunction } from '../routing/registry.js'
+import type { HttpMethod } from '../routing/options.js'
+import { functionSecurity } from './security.js'
+
+/** Operation extension naming the Cloud Function behind an operation. */
+export const FUNCTION_EXTENSION = 'x-parse-function'
+
+type DocSchema = FastifySchema & Record<string, unknown>
+
+export interface RouteDocs {
+  schema: DocSchema | undefined
+  url: string
+}
+
+export function documentRoute (route: RouteOptions, schema: DocSchema | undefined, url: string, kitOwned: boolean): RouteDocs {
+  const fn = route.config?.cloudFunction
+  if (!fn) return kitOwned ? hidden(schema, url) : { schema, url }
+  if (!shown(fn, url, methodsOf(route))) return hidden(schema, url)
+  return { schema: { ...schema, ...operationFields(fn) }, url }
+}
+
+function hidden (schema: DocSchema | undefined, url: string): RouteDocs {
+  return { schema: { ...schema, hide: true }, url }
+}
+
+function methodsOf (route: RouteOptions): string[] {
+  return (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase())
+}
+
+/** The verbs a function without @Route is documented with at /functions/{name} (which serves GET and POST). */
+export function functionsPathMethods (fn: DeclaredFunction): HttpMethod[] {
+  const declared = (fn.options.methods ?? ['POST']).filter((method) => method === 'GET' || method === 'POST')
+  return declared.length > 0 ? declared : ['POST']
+}
+
+function shown (fn: DeclaredFunction, url: string, methods: string[]): boolean {
+  if (fn.prefix !== undefined) return url.endsWith(`/${fn.prefix}/${fn.name}`)
+  return methods.every((method) => (functionsPathMethods(fn) as string[]).includes(method))
+}
+
+function operationFields (fn: DeclaredFunction): DocSchema {
+  const { description, swagger = {} } = fn.options
+  const fields: DocSchema = {
+    tags: swagger.tags ?? [fn.prefix ?? 'functions'],
+    security: functionSecurity(fn.options),
+    [FUNCTION_EXTENSION]: fn.name
+  }
+  const summary = swagger.summary ?? description
+  if (summary) fields.summary = summary
+  const details = [swagger.description ?? (description !== summary ? description : undefined), rolesNote(fn)].filter(Boolean)
+  if (details.length > 0) fields.description = details.join('\n\n')
+  if (swagger.responses) fields.response = swagger.responses
+  return fields
+}
+
+function rolesNote (fn: DeclaredFunction): string | undefined {
+  const roles = fn.options.requireRoles ?? []
+  if (roles.length === 0) return undefined
+  const which = roles.length === 1 ? 'the role' : fn.options.requireAllRoles ? 'every one of the roles' : 'one of the roles'
+  return `Requires ${which} ${roles.join(', ')}.`
+}

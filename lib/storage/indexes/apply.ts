@@ -1,0 +1,71 @@
+// applyAllIndexes and applyMongoValidators: the declared indexes and field
+// constraints, made real in whichever database is running. Safe to run on
+// every boot: what exists is reported, not an error.
+import type { FastifyBaseLogger } from 'fastify'
+import { allModels } from '../../model/registry.js'
+import { currentDatabase } from '../database.js'
+import { applyPostgresConstraints, applyPostgresIndexes } from '../postgres/indexes.js'
+import { applyMongoIndexes, applyMongoSchemaValidators } from '../mongo/indexes.js'
+import { planIndexes, type IndexReport } from './plan.js'
+
+export type { IndexReport } from './plan.js'
+
+export interface ApplyOptions {
+  log?: Pick<FastifyBaseLogger, 'info' | 'warn'>
+}
+
+/** Unique, ordered, geospatial, expiry, compound (unique/sparse/partial) and text indexes from the declarations. */
+export async function applyAllIndexes (_server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
+  const database = requireDatabase('applyAllIndexes')
+  const specs = planIndexes()
+  const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
+    ? applyPostgresIndexes(database.adapter as never, specs)
+    : applyMongoIndexes(database.adapter as never, specs, allModels()), () => specs.map((spec) => ({
+    className: spec.className, name: spec.name, kind: spec.kind, status: 'printed' as const, command: `${spec.kind} index on ${spec.className}(${spec.fields.map((f) => f.name).join(', ')})`
+  })))
+  summarise(reports, options)
+  return reports
+}
+
+/**
+ * The database refuses writes that break a declared constraint (enum, min/max,
+ * integer, maxLength/minLength, pattern), even writes that bypass the code:
+ * a $jsonSchema validator on MongoDB, CHECK constraints on PostgreSQL.
+ */
+export async function applyMongoValidators (_server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
+  const database = requireDatabase('applyMongoValidators')
+  const models = allModels()
+  const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
+    ? applyPostgresConstraints(database.adapter as never, models)
+    : applyMongoSchemaValidators(database.adapter as never, models), () => models.map((model) => ({
+    className: model.className, name: `${model.className}_validator`, kind: 'validator' as const, status: 'printed' as const
+  })))
+  summarise(reports, options)
+  return reports
+}
+
+function requireDatabase (caller: string) {
+  const database = currentDatabase()
+  if (!database) throw new Error(`${caller}: no database is open; call it after kitPlugin has booted (e.g. in an onListen hook)`)
+  return database
+}
+
+/** When the database cannot be reached at all, say so and print what would have been run. */
+async function printWhenUnreachable (options: ApplyOptions, run: () => Promise<IndexReport[]>, plan: () => IndexReport[]): Promise<IndexReport[]> {
+  try {
+    return await run()
+  } catch (error) {
+    const printed = plan()
+    options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); apply these by hand:\n${printed.map((r) => r.command ?? r.name).join('\n')}`)
+    return printed
+  }
+}
+
+function summarise (reports: IndexReport[], options: ApplyOptions): void {
+  for (const report of reports) {
+    if (report.status === 'failed') options.log?.warn(`[indexes] ${report.className}.${report.name} failed: ${report.detail}\n  by hand: ${report.command}`)
+    else if (report.detail) options.log?.info(`[indexes] ${report.className}.${report.name} ${report.status}: ${report.detail}`)
+  }
+  const count = (status: IndexReport['status']) => reports.filter((r) => r.status === status).length
+  options.log?.info(`[indexes] ${count('created')} created, ${count('exists')} already present, ${count('failed')} failed`)
+}

@@ -1,0 +1,144 @@
+// Indexes and $jsonSchema validators on MongoDB. Parse stores pointers as
+// `_p_<field>` ("Class$id"), createdAt/updatedAt as `_created_at`/`_updated_at`,
+// and GeoPoints as [longitude, latitude].
+import type { FieldDefinition } from '../../model/field-options.js'
+import type { ModelDefinition } from '../../model/registry.js'
+import type { IndexReport, IndexSpec } from '../indexes/plan.js'
+
+interface MongoCollection {
+  indexes (): Promise<Array<{ name: string, key: Record<string, unknown>, unique?: boolean }>>
+  createIndex (key: Record<string, unknown>, options: Record<string, unknown>): Promise<string>
+  dropIndex (name: string): Promise<unknown>
+}
+interface MongoDatabase {
+  collection (name: string): MongoCollection
+  command (command: Record<string, unknown>): Promise<unknown>
+  createCollection (name: string, options: Record<string, unknown>): Promise<unknown>
+  listCollections (filter: Record<string, unknown>, options?: Record<string, unknown>): { toArray (): Promise<unknown[]> }
+}
+interface MongoAdapter {
+  connect (): Promise<unknown>
+  database: MongoDatabase
+  _collectionPrefix?: string
+}
+
+const BUILT_IN: Record<string, string> = { createdAt: '_created_at', updatedAt: '_updated_at', objectId: '_id' }
+
+export function mongoField (name: string, type: string): string {
+  return BUILT_IN[name] ?? (type === 'Pointer' ? `_p_${name}` : name)
+}
+
+/** The createIndex key and options for a planned index. */
+export function mongoIndex (spec: IndexSpec, fieldTypes: Map<string, string>, targetClasses: Map<string, string> = new Map()): { key: Record<string, unknown>, options: Record<string, unknown> } {
+  const key: Record<string, unknown> = {}
+  for (const field of spec.fields) {
+    const name = mongoField(field.name, field.type)
+    key[name] = spec.kind === 'geo' ? '2dsphere' : spec.kind === 'text' ? 'text' : field.direction
+  }
+  const options: Record<string, unknown> = { name: spec.name }
+  if (spec.unique) options.unique = true
+  if (spec.sparse) options.sparse = true
+  if (spec.ttlSeconds !== undefined) options.expireAfterSeconds = spec.ttlSeconds
+  if (spec.partial) options.partialFilterExpression = mongoFilter(spec.partial, fieldTypes, targetClasses)
+  return { key, options }
+}
+
+/** A Parse-style filter rewritten to stored field names and values (pointers as "Class$id", dates as Date). */
+export function mongoFilter (filter: Record<string, unknown>, fieldTypes: Map<string, string>, targetClasses: Map<string, string> = new Map()): Record<string, unknown> {
+  const rewritten: Record<string, unknown> = {}
+  for (const [field, condition] of Object.entries(filter)) {
+    const type = fieldTypes.get(field) ?? (field in BUILT_IN ? (field === 'objectId' ? 'String' : 'Date') : 'String')
+    const value = (v: unknown): unknown => {
+      if (type === 'Pointer' && typeof v === 'string') return `${targetClasses.get(field) ?? '_'}$${v}`
+      if (type === 'Date' && typeof v === 'string') return new Date(v)
+      return v
+    }
+    const isOperators = condition !== null && typeof condition === 'object' && !(condition instanceof Date) &&
+      Object.keys(condition).every((key) => key.startsWith('$'))
+    rewritten[mongoField(field, type)] = isOperators
+      ? Object.fromEntries(Object.entries(condition as Record<string, unknown>).map(([operator, v]) =>
+        [operator, operator === '$exists' ? v : Array.isArray(v) ? v.map(value) : value(v)]))
+      : value(condition)
+  }
+  return rewritten
+}
+
+/** The $jsonSchema validator for a model: types, and enum / min / max / maxLength / minLength / pattern. */
+export function jsonSchemaFor (model: ModelDefinition): Record<string, unknown> {
+  const properties: Record<string, unknown> = {}
+  for (const field of model.fields.values()) {
+    const schema = fieldSchema(field)
+    if (schema) properties[mongoField(field.name, field.type)] = schema
+  }
+  return { bsonType: 'object', properties }
+}
+
+const BSON_TYPES: Partial<Record<string, string | string[]>> = {
+  String: 'string', Number: ['double', 'int', 'long', 'decimal'], Boolean: 'bool', Date: 'date',
+  Array: 'array', Object: 'object', GeoPoint: 'array', Pointer: 'string'
+}
+
+function fieldSchema (field: FieldDefinition): Record<string, unknown> | undefined {
+  const bsonType = BSON_TYPES[field.type]
+  if (!bsonType) return undefined
+  // Parse may store null for a cleared field; a constraint applies to values only.
+  const schema: Record<string, unknown> = { bsonType: Array.isArray(bsonType) ? [...bsonType, 'null'] : [bsonType, 'null'] }
+  if (field.enum) schema.enum = [...field.enum, null]
+  if (field.min !== undefined) schema.minimum = field.min
+  if (field.max !== undefined) schema.maximum = field.max
+  if (field.maxLength !== undefined) schema.maxLength = field.maxLength
+  if (field.minLength !== undefined) schema.minLength = field.minLength
+  if (field.pattern !== undefined) schema.pattern = `^(?:${typeof field.pattern === 'string' ? field.pattern : field.pattern.source})$`
+  if (field.integer) schema.multipleOf = 1
+  return schema
+}
+
+export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): Promise<IndexReport[]> {
+  await adapter.connect()
+  const reports: IndexReport[] = []
+  for (const spec of specs) {
+    const model = models.find((m) => m.className === spec.className)
+    const fields = [...(model?.fields.values() ?? [])]
+    const types = new Map(fields.map((field) => [field.name, field.type]))
+    const targets = new Map(fields.filter((field) => field.targetClass).map((field) => [field.name, field.targetClass!]))
+    const { key, options } = mongoIndex(spec, types, targets)
+    const collectionName = (adapter._collectionPrefix ?? '') + spec.className
+    const command = `db.getCollection(${JSON.stringify(collectionName)}).createIndex(${JSON.stringify(key)}, ${JSON.stringify(options)})`
+    const report = (status: IndexReport['status'], detail?: string) => reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status, command, detail })
+    const collection = adapter.database.collection(collectionName)
+    const existing = await collection.indexes().catch(() => [])
+    if (existing.some((index) => index.name === spec.name)) { report('exists'); continue }
+    try {
+      if (spec.unique) {
+        // A plain index on the same keys would block the unique one: drop it first.
+        for (const index of existing) {
+          if (!index.unique && index.name !== '_id_' && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
+        }
+      }
+      await collection.createIndex(key, options)
+      report('created')
+    } catch (error) {
+      report('failed', (error as Error).message)
+    }
+  }
+  return reports
+}
+
+export async function applyMongoSchemaValidators (adapter: MongoAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+  await adapter.connect()
+  const reports: IndexReport[] = []
+  for (const model of models) {
+    const validator = { $jsonSchema: jsonSchemaFor(model) }
+    const name = (adapter._collectionPrefix ?? '') + model.className
+    const command = `db.runCommand(${JSON.stringify({ collMod: name, validator, validationLevel: 'moderate' })})`
+    try {
+      const found = await adapter.database.listCollections({ name }, { nameOnly: true }).toArray()
+      if (found.length === 0) await adapter.database.createCollection(name, { validator, validationLevel: 'moderate' })
+      else await adapter.database.command({ collMod: name, validator, validationLevel: 'moderate' })
+      reports.push({ className: model.className, name: `${model.className}_validator`, kind: 'validator', status: 'created', command })
+    } catch (error) {
+      reports.push({ className: model.className, name: `${model.className}_validator`, kind: 'validator', status: 'failed', command, detail: (error as Error).message })
+    }
+  }
+  return reports
+}

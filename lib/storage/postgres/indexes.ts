@@ -1,0 +1,148 @@
+// Indexes and CHECK constraints on PostgreSQL. Parse stores a class as a
+// table whose columns are named like the fields (pointers hold the target's
+// objectId, GeoPoints are `point`, Numbers `double precision`).
+import type { FieldDefinition } from '../../model/field-options.js'
+import type { ModelDefinition } from '../../model/registry.js'
+import type { IndexReport, IndexSpec } from '../indexes/plan.js'
+
+interface PgClient {
+  none (query: string, values?: unknown): Promise<null>
+  any (query: string, values?: unknown): Promise<Array<Record<string, unknown>>>
+}
+interface PgAdapter {
+  _client: PgClient
+  _pgp: { as: { format (query: string, values?: unknown): string } }
+  ensureUniqueness (className: string, schema: unknown, fieldNames: string[]): Promise<void>
+}
+
+export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
+  const format = (query: string, values?: unknown) => adapter._pgp.as.format(query, values)
+  const reports: IndexReport[] = []
+  for (const spec of specs) {
+    const report = (status: IndexReport['status'], command: string, detail?: string) =>
+      reports.push({ className: spec.className, name: spec.kind === 'unique' ? uniqueName(spec) : spec.name, kind: spec.kind, status, command, detail })
+    if (spec.kind === 'unique') {
+      const name = uniqueName(spec)
+      const command = format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name])
+      if (await indexExists(adapter._client, spec.className, name)) { report('exists', command); continue }
+      await dropConflictingIndexes(adapter._client, spec.className, spec.fields[0].name)
+      await attempt(() => adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name]), command, report)
+      continue
+    }
+    const command = createIndexSql(spec, format)
+    if (await indexExists(adapter._client, spec.className, spec.name)) { report('exists', command, ttlNote(spec)); continue }
+    await attempt(() => adapter._client.none(command), command, report, ttlNote(spec))
+  }
+  return reports
+}
+
+/** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
+export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+  const format = (query: string, values?: unknown) => adapter._pgp.as.format(query, values)
+  const reports: IndexReport[] = []
+  for (const model of models) {
+    for (const field of model.fields.values()) {
+      const check = checkExpression(field, format)
+      if (!check) continue
+      const name = `${model.className}_${field.name}_check`
+      const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name])
+      const report = (status: IndexReport['status'], _command: string, detail?: string) =>
+        reports.push({ className: model.className, name, kind: 'validator', status, command, detail })
+      const exists = await adapter._client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
+      if (exists.length > 0) { report('exists', command); continue }
+      await attempt(() => adapter._client.none(command), command, report)
+    }
+  }
+  return reports
+}
+
+export function checkExpression (field: FieldDefinition, format: (query: string, values?: unknown) => string): string | undefined {
+  const column = format('$1:name', [field.name])
+  const rules: string[] = []
+  if (field.type === 'String') {
+    if (field.enum) rules.push(format(`${column} IN ($1:csv)`, [field.enum]))
+    if (field.maxLength !== undefined) rules.push(`char_length(${column}) <= ${field.maxLength}`)
+    if (field.minLength !== undefined) rules.push(`char_length(${column}) >= ${field.minLength}`)
+    if (field.pattern !== undefined) {
+      const source = typeof field.pattern === 'string' ? field.pattern : field.pattern.source
+      rules.push(format(`${column} ~ $1`, [`^(?:${source})$`]))
+    }
+  }
+  if (field.type === 'Number') {
+    if (field.min !== undefined) rules.push(`${column} >= ${Number(field.min)}`)
+    if (field.max !== undefined) rules.push(`${column} <= ${Number(field.max)}`)
+    if (field.integer) rules.push(`${column} = trunc(${column})`)
+  }
+  return rules.length > 0 ? `${column} IS NULL OR (${rules.join(' AND ')})` : undefined
+}
+
+export function createIndexSql (spec: IndexSpec, format: (query: string, values?: unknown) => string): string {
+  const columns = spec.fields.map((field) => format('$1:name', [field.name]))
+  const table = format('$1:name', [spec.className])
+  const name = format('$1:name', [spec.name])
+  switch (spec.kind) {
+    case 'geo':
+      return `CREATE INDEX IF NOT EXISTS ${name} ON ${table} USING GIST (${columns[0]})`
+    case 'text':
+      // The expression Parse's $text search uses, so its queries can use the index.
+      return `CREATE INDEX IF NOT EXISTS ${name} ON ${table} USING GIN (${columns.map((column) => `to_tsvector('english', ${column})`).join(', ')})`
+    default: {
+      const keys = spec.fields.map((field, i) => `${columns[i]}${field.direction === -1 ? ' DESC' : ''}`).join(', ')
+      const where = spec.partial ? ` WHERE ${partialSql(spec.partial, format)}` : ''
+      return `CREATE ${spec.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${name} ON ${table} (${keys})${where}`
+    }
+  }
+}
+
+const SQL_OPERATORS: Record<string, string> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=', $ne: '<>' }
+
+/** A partial index filter in Parse query form ({ field: value }, $exists, $gt…, $in) as a SQL condition. */
+export function partialSql (filter: Record<string, unknown>, format: (query: string, values?: unknown) => string): string {
+  const parts: string[] = []
+  for (const [field, condition] of Object.entries(filter)) {
+    const column = format('$1:name', [field])
+    if (condition === null || typeof condition !== 'object' || condition instanceof Date) {
+      parts.push(condition === null ? `${column} IS NULL` : format(`${column} = $1`, [condition]))
+      continue
+    }
+    for (const [operator, value] of Object.entries(condition as Record<string, unknown>)) {
+      if (operator === '$exists') parts.push(`${column} IS ${value ? 'NOT ' : ''}NULL`)
+      else if (operator === '$in') parts.push(format(`${column} IN ($1:csv)`, [value]))
+      else if (SQL_OPERATORS[operator]) parts.push(format(`${column} ${SQL_OPERATORS[operator]} $1`, [value]))
+      else throw new Error(`partial index on ${field}: ${operator} has no PostgreSQL translation (use =, $exists, $gt, $gte, $lt, $lte, $ne or $in)`)
+    }
+  }
+  return parts.join(' AND ')
+}
+
+function uniqueName (spec: IndexSpec): string {
+  return `${spec.className}_unique_${spec.fields[0].name}` // the name Parse's ensureUniqueness gives it
+}
+
+function ttlNote (spec: IndexSpec): string | undefined {
+  return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made; delete expired rows with a scheduled job' : undefined
+}
+
+async function indexExists (client: PgClient, table: string, name: string): Promise<boolean> {
+  const rows = await client.any('SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2', [table, name])
+  return rows.length > 0
+}
+
+/** A plain index on the column that will become unique is dropped first (it would duplicate the unique one). */
+async function dropConflictingIndexes (client: PgClient, table: string, column: string): Promise<void> {
+  const rows = await client.any(`
+    SELECT i.relname AS name FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
+    WHERE t.relname = $1 AND a.attname = $2 AND x.indnatts = 1 AND NOT x.indisunique AND NOT x.indisprimary`, [table, column])
+  for (const row of rows) await client.none('DROP INDEX IF EXISTS $1:name', [row.name])
+}
+
+async function attempt (run: () => Promise<unknown>, command: string, report: (status: IndexReport['status'], command: string, detail?: string) => void, note?: string): Promise<void> {
+  try {
+    await run()
+    report('created', command, note)
+  } catch (error) {
+    report('failed', command, (error as Error).message)
+  }
+}

@@ -1,0 +1,503 @@
+// API documentation: the OpenAPI 3.0 document of the example app and of more
+// declarations, checked with a maintained OpenAPI validator and rule by rule;
+// Swagger UI in a real headless Chromium; and the app without @fastify/swagger-ui.
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { register } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { compileErrors, validate } from '@readme/openapi-parser'
+import {
+  BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger
+} from '../lib/index.js'
+import { resetKitConfig } from '../lib/config.js'
+import { kitPlugin } from '../plugin.js'
+import { buildExampleApp } from '../fixtures/app.js'
+import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const thisFile = fileURLToPath(import.meta.url)
+const CHILD_ROLE = 'FPK_DOCS_TEST_ROLE'
+const CHROMIUM = '/usr/bin/chromium'
+const EXAMPLE_MASTER_KEY = 'example-master-key-for-the-docs-test-7Qx2'
+const FIXTURE_PATHS = ['/functions/hello', '/notes/createNote', '/notes/deleteNote', '/notes/getNote', '/notes/listNotes', '/notes/updateNote']
+const SESSION_OR_MASTER = [{ appId: [], sessionToken: [] }, { appId: [], masterKey: [] }]
+const APP_ID_ONLY = [{ appId: [] }]
+
+interface Served {
+  app: FastifyInstance
+  origin: string
+  get (url: string): Promise<{ status: number, text: string, json: any, type: string }>
+}
+
+/** The example application (fixtures/app.ts) on its own embedded PostgreSQL, listening on loopback. */
+async function startExampleApp (t: Test, logLines?: string[]): Promise<Served> {
+  resetKitConfig()
+  process.env.DOCS_ENABLED = 'true'
+  delete process.env.DOCS_PATH
+  const dir = tempDir('fpk-docs-')
+  const logger = logLines
+    ? { level: 'warn', stream: { write: (line: string) => { logLines.push(line) } } }
+    : { level: process.env.TEST_LOG_LEVEL ?? 'error' }
+  const app = await buildExampleApp({
+    kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: EXAMPLE_MASTER_KEY },
+    fastify: { logger }
+  })
+  return listen(t, app, dir)
+}
+
+async function listen (t: Test, app: FastifyInstance, dir: string): Promise<Served> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(async () => {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  return {
+    app,
+    origin,
+    async get (url) {
+      const result = await httpRequest(origin, 'GET', url)
+      return { status: result.status, text: result.text, json: result.json, type: result.headers.get('content-type') ?? '' }
+    }
+  }
+}
+
+async function assertValidOpenApi30 (t: Test, document: any): Promise<void> {
+  t.match(document.openapi, /^3\.0\.\d+$/, 'declares OpenAPI 3.0')
+  const result = await validate(structuredClone(document))
+  t.ok(result.valid, result.valid ? 'valid OpenAPI 3.0 (@readme/openapi-parser)' : compileErrors(result))
+}
+
+function operationsOf (document: any): Array<{ path: string, method: string, operation: any }> {
+  const found = []
+  for (const [path, item] of Object.entries<any>(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']) {
+      if (item[method]) found.push({ path, method, operation: item[method] })
+    }
+  }
+  return found
+}
+
+function assertNoSecret (t: Test, text: string, secret: string, label: string): void {
+  t.notOk(text.includes(secret), `${label} does not contain the master key`)
+}
+
+if (process.env[CHILD_ROLE] === 'without-ui') {
+  await withoutSwaggerUi()
+} else {
+  t.test('configuration mistakes fail at boot, naming the option', async (t) => {
+    const cases: Array<[unknown, string | undefined, RegExp]> = [
+      [{ version: '1.0.0' }, undefined, /setupSwagger option "title": required/],
+      [{ title: 'API' }, undefined, /setupSwagger option "version": required/],
+      [{ title: 'API', version: '1', restApiKey: 'yes' }, undefined, /setupSwagger option "restApiKey": must be true or false/],
+      [{ title: 'API', version: '1', schemes: ['ftp'] }, undefined, /setupSwagger option "schemes"/],
+      [{ title: 'API', version: '1', host: 'https://api.example.com' }, undefined, /setupSwagger option "host"/],
+      [{ title: 'API', version: '1', basePath: 'parse' }, undefined, /setupSwagger option "basePath": must start with "\/"/],
+      [{ title: 'API', version: '1', enabled: true }, undefined, /setupSwagger option "enabled": unknown option/],
+      [{ title: 'API', version: '1' }, 'api-docs', /setupSwagger option "path": must start with "\/"/],
+      [{ title: 'API', version: '1' }, '/docs/:id', /setupSwagger option "path": must be a plain URL path/],
+      [{ title: 'API', version: '1' }, '/', /setupSwagger option "path": must not be "\/"/]
+    ]
+    for (const [config, docsPath, message] of cases) {
+      const app = Fastify()
+      await t.rejects(setupSwagger(app, config as never, docsPath), message, `${JSON.stringify(config)} at ${docsPath ?? 'the default path'}`)
+      await app.close()
+    }
+    for (const [docs, message] of [
+      [{ version: '1.0.0' }, /kitPlugin option "docs\.title": required/],
+      [{ title: 'API', version: '1', path: 'docs' }, /kitPlugin option "docs\.path": must start with "\/"/],
+      ['on', /kitPlugin option "docs": must be an object/]
+    ] as Array<[unknown, RegExp]>) {
+      resetKitConfig()
+      const app = Fastify()
+      await t.rejects(async () => { await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, docs: docs as never }) }, message)
+      await app.close().catch(() => {})
+    }
+  })
+
+  t.test('setupSwagger on its own documents the routes added after it', async (t) => {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await setupSwagger(app, { title: 'Standalone', version: '2.0.0', basePath: '/' }, '/docs')
+    app.post('/echo', { schema: { tags: ['tools'], summary: 'Echoes', body: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } } } }, async (request) => request.body)
+    await app.ready()
+    const response = await app.inject({ method: 'GET', url: '/docs/json' })
+    t.equal(response.statusCode, 200)
+    const document = response.json()
+    await assertValidOpenApi30(t, document)
+    t.same(document.info, { title: 'Standalone', description: 'Auto-generated API documentation', version: '2.0.0' }, 'title, version and the default description')
+    t.same(document.servers, [{ url: '/' }])
+    t.same(Object.keys(document.paths), ['/echo'], 'the application\'s route, not the docs routes')
+    t.same(document.paths['/echo'].post.requestBody.content['application/json'].schema.required, ['text'])
+    t.equal((await app.inject({ method: 'GET', url: '/docs' })).statusCode, 200, 'Swagger UI is served (the package is installed here)')
+  })
+
+  t.test('the example app', async (t) => {
+    const served = await startExampleApp(t)
+    const json = await served.get('/api-docs/json')
+    t.equal(json.status, 200, 'GET /api-docs/json')
+    t.match(json.type, /application\/json/)
+    const document = json.json
+
+    t.test('is valid OpenAPI 3.0', async (t) => {
+      await assertValidOpenApi30(t, document)
+      t.same(document.info, { title: 'fastify-parse-kit example', description: 'Auto-generated API documentation', version: '1.0.0' })
+      t.same(document.servers, [{ url: '/parse' }], 'basePath defaults to the mount path')
+    })
+
+    t.test('paths: @Route prefix + method name, /functions/{name} without @Route, nothing else', async (t) => {
+      t.same(Object.keys(document.paths).sort(), FIXTURE_PATHS)
+      t.notOk(Object.keys(document.paths).some((p) => p.includes('*')), 'Parse\'s catch-all routes are hidden')
+      t.same(Object.keys(document.paths['/notes/createNote']), ['post'], 'only the declared verb: the 405 answers are hidden')
+      t.same(Object.keys(document.paths['/functions/hello']).sort(), ['get', 'post'], 'hello declares POST and GET')
+    })
+
+    t.test('GET takes query parameters, other verbs a JSON body, from validation.fields', async (t) => {
+      for (const { path, method, operation } of operationsOf(document)) {
+        if (method === 'get') t.notOk(operation.requestBody, `${method} ${path} has no body`)
+        else t.ok(operation.requestBody?.content?.['application/json'], `${method} ${path} takes a JSON body`)
+      }
+      const list = document.paths['/notes/listNotes'].get.parameters
+      t.same(list.map((p: any) => [p.in, p.name, p.required]), [['query', 'limit', false], ['query', 'status', false]])
+      t.same(list[1].schema.enum, ['draft', 'published'])
+      t.same(document.paths['/notes/getNote'].get.parameters.map((p: any) => [p.name, p.required]), [['id', true]])
+      const create = document.paths['/notes/createNote'].post.requestBody.content['application/json'].schema
+      t.same(Object.keys(create.properties), ['title', 'body', 'status'])
+      t.same(create.required, ['title'])
+      t.equal(create.properties.title.description, 'Headline, at most 200 characters')
+      t.equal(document.paths['/notes/createNote'].post.summary, 'Creates a note owned by the caller; published notes are public.', 'description → summary')
+      t.same(document.paths['/notes/listNotes'].get.tags, ['notes'])
+      t.same(document.paths['/functions/hello'].get.tags, ['functions'])
+    })
+
+    t.test('security: application id everywhere; requiresAuth adds session token or master key', async (t) => {
+      t.same(document.security, APP_ID_ONLY)
+      const schemes = document.components.securitySchemes
+      t.same(Object.keys(schemes).sort(), ['appId', 'masterKey', 'sessionToken'], 'no REST API key unless restApiKey is true')
+      t.same([schemes.appId.in, schemes.appId.name], ['header', 'X-Parse-Application-Id'])
+      t.match(schemes.appId.description, /"fastify-parse-kit-example"/, 'the configured appId is shown in the authorize dialog')
+      for (const path of ['/notes/createNote', '/notes/updateNote', '/notes/deleteNote']) t.same(document.paths[path].post.security, SESSION_OR_MASTER, path)
+      for (const path of ['/notes/listNotes', '/notes/getNote']) t.same(document.paths[path].get.security, APP_ID_ONLY, path)
+      t.same(document.paths['/functions/hello'].post.security, APP_ID_ONLY)
+    })
+
+    t.test('one schema per @ParseClass with its constraints', async (t) => {
+      const note = document.components.schemas.Note
+      t.equal(note.type, 'object')
+      t.equal(note.description, 'A short text; public once published, otherwise only its author reads it')
+      t.same(note.required, ['title'])
+      t.same(note.properties.title, { type: 'string', maxLength: 200, description: 'Headline' })
+      t.same(note.properties.status, { type: 'string', enum: ['draft', 'published'], default: 'draft' })
+      t.same(note.properties.views, { type: 'integer', minimum: 0, default: 0 })
+      t.same(note.properties.createdAt, { type: 'string', format: 'date-time', readOnly: true })
+    })
+
+    t.test('routes left out of the document still answer', async (t) => {
+      const headers = { 'x-parse-application-id': 'fastify-parse-kit-example' }
+      const hello = await httpRequest(served.origin, 'POST', '/parse/functions/hello', { headers, body: {} })
+      t.same([hello.status, hello.json], [200, { result: { message: 'Hello, world!' } }], 'the declared function')
+      t.equal((await httpRequest(served.origin, 'GET', '/parse/notes/createNote', { headers })).status, 405, 'a verb it does not declare')
+      t.equal((await httpRequest(served.origin, 'GET', '/parse/classes/Note', { headers })).status, 403, 'Parse\'s closed REST surface')
+    })
+
+    t.test('the master key is never rendered', async (t) => {
+      assertNoSecret(t, json.text, EXAMPLE_MASTER_KEY, '/api-docs/json')
+      for (const url of ['/api-docs', '/api-docs/static/swagger-initializer.js', '/api-docs/yaml']) {
+        const page = await served.get(url)
+        t.equal(page.status, 200, `GET ${url}`)
+        assertNoSecret(t, page.text, EXAMPLE_MASTER_KEY, url)
+      }
+      t.match((await served.get('/api-docs')).type, /text\/html/, 'Swagger UI at /api-docs')
+    })
+
+    const noChromium = existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM} (Debian: apt-get install chromium)`
+    t.test('Swagger UI in headless Chromium lists the endpoints', { skip: noChromium }, async (t) => {
+      await browserCheck(t, served.origin)
+    })
+
+    t.test('built again when a declaration is added', async (t) => {
+      const before = await served.get('/api-docs/json')
+      t.notOk(before.json.components.schemas.DocsLateModel)
+      declareLateModels()
+      const after = (await served.get('/api-docs/json')).json
+      t.same(after.components.schemas.DocsLateModel?.properties?.label, { type: 'string', description: 'Declared after the first request' })
+      t.notOk(after.components.schemas.DocsNotAModel, 'fields without @ParseClass give no schema')
+    })
+
+  })
+
+  t.test('declarations shape the document (app calls setupSwagger after kitPlugin)', async (t) => {
+    declareShop()
+    resetKitConfig()
+    const dir = tempDir('fpk-docs-')
+    const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' } })
+    await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true })
+    await setupSwagger(app, { title: 'Shop', version: '3.1.0', description: 'The shop', restApiKey: true, host: 'api.example.com', schemes: ['https'], appId: APP_ID }, '/reference')
+    // The application's own routes, documented the normal Fastify way.
+    app.get('/status', { schema: { summary: 'Service status', tags: ['ops'], response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async () => ({ ok: true }))
+    app.get('/parse/custom/ping', { schema: { summary: 'Ping under the mount' } }, async () => 'pong')
+    const served = await listen(t, app, dir)
+
+    t.equal((await served.get('/api-docs/json')).status, 404, 'nothing at the default path')
+    const json = await served.get('/reference/json')
+    t.equal(json.status, 200, 'GET /reference/json')
+    const document = json.json
+    await assertValidOpenApi30(t, document)
+    assertNoSecret(t, json.text, MASTER_KEY, '/reference/json')
+    assertNoSecret(t, (await served.get('/reference')).text, MASTER_KEY, '/reference')
+    t.same(document.info, { title: 'Shop', description: 'The shop', version: '3.1.0' })
+    t.same(document.servers, [{ url: 'https://api.example.com/parse' }], 'host, schemes and basePath make the server URL')
+
+    t.test('paths and verbs', async (t) => {
+      const paths = document.paths
+      for (const p of ['/orders/createOrder', '/orders/getOrder', '/orders/setStatus', '/orders/archive', '/orders/protectedPing', '/orders/describedOrder', '/functions/searchLoose', '/functions/postOnly']) {
+        t.ok(paths[p], `${p} is documented`)
+      }
+      t.notOk(paths['/functions/createOrder'], 'a routed function is not repeated at /functions/{name}')
+      t.same(Object.keys(paths['/orders/setStatus']).sort(), ['patch', 'put'])
+      t.same(Object.keys(paths['/orders/archive']).sort(), ['delete', 'get'])
+      t.same(Object.keys(paths['/functions/searchLoose']), ['get'], 'a function without @Route keeps its declared verb')
+      t.same(Object.keys(paths['/functions/postOnly']), ['post'])
+      t.ok(paths['/custom/ping'], 'the application\'s route under the mount is relative to the server URL')
+      t.ok(paths['/status'], 'the application\'s route outside the mount keeps its path…')
+      t.same(paths['/status'].servers, [{ url: 'https://api.example.com' }], '…and its own server root')
+      t.same(paths['/status'].get.tags, ['ops'])
+      t.equal(paths['/status'].get.summary, 'Service status')
+      t.same(paths['/status'].get.responses['200'].content['application/json'].schema.properties.ok, { type: 'boolean' })
+      t.notOk(Object.keys(paths).some((p) => p.startsWith('/reference')), 'the docs\' own routes are hidden')
+    })
+
+    t.test('query parameters for GET, a JSON body for every other verb', async (t) => {
+      const paths = document.paths
+      t.same(paths['/orders/archive'].get.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.type]), [['query', 'before', true, 'string']])
+      t.notOk(paths['/orders/archive'].get.requestBody)
+      t.same(paths['/orders/archive'].delete.requestBody.content['application/json'].schema.required, ['before'])
+      for (const verb of ['put', 'patch']) {
+        const body = paths['/orders/setStatus'][verb].requestBody.content['application/json'].schema
+        t.same(body.properties.status.enum, ['pending', 'paid', 'shipped', 'cancelled'], `${verb}: enum from validation.fields options`)
+        t.same(body.required, ['id', 'status'])
+        t.notOk(paths['/orders/setStatus'][verb].parameters, `${verb} has no query parameters`)
+      }
+      t.same(paths['/functions/searchLoose'].get.parameters.map((p: any) => [p.name, p.schema.type, p.description]), [['q', 'string', 'Words to look for']])
+      t.same(paths['/functions/postOnly'].post.requestBody.content['application/json'].schema, { type: 'object', additionalProperties: true }, 'no fields: an open JSON body')
+      t.same(paths['/orders/createOrder'].post.requestBody.content['application/json'].schema.properties.deliverAfter, { type: 'string', format: 'date-time' })
+    })
+
+    t.test('security per function; the REST API key when restApiKey is true', async (t) => {
+      const withKey = (requirements: object[]) => requirements.map((r) => ({ ...r, restApiKey: [] }))
+      const paths = document.paths
+      t.same(document.security, withKey(APP_ID_ONLY), 'the document default')
+      t.same(Object.keys(document.components.securitySchemes).sort(), ['appId', 'masterKey', 'restApiKey', 'sessionToken'])
+      t.same([document.components.securitySchemes.restApiKey.in, document.components.securitySchemes.restApiKey.name], ['header', 'X-Parse-REST-API-Key'])
+      t.same(paths['/orders/createOrder'].post.security, withKey(SESSION_OR_MASTER), 'requiresAuth')
+      t.same(paths['/orders/getOrder'].get.security, withKey(SESSION_OR_MASTER), 'requireRoles')
+      t.match(paths['/orders/getOrder'].get.description, /Requires one of the roles Admin, Editor\./)
+      t.same(paths['/orders/setStatus'].put.security, withKey(SESSION_OR_MASTER), 'validation.requireUser')
+      t.same(paths['/orders/protectedPing'].post.security, withKey(SESSION_OR_MASTER), '@ProtectedCloudFunction')
+      t.same(paths['/orders/archive'].get.security, withKey(APP_ID_ONLY), 'no declaration: application id only')
+      t.same(paths['/functions/searchLoose'].get.security, withKey(APP_ID_ONLY))
+      t.notOk(paths['/status'].get.security, 'the application\'s own route keeps the document default')
+      for (const { path, method, operation } of operationsOf(document)) {
+        for (const requirement of operation.security ?? []) t.notOk('masterKey' in requirement && Object.keys(requirement).length === 1, `${method} ${path}: the master key alone is never a requirement`)
+      }
+    })
+
+    t.test('the swagger block: summary, description, tags, responses', async (t) => {
+      const operation = document.paths['/orders/describedOrder'].post
+      t.equal(operation.summary, 'Describe an order')
+      t.equal(operation.description, 'Longer words about the order.')
+      t.same(operation.tags, ['Orders', 'Reporting'])
+      t.equal(operation.responses['200'].description, 'The order summary')
+      t.same(operation.responses['200'].content['application/json'].schema.properties.totalCents, { type: 'integer' })
+      t.equal(operation.responses['404'].description, 'No such order')
+      t.equal(document.paths['/orders/createOrder'].post.summary, 'Places an order for the caller.', 'description without a swagger block')
+      t.same(document.paths['/orders/createOrder'].post.tags, ['orders'], 'tag defaults to the @Route prefix')
+    })
+
+    t.test('component schemas: types, required, constraints, Pointer and GeoPoint shapes', async (t) => {
+      const schemas = document.components.schemas
+      t.ok(schemas.Note, 'the example app\'s model')
+      t.ok(schemas.DocsCoupon, 'every @ParseClass')
+      t.notOk(schemas.DocsDraft, 'a class with fields but without @ParseClass is absent')
+      const order = schemas.DocsOrder
+      t.equal(order.description, 'An order in the docs test')
+      t.same(order.required, ['customer', 'totalCents'])
+      t.same(order.properties.customer, {
+        type: 'object',
+        description: 'Who ordered',
+        required: ['__type', 'className', 'objectId'],
+        properties: { __type: { type: 'string', enum: ['Pointer'] }, className: { type: 'string', enum: ['_User'] }, objectId: { type: 'string' } }
+      })
+      t.same(order.properties.coupons.type, 'array')
+      t.same(order.properties.coupons.items.properties.className, { type: 'string', enum: ['DocsCoupon'] })
+      t.same(order.properties.deliverAfter, { type: 'string', format: 'date-time' })
+      t.same(order.properties.dropPoint.required, ['__type', 'latitude', 'longitude'])
+      t.same(order.properties.dropPoint.properties.latitude, { type: 'number', minimum: -90, maximum: 90 })
+      t.same(order.properties.note, { type: 'string', maxLength: 500 })
+      t.same(order.properties.totalCents, { type: 'integer', minimum: 0, description: 'Sum of the lines, in cents' })
+      t.same(order.properties.rating, { type: 'number', minimum: 1, maximum: 5 })
+      t.same(order.properties.status, { type: 'string', enum: ['pending', 'paid', 'shipped', 'cancelled'] })
+      t.same(order.properties.code, { type: 'string', pattern: '^(?:[A-Z]{3}-\\d+)$' })
+      t.same(order.properties.version, { type: 'integer', minimum: 1, description: 'Version for optimistic locking; set by the server', readOnly: true })
+    })
+  })
+
+  t.test('without @fastify/swagger-ui installed', async (t) => {
+    // A child process in which the package cannot be resolved at all (see withoutSwaggerUi).
+    await t.spawn(process.execPath, ['--import=tsx', thisFile], {
+      env: { ...process.env, [CHILD_ROLE]: 'without-ui' },
+      cwd: path.join(here, '..')
+    }, 'the UI path answers 404 and the JSON still serves')
+  })
+}
+
+/** Runs in the child: '@fastify/swagger-ui' fails to resolve exactly as a package that is not installed. */
+async function withoutSwaggerUi (): Promise<void> {
+  const hooks = `export async function resolve (specifier, context, next) {
+    if (specifier === '@fastify/swagger-ui' || specifier.startsWith('@fastify/swagger-ui/')) {
+      const error = new Error("Cannot find package '@fastify/swagger-ui' imported from " + context.parentURL)
+      error.code = 'ERR_MODULE_NOT_FOUND'
+      throw error
+    }
+    return next(specifier, context)
+  }`
+  register(`data:text/javascript,${encodeURIComponent(hooks)}`)
+
+  t.test('without @fastify/swagger-ui', async (t) => {
+    await t.rejects(import('@fastify/swagger-ui' as string), { code: 'ERR_MODULE_NOT_FOUND' }, 'the package does not resolve in this process')
+    const logLines: string[] = []
+    const served = await startExampleApp(t, logLines)
+    const ui = await served.get('/api-docs')
+    t.equal(ui.status, 404, 'GET /api-docs answers 404')
+    const json = await served.get('/api-docs/json')
+    t.equal(json.status, 200, 'GET /api-docs/json still serves the document')
+    await assertValidOpenApi30(t, json.json)
+    t.same(Object.keys(json.json.paths).sort(), FIXTURE_PATHS)
+    assertNoSecret(t, json.text, EXAMPLE_MASTER_KEY, '/api-docs/json')
+    await served.get('/api-docs')
+    const warnings = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40 && /@fastify\/swagger-ui is not installed/.test(entry.msg))
+    t.equal(warnings.length, 1, 'one warning, at boot, however often the path is asked for')
+    t.match(warnings[0]?.msg, /GET \/api-docs \(Swagger UI\) answers 404; the OpenAPI document is served at GET \/api-docs\/json/)
+  })
+}
+
+async function browserCheck (t: Test, origin: string): Promise<void> {
+  const { chromium } = await import('playwright-core')
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'fpk-docs-chromium-'))
+  t.teardown(() => rmSync(userDataDir, { recursive: true, force: true }))
+  const screenshot = path.join(tempDir('fpk-docs-screenshot-'), 'api-docs.png')
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 1400 },
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'
+    ]
+  })
+  try {
+    const page = context.pages()[0] ?? await context.newPage()
+    const response = await page.goto(`${origin}/api-docs`)
+    t.equal(response?.status(), 200, 'the page loads')
+    await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 })
+    const listed = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((node) => node.getAttribute('data-path') ?? node.textContent ?? ''))
+    t.same([...new Set(listed)].sort(), FIXTURE_PATHS, 'every fixture endpoint is listed')
+    t.match(await page.textContent('.info .title'), /fastify-parse-kit example/, 'the title is shown')
+    await page.screenshot({ path: screenshot, fullPage: true })
+    t.ok(existsSync(screenshot), `screenshot saved: ${screenshot}`)
+
+    await page.click('.btn.authorize')
+    await page.waitForSelector('.auth-container', { timeout: 10_000 })
+    const dialog = await page.textContent('.modal-ux') ?? ''
+    t.match(dialog, /X-Parse-Application-Id/, 'the authorize dialog offers the application id header')
+    t.match(dialog, /fastify-parse-kit-example/, '…and shows the configured appId')
+    t.match(dialog, /X-Parse-Session-Token/, 'the session token header')
+    t.notOk(dialog.includes(EXAMPLE_MASTER_KEY), 'the master key value is not shown')
+    await page.screenshot({ path: screenshot.replace(/\.png$/, '-authorize.png') })
+  } finally {
+    await context.close()
+  }
+}
+
+/** Declared only when called, so the example app's first document has none of them. */
+function declareLateModels (): unknown[] {
+  @ParseClass('DocsLateModel')
+  class LateModel extends BaseModel {
+    @ParseField({ type: 'String', description: 'Declared after the first request' }) declare label: string
+  }
+  class NotAModel extends BaseModel {
+    @ParseField({ type: 'String' }) declare label: string
+  }
+  return [LateModel, NotAModel]
+}
+
+function declareShop (): unknown[] {
+  @ParseClass('DocsCoupon')
+  class Coupon extends BaseModel {
+    @ParseField({ type: 'String', required: true }) declare code: string
+  }
+
+  @ParseClass('DocsOrder', { description: 'An order in the docs test' })
+  class Order extends BaseModel {
+    @ParseField({ type: 'Pointer', targetClass: '_User', required: true, description: 'Who ordered' }) declare customer: unknown
+    @ParseField({ type: 'Array', targetClass: 'DocsCoupon' }) declare coupons: unknown[]
+    @ParseField({ type: 'Date' }) declare deliverAfter: Date
+    @ParseField({ type: 'GeoPoint', geo: true }) declare dropPoint: unknown
+    @ParseField({ type: 'String', maxLength: 500 }) declare note: string
+    @ParseField({ type: 'Number', required: true, min: 0, integer: true, description: 'Sum of the lines, in cents' }) declare totalCents: number
+    @ParseField({ type: 'Number', min: 1, max: 5 }) declare rating: number
+    @ParseField({ type: 'String', enum: ['pending', 'paid', 'shipped', 'cancelled'] }) declare status: string
+    @ParseField({ type: 'String', pattern: '[A-Z]{3}-\\d+' }) declare code: string
+    @ParseVersionField() declare version: number
+  }
+
+  class DocsDraft extends BaseModel {
+    @ParseField({ type: 'String' }) declare text: string
+  }
+
+  const statuses = ['pending', 'paid', 'shipped', 'cancelled']
+
+  @Route('orders')
+  class OrderFunctions {
+    @CloudFunction({ methods: ['POST'], requiresAuth: true, description: 'Places an order for the caller.', validation: { fields: { deliverAfter: { type: Date }, note: { type: String } } } })
+    static createOrder () { return { id: 'o1' } }
+
+    @CloudFunction({ methods: ['GET'], requireRoles: ['Admin', 'Editor'], validation: { fields: { id: { type: String, required: true } } } })
+    static getOrder () { return null }
+
+    @CloudFunction({ methods: ['PUT', 'PATCH'], validation: { requireUser: true, fields: { id: { type: String, required: true }, status: { type: String, required: true, options: statuses } } } })
+    static setStatus () { return null }
+
+    @CloudFunction({ methods: ['GET', 'DELETE'], validation: { fields: { before: { type: String, required: true } } } })
+    static archive () { return null }
+
+    @ProtectedCloudFunction()
+    static protectedPing () { return 'pong' }
+
+    @CloudFunction({
+      swagger: {
+        summary: 'Describe an order',
+        description: 'Longer words about the order.',
+        tags: ['Orders', 'Reporting'],
+        responses: {
+          200: { description: 'The order summary', type: 'object', properties: { totalCents: { type: 'integer' } } },
+          404: { description: 'No such order', type: 'object', properties: { code: { type: 'integer' }, error: { type: 'string' } } }
+        }
+      }
+    })
+    static describedOrder () { return { totalCents: 0 } }
+  }
+
+  class LooseFunctions {
+    @CloudFunction({ methods: ['GET'], validation: { fields: { q: { type: String, description: 'Words to look for' } } } })
+    static searchLoose () { return [] }
+
+    @CloudFunction()
+    static postOnly () { return 'ok' }
+  }
+
+  return [Coupon, Order, DocsDraft, OrderFunctions, LooseFunctions]
+}
