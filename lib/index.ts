@@ -35,5 +35,9 @@ export { setupSwagger } from './docs/setup.js'
 export type { SwaggerConfig } from './docs/options.js'
 
 // Transactions
-export { withTransaction, Transactional, inTransaction, type TransactionOptions } from './storage/transaction.js'
+export { withTransaction, Transactional, inTransaction, afterCommit, type TransactionOptions } from './storage/transaction.js'
 export { applyAllIndexes, applyMongoValidators, type IndexReport } from './storage/indexes/apply.js'
+
+// Seeding
+export { SeedReport } from './seed/report.js'
+export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'

@@ -5,6 +5,8 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 export interface TransactionScope {
   /** The storage adapter's own transactional session (pg-promise tx handle, or MongoDB ClientSession). */
   session: unknown
+  /** Work to do once the transaction has committed (never for a rolled-back attempt). */
+  afterCommit: Array<() => unknown>
 }
 
 export const transactionScope = new AsyncLocalStorage<TransactionScope>()

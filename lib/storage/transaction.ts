@@ -66,15 +66,16 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
 async function runOnce<T> (storage: TransactionalAdapter, body: () => Promise<T> | T): Promise<T> {
   await slot()
   try {
-    const session = await storage.createTransactionalSession()
+    const scope = { session: await storage.createTransactionalSession(), afterCommit: [] as Array<() => unknown> }
     let result: T
     try {
-      result = await transactionScope.run({ session }, body)
+      result = await transactionScope.run(scope, body)
     } catch (error) {
-      await storage.abortTransactionalSession(session).catch(() => {})
+      await storage.abortTransactionalSession(scope.session).catch(() => {})
       throw error
     }
-    await storage.commitTransactionalSession(session)
+    await storage.commitTransactionalSession(scope.session)
+    for (const callback of scope.afterCommit) await callback()
     return result
   } finally {
     release()
@@ -102,6 +103,17 @@ function release (): void {
 /** A short, jittered pause so re-runs of colliding transactions do not collide again. */
 function pause (attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt))
+}
+
+/**
+ * Runs `callback` once the surrounding transaction has committed — the place
+ * for side effects that must not repeat (emails, charges), since a body may
+ * re-run. Outside a transaction it runs at once.
+ */
+export async function afterCommit (callback: () => unknown): Promise<void> {
+  const scope = transactionScope.getStore()
+  if (scope) scope.afterCommit.push(callback)
+  else await callback()
 }
 
 /** Runs the decorated method in withTransaction. Place it directly above the method; @CloudFunction may sit above or below. */

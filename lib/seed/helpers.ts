@@ -1,0 +1,86 @@
+// Re-runnable seeding: every helper finds first and creates only what is
+// missing, with the master key, through the Parse SDK — so the same seed code
+// runs inside the server (at boot) and against a running server over REST.
+import Parse from 'parse/node'
+import { implementACL } from '../access/acl.js'
+import type { SeedReport } from './report.js'
+
+const master = { useMasterKey: true } as const
+
+/** Finds roles by name and creates the missing ones (public read, no public write). */
+export async function seedRoles (names: string[], report?: SeedReport): Promise<Map<string, Parse.Role>> {
+  report?.expect('roles')
+  const roles = new Map<string, Parse.Role>()
+  for (const name of names) {
+    let role = await new Parse.Query(Parse.Role).equalTo('name', name).first(master)
+    if (!role) {
+      role = new Parse.Role(name, implementACL({ publicRead: true, publicWrite: false }))
+      await role.save(null, master)
+      report?.add('roles', name)
+    }
+    roles.set(name, role)
+  }
+  return roles
+}
+
+/** Makes every member of `member` count as a member of `container` (once). */
+export async function nestRole (member: Parse.Role, container: Parse.Role): Promise<void> {
+  const already = await container.getRoles().query().equalTo('objectId', member.id).first(master)
+  if (already) return
+  container.getRoles().add(member)
+  await container.save(null, master)
+}
+
+export interface SeedUser { username: string, password: string, email?: string }
+
+/** Finds a user by username, creating it when missing; the password of an existing user is left alone. */
+export async function seedUser (user: SeedUser, report?: SeedReport): Promise<Parse.User> {
+  report?.expect('users')
+  const existing = await new Parse.Query(Parse.User).equalTo('username', user.username).first(master)
+  if (existing) return existing
+  const created = new Parse.User({ username: user.username, password: user.password, ...(user.email ? { email: user.email } : {}) })
+  await created.save(null, master)
+  report?.add('users', user.username)
+  return created
+}
+
+/** Adds users to a role's users relation unless they are in it already. */
+export async function seedMembership (role: Parse.Role, users: Parse.User[]): Promise<void> {
+  const missing: Parse.User[] = []
+  for (const user of users) {
+    const member = await role.getUsers().query().equalTo('objectId', user.id).first(master)
+    if (!member) missing.push(user)
+  }
+  if (missing.length === 0) return
+  role.getUsers().add(missing)
+  await role.save(null, master)
+}
+
+/**
+ * Finds a row by a unique key (e.g. slug, sku, code) and creates it from
+ * `attributes` when missing. `kind` names it in the report.
+ */
+export async function seedRow<T extends Parse.Object> (
+  model: new () => T, key: string, attributes: Record<string, unknown>, kind: string, report?: SeedReport, acl?: Parse.ACL
+): Promise<T> {
+  report?.expect(kind)
+  const value = attributes[key]
+  if (value === undefined) throw new Error(`seedRow: the attributes must include the lookup key "${key}"`)
+  const existing = await new Parse.Query(model).equalTo(key, value as never).first(master)
+  if (existing) return existing
+  const row = new model()
+  row.set(attributes)
+  if (acl) row.setACL(acl)
+  await row.save(null, master)
+  report?.add(kind, String(value))
+  return row
+}
+
+/** SEED_ON_BOOT: "true"/"1" forces seeding on, "false"/"0" off; unset seeds unless NODE_ENV is production. */
+export function seedOnBoot (env: NodeJS.ProcessEnv = process.env): boolean {
+  const flag = env.SEED_ON_BOOT?.trim().toLowerCase()
+  if (flag === 'true' || flag === '1' || flag === 'yes') return true
+  if (flag === 'false' || flag === '0' || flag === 'no') return false
+  if (flag) throw new Error(`SEED_ON_BOOT must be true or false (got "${env.SEED_ON_BOOT}")`)
+  return env.NODE_ENV !== 'production'
+}
