@@ -1,0 +1,206 @@
+// The example shop against the real server: order flow, status machine, seeding.
+import t from 'tap'
+import path from 'node:path'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import Parse from 'parse/node'
+import { addUsersToRole, CONFLICT } from '../lib/index.js'
+import { runSeed } from '../fixtures/seed.js'
+import { sentNotifications } from '../fixtures/notifications.js'
+import { Product } from '../fixtures/models/Product.js'
+import { Order } from '../fixtures/models/Order.js'
+import { APP_ID, MASTER_KEY, appHeaders, startKit } from './helpers/kit.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const fixtures = path.join(here, '..', 'fixtures')
+const master = { useMasterKey: true }
+
+t.test('the example shop', async (t) => {
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })
+  const as = (token?: string) => token ? { ...appHeaders, 'x-parse-session-token': token } : appHeaders
+  const post = (url: string, body: unknown, token?: string) => kit.request('POST', `/parse${url}`, { headers: as(token), body })
+  const get = (url: string, token?: string) => kit.request('GET', `/parse${url}`, { headers: as(token) })
+
+  t.test('seeding twice creates nothing the second time, and says so', async (t) => {
+    const lines: string[] = []
+    const first = await runSeed({ sampleData: true, log: (line) => lines.push(line), warn: () => {} })
+    t.same(first.report.createdOf('roles'), ['SuperAdmin', 'Admin', 'Editor'])
+    t.same(first.report.createdOf('users'), ['admin', 'demo'])
+    t.same(first.report.createdOf('notes'), ['welcome', 'draft-ideas'])
+    t.same(first.report.createdOf('products'), ['LAMP-01', 'CHAIR-01', 'MUG-01'])
+    t.match(first.demoToken, /^r:/, 'the demo user logs in (for the ready curl)')
+    const again: string[] = []
+    const second = await runSeed({ sampleData: true, log: (line) => again.push(line), warn: () => {} })
+    t.equal(second.report.total, 0)
+    t.same(again.filter((line) => line.startsWith('[seed]')), [
+      '[seed] roles created: none (already present)',
+      '[seed] users created: none (already present)',
+      '[seed] notes created: none (already present)',
+      '[seed] products created: none (already present)',
+      '[seed] coupons created: none (already present)'
+    ])
+    const warnings: string[] = []
+    await runSeed({ sampleData: false, log: () => {}, warn: (line) => warnings.push(line) })
+    t.match(warnings.join('\n'), /ADMIN_PASSWORD is empty/, 'the default admin password is warned about on every run')
+  })
+
+  const staff = await kit.signUp('sam')
+  const admin = await kit.signUp('ada')
+  const cara = await kit.signUp('cara')
+  const dan = await kit.signUp('dan')
+  await addUsersToRole('Editor', [staff.id])
+  await addUsersToRole('Admin', [admin.id]) // Admin sits inside Editor: ada is staff through the role graph
+  const products = await new Parse.Query(Product).find(master)
+  const lamp = products.find((p) => p.sku === 'LAMP-01')!
+  const chair = products.find((p) => p.sku === 'CHAIR-01')!
+  const coupon = await new Parse.Query('Coupon').equalTo('code', 'WELCOME10').first(master)
+
+  const place = (token: string, body: Record<string, unknown>) => post('/orders/createOrder', body, token)
+  const newOrder = async (token = cara.token) => {
+    const placed = await place(token, { lines: [{ product: lamp.id, quantity: 1 }] })
+    if (placed.status !== 200) throw new Error(placed.text)
+    return placed.json.id as string
+  }
+  const setStatus = (id: string, status: string, token: string) => post('/orders/setStatus', { id, status }, token)
+
+  t.test('listProducts', async (t) => {
+    const list = await get('/products/listProducts?limit=2')
+    t.equal(list.json.count, 3)
+    t.same(Object.keys(list.json.results[0]).sort(), ['name', 'objectId', 'priceCents', 'sku', 'stock'])
+    t.equal(list.json.results.length, 2)
+  })
+
+  t.test('createOrder: customer from the session, stored prices, coupons, client totals ignored', async (t) => {
+    const noSession = await post('/orders/createOrder', { lines: [{ product: lamp.id, quantity: 1 }] })
+    t.equal(noSession.status, 400)
+    const before = sentNotifications.length
+    const placed = await place(cara.token, {
+      customer: dan.id, totalCents: 1, status: 'shipped', note: 'ring twice', deliverAfter: '2026-12-24T10:00:00.000Z',
+      dropPoint: { latitude: 52.52, longitude: 13.40 }, coupons: [coupon!.id],
+      lines: [{ product: lamp.id, quantity: 2 }, { product: chair.id, quantity: 1 }]
+    })
+    t.equal(placed.status, 200, placed.text)
+    const expected = Math.round((2 * 3900 + 12900) * 0.9)
+    t.same(placed.json, { id: placed.json.id, totalCents: expected, status: 'pending' })
+    const order = await new Parse.Query(Order).include('customer').get(placed.json.id, master)
+    t.equal(order.customer.id, cara.id, 'the customer is the caller, not the body value')
+    t.equal(order.note, 'ring twice')
+    t.equal(order.deliverAfter.toISOString(), '2026-12-24T10:00:00.000Z')
+    t.equal(order.dropPoint.latitude, 52.52)
+    await lamp.fetch(master)
+    t.equal(lamp.stock, 23, 'stock taken')
+    t.equal(lamp.version, 2, 'version-checked save')
+    t.equal(sentNotifications.length, before + 1, 'the notification went out after commit')
+    const read = await get(`/orders/getOrder?id=${placed.json.id}`, cara.token)
+    t.same(read.json.lines.map((line: any) => [line.name, line.quantity, line.unitCents]).sort(), [['Chair', 1, 12900], ['Desk lamp', 2, 3900]])
+    lamp.priceCents = 4500
+    await lamp.save(null, master)
+    const later = await get(`/orders/getOrder?id=${placed.json.id}`, cara.token)
+    t.ok(later.json.lines.every((line: any) => line.unitCents !== 4500), 'line prices are frozen at purchase')
+  })
+
+  t.test('createOrder refuses bad lines, unknown products and short stock, writing nothing', async (t) => {
+    const before = sentNotifications.length
+    const orders = await new Parse.Query(Order).exists('objectId').count(master)
+    for (const quantity of [0, 1.5, -1, '2']) {
+      const bad = await place(cara.token, { lines: [{ product: lamp.id, quantity }] })
+      t.equal(bad.json.code, 142, `quantity ${JSON.stringify(quantity)} → 142`)
+    }
+    const unknown = await place(cara.token, { lines: [{ product: 'nope000000', quantity: 1 }] })
+    t.equal(unknown.status, 404)
+    t.equal(unknown.json.code, 101)
+    await chair.fetch(master)
+    const short = await place(cara.token, { lines: [{ product: lamp.id, quantity: 1 }, { product: chair.id, quantity: chair.stock + 1 }] })
+    t.equal(short.json.code, 142)
+    t.match(short.json.error, /left/)
+    const stock = lamp.stock
+    await lamp.fetch(master)
+    t.equal(lamp.stock, stock, 'no stock was taken')
+    t.equal(await new Parse.Query(Order).exists('objectId').count(master), orders, 'no order was written')
+    t.equal(sentNotifications.length, before, 'and nothing was sent')
+  })
+
+  t.test('a stale save of a product answers CONFLICT', async (t) => {
+    const stale = await new Parse.Query(Product).get(chair.id!, master)
+    await newOrderFor(chair.id!)
+    const outcome = await stale.save({ name: 'Old chair' }, master).then(() => 'saved', (error: Parse.Error) => error.code)
+    t.equal(outcome, CONFLICT)
+  })
+
+  async function newOrderFor (productId: string) {
+    const placed = await place(cara.token, { lines: [{ product: productId, quantity: 1 }] })
+    t.equal(placed.status, 200, placed.text)
+  }
+
+  t.test('getOrder: the customer and staff read it; anyone else gets 101', async (t) => {
+    const id = await newOrder()
+    t.equal((await get(`/orders/getOrder?id=${id}`, cara.token)).json.objectId, id)
+    t.equal((await get(`/orders/getOrder?id=${id}`, staff.token)).json.objectId, id)
+    const other = await get(`/orders/getOrder?id=${id}`, dan.token)
+    t.equal(other.status, 404)
+    t.equal(other.json.code, 101)
+    t.equal((await get('/orders/getOrder?id=doesnotexist', cara.token)).json.code, 101)
+  })
+
+  t.test('the transition table, whoever asks', async (t) => {
+    const allowed: Array<[string, string, string]> = [['pending', 'paid', 'staff'], ['pending', 'cancelled', 'staff'], ['paid', 'shipped', 'staff'], ['paid', 'cancelled', 'staff']]
+    for (const [from, to] of allowed) {
+      const id = await newOrder()
+      if (from === 'paid') t.equal((await setStatus(id, 'paid', staff.token)).status, 200)
+      const moved = await setStatus(id, to, staff.token)
+      t.same(moved.json, { id, status: to }, `${from} → ${to} by staff`)
+    }
+    for (const final of ['shipped', 'cancelled']) {
+      const id = await newOrder()
+      await setStatus(id, 'paid', admin.token)
+      await setStatus(id, final, admin.token)
+      for (const next of ['pending', 'paid', 'shipped', 'cancelled'].filter((s) => s !== final)) {
+        const refused = await setStatus(id, next, admin.token)
+        t.equal(refused.json.code, 142, `${final} → ${next} refused even for an admin`)
+        t.equal(refused.json.error, `An order cannot go from ${final} to ${next}`, 'the message names both states')
+      }
+    }
+    const skip = await setStatus(await newOrder(), 'shipped', staff.token)
+    t.equal(skip.json.error, 'An order cannot go from pending to shipped')
+    const byCustomer = await setStatus(await newOrder(), 'shipped', cara.token)
+    t.equal(byCustomer.json.code, 142, 'the table is checked before roles')
+  })
+
+  t.test('roles: the customer may only cancel a pending order; an Admin passes as staff', async (t) => {
+    const id = await newOrder()
+    const pay = await setStatus(id, 'paid', cara.token)
+    t.equal(pay.json.code, 119, 'a customer cannot pay')
+    t.equal((await setStatus(id, 'paid', admin.token)).json.status, 'paid', 'Admin counts as staff (Admin is inside Editor)')
+    const cancelPaid = await setStatus(id, 'cancelled', cara.token)
+    t.equal(cancelPaid.json.code, 119, 'the customer cannot cancel once paid')
+    const mine = await newOrder()
+    t.same((await setStatus(mine, 'cancelled', cara.token)).json, { id: mine, status: 'cancelled' }, 'the customer cancels a pending order')
+    const theirs = await newOrder(dan.token)
+    t.equal((await setStatus(theirs, 'cancelled', cara.token)).json.code, 101, "someone else's order is not found")
+    const same = await setStatus(id, 'paid', cara.token)
+    t.same(same.json, { id, status: 'paid' }, 're-saving the same status is not a transition')
+  })
+
+  t.test('the ACL is rebuilt on every save', async (t) => {
+    const id = await newOrder()
+    const acl = async () => (await new Parse.Query(Order).get(id, master)).getACL()!.toJSON()
+    t.same(await acl(), { 'role:Admin': { read: true, write: true }, 'role:Editor': { read: true, write: true }, [cara.id]: { read: true, write: true } })
+    await setStatus(id, 'paid', staff.token)
+    t.same((await acl())[cara.id], { read: true }, 'the customer loses write once it is not pending')
+    t.notOk('*' in await acl(), 'no public access')
+    const bare = await new Order({ customer: Parse.User.createWithoutData(dan.id) }).save(null, master)
+    t.equal(bare.status, 'pending', 'a new order without a status becomes pending')
+  })
+
+  t.test('seed:remote runs the same seed over REST against the running server', async (t) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
+      env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY, ADMIN_PASSWORD: 'x' },
+      timeout: 60_000
+    })
+    t.match(stdout, /roles created: none \(already present\)/)
+    t.match(stdout, /demo login refused \(119 .*route restriction/, 'route restriction blocks /login, and the seed carries on')
+    t.match(stdout, /done: 0 created/)
+  })
+
+})
