@@ -16,6 +16,7 @@ import { setupSwagger } from './lib/docs/setup.js'
 import type { DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
+import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -57,11 +58,13 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   })
 
   let parse: ParseHost | undefined
+  let liveQuery: LiveQueryHost | undefined
   let functions: DeclaredFunction[] = []
   try {
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
     const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
+    if (options.liveQuery) overrides.liveQuery = { ...(overrides.liveQuery as object | undefined), classNames: options.liveQuery.classNames }
     const migration = watchMigration(createSchemaConfig({ adminRole: options.adminRole }))
     const directAccess = overrides.directAccess !== false
     if (!directAccess && transactionalDeclared()) {
@@ -106,7 +109,13 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
     // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
     if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
+
+    // 8. LiveQuery subscriptions over WebSocket, on the same HTTP server.
+    if (options.liveQuery) {
+      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides })
+    }
   } catch (error) {
+    await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await database.close()
     throw error
@@ -120,7 +129,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     functions
   })
 
-  // 8. Once listening: the declared indexes and the database-side field constraints.
+  // 9. Once listening: the declared indexes and the database-side field constraints.
   if (options.indexes) {
     fastify.addHook('onListen', async () => {
       await applyAllIndexes(fastify, { log: fastify.log })
@@ -131,6 +140,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     useTransactionalAdapter(undefined)
+    await liveQuery?.shutdown()
     await host.shutdown()
     await database.close()
   })

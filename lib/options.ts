@@ -36,6 +36,8 @@ export interface KitOptions {
   parseServerOptions?: Record<string, unknown>
   /** Create the declared indexes and database constraints once listening. Default true. */
   indexes?: boolean
+  /** Push changes of these classes to LiveQuery subscribers (WebSocket on the same port). */
+  liveQuery?: { classNames: string[] }
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. */
   docs?: SwaggerConfig & { path?: string }
 }
@@ -56,13 +58,14 @@ export interface ResolvedOptions {
   functions: Declarations
   parseServerOptions: Record<string, unknown>
   indexes: boolean
+  liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
   production: boolean
 }
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'docs'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'liveQuery', 'docs'
 ])
 
 export class KitOptionsError extends Error {
@@ -103,6 +106,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     functions: declarations(input, 'functions'),
     parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
     indexes: optionalBoolean(input, 'indexes') ?? true,
+    liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
     production: process.env.NODE_ENV === 'production'
   }
@@ -166,4 +170,13 @@ function docs (value: unknown, mountPath: string): ResolvedOptions['docs'] {
   const { path, ...config } = value as SwaggerConfig & { path?: unknown }
   resolveSwaggerConfig(config, mountPath, fail)
   return { config, path: resolveDocsPath(path, fail) }
+}
+
+function liveQuery (value: unknown): { classNames: string[] } | undefined {
+  if (value === undefined) return undefined
+  const classNames = (value as { classNames?: unknown } | null)?.classNames
+  if (typeof value !== 'object' || value === null || !Array.isArray(classNames) || classNames.length === 0 || !classNames.every(nonEmptyString)) {
+    throw new KitOptionsError('liveQuery', "must be { classNames: ['ClassName', …] }")
+  }
+  return { classNames: classNames as string[] }
 }

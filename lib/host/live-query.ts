@@ -1,0 +1,20 @@
+// Parse's LiveQuery server on Fastify's own HTTP server: clients subscribe
+// over WebSocket; a session token only receives rows it may read.
+import type { FastifyInstance } from 'fastify'
+import { ParseServer } from 'parse-server'
+
+export interface LiveQueryOptions {
+  /** Classes whose changes are pushed to subscribers. */
+  classNames: string[]
+}
+
+export interface LiveQueryHost { shutdown (): Promise<void> }
+
+export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, parseOptions: Record<string, unknown> }): Promise<LiveQueryHost> {
+  const server = await ParseServer.createLiveQueryServer(fastify.server, {
+    appId: settings.appId,
+    masterKey: settings.masterKey,
+    serverURL: settings.serverURL
+  }, settings.parseOptions as never) as unknown as LiveQueryHost
+  return { shutdown: () => server.shutdown() }
+}
