@@ -1,0 +1,225 @@
+// The shape of results/latest.json and its Markdown rendering (results/latest.md).
+import type { ProfileSummary } from './analyze.js'
+import type { MemorySample, ScaleSample } from './shared.js'
+import type { RatioSpec } from './scenarios.js'
+
+export interface RoundSample {
+  reqPerSec: number
+  p50Ms: number
+  p99Ms: number
+  requests: number
+  non2xx: number
+  errors: number
+}
+
+export interface ScenarioResult {
+  key: string
+  label: string
+  title: string
+  request: string
+  credentials: string
+  /** Medians over the rounds. */
+  reqPerSec: number
+  p50Ms: number
+  p99Ms: number
+  non2xx: number
+  errors: number
+  rounds: RoundSample[]
+}
+
+export interface RatioResult extends RatioSpec {
+  /** Median of the per-round ratios. */
+  value: number
+  /** Ratio of the median req/s, for comparison. */
+  ofMedians: number
+  min: number
+  max: number
+  met?: boolean
+  designMet?: boolean
+}
+
+interface ScaleSize {
+  functions: number
+  declaredRoutes: number
+  bootMs: number
+  routeSpanMs: number
+  declareMs: number
+  docsFirstMs: number | null
+  docsSecondMs: number | null
+  docsBytes: number | null
+  rssMB: number
+  heapUsedMB: number
+}
+
+type PerFunction = Array<{ functions: number, msPerFunction: number | null }>
+
+export interface ScaleResult {
+  repeats: number
+  sizes: ScaleSize[]
+  samples: ScaleSample[]
+  growth: {
+    boot: PerFunction
+    routes: PerFunction
+    docs: PerFunction
+    rss: Array<{ functions: number, kbPerFunction: number }>
+    /** The two sizes compared (the largest two). */
+    compared: number[]
+    /** Cost per function at the larger size ÷ at the smaller: about 1 when cost grows linearly, well above 1 when it grows faster. */
+    bootRatio: number | null
+    routesRatio: number | null
+    docsRatio: number | null
+  }
+  docsNote?: string
+  bootProfile?: ProfileSummary
+}
+
+/** A scenario's CPU profile, with the load that ran while it was taken. */
+export interface ScenarioProfile extends ProfileSummary {
+  requests: number
+  reqPerSec: number
+  /** Server main-thread busy time per request (non-idle samples ÷ requests), in µs. */
+  cpuUsPerRequest: number
+  ownerUsPerRequest: Record<string, number>
+}
+
+export interface BenchResults {
+  date: string
+  commit: string
+  environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string }
+  settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
+  server: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, requestsPerListNotes: number }
+  scenarios: ScenarioResult[]
+  ratios: RatioResult[]
+  profiles?: Record<string, ScenarioProfile>
+  scale?: ScaleResult
+  durationSeconds: number
+}
+
+/** Linear growth shows as a per-function cost ratio near 1; this much above 1 counts as faster than linear. */
+const LINEAR_TOLERANCE = 1.5
+
+const fmt = (value: number | null | undefined, digits = 0) => value === null || value === undefined || Number.isNaN(value)
+  ? '–'
+  : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const verdict = (met: boolean | undefined) => met === undefined ? '' : met ? 'met' : '**not met**'
+const cell = (text: string) => text.replace(/\|/g, '\\|')
+
+export function renderMarkdown (results: BenchResults): string {
+  const { environment: env, settings } = results
+  const lines: string[] = []
+  const push = (...more: string[]) => lines.push(...more)
+
+  push('# Benchmark results', '')
+  push(`${results.date} · commit ${results.commit} · Node ${env.node} · ${env.cpus} × ${env.cpuModel} · ${env.memoryGB} GB · whole run ${results.durationSeconds} s`, '')
+  push(`autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.seconds} s per run, ${settings.rounds} interleaved rounds after a ${settings.warmupSeconds} s warm-up per scenario; the **median** round is reported. ` +
+    `${env.note} Load average before/after: ${env.loadAverageBefore.join(', ')} / ${env.loadAverageAfter.join(', ')}. ` +
+    `Embedded PostgreSQL ${settings.fsync ? 'with' : 'without'} fsync. Absolute numbers move with the machine; the ratios are the point.` +
+    (settings.quick ? ' **Quick run (1 s per run): a smoke test, not a measurement.**' : ''), '')
+
+  push('## Throughput and latency', '')
+  push('| # | scenario | request | caller | req/s | p50 ms | p99 ms | req/s by round | non-2xx / errors |')
+  push('|---|---|---|---|---:|---:|---:|---|---|')
+  for (const s of results.scenarios) {
+    const request = s.request.length > 60 ? `${s.request.slice(0, 57)}…` : s.request
+    push(`| ${s.label} | ${cell(s.title)} | \`${cell(request)}\` | ${s.credentials} | ${fmt(s.reqPerSec)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${s.rounds.map((r) => fmt(r.reqPerSec)).join(' · ')} | ${s.non2xx} / ${s.errors} |`)
+  }
+  push('')
+
+  push('## Ratios', '')
+  push('Median of the per-round ratios (the two sides of a ratio ran seconds apart in every round), with the lowest and highest round.', '')
+  push('| ratio | what | value | rounds | issue target | design target (DESIGN.md) |')
+  push('|---|---|---:|---|---|---|')
+  for (const r of results.ratios) {
+    const target = r.target === undefined ? '' : `≥ ${r.target}× ${verdict(r.met)}`
+    const design = r.designTarget === undefined ? '' : `≥ ${r.designTarget}× ${verdict(r.designMet)}`
+    push(`| ${r.key} | ${r.label} | **${fmt(r.value, 2)}×** | ${fmt(r.min, 2)}–${fmt(r.max, 2)} | ${target} | ${design} |`)
+  }
+  push('')
+
+  const scale = results.scale
+  if (scale) {
+    push('## Scale: boot and OpenAPI generation by number of functions', '')
+    push(`Each boot in a fresh process on a warm database cluster (fixture models, N generated functions with validated fields, ${scale.repeats} boot(s) per size, interleaved; medians). ` +
+      '"boot" is `register(kitPlugin)` → `ready()`; "routes" is the span from the first to the last declared route Fastify registered.', '')
+    push('| functions | routes | boot ms | routes ms | first GET /api-docs/json ms | second ms | docs KB | RSS after boot MB | heap MB |')
+    push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for (const size of scale.sizes) {
+      push(`| ${size.functions} | ${size.declaredRoutes} | ${fmt(size.bootMs)} | ${fmt(size.routeSpanMs, 1)} | ${fmt(size.docsFirstMs)} | ${fmt(size.docsSecondMs)} | ${size.docsBytes === null ? '–' : fmt(size.docsBytes / 1024, 0)} | ${fmt(size.rssMB, 1)} | ${fmt(size.heapUsedMB, 1)} |`)
+    }
+    push('')
+    const perFn = (series: PerFunction) => series.map((point) => `${point.functions}: ${fmt(point.msPerFunction, 2)}`).join(' · ')
+    const linear = (ratio: number | null) => ratio === null ? 'not measurable' : ratio <= LINEAR_TOLERANCE ? `${fmt(ratio, 2)} → at most linear` : `${fmt(ratio, 2)} → **faster than linear**`
+    const [smaller, larger] = scale.growth.compared
+    push(`Cost per function above the 0-function boot (ms per function at each size); the last column divides the cost per function at ${larger} by that at ${smaller} (≈ 1 when growth is linear, well above 1 when faster; boot-to-boot noise of some tens of ms blurs the small sizes):`, '')
+    push(`| measure | ms per function | ${larger} vs ${smaller} |`)
+    push('|---|---|---|')
+    push(`| boot | ${perFn(scale.growth.boot)} | ${linear(scale.growth.bootRatio)} |`)
+    push(`| route registration | ${perFn(scale.growth.routes)} | ${linear(scale.growth.routesRatio)} |`)
+    push(`| first OpenAPI document | ${perFn(scale.growth.docs)} | ${linear(scale.growth.docsRatio)} |`)
+    push(`| resident memory | ${scale.growth.rss.map((point) => `${point.functions}: ${fmt(point.kbPerFunction, 1)} KB`).join(' · ')} | |`)
+    push('')
+    push(`Small sizes add only tens of ms to a boot that varies by more than that, so their per-function figures are mostly noise; ` +
+      `to see how growth continues past ${larger}, add a larger size (\`BENCH_SCALE_SIZES=10,100,1000,3000\`).`, '')
+    if (scale.docsNote) push(`Note: ${scale.docsNote}.`, '')
+  }
+
+  push('## Memory', '')
+  push(`Bench server (fixture app + bench endpoints, one process; PostgreSQL's own processes not included): booted in ${fmt(results.server.bootMs)} ms; ` +
+    `RSS ${results.server.memoryAfterBoot.rssMB} MB (heap ${results.server.memoryAfterBoot.heapUsedMB} MB) after boot, ` +
+    `${results.server.memoryAfterLoad.rssMB} MB (heap ${results.server.memoryAfterLoad.heapUsedMB} MB) after the load rounds.`, '')
+
+  if (results.profiles) {
+    const profiles = results.profiles
+    push('## Where the time goes (CPU profiles of the server, one per scenario)', '')
+    push('Each scenario ran once more under the inspector\'s sampling profiler (the numbers above were taken without it). ' +
+      '"busy/req" is the server main thread\'s non-idle time per request; the profiler samples wall-clock time, so on a loaded machine it also counts time spent waiting for a core: compare it within one run only. ' +
+      'Time is charged to its *owner*: the nearest frame of a package or of the project, ' +
+      'so a builtin (JSON.stringify, a hash, a socket write) counts for the code that called it. "kit" is lib/** and plugin.ts. ' +
+      'Profiles: `test/bench/results/profiles/*.cpuprofile` (Chrome DevTools, speedscope); kit frames point at TypeScript lines.', '')
+    push('| # | busy/req µs | kit-owned | kit functions owning most (share of busy time) | busy time by owner |')
+    push('|---|---:|---:|---|---|')
+    for (const s of results.scenarios) {
+      const profile = profiles[s.key]
+      if (!profile) continue
+      const kit = profile.kitOwners.slice(0, 4).map((frame) => `${frame.function} (${frame.location}) ${fmt(frame.ownedPct, 1)}%`).join('; ')
+      const owners = profile.byOwner.slice(0, 5).map((owner) => `${owner.origin} ${fmt(owner.pct, 0)}%`).join(', ')
+      push(`| ${s.label} | ${fmt(profile.cpuUsPerRequest)} | ${fmt(profile.kitOwnedPct, 1)}% | ${cell(kit)} | ${cell(owners)} |`)
+    }
+    push('')
+    push('Side by side, server busy time per request by owner (µs), for the pairs the targets compare:', '')
+    for (const ratio of results.ratios.filter((r) => r.target !== undefined)) {
+      const a = profiles[ratio.over]
+      const b = profiles[ratio.under]
+      if (!a || !b) continue
+      const owners = [...new Set([...Object.keys(a.ownerUsPerRequest), ...Object.keys(b.ownerUsPerRequest)])]
+        .sort((x, y) => Math.max(b.ownerUsPerRequest[y] ?? 0, a.ownerUsPerRequest[y] ?? 0) - Math.max(b.ownerUsPerRequest[x] ?? 0, a.ownerUsPerRequest[x] ?? 0))
+        .slice(0, 8)
+      const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
+      push(`| ${ratio.key} | ${label(ratio.over)} µs/req | ${label(ratio.under)} µs/req | difference |`)
+      push('|---|---:|---:|---:|')
+      push(`| **all** | **${fmt(a.cpuUsPerRequest)}** | **${fmt(b.cpuUsPerRequest)}** | **${fmt(a.cpuUsPerRequest - b.cpuUsPerRequest)}** |`)
+      for (const owner of owners) {
+        const x = a.ownerUsPerRequest[owner] ?? 0
+        const y = b.ownerUsPerRequest[owner] ?? 0
+        push(`| ${owner} | ${fmt(x)} | ${fmt(y)} | ${x - y > 0 ? '+' : ''}${fmt(x - y)} |`)
+      }
+      push('')
+    }
+  }
+  const boot = results.scale?.bootProfile
+  if (boot) {
+    const largest = Math.max(...(results.scale?.sizes.map((size) => size.functions) ?? [0]))
+    push(`### Boot with ${largest} functions`, '')
+    push(`Busy ${fmt(boot.busyMs)} ms under the profiler (boot and the first two docs requests); kit code on the stack ${fmt(boot.kitInclusivePct, 1)}% of it, kit-owned ${fmt(boot.kitOwnedPct, 1)}%. ` +
+      `By owner: ${boot.byOwner.slice(0, 8).map((owner) => `${owner.origin} ${fmt(owner.pct, 0)}%`).join(', ')}.`, '')
+    push('| kit function | location | inclusive ms | inclusive % | self ms |')
+    push('|---|---|---:|---:|---:|')
+    for (const frame of boot.kitFrames.slice(0, 10)) push(`| ${cell(frame.function)} | ${frame.location} | ${fmt(frame.inclusiveMs)} | ${fmt(frame.inclusivePct, 1)} | ${fmt(frame.selfMs, 1)} |`)
+    push('')
+    push('| hottest function (self time) | origin | location | self ms | self % |')
+    push('|---|---|---|---:|---:|')
+    for (const frame of boot.hottest.slice(0, 8)) push(`| ${cell(frame.function)} | ${frame.origin} | ${frame.location} | ${fmt(frame.selfMs)} | ${fmt(frame.selfPct, 1)} |`)
+    push('')
+  }
+  return lines.join('\n') + '\n'
+}

@@ -1,0 +1,396 @@
+// `npm run bench`: every measurement in one run, so that the ratios compare
+// numbers taken on the same machine at the same time.
+//   1. throughput and latency: the server (test/bench/server.ts) in a child
+//      process, autocannon here, interleaved rounds, medians reported;
+//   2. CPU profiles of the same scenarios, one per scenario;
+//   3. scale: boot and OpenAPI time with 0/10/100/1000 generated functions
+//      (test/bench/scale.ts, one child process per boot).
+// Writes results/latest.json and results/latest.md, and prints the table.
+// Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale,
+// --render (only rewrite latest.md from latest.json).
+// Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
+// (10,100,1000), BENCH_FSYNC=1.
+import { fork, execFileSync, type ChildProcess } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import autocannon from 'autocannon'
+import { tempDir } from '../helpers/kit.js'
+import { summariseProfile, type ProfileSummary } from './analyze.js'
+import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
+import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
+import {
+  BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
+  type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
+} from './shared.js'
+
+const args = new Set(process.argv.slice(2))
+const quick = args.has('--quick')
+const settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 4)),
+  rounds: Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3)),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+  warmupSeconds: quick ? 1 : 2,
+  profileSeconds: quick ? 1 : 3,
+  // 0 is the baseline every other size is compared with.
+  scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
+  scaleRepeats: quick ? 1 : 3,
+  profile: !args.has('--no-profile'),
+  scale: !args.has('--no-scale')
+}
+const TSX = ['--import', 'tsx']
+const began = performance.now()
+const loadBefore = os.loadavg()
+
+mkdirSync(RESULTS_DIR, { recursive: true })
+if (!args.has('--render')) rmSync(PROFILES_DIR, { recursive: true, force: true })
+const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${line}\n`)
+
+// ---------------------------------------------------------------- the server
+
+/** A Command without its id (the id is added when it is sent). */
+type CommandBody = Command extends infer C ? C extends unknown ? Omit<C, 'id'> : never : never
+
+class ServerProcess {
+  private nextId = 1
+  private pending = new Map<number, { resolve: (value: unknown) => void, reject: (error: Error) => void }>()
+  readonly ready: Promise<ServerReady>
+  readonly child: ChildProcess
+
+  constructor (logFile: string) {
+    const output = createWriteStream(logFile)
+    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    this.child.stdout!.pipe(output)
+    this.child.stderr!.pipe(output)
+    this.ready = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the bench server did not start within 180 s (see ${logFile})`)), 180_000)
+      this.child.on('message', (message: ServerReady | Reply) => {
+        if ('type' in message && message.type === 'ready') {
+          clearTimeout(timer)
+          resolve(message)
+          return
+        }
+        const reply = message as Reply
+        const waiter = this.pending.get(reply.id)
+        this.pending.delete(reply.id)
+        if (reply.ok) waiter?.resolve(reply.value)
+        else waiter?.reject(new Error(`bench server: ${reply.error}`))
+      })
+      this.child.on('exit', (code, signal) => {
+        clearTimeout(timer)
+        const error = new Error(`the bench server exited (${signal ?? code}); its output is in ${logFile}`)
+        reject(error)
+        for (const waiter of this.pending.values()) waiter.reject(error)
+        this.pending.clear()
+      })
+    })
+    this.ready.catch(() => {})
+  }
+
+  send<T = unknown> (command: CommandBody): Promise<T> {
+    const id = this.nextId++
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
+      this.child.send({ ...command, id })
+    })
+  }
+
+  async close (): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return
+    const exited = new Promise((resolve) => this.child.once('exit', resolve))
+    await this.send({ cmd: 'close' }).catch(() => {})
+    await Promise.race([exited, sleep(30_000).then(() => this.child.kill('SIGTERM'))])
+  }
+}
+
+// ------------------------------------------------------------- load and rounds
+
+interface Origin { origin: string }
+
+async function fire (target: Origin, scenario: Scenario, seconds: number): Promise<RoundSample> {
+  const result = await autocannon({
+    url: target.origin + scenario.path,
+    method: scenario.method,
+    headers: scenario.headers,
+    body: scenario.body,
+    connections: settings.connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10
+  })
+  return {
+    reqPerSec: round(result['2xx'] / result.duration, 0),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts
+  }
+}
+
+async function sanityCheck (target: Origin, scenario: Scenario): Promise<void> {
+  const response = await fetch(target.origin + scenario.path, { method: scenario.method, headers: scenario.headers, body: scenario.body })
+  const text = await response.text()
+  let body: unknown
+  try { body = JSON.parse(text) } catch { body = text }
+  const problem = scenario.check(response.status, body)
+  if (problem) throw new Error(`scenario ${scenario.label} (${scenario.method} ${scenario.path}) ${problem}: ${text.slice(0, 300)}`)
+}
+
+/** One round's running order: the groups in turn, each group's members rotated by round so none always runs first. */
+function roundOrder (all: Scenario[], round: number): Scenario[] {
+  const order: Scenario[] = []
+  for (const group of ['constant', 'roles', 'read', 'write'] as const) {
+    const members = all.filter((scenario) => scenario.group === group)
+    const shift = round % members.length
+    order.push(...members.slice(shift), ...members.slice(0, shift))
+  }
+  return order
+}
+
+async function measureThroughput (server: ServerProcess, ready: ServerReady, all: Scenario[]): Promise<Map<string, RoundSample[]>> {
+  for (const scenario of all) await sanityCheck(ready, scenario)
+  log(`all ${all.length} scenarios answer correctly; warming up (${settings.warmupSeconds} s each)`)
+  for (const scenario of all) {
+    await fire(ready, scenario, settings.warmupSeconds)
+    if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+  }
+  const samples = new Map<string, RoundSample[]>(all.map((scenario) => [scenario.key, []]))
+  for (let r = 0; r < settings.rounds; r++) {
+    for (const scenario of roundOrder(all, r)) {
+      await sleep(250)
+      const sample = await fire(ready, scenario, settings.seconds)
+      samples.get(scenario.key)!.push(sample)
+      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
+    }
+    // Writes grew the Note table: back to the seeded rows before the next round reads it.
+    await server.send({ cmd: 'reset-notes' })
+  }
+  return samples
+}
+
+async function profileScenarios (server: ServerProcess, ready: ServerReady, all: Scenario[]): Promise<Record<string, ScenarioProfile>> {
+  const profiles: Record<string, ScenarioProfile> = {}
+  for (const scenario of all) {
+    const file = path.join(PROFILES_DIR, `${scenario.key}.cpuprofile`)
+    await server.send({ cmd: 'profile-start' })
+    const load = await fire(ready, scenario, settings.profileSeconds)
+    await server.send({ cmd: 'profile-stop', file })
+    if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+    const summary = await summariseProfile(file)
+    const requests = Math.max(1, load.requests)
+    profiles[scenario.key] = {
+      ...summary,
+      requests: load.requests,
+      reqPerSec: load.reqPerSec,
+      cpuUsPerRequest: round(1000 * summary.busyMs / requests),
+      ownerUsPerRequest: Object.fromEntries(summary.byOwner.map((owner) => [owner.origin, round(1000 * owner.ms / requests)]))
+    }
+    log(`profiled ${scenario.label}: server busy ${profiles[scenario.key].cpuUsPerRequest} µs per request, ${summary.kitOwnedPct}% of it in kit code`)
+  }
+  return profiles
+}
+
+function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { scenarios: ScenarioResult[], ratios: RatioResult[] } {
+  const scenarios = all.map((scenario): ScenarioResult => {
+    const rounds = samples.get(scenario.key)!
+    return {
+      key: scenario.key,
+      label: scenario.label,
+      title: scenario.title,
+      request: `${scenario.method} ${scenario.path}`,
+      credentials: scenario.credentials,
+      reqPerSec: median(rounds.map((s) => s.reqPerSec)),
+      p50Ms: median(rounds.map((s) => s.p50Ms)),
+      p99Ms: median(rounds.map((s) => s.p99Ms)),
+      non2xx: rounds.reduce((sum, s) => sum + s.non2xx, 0),
+      errors: rounds.reduce((sum, s) => sum + s.errors, 0),
+      rounds
+    }
+  })
+  const byKey = new Map(scenarios.map((scenario) => [scenario.key, scenario]))
+  const ratios = RATIOS.map((spec): RatioResult => {
+    const over = byKey.get(spec.over)!
+    const under = byKey.get(spec.under)!
+    // Each round's pair ran minutes apart at most: the median of per-round ratios resists drift better than a ratio of medians.
+    const perRound = over.rounds.map((sample, i) => sample.reqPerSec / under.rounds[i].reqPerSec)
+    const value = median(perRound)
+    return {
+      ...spec,
+      value: round(value, 2),
+      ofMedians: round(over.reqPerSec / under.reqPerSec, 2),
+      min: round(Math.min(...perRound), 2),
+      max: round(Math.max(...perRound), 2),
+      met: spec.target === undefined ? undefined : value >= spec.target,
+      designMet: spec.designTarget === undefined ? undefined : value >= spec.designTarget
+    }
+  })
+  return { scenarios, ratios }
+}
+
+// ---------------------------------------------------------------------- scale
+
+function runScaleChild (functions: number, dataDir: string, profileFile?: string): Promise<ScaleSample> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(BENCH_DIR, 'scale.ts'), [String(functions), dataDir, ...(profileFile ? [profileFile] : [])], {
+      cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+    })
+    let output = ''
+    child.stdout!.on('data', (chunk) => { output += chunk })
+    child.stderr!.on('data', (chunk) => { output += chunk })
+    const timer = setTimeout(() => child.kill('SIGTERM'), 180_000)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      const line = output.split('\n').find((text) => text.startsWith(SCALE_RESULT_MARK))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(SCALE_RESULT_MARK.length)) as ScaleSample)
+      else reject(new Error(`scale run with ${functions} functions failed (${signal ?? code}):\n${output.slice(-3000)}`))
+    })
+  })
+}
+
+async function measureScale (): Promise<ScaleResult> {
+  const dir = tempDir('fpk-bench-scale-')
+  const dataDir = path.join(dir, 'postgres')
+  try {
+    log('scale: first boot creates the database cluster (not measured)')
+    await runScaleChild(0, dataDir)
+    const samples: ScaleSample[] = []
+    for (let repeat = 0; repeat < settings.scaleRepeats; repeat++) {
+      const sizes = repeat % 2 === 0 ? settings.scaleSizes : [...settings.scaleSizes].reverse()
+      for (const functions of sizes) {
+        const sample = await runScaleChild(functions, dataDir)
+        samples.push(sample)
+        log(`scale: ${String(functions).padStart(4)} functions  boot ${sample.bootMs.toFixed(0)} ms  routes ${sample.declaredRoutes} in ${sample.routeSpanMs.toFixed(0)} ms  docs ${sample.docsFirstMs === null ? 'n/a' : `${sample.docsFirstMs.toFixed(0)} ms`}  rss ${sample.memory.rssMB} MB`)
+      }
+    }
+    let bootProfile: ProfileSummary | undefined
+    if (settings.profile) {
+      const largest = Math.max(...settings.scaleSizes)
+      const file = path.join(PROFILES_DIR, `boot-${largest}.cpuprofile`)
+      await runScaleChild(largest, dataDir, file)
+      bootProfile = await summariseProfile(file, 12)
+      log(`scale: profiled a boot with ${largest} functions`)
+    }
+    const sizes = settings.scaleSizes.map((functions) => {
+      const mine = samples.filter((sample) => sample.functions === functions)
+      const docs = mine.map((sample) => sample.docsFirstMs).filter((ms): ms is number => ms !== null)
+      return {
+        functions,
+        declaredRoutes: mine[0].declaredRoutes,
+        bootMs: round(median(mine.map((sample) => sample.bootMs))),
+        routeSpanMs: round(median(mine.map((sample) => sample.routeSpanMs)), 1),
+        declareMs: round(median(mine.map((sample) => sample.declareMs)), 1),
+        docsFirstMs: docs.length > 0 ? round(median(docs)) : null,
+        docsSecondMs: docs.length > 0 ? round(median(mine.map((sample) => sample.docsSecondMs ?? NaN))) : null,
+        docsBytes: mine[0].docsBytes,
+        rssMB: round(median(mine.map((sample) => sample.memory.rssMB)), 1),
+        heapUsedMB: round(median(mine.map((sample) => sample.memory.heapUsedMB)), 1)
+      }
+    })
+    const docsNote = samples.find((sample) => sample.docsNote)?.docsNote
+    return { repeats: settings.scaleRepeats, sizes, samples, growth: growthOf(sizes), ...(docsNote ? { docsNote } : {}), bootProfile }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Cost per function above the 0-function baseline, and whether 10× the functions costs more than 10× the time. */
+function growthOf (sizes: ScaleResult['sizes']): ScaleResult['growth'] {
+  const base = sizes.find((size) => size.functions === 0)!
+  const measured = sizes.filter((size) => size.functions > 0)
+  const perFunction = (metric: (size: ScaleResult['sizes'][number]) => number | null) => measured.map((size) => {
+    const value = metric(size)
+    const zero = metric(base)
+    return { functions: size.functions, msPerFunction: value === null || zero === null ? null : round((value - zero) / size.functions, 3) }
+  })
+  // The two largest sizes: their per-function costs are the least blurred by boot-to-boot noise.
+  const [smaller, larger] = measured.slice(-2).map((size) => size.functions)
+  const ratio = (series: Array<{ functions: number, msPerFunction: number | null }>) => {
+    const low = series.find((point) => point.functions === smaller)?.msPerFunction
+    const high = series.find((point) => point.functions === larger)?.msPerFunction
+    return low && high && low > 0 ? round(high / low, 2) : null
+  }
+  const boot = perFunction((size) => size.bootMs)
+  const routes = perFunction((size) => size.routeSpanMs)
+  const docs = perFunction((size) => size.docsFirstMs)
+  const rss = measured.map((size) => ({ functions: size.functions, kbPerFunction: round(1024 * (size.rssMB - base.rssMB) / size.functions, 1) }))
+  return { boot, routes, docs, rss, compared: [smaller, larger], bootRatio: ratio(boot), routesRatio: ratio(routes), docsRatio: ratio(docs) }
+}
+
+// ----------------------------------------------------------------------- main
+
+function gitCommit (): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== ''
+    return dirty ? `${commit} (with uncommitted changes)` : commit
+  } catch {
+    return 'unknown'
+  }
+}
+
+async function main (): Promise<void> {
+  log(`settings: ${settings.connections} connections, ${settings.seconds} s per run, ${settings.rounds} interleaved rounds${quick ? ' (quick)' : ''}`)
+  const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
+  let ready: ServerReady
+  let samples: Map<string, RoundSample[]>
+  let profiles: Record<string, ScenarioProfile> | undefined
+  let memoryAfterLoad: MemorySample
+  let all: Scenario[]
+  try {
+    ready = await server.ready
+    log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
+    if (ready.requestsPerListNotes !== 1) throw new Error('the SDK inside handlers goes over HTTP: directAccess is not in effect (DESIGN.md pitfall 8)')
+    all = buildScenarios(ready)
+    samples = await measureThroughput(server, ready, all)
+    memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
+    if (settings.profile) profiles = await profileScenarios(server, ready, all)
+  } finally {
+    await server.close()
+  }
+  const scale = settings.scale ? await measureScale() : undefined
+
+  const { scenarios, ratios } = summarise(all, samples)
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    environment: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      memoryGB: round(os.totalmem() / 2 ** 30, 1),
+      loadAverageBefore: loadBefore.map((value) => round(value, 2)),
+      loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
+      note: `Server, PostgreSQL and load generator share ${os.cpus().length} cores; the load generator is a separate process (autocannon), not the server's event loop.`
+    },
+    settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
+    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes },
+    scenarios,
+    ratios,
+    profiles,
+    scale,
+    durationSeconds: 0
+  }
+  results.durationSeconds = round((performance.now() - began) / 1000)
+  const markdown = renderMarkdown(results)
+  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify(results, null, 2) + '\n')
+  writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
+  process.stdout.write(markdown)
+  log(`done in ${results.durationSeconds} s: ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.md'))} and latest.json`)
+}
+
+/** Rewrites latest.md from latest.json (after a change to the report's layout). */
+function renderOnly (): void {
+  const results = JSON.parse(readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchResults
+  const markdown = renderMarkdown(results)
+  writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
+  process.stdout.write(markdown)
+}
+
+const run = args.has('--render') ? Promise.resolve().then(renderOnly) : main()
+run.catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  process.exitCode = 1
+})

@@ -1,0 +1,134 @@
+// One scale measurement in its own process: N generated functions (classes
+// decorated in a loop), then the time kitPlugin takes to boot with them, the
+// time to the first OpenAPI document, and the resident memory after boot.
+// argv: N dataDir [profileFile]. Prints its ScaleSample as one marked JSON line on stdout.
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { kitPlugin, type KitOptions } from '../../plugin.js'
+import { CloudFunction, Route, type CloudFunctionOptions, type CloudRequest } from '../../lib/index.js'
+import { PhaseProfiler } from './profiler.js'
+import { APP_ID, MASTER_KEY, MOUNT, ROOT, SCALE_RESULT_MARK, memorySample, type ScaleSample } from './shared.js'
+
+const [countArg, dataDir, profileFile] = process.argv.slice(2)
+const count = Number(countArg)
+if (!Number.isInteger(count) || count < 0 || !dataDir) throw new Error('usage: scale.ts N dataDir [profileFile]')
+
+const VERBS: Array<CloudFunctionOptions['methods']> = [['POST'], ['GET'], ['POST', 'PUT']]
+const PER_CLASS = 10
+
+/** N handler methods on ceil(N/10) classes, each under its own @Route prefix, with validated fields like a real resource. */
+function declareFunctions (n: number): Array<abstract new () => unknown> {
+  const classes: Array<abstract new () => unknown> = []
+  for (let c = 0; c * PER_CLASS < n; c++) {
+    const Generated = class {}
+    Object.defineProperty(Generated, 'name', { value: `GeneratedFunctions${c}` })
+    for (let i = c * PER_CLASS; i < Math.min(n, (c + 1) * PER_CLASS); i++) {
+      const name = `generated${i}`
+      Object.defineProperty(Generated, name, {
+        value: (request: CloudRequest) => ({ function: name, params: request.params }),
+        writable: true,
+        configurable: true
+      })
+      CloudFunction({
+        methods: VERBS[i % VERBS.length],
+        description: `Generated function ${i}`,
+        requiresAuth: i % 4 === 0,
+        validation: {
+          fields: {
+            title: { type: String, required: i % 2 === 0, description: 'A title' },
+            count: { type: Number },
+            status: { type: String, options: ['draft', 'published'] }
+          }
+        }
+      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name))
+    }
+    Route(`generated-${c}`)(Generated)
+    classes.push(Generated)
+  }
+  return classes
+}
+
+const declareStart = performance.now()
+const classes = declareFunctions(count)
+const declareMs = performance.now() - declareStart
+
+const baseOptions: KitOptions = {
+  appId: APP_ID,
+  masterKey: MASTER_KEY,
+  mountPath: MOUNT,
+  dataDir,
+  ephemeralDatabase: true,
+  models: path.join(ROOT, 'fixtures', 'models'),
+  functions: classes
+}
+// The docs option (`docs: { title, version }`, served at /api-docs/json) may not exist yet in this checkout.
+const docsOption = { docs: { title: 'fastify-parse-kit bench', version: '0.0.0' } }
+
+const profiler = profileFile ? new PhaseProfiler() : undefined
+
+async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, routeTimes: number[] }> {
+  const app = Fastify({ logger: { level: 'warn' } })
+  const routeTimes: number[] = []
+  const declaredPrefix = `${MOUNT}/generated-`
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(declaredPrefix) || route.url.startsWith(`${MOUNT}/functions/generated`)) routeTimes.push(performance.now())
+  })
+  const options = (withDocs ? { ...baseOptions, ...docsOption } : baseOptions) as KitOptions
+  const started = performance.now()
+  await app.register(kitPlugin, options)
+  await app.ready()
+  return { app, bootMs: performance.now() - started, routeTimes }
+}
+
+function docsUnsupported (error: unknown): boolean {
+  return error instanceof Error && error.name === 'KitOptionsError' && /"docs"/.test(error.message)
+}
+
+await profiler?.start()
+let docsNote: string | undefined
+let booted: Awaited<ReturnType<typeof boot>>
+try {
+  booted = await boot(true)
+} catch (error) {
+  if (!docsUnsupported(error)) throw error
+  // Options are checked before anything starts, so nothing is left running: boot again without docs.
+  docsNote = 'kitPlugin has no `docs` option in this checkout: OpenAPI generation not measured'
+  booted = await boot(false)
+}
+const { app, bootMs, routeTimes } = booted
+const memory = memorySample()
+
+let docsFirstMs: number | null = null
+let docsSecondMs: number | null = null
+let docsBytes: number | null = null
+if (!docsNote) {
+  const first = performance.now()
+  const response = await app.inject({ method: 'GET', url: '/api-docs/json' })
+  docsFirstMs = performance.now() - first
+  if (response.statusCode === 200) {
+    docsBytes = response.body.length
+    const second = performance.now()
+    await app.inject({ method: 'GET', url: '/api-docs/json' })
+    docsSecondMs = performance.now() - second
+  } else {
+    docsFirstMs = null
+    docsNote = `GET /api-docs/json answered ${response.statusCode}: OpenAPI generation not measured`
+  }
+}
+if (profiler && profileFile) await profiler.stop(profileFile)
+await app.close()
+
+const sample: ScaleSample = {
+  functions: count,
+  declaredRoutes: routeTimes.length,
+  declareMs,
+  bootMs,
+  routeSpanMs: routeTimes.length > 1 ? routeTimes[routeTimes.length - 1] - routeTimes[0] : 0,
+  docsFirstMs,
+  docsSecondMs,
+  docsBytes,
+  ...(docsNote ? { docsNote } : {}),
+  memory
+}
+process.stdout.write(`\n${SCALE_RESULT_MARK}${JSON.stringify(sample)}\n`)

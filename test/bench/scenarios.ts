@@ -1,0 +1,114 @@
+// What the benchmark sends: one request shape per scenario, and the check
+// that its answer is right (run once before any load, so a benchmark of an
+// error page cannot pass for a result).
+import { APP_ID, BENCH_CONSTANT, MASTER_KEY, MOUNT, PARSE_FUNCTION, SEEDED_NOTES, WRITE_TITLE, type ServerReady } from './shared.js'
+
+export interface Scenario {
+  /** Stable key used in the JSON results. */
+  key: string
+  /** The issue's numbering: 1, 2, 3, 4, 5, 5', 6, 6' (and extra rows). */
+  label: string
+  title: string
+  /** Scenarios of a group run back to back within a round (their order alternates between rounds). */
+  group: 'constant' | 'roles' | 'read' | 'write'
+  method: 'GET' | 'POST'
+  path: string
+  headers: Record<string, string>
+  body?: string
+  /** What the request carries, in words, for the report. */
+  credentials: string
+  /** Undefined when the answer is right, else what is wrong. */
+  check: (status: number, body: any) => string | undefined // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const json = { 'content-type': 'application/json' }
+const app = { 'x-parse-application-id': APP_ID }
+const master = { ...app, 'x-parse-master-key': MASTER_KEY }
+const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+const expect = (status: number, wanted: number, ok: boolean, what: string) =>
+  status !== wanted ? `answered ${status}, expected ${wanted}` : ok ? undefined : `unexpected body (${what})`
+
+/** Same find + count as listNotes: newest first, 10 rows, with a constraint so PostgreSQL counts for real. */
+export const REST_QUERY_SAME_WORK = `${MOUNT}/classes/Note?limit=10&order=-createdAt&count=1&where=${encodeURIComponent(JSON.stringify({ objectId: { $exists: true } }))}`
+
+export function scenarios (server: ServerReady): Scenario[] {
+  const session = { ...app, 'x-parse-session-token': server.sessionToken }
+  const noteBody = { title: WRITE_TITLE, body: 'Written by the benchmark.', status: 'published' }
+  const noteACL = { '*': { read: true }, [server.userId]: { read: true, write: true } }
+  const constant = (status: number, body: unknown) => expect(status, 200, sameJSON(body, BENCH_CONSTANT), 'the constant')
+  const wrapped = (status: number, body: unknown) => expect(status, 200, sameJSON(body, { result: BENCH_CONSTANT }), '{result: constant}')
+  const tenRows = (status: number, body: { results?: unknown[], count?: number }) =>
+    expect(status, 200, body?.results?.length === 10 && body.count === SEEDED_NOTES,
+      `expected 10 rows and count ${SEEDED_NOTES}, got ${body?.results?.length} rows and count ${body?.count}`)
+  return [
+    {
+      key: 'bare', label: '1', group: 'constant', title: 'bare Fastify route, constant (ceiling)',
+      method: 'POST', path: '/bench/bare', headers: { ...app, ...json }, body: '{}', credentials: 'app id (ignored)', check: constant
+    },
+    {
+      key: 'declared', label: '2', group: 'constant', title: 'declared endpoint, constant',
+      method: 'POST', path: `${MOUNT}/bench/benchConstant`, headers: { ...app, ...json }, body: '{}', credentials: 'app id', check: constant
+    },
+    {
+      key: 'declaredFunctions', label: '2b', group: 'constant', title: 'declared endpoint at {mount}/functions/{name}, constant',
+      method: 'POST', path: `${MOUNT}/functions/benchConstant`, headers: { ...app, ...json }, body: '{}', credentials: 'app id', check: wrapped
+    },
+    {
+      key: 'parseFunctions', label: '3', group: 'constant', title: 'Parse.Cloud.define via Parse\'s POST /functions (Express mount)',
+      method: 'POST', path: `${MOUNT}/functions/${PARSE_FUNCTION}`, headers: { ...app, ...json }, body: '{}', credentials: 'app id', check: wrapped
+    },
+    {
+      key: 'rolesCached', label: '4', group: 'roles', title: 'declared endpoint, session + requireRoles, role cache on',
+      method: 'POST', path: `${MOUNT}/bench/benchRolesCached`, headers: { ...session, ...json }, body: '{}', credentials: 'session token', check: constant
+    },
+    {
+      key: 'rolesUncached', label: '4 (off)', group: 'roles', title: 'declared endpoint, session + requireRoles, role cache off',
+      method: 'POST', path: `${MOUNT}/bench/benchRolesUncached`, headers: { ...session, ...json }, body: '{}', credentials: 'session token', check: constant
+    },
+    {
+      key: 'listNotes', label: '5', group: 'read', title: 'declared listNotes?limit=10 (find 10 + count, SDK in-process)',
+      method: 'GET', path: `${MOUNT}/notes/listNotes?limit=10`, headers: master, credentials: 'master key', check: tenRows
+    },
+    {
+      key: 'restQuery', label: "5'", group: 'read', title: 'Parse REST GET /classes/Note, same find 10 + count',
+      method: 'GET', path: REST_QUERY_SAME_WORK, headers: master, credentials: 'master key', check: tenRows
+    },
+    {
+      key: 'restQueryPlain', label: "5''", group: 'read', title: 'Parse REST GET /classes/Note?limit=10 (no order, no count)',
+      method: 'GET', path: `${MOUNT}/classes/Note?limit=10`, headers: master, credentials: 'master key',
+      check: (status, body) => expect(status, 200, body?.results?.length === 10, '10 rows')
+    },
+    {
+      key: 'createNote', label: '6', group: 'write', title: 'declared createNote (validation, beforeSave, insert)',
+      method: 'POST', path: `${MOUNT}/notes/createNote`, headers: { ...session, ...json }, body: JSON.stringify(noteBody), credentials: 'session token',
+      check: (status, body) => expect(status, 200, typeof body?.objectId === 'string' && typeof body?.slug === 'string', 'a saved note')
+    },
+    {
+      key: 'restCreate', label: "6'", group: 'write', title: 'Parse REST POST /classes/Note, same row and ACL',
+      method: 'POST', path: `${MOUNT}/classes/Note`, headers: { ...master, ...json }, body: JSON.stringify({ ...noteBody, views: 0, ACL: noteACL }), credentials: 'master key',
+      check: (status, body) => expect(status, 201, typeof body?.objectId === 'string', 'an objectId')
+    }
+  ]
+}
+
+export interface RatioSpec {
+  key: string
+  label: string
+  over: string
+  under: string
+  /** The issue's target, if any. */
+  target?: number
+  /** DESIGN.md's stricter target, if any. */
+  designTarget?: number
+}
+
+export const RATIOS: RatioSpec[] = [
+  { key: '2/1', label: 'declared ÷ bare Fastify', over: 'declared', under: 'bare', target: 0.8, designTarget: 0.8 },
+  { key: '2/3', label: 'declared ÷ Parse /functions', over: 'declared', under: 'parseFunctions', target: 3, designTarget: 10 },
+  { key: '2b/3', label: 'declared /functions route ÷ Parse /functions', over: 'declaredFunctions', under: 'parseFunctions' },
+  { key: '4/1', label: 'session + roles (cache on) ÷ bare Fastify', over: 'rolesCached', under: 'bare', designTarget: 0.5 },
+  { key: '4on/4off', label: 'role cache on ÷ off', over: 'rolesCached', under: 'rolesUncached' },
+  { key: "5/5'", label: 'listNotes ÷ Parse REST, same query', over: 'listNotes', under: 'restQuery', target: 1.2, designTarget: 2 },
+  { key: "5/5''", label: 'listNotes ÷ Parse REST plain limit=10', over: 'listNotes', under: 'restQueryPlain' },
+  { key: "6/6'", label: 'createNote ÷ Parse REST create', over: 'createNote', under: 'restCreate', target: 1.2 }
+]

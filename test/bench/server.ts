@@ -1,0 +1,140 @@
+// The benchmark's server process: the fixture application (Note resource and
+// friends) plus the bench-only declarations, a bare Fastify route and a
+// Parse.Cloud.define function, on a fresh embedded PostgreSQL. Seeds a user
+// holding the bench role and the Note rows, checks itself, then tells the
+// runner (its parent, over IPC) where it listens. Runs under `--import tsx`.
+import path from 'node:path'
+import { rmSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import { buildExampleApp } from '../../fixtures/app.js'
+import { freePort } from '../../lib/storage/free-port.js'
+import { addUsersToRole } from '../../lib/index.js'
+import { tempDir } from '../helpers/kit.js'
+import { PhaseProfiler } from './profiler.js'
+import {
+  APP_ID, BENCH_CONSTANT, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
+  memorySample, type Command, type Reply, type ServerReady
+} from './shared.js'
+
+if (!process.send) throw new Error('test/bench/server.ts is started by test/bench/run.ts (it needs an IPC channel)')
+
+const masterHeaders = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY }
+const dir = tempDir('fpk-bench-')
+const port = await freePort()
+const origin = `http://127.0.0.1:${port}`
+
+const started = performance.now()
+const app = await buildExampleApp({
+  fastify: { logger: { level: process.env.BENCH_LOG_LEVEL ?? 'warn' } },
+  kit: {
+    appId: APP_ID,
+    masterKey: MASTER_KEY,
+    mountPath: MOUNT,
+    serverURL: `${origin}${MOUNT}`,
+    dataDir: path.join(dir, 'postgres'),
+    // fsync off unless asked: both sides of every write comparison pay the same, and a VM's fsync is mostly noise.
+    ephemeralDatabase: process.env.BENCH_FSYNC !== '1',
+    functions: [path.join(ROOT, 'fixtures', 'functions'), path.join(BENCH_DIR, 'functions')],
+    parseServerOptions: {
+      // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
+      cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
+        Parse.Cloud.define(PARSE_FUNCTION, () => BENCH_CONSTANT)
+      }
+    }
+  }
+})
+// Scenario 1, the ceiling: a plain Fastify route on the same instance.
+app.post('/bench/bare', async () => BENCH_CONSTANT)
+await app.listen({ port, host: '127.0.0.1' })
+const bootMs = performance.now() - started
+
+async function call (method: string, url: string, body?: unknown, headers: Record<string, string> = masterHeaders): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const init = body === undefined
+    ? { method, headers }
+    : { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }
+  const response = await fetch(origin + url, init)
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`)
+  return text ? JSON.parse(text) : undefined
+}
+
+// A user with a session, holding the bench role.
+const credentials = { username: 'bench-user', password: 'bench-password-1' }
+const user = await call('POST', `${MOUNT}/users`, credentials)
+const login = await call('POST', `${MOUNT}/login`, credentials)
+await addUsersToRole(BENCH_ROLE, [user.objectId as string])
+const noteACL = { '*': { read: true }, [user.objectId]: { read: true, write: true } }
+
+async function seedNotes (): Promise<void> {
+  const requests = Array.from({ length: SEEDED_NOTES }, (_, i) => ({
+    method: 'POST',
+    path: `${MOUNT}/classes/Note`,
+    body: { title: `Seeded note ${i}`, body: 'Seeded by the benchmark.', status: 'published', views: 0, ACL: noteACL }
+  }))
+  const results = await call('POST', `${MOUNT}/batch`, { requests }) as Array<{ success?: unknown, error?: unknown }>
+  const failed = results.filter((result) => !result.success)
+  if (failed.length > 0) throw new Error(`seeding Note failed: ${JSON.stringify(failed[0])}`)
+}
+
+/** Back to exactly the seeded rows, so every round's read scenarios see the same table. */
+async function resetNotes (): Promise<void> {
+  await call('DELETE', `${MOUNT}/purge/Note`)
+  await seedNotes()
+}
+
+/** Pitfall 8: the SDK inside a handler must run in-process. Over HTTP, one listNotes call would make the server see 3 requests. */
+async function requestsPerListNotes (): Promise<number> {
+  let seen = 0
+  const count = () => { seen++ }
+  app.server.on('request', count)
+  try {
+    await call('GET', `${MOUNT}/notes/listNotes?limit=10`)
+  } finally {
+    app.server.off('request', count)
+  }
+  return seen
+}
+
+// The fixture's own seed added a few notes: start from exactly the benchmark's rows.
+await resetNotes()
+const ready: ServerReady = {
+  type: 'ready',
+  origin,
+  sessionToken: login.sessionToken,
+  userId: user.objectId,
+  bootMs,
+  memory: memorySample(),
+  requestsPerListNotes: await requestsPerListNotes()
+}
+
+const profiler = new PhaseProfiler()
+let closing: Promise<void> | undefined
+function close (): Promise<void> {
+  closing ??= app.close().finally(() => rmSync(dir, { recursive: true, force: true }))
+  return closing
+}
+
+async function perform (command: Command): Promise<unknown> {
+  switch (command.cmd) {
+    case 'reset-notes': return resetNotes()
+    case 'profile-start': return profiler.start()
+    case 'profile-stop': return profiler.stop(command.file)
+    case 'memory': return memorySample()
+    case 'close': return close()
+  }
+}
+
+process.on('message', (command: Command) => {
+  perform(command).then(
+    (value) => process.send!({ id: command.id, ok: true, value } satisfies Reply),
+    (error: Error) => process.send!({ id: command.id, ok: false, error: error.stack ?? String(error) } satisfies Reply)
+  ).finally(() => {
+    if (command.cmd === 'close') process.disconnect()
+  })
+})
+// The runner went away without saying so, or Ctrl-C reached the whole group: do not leave PostgreSQL behind.
+const stop = () => { close().finally(() => process.exit(0)) }
+process.on('disconnect', stop)
+process.once('SIGINT', stop)
+process.once('SIGTERM', stop)
+process.send(ready)

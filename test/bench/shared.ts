@@ -1,0 +1,88 @@
+// What the benchmark's processes agree on: credentials, the constant every
+// "constant" endpoint answers, the role the role-checked endpoints require,
+// and the messages the runner and the server exchange over IPC.
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url))
+export const ROOT = path.resolve(BENCH_DIR, '..', '..')
+export const RESULTS_DIR = path.join(BENCH_DIR, 'results')
+export const PROFILES_DIR = path.join(RESULTS_DIR, 'profiles')
+
+export const APP_ID = 'bench-app'
+export const MASTER_KEY = 'bench-master-key'
+export const MOUNT = '/parse'
+
+/** Answered by the bare route, the declared constant endpoint and the Parse.Cloud.define function alike. */
+export const BENCH_CONSTANT = Object.freeze({ ok: true, answer: 42, text: 'constant' })
+
+export const BENCH_ROLE = 'BenchReader'
+/** Name of the Parse.Cloud.define function (not declared: it must fall through to Parse's own /functions route). */
+export const PARSE_FUNCTION = 'benchConstantParse'
+/** Rows the Note table holds at the start of every read scenario. */
+export const SEEDED_NOTES = 100
+/** Title of the notes the write scenarios create (removed between rounds). */
+export const WRITE_TITLE = 'bench write'
+
+/** A request from the runner to the server, answered by a Reply with the same id. */
+export type Command =
+  | { id: number, cmd: 'reset-notes' }
+  | { id: number, cmd: 'profile-start' }
+  | { id: number, cmd: 'profile-stop', file: string }
+  | { id: number, cmd: 'memory' }
+  | { id: number, cmd: 'close' }
+
+export type Reply = { id: number, ok: true, value?: unknown } | { id: number, ok: false, error: string }
+
+export interface MemorySample { rssMB: number, heapUsedMB: number }
+
+/** Sent once by the server when it listens, is seeded and has checked itself. */
+export interface ServerReady {
+  type: 'ready'
+  origin: string
+  sessionToken: string
+  userId: string
+  bootMs: number
+  memory: MemorySample
+  /** Requests the server saw while one listNotes call ran: 1 means the SDK ran in-process (directAccess). */
+  requestsPerListNotes: number
+}
+
+/** One scale measurement (test/bench/scale.ts), printed on a line starting with SCALE_RESULT_MARK. */
+export interface ScaleSample {
+  functions: number
+  /** Routes Fastify registered under the mount for the declared functions (each gets 3–4). */
+  declaredRoutes: number
+  /** Creating and decorating the N functions. */
+  declareMs: number
+  /** register(kitPlugin) → ready(): database, Parse Server, mount, routes, schemas. */
+  bootMs: number
+  /** First to last declared route registered (the part of boot that depends on N before schema compilation). */
+  routeSpanMs: number
+  /** First GET /api-docs/json (the document is built), then a second one; null when the docs option is unavailable. */
+  docsFirstMs: number | null
+  docsSecondMs: number | null
+  docsBytes: number | null
+  docsNote?: string
+  /** Right after ready(), before the docs are built. */
+  memory: MemorySample
+}
+
+export const SCALE_RESULT_MARK = 'BENCH_SCALE_RESULT '
+
+export function memorySample (): MemorySample {
+  const { rss, heapUsed } = process.memoryUsage()
+  return { rssMB: round(rss / 2 ** 20, 1), heapUsedMB: round(heapUsed / 2 ** 20, 1) }
+}
+
+export function round (value: number, digits = 0): number {
+  const scale = 10 ** digits
+  return Math.round(value * scale) / scale
+}
+
+export function median (values: number[]): number {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
