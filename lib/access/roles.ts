@@ -2,7 +2,7 @@
 // relation, and a role inside another role's `roles` relation makes its
 // members count as members of that role too.
 import Parse from 'parse/node'
-import { AuthModule, Config } from '../host/parse-internals.js'
+import { AuthModule, parseConfig } from '../host/parse-internals.js'
 import { implementACL } from './acl.js'
 import { cachedRoles } from './role-cache.js'
 
@@ -19,7 +19,7 @@ export async function getUserRoles (user: Parse.User | string, options: { cacheM
 }
 
 async function loadRoles (id: string): Promise<string[]> {
-  const config = Config.get(Parse.CoreManager.get('APPLICATION_ID'))
+  const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
   if (!config) throw new Error('getUserRoles: Parse Server is not running in this process')
   const auth = new AuthModule.Auth({ config, isMaster: false, user: Parse.User.createWithoutData(id) })
   const roles: string[] = await auth.getUserRoles()

@@ -1,7 +1,7 @@
 // Who is calling: the master key, or the user behind a session token, resolved
 // through Parse Server's own Auth (and its user cache).
 import Parse from 'parse/node'
-import { AuthModule, Config } from '../host/parse-internals.js'
+import { AuthModule, parseConfig } from '../host/parse-internals.js'
 import { secretsEqual, type Credentials } from './credentials.js'
 
 export interface Caller {
@@ -16,7 +16,7 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
   }
   if (!credentials.sessionToken) return { master: false, user: undefined }
   const auth = await AuthModule.getAuthForSessionToken({
-    config: Config.get(appId),
+    config: parseConfig(appId),
     sessionToken: credentials.sessionToken,
     installationId: credentials.installationId
   })

@@ -11,3 +11,20 @@ import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/Mon
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 
 export { AuthModule, Config, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter }
+
+let cached: { appId: string, config: unknown } | undefined
+
+/**
+ * Parse's Config for the kit's own lookups (sessions, roles). Config.get()
+ * builds a new config and database controller on every call, which showed in
+ * profiles; the kit never puts a transaction on this one, so one is kept per
+ * running server (forgotten when a server starts or stops).
+ */
+export function parseConfig (appId: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (cached?.appId !== appId || !cached.config) cached = { appId, config: Config.get(appId) }
+  return cached.config
+}
+
+export function forgetParseConfig (): void {
+  cached = undefined
+}

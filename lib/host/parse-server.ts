@@ -1,6 +1,6 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import { ParseServer } from 'parse-server'
-import { SchemaCache } from './parse-internals.js'
+import { forgetParseConfig, SchemaCache } from './parse-internals.js'
 
 export interface ParseHostOptions {
   appId: string
@@ -60,6 +60,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   }, options.overrides ?? {})
   // Parse caches schemas process-wide; a server started after another (tests, restarts) must not inherit them.
   SchemaCache.default.clear()
+  forgetParseConfig()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   await server.start()
   const app = buildAppLeavingProcessAlone(server)
@@ -71,6 +72,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
       (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
       await server.handleShutdown()
       SchemaCache.default.clear()
+      forgetParseConfig()
     }
   }
 }
