@@ -41,3 +41,4 @@ export { applyAllIndexes, applyMongoValidators, type IndexReport } from './stora
 // Seeding
 export { SeedReport } from './seed/report.js'
 export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'
+export { queryRows, type QueryRowsResult, type QueryCaller } from './model/query-rows.js'

@@ -30,6 +30,8 @@ declare module 'parse-server/lib/Adapters/Cache/SchemaCache.js' {
 declare module 'parse-server/lib/Auth.js' {
   const Auth: {
     Auth: new (options: { config: unknown, isMaster?: boolean, user?: unknown, installationId?: string }) => { getUserRoles (): Promise<string[]>, user?: any, isMaster: boolean }
+    master (config: unknown): unknown
+    nobody (config: unknown): unknown
     getAuthForSessionToken (options: { config: unknown, sessionToken: string, installationId?: string }): Promise<{ user?: any, getUserRoles (): Promise<string[]> }>
   }
   export default Auth
@@ -37,4 +39,12 @@ declare module 'parse-server/lib/Auth.js' {
 declare module 'parse-server/lib/Config.js' {
   const Config: { get (appId: string, mount?: string): any }
   export default Config
+}
+declare module 'parse-server/lib/RestQuery.js' {
+  interface RestQueryFn {
+    (options: { method: string, config: unknown, auth: unknown, className: string, restWhere?: Record<string, unknown>, restOptions?: Record<string, unknown>, context?: Record<string, unknown> }): Promise<{ execute (): Promise<{ results: Array<Record<string, unknown>>, count?: number }> }>
+    Method: { find: string, get: string }
+  }
+  const RestQuery: RestQueryFn
+  export default RestQuery
 }

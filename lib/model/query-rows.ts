@@ -1,0 +1,35 @@
+// queryRows: a Parse.Query run by Parse Server's own query engine in-process,
+// answering plain rows as Parse's REST API would — without turning each row
+// into a Parse.Object and back. The caller's ACLs, class-level permissions,
+// protected fields and find triggers all apply, exactly as on REST.
+import Parse from 'parse/node'
+import { AuthModule, parseConfig, RestQuery } from '../host/parse-internals.js'
+
+export interface QueryRowsResult<Row = Record<string, unknown>> {
+  results: Row[]
+  count?: number
+}
+
+/** Who runs the query: what a handler receives (master key, session user, or nobody). */
+export interface QueryCaller { master: boolean, user?: Parse.User, installationId?: string }
+
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count?: boolean } = {}): Promise<QueryRowsResult<Row>> {
+  const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
+  const auth = caller.master
+    ? AuthModule.master(config)
+    : caller.user
+      ? new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
+      : AuthModule.nobody(config)
+  const { where, ...restOptions } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
+  if (options.count) restOptions.count = 1
+  const rest = await RestQuery({
+    method: RestQuery.Method.find,
+    config,
+    auth,
+    className: query.className,
+    restWhere: where,
+    restOptions,
+    context: {}
+  })
+  return await rest.execute() as QueryRowsResult<Row>
+}
