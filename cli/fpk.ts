@@ -1,0 +1,79 @@
+// fpk: create a fastify-parse-kit project, add resources and models to it,
+// and write assistant instruction files.
+import { Command, CommanderError } from 'commander'
+import { CliError, processIo, type Io } from './context.js'
+import { kitPackage } from './kit.js'
+import { newProject } from './commands/new.js'
+import { generate } from './commands/generate.js'
+import { ai, ASSISTANTS } from './commands/ai.js'
+
+export function buildProgram (io: Io): Command {
+  const program = new Command('fpk')
+  // Set before any subcommand exists: subcommands inherit these settings.
+  program
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride()
+    .showHelpAfterError('(fpk --help lists the commands)')
+    .showSuggestionAfterError(true)
+  program
+    .description('fastify-parse-kit: Parse Server on Fastify, with models and endpoints declared as TypeScript classes')
+    .version(kitPackage().version, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addHelpText('after', [
+      '',
+      'Examples:',
+      '  fpk new my-api                        a project, dependencies installed',
+      '  fpk new my-api -y --no-install --ai=1,6',
+      '  fpk g resource Product                model + createProduct, listProducts, getProduct, updateProduct, deleteProduct',
+      '  fpk g model Tag                       model only',
+      '  fpk ai 1,6                            CLAUDE.md and AGENTS.md'
+    ].join('\n'))
+
+  program.command('new')
+    .description('create a project that boots and serves (installs its dependencies unless --no-install)')
+    .argument('<name>', 'folder and package name, e.g. my-api')
+    .option('-y, --yes', 'accept the defaults without asking')
+    .option('--no-install', 'skip npm install')
+    .option('--ai <targets>', 'assistant files: comma list of 1-6 or names, or none (default 6, AGENTS.md)')
+    .option('--kit <path>', 'depend on a local fastify-parse-kit folder (file: path) instead of the registry')
+    .action((name: string, options: { yes?: boolean, install: boolean, ai?: string, kit?: string }) => newProject(io, name, options))
+
+  const generateCommand = program.command('generate')
+    .alias('g')
+    .description('add files to the project (models and functions are discovered at boot: nothing is registered)')
+  generateCommand.command('resource')
+    .description('a model and a functions file with five endpoints: createX, listXs, getX, updateX, deleteX')
+    .argument('<Name>', 'PascalCase class name, e.g. Product')
+    .option('-f, --force', 'overwrite existing files')
+    .action((name: string, options: { force?: boolean }) => generate(io, 'resource', name, options))
+  generateCommand.command('model')
+    .description('a model file only')
+    .argument('<Name>', 'PascalCase class name, e.g. Tag')
+    .option('-f, --force', 'overwrite an existing file')
+    .action((name: string, options: { force?: boolean }) => generate(io, 'model', name, options))
+
+  program.command('ai')
+    .description('write assistant instruction files about this kit\'s rules and traps')
+    .argument('[targets]', `comma list: ${ASSISTANTS.map((a) => `${a.number} ${a.label}`).join(', ')}, 0 none (default 6)`)
+    .option('-y, --yes', 'accept the default (6) without asking')
+    .option('-f, --force', 'overwrite existing files (they are kept otherwise)')
+    .action((targets: string | undefined, options: { yes?: boolean, force?: boolean }) => ai(io, targets, options))
+
+  return program
+}
+
+/** Runs the command line; resolves to the exit code instead of exiting. */
+export async function main (argv: string[] = process.argv, io: Io = processIo()): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync(argv)
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode // commander has printed its message
+    if (error instanceof CliError) {
+      io.err(`fpk: ${error.message}\n`)
+      return error.exitCode
+    }
+    io.err(`fpk: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`)
+    return 1
+  }
+}

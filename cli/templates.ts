@@ -1,0 +1,76 @@
+// Templates are plain files under cli/templates/ with {{placeholders}}.
+// File names: a leading "_" becomes "." (npm would drop .gitignore, .npmrc and
+// friends from the published package), and a trailing ".tmpl" is removed (so
+// no tool mistakes a template package.json or tsconfig.json for a real one).
+import { existsSync } from 'node:fs'
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CliError } from './context.js'
+
+export const TEMPLATES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'templates')
+
+export type Values = Record<string, string>
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*\}\}/g
+
+/** Replaces every {{name}}; a placeholder without a value is a bug in the template, so it throws. */
+export function render (text: string, values: Values, source = 'template'): string {
+  return text.replace(PLACEHOLDER, (_, name: string) => {
+    const value = values[name]
+    if (value === undefined) throw new Error(`${source}: no value for {{${name}}}`)
+    return value
+  })
+}
+
+export async function renderTemplate (relative: string, values: Values): Promise<string> {
+  const file = path.join(TEMPLATES_DIR, relative)
+  return render(await readFile(file, 'utf8'), values, relative)
+}
+
+/** "_gitignore" → ".gitignore", "package.json.tmpl" → "package.json", per path segment. */
+export function outputName (relative: string): string {
+  return relative.split('/').map((segment) => segment.replace(/^_/, '.').replace(/\.tmpl$/, '')).join('/')
+}
+
+/** Every file under a template folder, as "/"-separated paths relative to it, sorted. */
+export async function templateFiles (folder: string): Promise<string[]> {
+  const root = path.join(TEMPLATES_DIR, folder)
+  const entries = await readdir(root, { withFileTypes: true, recursive: true })
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort()
+}
+
+export interface OutputFile {
+  /** Absolute path. */
+  path: string
+  content: string
+  /** File mode, e.g. 0o600 for secrets. */
+  mode?: number
+}
+
+/**
+ * Writes files that must not exist yet. Every path is checked before anything
+ * is written, so a refusal leaves the project untouched. With `force`,
+ * existing files are overwritten.
+ */
+export async function writeNewFiles (files: OutputFile[], options: { force?: boolean, cwd: string }): Promise<void> {
+  const existing = files.filter((file) => existsSync(file.path))
+  if (existing.length > 0 && !options.force) {
+    const list = existing.map((file) => displayPath(file.path, options.cwd)).join(', ')
+    throw new CliError(`${list} already exist${existing.length === 1 ? 's' : ''}: nothing was written. Use -f to overwrite.`)
+  }
+  for (const file of files) {
+    await mkdir(path.dirname(file.path), { recursive: true })
+    await writeFile(file.path, file.content, { mode: file.mode })
+    if (file.mode !== undefined) await chmod(file.path, file.mode)
+  }
+}
+
+/** A path as the user would type it from `cwd`. */
+export function displayPath (file: string, cwd: string): string {
+  const relative = path.relative(cwd, file)
+  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/')
+}

@@ -1,0 +1,66 @@
+// The application: Fastify with fastify-parse-kit. The kit owns the boot order
+// (models, database, Parse Server, routes, docs; indexes once listening), so
+// this file only says what to load and which switches are on.
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { kitPlugin, seedOnBoot, type KitOptions } from 'fastify-parse-kit'
+import { runSeed } from './seed.js'
+import { mountDashboard } from './dashboard.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '..')
+
+export interface AppOptions {
+  /** Overrides for kitPlugin (tests pass a throwaway data directory). */
+  kit?: KitOptions
+  fastify?: FastifyServerOptions
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The seeded demo user's session token, when seeding ran and could log in. */
+    demoToken: string | undefined
+  }
+}
+
+export async function buildApp (options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(options.fastify ?? { logger: { level: process.env.LOG_LEVEL || 'info' } })
+  const appId = process.env.APP_ID || '{{name}}'
+  await app.register(kitPlugin, {
+    appId,
+    masterKey: process.env.MASTER_KEY || developmentMasterKey(app),
+    dataDir: process.env.DATA_DIR || path.join(root, '.data', 'postgres'),
+    // Every file in these directories is imported at boot: nothing to register.
+    models: path.join(here, 'models'),
+    functions: path.join(here, 'functions'),
+    docs: docsEnabled()
+      ? { title: '{{name}}', version: '0.1.0', appId, path: process.env.DOCS_PATH || '/api-docs' }
+      : undefined,
+    ...options.kit
+  })
+  const production = process.env.NODE_ENV === 'production'
+  const seeded = seedOnBoot()
+    ? await runSeed({ sampleData: !production, log: (line) => app.log.info(line), warn: (line) => app.log.warn(line) })
+    : undefined
+  app.decorate('demoToken', seeded?.demoToken)
+  await mountDashboard(app, { appId, masterKey: app.kit.options.masterKey, serverURL: app.kit.options.serverURL, appName: '{{name}}' })
+  return app
+}
+
+/** DOCS_ENABLED: true/false (also 1/0, yes/no); unset means on unless NODE_ENV=production. */
+function docsEnabled (): boolean {
+  const value = process.env.DOCS_ENABLED?.trim().toLowerCase()
+  if (value === undefined || value === '') return process.env.NODE_ENV !== 'production'
+  if (['true', '1', 'yes', 'on'].includes(value)) return true
+  if (['false', '0', 'no', 'off'].includes(value)) return false
+  throw new Error(`DOCS_ENABLED must be true or false (got ${JSON.stringify(process.env.DOCS_ENABLED)})`)
+}
+
+/** Development only: without MASTER_KEY, a random one for this run (production refuses to boot instead). */
+function developmentMasterKey (app: FastifyInstance): string | undefined {
+  if (process.env.NODE_ENV === 'production') return undefined
+  app.log.warn('MASTER_KEY is not set: using a random master key for this run')
+  return randomBytes(24).toString('base64url')
+}

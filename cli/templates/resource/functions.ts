@@ -1,0 +1,82 @@
+// The {{Name}} resource: five endpoints under {mount}/{{prefix}}/ (the route prefix
+// comes from the class: @Route({{Name}}) → "{{prefix}}"; a method's name is its path).
+import Parse from 'parse/node'
+import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, Route, type CloudRequest } from '{{kit}}'
+import { {{Name}} } from '{{modelImport}}'
+
+/** The fields a client may send; the same list validates create and update and documents them. */
+const {{camelName}}Fields = {
+  name: { type: String, description: 'Display name, at most 200 characters' },
+  description: { type: String }
+}
+const editable = Object.keys({{camelName}}Fields) as Array<keyof typeof {{camelName}}Fields>
+
+@Route({{Name}})
+export class {{Name}}Functions {
+  @CloudFunction({
+    methods: ['POST'],
+    requiresAuth: true,
+    description: 'Creates a {{Name}} owned by the caller; everyone may read it.',
+    validation: { fields: { ...{{camelName}}Fields, name: { ...{{camelName}}Fields.name, required: true } } }
+  })
+  static async {{createMethod}} (request: CloudRequest) {
+    const {{variable}} = {{Name}}.fromParams(request.params)
+    {{variable}}.setACL({{camelName}}ACL(request.user!))
+    return {{variable}}.save(null, asCaller(request))
+  }
+
+  @CloudFunction({
+    methods: ['GET'],
+    description: '{{pluralName}} the caller may read, newest first; filter by name.',
+    validation: { fields: { limit: { type: Number }, name: { type: String } } }
+  })
+  static async {{listMethod}} (request: CloudRequest) {
+    // Query-string values arrive as strings: convert them here.
+    const query = new Parse.Query({{Name}}).descending('createdAt')
+    if (request.params.name) query.equalTo('name', String(request.params.name))
+    const limit = Math.min(Math.max(Number(request.params.limit ?? 100) || 0, 0), MAX_QUERY_LIMIT)
+    // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
+    return queryRows(query.limit(limit), request, { count: true })
+  }
+
+  @CloudFunction({
+    methods: ['GET'],
+    description: 'One {{Name}} by id; 101 when it does not exist or the caller may not read it.',
+    validation: { fields: { id: { type: String, required: true } } }
+  })
+  static async {{getMethod}} (request: CloudRequest) {
+    return new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
+  }
+
+  @CloudFunction({
+    methods: ['POST'],
+    requiresAuth: true,
+    description: 'Changes a {{Name}} the caller may write.',
+    validation: { fields: { id: { type: String, required: true }, ...{{camelName}}Fields } }
+  })
+  static async {{updateMethod}} (request: CloudRequest) {
+    const {{variable}} = await new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
+    const changes = {{Name}}.fromParams(request.params)
+    for (const field of editable) {
+      if (changes.has(field)) {{variable}}.set(field, changes.get(field))
+    }
+    return {{variable}}.save(null, asCaller(request))
+  }
+
+  @CloudFunction({
+    methods: ['POST'],
+    requiresAuth: true,
+    description: 'Deletes a {{Name}} the caller may write.',
+    validation: { fields: { id: { type: String, required: true } } }
+  })
+  static async {{deleteMethod}} (request: CloudRequest) {
+    const {{variable}} = await new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
+    await {{variable}}.destroy(asCaller(request))
+    return { id: {{variable}}.id, deleted: true }
+  }
+}
+
+/** The creator reads and writes; everyone else reads. */
+function {{camelName}}ACL (owner: Parse.User): Parse.ACL {
+  return implementACL({ publicRead: true, owner: [{ user: owner, read: true, write: true }] })
+}

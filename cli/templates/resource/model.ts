@@ -1,0 +1,16 @@
+import Parse from 'parse/node'
+import { BaseModel, BeforeSave, ParseClass, ParseField, validateOrThrow } from '{{kit}}'
+
+// Fields are declared with `declare` (never `name!: string`, which would hide the value).
+// Types: String, Number, Boolean, Date, Object, Array, GeoPoint, Pointer and Relation (with targetClass), File, Bytes, Polygon.
+@ParseClass('{{Name}}', { description: '{{Name}} records' })
+export class {{Name}} extends BaseModel {
+  @ParseField({ type: 'String', required: true, maxLength: 200, description: 'Display name' }) declare name: string
+  @ParseField({ type: 'String', maxLength: 10_000 }) declare description: string
+
+  @BeforeSave()
+  static async beforeSave (request: Parse.Cloud.BeforeSaveRequest<{{Name}}>) {
+    // Runs before every save, on every path: derive fields here, then check the declared rules.
+    validateOrThrow(request.object)
+  }
+}

@@ -1,0 +1,489 @@
+// The fpk command, end to end: the real CLI creates a project in a temporary
+// folder, npm installs it (this kit by file: path, everything else from the npm
+// cache or registry), the project boots on its embedded PostgreSQL and answers
+// real HTTP requests; then resources and models are generated and served, and
+// the project's own `npm test` passes.
+import t from 'tap'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Io } from '../cli/context.js'
+import { main } from '../cli/fpk.js'
+
+const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const BIN = path.join(KIT, 'cli', 'bin.mjs')
+const NPM_LOCK = '/tmp/fpk-npm.lock'
+
+// npm install, two boots and the project's own tests: minutes, not seconds.
+t.setTimeout(9 * 60_000)
+
+/** A folder the OS user postgres can traverse (the embedded database runs as that user under root). */
+function tempDir (prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix))
+  chmodSync(dir, 0o755)
+  return dir
+}
+
+/** The environment a user's shell would have: nothing from npm, tap or this test's own loader. */
+function userEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|TAP|NODE_OPTIONS$|NODE_ENV$|DATABASE_URI$|MONGODB_URI$|KIT_TEST_DATABASE$|TSX_)/i.test(key)) continue
+    env[key] = value
+  }
+  return { ...env, ...extra }
+}
+
+interface Run { code: number | null, stdout: string, stderr: string }
+
+function run (command: string, args: string[], options: { cwd: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? userEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => { stdout += chunk })
+    child.stderr.on('data', (chunk) => { stderr += chunk })
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** The CLI as a user runs it from this checkout: a new process each time. */
+const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd })
+
+/** The same command line, run in this process (the checks that need no separate process stay fast). */
+async function fpkHere (cwd: string, ...args: string[]): Promise<Run> {
+  let stdout = ''
+  let stderr = ''
+  const io: Io = {
+    cwd,
+    out: (text) => { stdout += text },
+    err: (text) => { stderr += text },
+    interactive: false,
+    fancyProgress: false,
+    ask: async () => { throw new Error('no questions in tests') }
+  }
+  const code = await main(['node', 'fpk', ...args], io)
+  return { code, stdout, stderr }
+}
+
+async function freePort (): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+interface Http { status: number, text: string, json: any }
+
+async function http (method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<Http> {
+  const init: RequestInit = { method, headers: { ...headers } }
+  if (body !== undefined) {
+    init.body = JSON.stringify(body)
+    ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
+  }
+  const response = await fetch(url, init)
+  const text = await response.text()
+  let json: unknown
+  try { json = text ? JSON.parse(text) : undefined } catch { json = undefined }
+  return { status: response.status, text, json }
+}
+
+function readEnvFile (file: string): Record<string, string> {
+  const values: Record<string, string> = {}
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const match = /^([A-Z_]+)=(.*)$/.exec(line)
+    if (match) values[match[1]] = match[2]
+  }
+  return values
+}
+
+interface Server {
+  base: string
+  token: string
+  log: () => string
+  stop: () => Promise<void>
+}
+
+/**
+ * The project's `start` script (tsx src/server.ts), run the way npm runs it but
+ * without npm and sh in between, so SIGTERM reaches tsx (which hands it to the
+ * server) and the exit seen here is the server's own. Resolves once the ready
+ * request is printed.
+ */
+async function startServer (dir: string): Promise<Server> {
+  const port = await freePort()
+  const child: ChildProcess = spawn(path.join(dir, 'node_modules', '.bin', 'tsx'), ['src/server.ts'], { cwd: dir, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += chunk })
+  child.stderr!.on('data', (chunk) => { output += chunk })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      if (child.exitCode !== null) return
+      child.kill('SIGTERM')
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())
+      const code = await Promise.race([exited, timeout])
+      if (code === 'timeout') {
+        child.kill('SIGKILL')
+        throw new Error(`the server did not stop within 30 s after SIGTERM:\n${output}`)
+      }
+      if (code !== 0) throw new Error(`the server exited with ${code} after SIGTERM:\n${output}`)
+    })()
+    return stopping
+  }
+  const deadline = Date.now() + 150_000
+  for (;;) {
+    const ready = /is ready at (http:\/\/\S+)/.exec(output)
+    const token = /X-Parse-Session-Token: (r:[0-9a-f]+)/.exec(output)
+    if (ready && token) return { base: ready[1], token: token[1], log: () => output, stop }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop().catch(() => {})
+      throw new Error(`the server did not print a ready request with a session token:\n${output}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+const work = tempDir('fpk-cli-')
+t.teardown(() => rmSync(work, { recursive: true, force: true }))
+const demo = path.join(work, 'demo')
+
+t.test('--version, --help and unknown commands', async (t) => {
+  const version = await fpk(work, '--version')
+  t.equal(version.code, 0)
+  t.equal(version.stdout.trim(), JSON.parse(readFileSync(path.join(KIT, 'package.json'), 'utf8')).version)
+  const help = await fpk(work, '--help')
+  t.equal(help.code, 0)
+  for (const command of ['new', 'generate|g', 'ai']) t.match(help.stdout, command)
+  const generateHelp = await fpkHere(work, 'g', '--help')
+  t.match(generateHelp.stdout, /resource[\s\S]*model/)
+  const unknown = await fpk(work, 'bogus')
+  t.equal(unknown.code, 1)
+  t.match(unknown.stderr, /unknown command 'bogus'/)
+  t.match(unknown.stderr, /fpk --help/)
+  const typo = await fpkHere(work, 'g', 'resorce', 'Product')
+  t.equal(typo.code, 1)
+  t.match(typo.stderr, /Did you mean resource\?/)
+  const missing = await fpkHere(work, 'g', 'resource')
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /missing required argument/)
+})
+
+t.test('fpk new demo -y --no-install writes a project', async (t) => {
+  const created = await fpk(work, 'new', 'demo', '-y', '--no-install')
+  t.equal(created.code, 0, created.stderr)
+  t.match(created.stdout, /Created demo \(\d+ files\)/)
+  const expected = [
+    'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', '.npmrc', 'docker-compose.yml', 'README.md', 'AGENTS.md',
+    'src/app.ts', 'src/server.ts', 'src/roles.ts', 'src/seed.ts', 'src/dashboard.ts', 'src/models/Note.ts', 'src/functions/notes.ts',
+    'test/smoke.test.ts'
+  ]
+  for (const file of expected) t.ok(existsSync(path.join(demo, file)), `${file} exists`)
+  t.notOk(existsSync(path.join(demo, 'CLAUDE.md')), 'the default assistant file is AGENTS.md only')
+  t.notOk(existsSync(path.join(demo, 'node_modules')), '--no-install installs nothing')
+  for (const file of expected) {
+    t.notMatch(readFileSync(path.join(demo, file), 'utf8'), /\{\{/, `${file}: every placeholder filled`)
+  }
+
+  const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
+  t.equal(pkg.name, 'demo')
+  t.equal(pkg.type, 'module')
+  t.match(pkg.dependencies['fastify-parse-kit'], /^file:/, 'run from a checkout: the kit by file: path')
+  t.equal(path.resolve(demo, pkg.dependencies['fastify-parse-kit'].slice('file:'.length)), KIT)
+  t.equal(pkg.dependencies.router, '2.2.0')
+  t.same(pkg.overrides, { router: '2.2.0' })
+  t.match(pkg.scripts, { dev: /tsx watch/, start: /tsx/, test: /tsc --noEmit/ })
+  t.match(readFileSync(path.join(demo, '.npmrc'), 'utf8'), /^install-links=true$/m)
+
+  const tsconfig = JSON.parse(readFileSync(path.join(demo, 'tsconfig.json'), 'utf8'))
+  t.equal(tsconfig.compilerOptions.experimentalDecorators, true)
+  t.equal(tsconfig.compilerOptions.useDefineForClassFields, false)
+
+  const env = readEnvFile(path.join(demo, '.env'))
+  t.match(env.APP_ID, /^demo-[0-9a-f]{24}$/)
+  t.match(env.MASTER_KEY, /^[A-Za-z0-9_-]{43}$/, '256 random bits')
+  t.ok(env.ADMIN_PASSWORD.length >= 16)
+  t.equal(statSync(path.join(demo, '.env')).mode & 0o777, 0o600, '.env is readable by its owner only')
+  t.match(readFileSync(path.join(demo, '.gitignore'), 'utf8'), /^\.env$/m)
+
+  const compose = readFileSync(path.join(demo, 'docker-compose.yml'), 'utf8')
+  t.match(compose, /image: mongo:7/)
+  t.match(compose, /--replSet", "rs0"/)
+  t.match(compose, /rs\.initiate\(/)
+  t.match(compose, /healthcheck:/)
+
+  t.match(readFileSync(path.join(demo, 'AGENTS.md'), 'utf8'), /experimentalDecorators[\s\S]*asCaller\(request\)/)
+
+  const again = await fpkHere(work, 'new', 'other', '-y', '--no-install', '--ai=none')
+  t.equal(again.code, 0, again.stderr)
+  const otherEnv = readEnvFile(path.join(work, 'other', '.env'))
+  t.not(otherEnv.MASTER_KEY, env.MASTER_KEY, 'keys are generated per project')
+  t.not(otherEnv.APP_ID, env.APP_ID)
+  t.notOk(existsSync(path.join(work, 'other', 'AGENTS.md')), '--ai=none writes no assistant file')
+
+  const exists = await fpkHere(work, 'new', 'demo', '-y', '--no-install')
+  t.equal(exists.code, 1)
+  t.match(exists.stderr, /demo already exists and is not empty/)
+  const badName = await fpkHere(work, 'new', 'My App', '-y', '--no-install')
+  t.equal(badName.code, 1)
+  t.match(badName.stderr, /not a usable project name/)
+  const badAi = await fpkHere(work, 'new', 'third', '--ai=9', '--no-install')
+  t.equal(badAi.code, 1)
+  t.match(badAi.stderr, /unknown assistant "9"/)
+  t.notOk(existsSync(path.join(work, 'third')), 'a refused new writes nothing')
+})
+
+t.test('names are checked before anything is written', async (t) => {
+  const refusals: Array<[string[], RegExp]> = [
+    [['g', 'resource', 'product'], /not a PascalCase name[\s\S]*Did you mean Product\?/],
+    [['g', 'resource', 'order-line'], /Did you mean OrderLine\?/],
+    [['g', 'model', '_User'], /reserved: class names starting with "_"/],
+    [['g', 'model', '_Product'], /reserved/],
+    [['g', 'resource', 'User'], /reserved: it stands for Parse Server's built-in _User/],
+    [['g', 'model', 'Role'], /_Role/],
+    [['g', 'model', 'Session'], /_Session/],
+    [['generate', 'model', 'Installation'], /_Installation/],
+    [['g', 'resource', 'Route'], /clash with Route/],
+    [['g', 'resource', 'Object'], /shadow the JavaScript global Object/]
+  ]
+  for (const [args, message] of refusals) {
+    const result = await fpkHere(demo, ...args)
+    t.equal(result.code, 1, args.join(' '))
+    t.match(result.stderr, message, args.join(' '))
+  }
+  t.same(readdirSync(path.join(demo, 'src', 'models')), ['Note.ts'], 'nothing was written')
+})
+
+
+t.test('generation follows the layout a project already has', async (t) => {
+  const project = (name: string, dirs: string[]) => {
+    const dir = path.join(work, 'layouts', name)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, type: 'module' }))
+    for (const sub of dirs) mkdirSync(path.join(dir, sub), { recursive: true })
+    return dir
+  }
+  const fresh = project('fresh', [])
+  const result = await fpkHere(fresh, 'g', 'resource', 'OrderLine')
+  t.equal(result.code, 0, result.stderr)
+  t.ok(existsSync(path.join(fresh, 'models', 'OrderLine.ts')))
+  t.ok(existsSync(path.join(fresh, 'functions', 'order-lines.ts')), 'functions file named by the route prefix the kit derives')
+  t.match(result.stdout, /No models\/functions layout found/)
+  t.match(result.stdout, /POST \/parse\/order-lines\/createOrderLine/)
+  t.match(result.stdout, /GET {2}\/parse\/order-lines\/listOrderLines/)
+  const functions = readFileSync(path.join(fresh, 'functions', 'order-lines.ts'), 'utf8')
+  t.match(functions, /import \{ OrderLine \} from '\.\.\/models\/OrderLine\.js'/)
+  for (const method of ['createOrderLine', 'listOrderLines', 'getOrderLine', 'updateOrderLine', 'deleteOrderLine']) t.match(functions, `static async ${method} (`)
+
+  const withSrc = project('with-src', ['src'])
+  t.equal((await fpkHere(path.join(withSrc, 'src'), 'g', 'model', 'Person')).code, 0, 'run from a subfolder: the project root is found')
+  t.ok(existsSync(path.join(withSrc, 'src', 'models', 'Person.ts')))
+
+  const cloud = project('cloud', ['cloud'])
+  t.equal((await fpkHere(cloud, 'g', 'resource', 'Category')).code, 0)
+  t.ok(existsSync(path.join(cloud, 'cloud', 'models', 'Category.ts')))
+  t.match(readFileSync(path.join(cloud, 'cloud', 'categories.ts'), 'utf8'), /from '\.\/models\/Category\.js'/, 'a per-entity functions file in the cloud-code directory')
+
+  const declared = project('declared', ['models'])
+  writeFileSync(path.join(declared, 'models', 'Catalogue.ts'), "@ParseClass('Widget')\nexport class Widget {}\n")
+  const duplicate = await fpkHere(declared, 'g', 'model', 'Widget')
+  t.equal(duplicate.code, 1)
+  t.match(duplicate.stderr, /class Widget is already declared in .*Catalogue\.ts/)
+
+  const outside = tempDir('fpk-cli-outside-')
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }))
+  const refused = await fpkHere(outside, 'g', 'model', 'Tag')
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /no package\.json in .* or above/)
+})
+
+t.test('new installs with a progress indication, and reports a failed install', async (t) => {
+  const bin = path.join(work, 'fake-npm')
+  mkdirSync(bin, { recursive: true })
+  const calls = path.join(work, 'npm-calls.txt')
+  writeFileSync(path.join(bin, 'npm'), `#!/bin/sh\necho "$PWD $*" >> ${calls}\n[ -n "$FAKE_NPM_FAIL" ] && { echo "npm ERR! simulated failure" >&2; exit 1; }\nexit 0\n`, { mode: 0o755 })
+  const env = (extra: Record<string, string> = {}) => userEnv({ PATH: `${bin}:${process.env.PATH}`, ...extra })
+  const ok = await run(process.execPath, [BIN, 'new', 'installed', '-y'], { cwd: work, env: env() })
+  t.equal(ok.code, 0, ok.stderr)
+  t.match(ok.stderr, /Installing dependencies \(npm install\)/)
+  t.match(ok.stderr, /Installed dependencies in \d+s/)
+  t.equal(readFileSync(calls, 'utf8').trim(), `${path.join(work, 'installed')} install --no-audit --no-fund`)
+  const failed = await run(process.execPath, [BIN, 'new', 'broken', '-y'], { cwd: work, env: env({ FAKE_NPM_FAIL: '1' }) })
+  t.equal(failed.code, 1)
+  t.match(failed.stderr, /npm install failed in .*broken[\s\S]*simulated failure[\s\S]*run npm install there/)
+  t.ok(existsSync(path.join(work, 'broken', 'package.json')), 'the files stay for a manual install')
+})
+
+t.test('the generated project installs, boots and serves its Note endpoints', async (t) => {
+  const flock = spawnSync('flock', ['--version']).status === 0
+  const install = ['npm', 'install', '--prefer-offline', '--no-audit', '--no-fund']
+  const started = Date.now()
+  // Never at the same time as another npm install of this checkout (the file: install builds it).
+  const installed = await run(flock ? 'flock' : install[0], flock ? ['-w', '600', NPM_LOCK, ...install] : install.slice(1), { cwd: demo, timeoutMs: 8 * 60_000 })
+  t.equal(installed.code, 0, `npm install:\n${installed.stdout}\n${installed.stderr}`)
+  t.comment(`npm install took ${Math.round((Date.now() - started) / 1000)} s`)
+  const kit = path.join(demo, 'node_modules', 'fastify-parse-kit')
+  t.ok(existsSync(path.join(kit, 'dist', 'lib', 'index.js')), 'the kit was built and installed as a package')
+  t.notOk(lstatSync(kit).isSymbolicLink(), 'a copy, not a link to the checkout')
+  t.notOk(existsSync(path.join(kit, 'node_modules', 'parse')), 'one Parse SDK, shared by the kit and the project')
+  t.notOk(existsSync(path.join(kit, 'node_modules', 'fastify')), 'one Fastify')
+
+  t.equal(JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.start, 'tsx src/server.ts', 'what startServer runs')
+  const server = await startServer(demo)
+  t.teardown(() => server.stop().catch(() => {}))
+  const { APP_ID: appId } = readEnvFile(path.join(demo, '.env'))
+  const app = { 'x-parse-application-id': appId }
+  const user = { ...app, 'x-parse-session-token': server.token }
+  const url = (route: string) => `${server.base}${route}`
+
+  t.equal((await http('GET', url('/health'), {})).status, 200)
+  t.equal((await http('GET', url('/notes/listNotes'), {})).status, 403, 'the application id is required')
+  const publicList = await http('GET', url('/notes/listNotes?limit=10'), app)
+  t.equal(publicList.status, 200, publicList.text)
+  t.same(publicList.json.results.map((note: { slug: string }) => note.slug), ['welcome'], 'the seeded published note; the draft is private')
+  const demoList = await http('GET', url('/notes/listNotes?limit=10'), user)
+  t.equal(demoList.json.count, 2, 'the demo user also reads its draft')
+
+  t.equal((await http('POST', url('/notes/createNote'), app, { title: 'Anonymous' })).status, 400, 'a write needs a session token')
+  const created = await http('POST', url('/notes/createNote'), user, { title: 'Hello', status: 'published', views: 42 })
+  t.equal(created.status, 200, created.text)
+  t.match(created.json, { title: 'Hello', status: 'published', views: 0, objectId: String, createdAt: String, updatedAt: String, slug: /^hello-/ })
+  const id = created.json.objectId
+  const got = await http('GET', url(`/notes/getNote?id=${id}`), app)
+  t.equal(got.json.title, 'Hello')
+  const updated = await http('POST', url('/notes/updateNote'), user, { id, title: 'Hello again' })
+  t.equal(updated.json.title, 'Hello again', updated.text)
+  t.equal((await http('GET', url('/notes/listNotes?status=published'), app)).json.count, 2)
+  t.same((await http('POST', url('/notes/deleteNote'), user, { id })).json, { id, deleted: true })
+  const gone = await http('GET', url(`/notes/getNote?id=${id}`), app)
+  t.equal(gone.status, 404)
+  t.equal(gone.json.code, 101)
+
+  t.equal((await http('GET', url('/classes/Note'), app)).status, 403, 'Parse REST is closed')
+  const docs = await http('GET', `${new URL(server.base).origin}/api-docs/json`, {})
+  t.equal(docs.status, 200, 'DOCS_ENABLED=true in .env: docs at DOCS_PATH')
+  t.ok(docs.json.paths['/notes/createNote'])
+
+  await server.stop()
+  t.match(server.log(), /SIGTERM: shutting down/)
+  t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
+})
+
+t.test('g resource Product and g model Tag: served after a restart', async (t) => {
+  const resource = await fpk(demo, 'g', 'resource', 'Product')
+  t.equal(resource.code, 0, resource.stderr)
+  t.match(resource.stdout, /created src\/models\/Product\.ts[\s\S]*created src\/functions\/products\.ts/)
+  t.match(resource.stdout, /Nothing to register/)
+  // The installed package's own bin, as `npx fpk` runs it inside the project.
+  const model = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['g', 'model', 'Tag'], { cwd: demo })
+  t.equal(model.code, 0, model.stderr)
+  t.ok(existsSync(path.join(demo, 'src', 'models', 'Tag.ts')))
+  t.notOk(existsSync(path.join(demo, 'src', 'functions', 'tags.ts')), 'a model only')
+
+  const functionsFile = path.join(demo, 'src', 'functions', 'products.ts')
+  const original = readFileSync(functionsFile, 'utf8')
+  writeFileSync(functionsFile, original + '\n// edited by hand\n')
+  const refused = await fpk(demo, 'g', 'resource', 'Product')
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /src\/models\/Product\.ts, src\/functions\/products\.ts already exist: nothing was written\. Use -f to overwrite\./)
+  t.match(readFileSync(functionsFile, 'utf8'), /edited by hand/, 'the refused run left the file alone')
+  const forced = await fpk(demo, 'g', 'resource', 'Product', '-f')
+  t.equal(forced.code, 0, forced.stderr)
+  t.equal(readFileSync(functionsFile, 'utf8'), original, '-f overwrites')
+  t.match(readFileSync(path.join(demo, 'src', 'app.ts'), 'utf8'), /models: path\.join\(here, 'models'\)/, 'no registration file was edited')
+
+  const server = await startServer(demo)
+  t.teardown(() => server.stop().catch(() => {}))
+  const env = readEnvFile(path.join(demo, '.env'))
+  const app = { 'x-parse-application-id': env.APP_ID }
+  const user = { ...app, 'x-parse-session-token': server.token }
+  const master = { ...app, 'x-parse-master-key': env.MASTER_KEY }
+  const url = (route: string) => `${server.base}${route}`
+
+  t.equal((await http('POST', url('/products/createProduct'), app, { name: 'Lamp' })).status, 400, 'a write needs a session token')
+  t.equal((await http('POST', url('/products/createProduct'), user, { description: 'no name' })).status, 400, 'name is required')
+  const created = await http('POST', url('/products/createProduct'), user, { name: 'Lamp', description: 'A desk lamp', priceCents: 5 })
+  t.equal(created.status, 200, created.text)
+  t.match(created.json, { name: 'Lamp', description: 'A desk lamp', objectId: String, createdAt: String, updatedAt: String })
+  t.notOk('priceCents' in created.json, 'undeclared fields are ignored')
+  const id = created.json.objectId
+  await http('POST', url('/products/createProduct'), user, { name: 'Chair' })
+  const list = await http('GET', url('/products/listProducts?limit=10'), app)
+  t.equal(list.status, 200, list.text)
+  t.equal(list.json.count, 2)
+  t.same(list.json.results.map((p: { name: string }) => p.name), ['Chair', 'Lamp'], 'newest first, readable without a token')
+  const filtered = await http('GET', url('/products/listProducts?name=Lamp'), app)
+  t.same(filtered.json.results.map((p: { objectId: string }) => p.objectId), [id])
+  t.equal((await http('GET', url('/products/listProducts?limit=1'), app)).json.results.length, 1)
+  const got = await http('GET', url(`/products/getProduct?id=${id}`), app)
+  t.equal(got.json.name, 'Lamp', got.text)
+  const updated = await http('POST', url('/products/updateProduct'), user, { id, name: 'Brass lamp' })
+  t.equal(updated.status, 200, updated.text)
+  t.equal(updated.json.name, 'Brass lamp')
+  t.equal(updated.json.description, 'A desk lamp', 'fields not sent are kept')
+  t.equal((await http('POST', url('/products/updateProduct'), app, { id, name: 'x' })).status, 400, 'updates need a session token')
+  t.same((await http('POST', url('/products/deleteProduct'), user, { id })).json, { id, deleted: true })
+  t.equal((await http('GET', url(`/products/getProduct?id=${id}`), app)).status, 404)
+
+  const tag = await http('GET', url('/schemas/Tag'), master)
+  t.equal(tag.status, 200, tag.text)
+  t.equal(tag.json.className, 'Tag')
+  t.match(tag.json.fields, { name: { type: 'String' }, description: { type: 'String' } })
+  const docs = await http('GET', `${new URL(server.base).origin}/api-docs/json`, {})
+  t.ok(docs.json.paths['/products/listProducts'], 'the new endpoints are documented')
+  t.ok(docs.json.components.schemas.Tag, 'the new model is documented')
+  await server.stop()
+})
+
+t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
+  const written = await fpk(demo, 'ai', '1,6')
+  t.equal(written.code, 0, written.stderr)
+  t.match(written.stdout, /wrote +CLAUDE\.md/)
+  t.match(written.stdout, /kept +AGENTS\.md \(it exists; -f overwrites it\)/)
+  const claude = readFileSync(path.join(demo, 'CLAUDE.md'), 'utf8')
+  t.match(claude, /^# CLAUDE\.md/)
+  t.match(claude, /src\/models\/<Name>\.ts/, 'the rules name this project\'s directories')
+  writeFileSync(path.join(demo, 'AGENTS.md'), 'mine\n')
+  t.equal((await fpkHere(demo, 'ai', '6', '-y')).code, 0)
+  t.equal(readFileSync(path.join(demo, 'AGENTS.md'), 'utf8'), 'mine\n', 'kept without -f')
+  const forced = await fpkHere(demo, 'ai', 'agents,claude', '-f')
+  t.match(forced.stdout, /replaced AGENTS\.md/)
+  t.match(readFileSync(path.join(demo, 'AGENTS.md'), 'utf8'), /^# AGENTS\.md/)
+
+  const others = path.join(work, 'other')
+  const all = await fpkHere(others, 'ai', '2,3,4,5')
+  t.equal(all.code, 0, all.stderr)
+  t.match(readFileSync(path.join(others, '.cursor', 'rules', 'fastify-parse-kit.mdc'), 'utf8'), /^---\ndescription: [^\n]+\nglobs:\nalwaysApply: true\n---\n/)
+  t.ok(existsSync(path.join(others, '.github', 'copilot-instructions.md')))
+  t.match(readFileSync(path.join(others, '.windsurf', 'rules', 'fastify-parse-kit.md'), 'utf8'), /^---\ntrigger: always_on\n/)
+  t.ok(existsSync(path.join(others, 'GEMINI.md')))
+  const defaults = await fpkHere(others, 'ai', '-y')
+  t.match(defaults.stdout, /wrote +AGENTS\.md/, 'the default is 6')
+  const none = await fpkHere(others, 'ai', '0')
+  t.match(none.stdout, /none chosen/)
+  const bad = await fpkHere(others, 'ai', '7')
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /unknown assistant "7"/)
+  const mixed = await fpkHere(others, 'ai', '0,1')
+  t.equal(mixed.code, 1)
+})
+
+t.test("the generated project's own npm test passes", async (t) => {
+  const result = await run('npm', ['test'], { cwd: demo, timeoutMs: 4 * 60_000 })
+  t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
+  t.match(result.stdout, /# pass 3/)
+  t.match(result.stdout, /# fail 0/)
+})
