@@ -22,7 +22,10 @@ const thisFile = fileURLToPath(import.meta.url)
 const CHILD_ROLE = 'FPK_DOCS_TEST_ROLE'
 const CHROMIUM = '/usr/bin/chromium'
 const EXAMPLE_MASTER_KEY = 'example-master-key-for-the-docs-test-7Qx2'
-const FIXTURE_PATHS = ['/functions/hello', '/notes/createNote', '/notes/deleteNote', '/notes/getNote', '/notes/listNotes', '/notes/updateNote']
+const FIXTURE_PATHS = [
+  '/functions/hello', '/notes/createNote', '/notes/deleteNote', '/notes/getNote', '/notes/listNotes', '/notes/updateNote',
+  '/orders/createOrder', '/orders/getOrder', '/orders/setStatus', '/products/listProducts'
+]
 const SESSION_OR_MASTER = [{ appId: [], sessionToken: [] }, { appId: [], masterKey: [] }]
 const APP_ID_ONLY = [{ appId: [] }]
 
@@ -253,12 +256,12 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
 
     t.test('paths and verbs', async (t) => {
       const paths = document.paths
-      for (const p of ['/orders/createOrder', '/orders/getOrder', '/orders/setStatus', '/orders/archive', '/orders/protectedPing', '/orders/describedOrder', '/functions/searchLoose', '/functions/postOnly']) {
+      for (const p of ['/docs-orders/placeDocsOrder', '/docs-orders/getDocsOrder', '/docs-orders/setDocsStatus', '/docs-orders/archive', '/docs-orders/protectedPing', '/docs-orders/describedOrder', '/functions/searchLoose', '/functions/postOnly']) {
         t.ok(paths[p], `${p} is documented`)
       }
-      t.notOk(paths['/functions/createOrder'], 'a routed function is not repeated at /functions/{name}')
-      t.same(Object.keys(paths['/orders/setStatus']).sort(), ['patch', 'put'])
-      t.same(Object.keys(paths['/orders/archive']).sort(), ['delete', 'get'])
+      t.notOk(paths['/functions/placeDocsOrder'], 'a routed function is not repeated at /functions/{name}')
+      t.same(Object.keys(paths['/docs-orders/setDocsStatus']).sort(), ['patch', 'put'])
+      t.same(Object.keys(paths['/docs-orders/archive']).sort(), ['delete', 'get'])
       t.same(Object.keys(paths['/functions/searchLoose']), ['get'], 'a function without @Route keeps its declared verb')
       t.same(Object.keys(paths['/functions/postOnly']), ['post'])
       t.ok(paths['/custom/ping'], 'the application\'s route under the mount is relative to the server URL')
@@ -272,18 +275,18 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
 
     t.test('query parameters for GET, a JSON body for every other verb', async (t) => {
       const paths = document.paths
-      t.same(paths['/orders/archive'].get.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.type]), [['query', 'before', true, 'string']])
-      t.notOk(paths['/orders/archive'].get.requestBody)
-      t.same(paths['/orders/archive'].delete.requestBody.content['application/json'].schema.required, ['before'])
+      t.same(paths['/docs-orders/archive'].get.parameters.map((p: any) => [p.in, p.name, p.required, p.schema.type]), [['query', 'before', true, 'string']])
+      t.notOk(paths['/docs-orders/archive'].get.requestBody)
+      t.same(paths['/docs-orders/archive'].delete.requestBody.content['application/json'].schema.required, ['before'])
       for (const verb of ['put', 'patch']) {
-        const body = paths['/orders/setStatus'][verb].requestBody.content['application/json'].schema
+        const body = paths['/docs-orders/setDocsStatus'][verb].requestBody.content['application/json'].schema
         t.same(body.properties.status.enum, ['pending', 'paid', 'shipped', 'cancelled'], `${verb}: enum from validation.fields options`)
         t.same(body.required, ['id', 'status'])
-        t.notOk(paths['/orders/setStatus'][verb].parameters, `${verb} has no query parameters`)
+        t.notOk(paths['/docs-orders/setDocsStatus'][verb].parameters, `${verb} has no query parameters`)
       }
       t.same(paths['/functions/searchLoose'].get.parameters.map((p: any) => [p.name, p.schema.type, p.description]), [['q', 'string', 'Words to look for']])
       t.same(paths['/functions/postOnly'].post.requestBody.content['application/json'].schema, { type: 'object', additionalProperties: true }, 'no fields: an open JSON body')
-      t.same(paths['/orders/createOrder'].post.requestBody.content['application/json'].schema.properties.deliverAfter, { type: 'string', format: 'date-time' })
+      t.same(paths['/docs-orders/placeDocsOrder'].post.requestBody.content['application/json'].schema.properties.deliverAfter, { type: 'string', format: 'date-time' })
     })
 
     t.test('security per function; the REST API key when restApiKey is true', async (t) => {
@@ -292,12 +295,12 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.same(document.security, withKey(APP_ID_ONLY), 'the document default')
       t.same(Object.keys(document.components.securitySchemes).sort(), ['appId', 'masterKey', 'restApiKey', 'sessionToken'])
       t.same([document.components.securitySchemes.restApiKey.in, document.components.securitySchemes.restApiKey.name], ['header', 'X-Parse-REST-API-Key'])
-      t.same(paths['/orders/createOrder'].post.security, withKey(SESSION_OR_MASTER), 'requiresAuth')
-      t.same(paths['/orders/getOrder'].get.security, withKey(SESSION_OR_MASTER), 'requireRoles')
-      t.match(paths['/orders/getOrder'].get.description, /Requires one of the roles Admin, Editor\./)
-      t.same(paths['/orders/setStatus'].put.security, withKey(SESSION_OR_MASTER), 'validation.requireUser')
-      t.same(paths['/orders/protectedPing'].post.security, withKey(SESSION_OR_MASTER), '@ProtectedCloudFunction')
-      t.same(paths['/orders/archive'].get.security, withKey(APP_ID_ONLY), 'no declaration: application id only')
+      t.same(paths['/docs-orders/placeDocsOrder'].post.security, withKey(SESSION_OR_MASTER), 'requiresAuth')
+      t.same(paths['/docs-orders/getDocsOrder'].get.security, withKey(SESSION_OR_MASTER), 'requireRoles')
+      t.match(paths['/docs-orders/getDocsOrder'].get.description, /Requires one of the roles Admin, Editor\./)
+      t.same(paths['/docs-orders/setDocsStatus'].put.security, withKey(SESSION_OR_MASTER), 'validation.requireUser')
+      t.same(paths['/docs-orders/protectedPing'].post.security, withKey(SESSION_OR_MASTER), '@ProtectedCloudFunction')
+      t.same(paths['/docs-orders/archive'].get.security, withKey(APP_ID_ONLY), 'no declaration: application id only')
       t.same(paths['/functions/searchLoose'].get.security, withKey(APP_ID_ONLY))
       t.notOk(paths['/status'].get.security, 'the application\'s own route keeps the document default')
       for (const { path, method, operation } of operationsOf(document)) {
@@ -306,15 +309,15 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     })
 
     t.test('the swagger block: summary, description, tags, responses', async (t) => {
-      const operation = document.paths['/orders/describedOrder'].post
+      const operation = document.paths['/docs-orders/describedOrder'].post
       t.equal(operation.summary, 'Describe an order')
       t.equal(operation.description, 'Longer words about the order.')
       t.same(operation.tags, ['Orders', 'Reporting'])
       t.equal(operation.responses['200'].description, 'The order summary')
       t.same(operation.responses['200'].content['application/json'].schema.properties.totalCents, { type: 'integer' })
       t.equal(operation.responses['404'].description, 'No such order')
-      t.equal(document.paths['/orders/createOrder'].post.summary, 'Places an order for the caller.', 'description without a swagger block')
-      t.same(document.paths['/orders/createOrder'].post.tags, ['orders'], 'tag defaults to the @Route prefix')
+      t.equal(document.paths['/docs-orders/placeDocsOrder'].post.summary, 'Places an order for the caller.', 'description without a swagger block')
+      t.same(document.paths['/docs-orders/placeDocsOrder'].post.tags, ['docs-orders'], 'tag defaults to the @Route prefix')
     })
 
     t.test('component schemas: types, required, constraints, Pointer and GeoPoint shapes', async (t) => {
@@ -460,16 +463,16 @@ function declareShop (): unknown[] {
 
   const statuses = ['pending', 'paid', 'shipped', 'cancelled']
 
-  @Route('orders')
+  @Route('docs-orders')
   class OrderFunctions {
     @CloudFunction({ methods: ['POST'], requiresAuth: true, description: 'Places an order for the caller.', validation: { fields: { deliverAfter: { type: Date }, note: { type: String } } } })
-    static createOrder () { return { id: 'o1' } }
+    static placeDocsOrder () { return { id: 'o1' } }
 
     @CloudFunction({ methods: ['GET'], requireRoles: ['Admin', 'Editor'], validation: { fields: { id: { type: String, required: true } } } })
-    static getOrder () { return null }
+    static getDocsOrder () { return null }
 
     @CloudFunction({ methods: ['PUT', 'PATCH'], validation: { requireUser: true, fields: { id: { type: String, required: true }, status: { type: String, required: true, options: statuses } } } })
-    static setStatus () { return null }
+    static setDocsStatus () { return null }
 
     @CloudFunction({ methods: ['GET', 'DELETE'], validation: { fields: { before: { type: String, required: true } } } })
     static archive () { return null }

@@ -1,9 +1,11 @@
-// Declared indexes and constraints, read back from the database's own catalogue.
+// Declared indexes and constraints, read back from the database's own catalogue
+// (pg_indexes / pg_constraint on PostgreSQL, listIndexes / listCollections on MongoDB).
 import t from 'tap'
 import Parse from 'parse/node'
+import type { Db } from 'mongodb'
 import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyMongoValidators, catchError } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
-import { startKit } from './helpers/kit.js'
+import { lane, needsRealMongo, startKit } from './helpers/kit.js'
 
 @ParseClass('Place', {
   compoundIndexes: [
@@ -29,7 +31,7 @@ class Place extends BaseModel {
 
 interface Pg { any (query: string, values?: unknown): Promise<Array<Record<string, any>>>, none (query: string, values?: unknown): Promise<null> }
 
-t.test('indexes and constraints on PostgreSQL', async (t) => {
+if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', async (t) => {
   t.ok(Place)
   await startKit(t, { indexes: false })
   const pg = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
@@ -90,7 +92,7 @@ t.test('indexes and constraints on PostgreSQL', async (t) => {
   })
 })
 
-t.test('kitPlugin applies them once listening', async (t) => {
+if (lane.kind === 'postgres') t.test('kitPlugin applies them once listening', async (t) => {
   await startKit(t)
   const pg = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
   const deadline = Date.now() + 10_000
@@ -104,3 +106,120 @@ t.test('kitPlugin applies them once listening', async (t) => {
   t.ok(names.includes('Place_unique_slug'))
   t.ok(names.includes('Place_title_1_summary_1_text'))
 })
+
+if (lane.kind === 'mongo') mongoTests()
+
+interface IndexInfo { name: string, key: Record<string, unknown>, unique?: boolean, sparse?: boolean, partialFilterExpression?: Record<string, unknown>, expireAfterSeconds?: number, weights?: Record<string, number> }
+
+/** The driver's database under Parse's MongoDB adapter. */
+async function mongoDatabase (): Promise<Db> {
+  const adapter = currentDatabase()!.adapter as unknown as { connect (): Promise<unknown>, database: Db }
+  await adapter.connect()
+  return adapter.database
+}
+
+function mongoTests (): void {
+  t.test('indexes and validators on MongoDB', async (t) => {
+    t.ok(Place)
+    await startKit(t, { indexes: false })
+    const db = await mongoDatabase()
+    const catalogue = async () => new Map((await db.collection('Place').indexes() as IndexInfo[]).map((index) => [index.name, index]))
+    const master = { useMasterKey: true }
+
+    // The stand-in has no dropIndexes command.
+    t.test('a plain index on a field that becomes unique gives way to the unique one', { skip: needsRealMongo() }, async (t) => {
+      await db.collection('Place').createIndex({ slug: 1 }, { name: 'Place_slug_plain' })
+      const reports = await applyAllIndexes()
+      t.same(reports.filter((r) => r.status === 'failed'), [], 'nothing failed')
+      const indexes = await catalogue()
+      t.notOk(indexes.has('Place_slug_plain'), 'the conflicting plain index was dropped first')
+      t.match(indexes.get('Place_slug_1_unique'), { key: { slug: 1 }, unique: true })
+    })
+
+    t.test('applyAllIndexes creates unique, ordered and compound indexes', async (t) => {
+      const reports = await applyAllIndexes()
+      t.same(reports.filter((r) => r.status === 'failed'), [], 'nothing failed')
+      t.same(reports.map((r) => r.name).sort(), [
+        'Place_active_code', 'Place_expiresAt_1_ttl', 'Place_location_1_2dsphere', 'Place_owner_1_createdAt_1',
+        'Place_rank_-1', 'Place_slug_1_unique', 'Place_title_1_summary_1_text'
+      ], 'one report per declared index')
+      const indexes = await catalogue()
+      t.match(indexes.get('Place_slug_1_unique'), { key: { slug: 1 }, unique: true, sparse: true }, 'unique, leaving objects without a slug free')
+      t.same(indexes.get('Place_rank_-1')?.key, { rank: -1 }, 'ordered, descending')
+      t.same(indexes.get('Place_owner_1_createdAt_1')?.key, { _p_owner: 1, _created_at: 1 }, 'compound, on the names Parse stores')
+      t.match(indexes.get('Place_active_code'), { key: { code: 1 }, unique: true, partialFilterExpression: { active: true } }, 'compound unique partial')
+    })
+
+    // The stand-in accepts these indexes into its catalogue but has no geo queries, no $text and no expiry.
+    t.test('geospatial, text and expiring indexes', { skip: needsRealMongo() }, async (t) => {
+      const indexes = await catalogue()
+      t.same(indexes.get('Place_location_1_2dsphere')?.key, { location: '2dsphere' }, 'geospatial')
+      t.equal(indexes.get('Place_expiresAt_1_ttl')?.expireAfterSeconds, 3600, 'expiring after an hour')
+      t.same(indexes.get('Place_expiresAt_1_ttl')?.key, { expiresAt: 1 })
+      const text = indexes.get('Place_title_1_summary_1_text')
+      t.same(text?.key, { _fts: 'text', _ftsx: 1 }, 'text')
+      t.same(text?.weights, { title: 1, summary: 1 }, 'over both fields')
+    })
+
+    t.test('running it again reports what exists and fails nothing', async (t) => {
+      const again = await applyAllIndexes()
+      t.equal(again.length, 7)
+      t.ok(again.every((r) => r.status === 'exists'), JSON.stringify(again.filter((r) => r.status !== 'exists')))
+    })
+
+    t.test('unique indexes hold for saves through Parse', async (t) => {
+      await new Place({ slug: 'the-mill' }).save(null, master)
+      const [error] = await catchError(new Place({ slug: 'the-mill' }).save(null, master))
+      t.equal((error as Parse.Error).code, Parse.Error.DUPLICATE_VALUE)
+      await new Place({ code: 'A', active: false }).save(null, master)
+      await new Place({ code: 'A', active: false }).save(null, master)
+      await new Place({ code: 'A', active: true }).save(null, master)
+      const [partial] = await catchError(new Place({ code: 'A', active: true }).save(null, master))
+      t.equal((partial as Parse.Error).code, Parse.Error.DUPLICATE_VALUE, 'the partial unique index covers active rows only')
+    })
+
+    // The stand-in has no listCollections, create or collMod commands, and no validation.
+    t.test('the database itself refuses writes that bypass the code', { skip: needsRealMongo() }, async (t) => {
+      const reports = await applyMongoValidators()
+      t.same(reports.filter((r) => r.status === 'failed'), [])
+      t.same(reports.map((r) => r.name), ['Place_validator'])
+      const insert = (field: string, value: unknown) =>
+        db.collection<{ _id: string }>('Place').insertOne({ _id: Math.random().toString(36).slice(2, 12), [field]: value })
+          .then(() => 'accepted', (error: { code?: number }) => error.code)
+      t.equal(await insert('status', 'weird'), 121, 'enum')
+      t.equal(await insert('stars', 7), 121, 'max')
+      t.equal(await insert('stars', -1), 121, 'min')
+      t.equal(await insert('stars', 1.5), 121, 'integer')
+      t.equal(await insert('tag', 'TOOLONG'), 121, 'maxLength')
+      t.equal(await insert('tag', 'abc'), 121, 'pattern')
+      t.equal(await insert('status', 'open'), 'accepted', 'a valid document still goes in')
+      t.equal(await insert('stars', null), 'accepted', 'and so does an empty field')
+      const again = await applyMongoValidators()
+      t.same(again.filter((r) => r.status === 'failed'), [], 'applying it again is harmless')
+    })
+  })
+
+  t.test('kitPlugin applies them once listening', async (t) => {
+    await startKit(t)
+    const db = await mongoDatabase()
+    const deadline = Date.now() + 10_000
+    let names: string[] = []
+    while (Date.now() < deadline) {
+      names = (await db.collection('Place').indexes().catch(() => [])).map((index) => index.name!)
+      if (names.includes('Place_slug_1_unique') && names.includes('Place_owner_1_createdAt_1')) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    t.ok(names.includes('Place_slug_1_unique'), names.join(', '))
+    t.ok(names.includes('Place_owner_1_createdAt_1'))
+
+    t.test('and the validator', { skip: needsRealMongo() }, async (t) => {
+      let validator: unknown
+      while (Date.now() < deadline && !validator) {
+        const [info] = await db.listCollections({ name: 'Place' }).toArray() as Array<{ options?: { validator?: unknown } }>
+        validator = info?.options?.validator
+        if (!validator) await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      t.match(validator, { $jsonSchema: { properties: { stars: { maximum: 5 } } } })
+    })
+  })
+}

@@ -11,6 +11,7 @@ import { expectedVersion } from '../lib/storage/version.js'
 class Shipment extends BaseModel {
   @ParseField({ type: 'Pointer', targetClass: '_User' }) declare customer: unknown
   @ParseField({ type: 'GeoPoint', geo: true }) declare drop: unknown
+  @ParseField({ type: 'String', unique: true }) declare trackingCode: string
   @ParseField({ type: 'Date', ttlSeconds: 60 }) declare expiresAt: Date
   @ParseField({ type: 'String', enum: ['new', 'sent'], maxLength: 10, pattern: '[a-z]+' }) declare status: string
   @ParseField({ type: 'Number', min: 0, max: 9, integer: true }) declare weight: number
@@ -25,6 +26,7 @@ t.test('index specs use the names Parse stores fields under', async (t) => {
   const targets = new Map([['customer', '_User']])
   const byKind = Object.fromEntries(specs.map((spec) => [spec.kind, mongoIndex(spec, types, targets)]))
   t.same(byKind.geo, { key: { drop: '2dsphere' }, options: { name: 'Shipment_drop_1_2dsphere' } })
+  t.same(byKind.unique, { key: { trackingCode: 1 }, options: { name: 'Shipment_trackingCode_1_unique', unique: true, sparse: true } }, 'objects without the field do not collide')
   t.same(byKind.ttl, { key: { expiresAt: 1 }, options: { name: 'Shipment_expiresAt_1_ttl', expireAfterSeconds: 60 } })
   t.same(byKind.compound.key, { _p_customer: 1, _created_at: 1 })
   t.same(byKind.compound.options.partialFilterExpression, { _p_customer: '_User$u1', _created_at: { $gte: new Date('2026-01-01T00:00:00.000Z') } })

@@ -5,7 +5,7 @@ import {
   BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, Transactional, withTransaction,
   catchError, CONFLICT, CONFLICT_MESSAGE, inTransaction, type CloudRequest
 } from '../lib/index.js'
-import { appHeaders, startKit } from './helpers/kit.js'
+import { appHeaders, needsRealMongo, startKit } from './helpers/kit.js'
 
 const master = { useMasterKey: true }
 
@@ -44,6 +44,16 @@ class ShopFunctions {
     return { left: item.quantity, inTransaction: inTransaction() }
   }
 
+  // saveAll sends its saves at once: they all join the one transaction.
+  @CloudFunction({ validation: { fields: { tag: { type: String, required: true }, fail: { type: Boolean } } } })
+  @Transactional()
+  static async saveMany (request: CloudRequest) {
+    const entries = Array.from({ length: 10 }, () => new Ledger({ note: `bulk ${request.params.tag}` }))
+    await Parse.Object.saveAll(entries, master)
+    if (request.params.fail) throw new Parse.Error(Parse.Error.VALIDATION_ERROR, 'undo the bulk save')
+    return { saved: entries.length, inTransaction: inTransaction() }
+  }
+
   @CloudFunction({ validation: { fields: { id: { type: String, required: true }, quantity: { type: Number, required: true } } } })
   static async setQuantity (request: CloudRequest) {
     const item = await new Parse.Query(Stock).get(request.params.id, master)
@@ -64,6 +74,20 @@ t.test('transactions and optimistic locking', async (t) => {
     t.same(result.json, { code: 142, error: 'changed my mind' }, 'the real error, not an opaque 500')
     t.equal(await count('first'), 0)
     t.equal(await count('second'), 0)
+  })
+
+  t.test('saves sent at once (saveAll) commit together, or roll back together', async (t) => {
+    // Several rounds at once: each round's saves race the start of its own transaction.
+    const committed = await Promise.all(['a', 'b', 'c', 'd'].map((tag) => call('/parse/shop/saveMany', { tag })))
+    for (const [i, tag] of ['a', 'b', 'c', 'd'].entries()) {
+      t.same(committed[i]!.json, { saved: 10, inTransaction: true }, committed[i]!.text)
+      t.equal(await count(`bulk ${tag}`), 10)
+    }
+    const rolledBack = await Promise.all(['e', 'f'].map((tag) => call('/parse/shop/saveMany', { tag, fail: true })))
+    for (const [i, tag] of ['e', 'f'].entries()) {
+      t.same(rolledBack[i]!.json, { code: 142, error: 'undo the bulk save' }, 'all ten saves succeeded inside, then the throw')
+      t.equal(await count(`bulk ${tag}`), 0, 'and none of them stayed')
+    }
   })
 
   t.test('nested calls join the outer transaction', async (t) => {
@@ -102,7 +126,9 @@ t.test('transactions and optimistic locking', async (t) => {
     t.equal(await count('isolated'), 1, 'visible after commit')
   })
 
-  t.test('50 concurrent buyers, stock 10: exactly 10 succeed, stock ends at 0', async (t) => {
+  // Seen failing on the MongoDB stand-in: all 50 buyers answered 200, 50 ledger lines, stock 3, version 8:
+  // it lets concurrent transactions overwrite each other where MongoDB raises a WriteConflict.
+  t.test('50 concurrent buyers, stock 10: exactly 10 succeed, stock ends at 0', { skip: needsRealMongo() }, async (t) => {
     const item = await new Stock({ sku: 'lamp', quantity: 10 }).save(null, master)
     const results = await Promise.all(Array.from({ length: 50 }, () => call('/parse/shop/buyOne', { sku: 'lamp' })))
     const ok = results.filter((r) => r.status === 200)

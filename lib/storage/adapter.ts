@@ -7,6 +7,7 @@ import { sessionFor } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
+import { openOnServer } from './mongo/session.js'
 import type { DatabaseKind } from './database.js'
 
 type Method = (...args: unknown[]) => Promise<unknown>
@@ -25,30 +26,51 @@ const READS = new Set(['find', 'count', 'distinct', 'aggregate'])
 export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): T {
   const readsOn = (className: string, session: unknown): object =>
     kind === 'postgres' ? postgresReads(adapter, session, versionFieldOf(className) !== undefined) : mongoReads(adapter, session)
+  // One wrapper per method, made on first use (Parse looks methods up on every call).
+  const wrappers = new Map<string, Method>()
+  let proxy: T
 
-  return new Proxy(adapter, {
+  const wrap = (property: string, method: Method): Method | undefined => {
+    if (property in WRITES) {
+      const at = WRITES[property]
+      return function (...args: unknown[]) {
+        // Parse passes null when it has no session of its own.
+        if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
+        if (property === 'findOneAndUpdate') return versionedUpdate(proxy, method, args)
+        return method.apply(proxy, args)
+      }
+    }
+    if (property === 'createTransactionalSession' && kind === 'mongo') {
+      return async function (...args: unknown[]) {
+        const session = await method.apply(proxy, args)
+        await openOnServer(proxy, session)
+        return session
+      }
+    }
+    if (READS.has(property)) {
+      return function (...args: unknown[]) {
+        // Counts are exact: without a condition Parse would answer the table's size estimate.
+        if (property === 'count' && args[4] === undefined) args[4] = false
+        const session = sessionFor(args[0] as string)
+        return method.apply(session === undefined ? proxy : readsOn(args[0] as string, session), args)
+      }
+    }
+    return undefined
+  }
+
+  proxy = new Proxy(adapter, {
     get (target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown
       if (typeof property !== 'string' || typeof value !== 'function') return value
-      const method = value as Method
-      if (property in WRITES) {
-        const at = WRITES[property]
-        return function (this: unknown, ...args: unknown[]) {
-          const className = args[0] as string
-          if (args[at] == null) args[at] = sessionFor(className) ?? args[at] // Parse passes null when it has no session of its own
-          if (property === 'findOneAndUpdate') return versionedUpdate(receiver as T, method, args)
-          return method.apply(receiver, args)
-        }
+      let wrapper = wrappers.get(property)
+      if (wrapper === undefined && !wrappers.has(property)) {
+        wrapper = wrap(property, value as Method)
+        wrappers.set(property, wrapper as Method)
       }
-      if (READS.has(property)) {
-        return function (this: unknown, ...args: unknown[]) {
-          const session = sessionFor(args[0] as string)
-          return method.apply(session === undefined ? receiver : readsOn(args[0] as string, session), args)
-        }
-      }
-      return value
+      return wrapper ?? value
     }
   })
+  return proxy
 }
 
 /** A single-object update of a versioned class only writes when the stored version is the one the save read. */

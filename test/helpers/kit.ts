@@ -1,4 +1,10 @@
-// Boots the real plugin (real Parse Server, real embedded PostgreSQL) for a test file.
+// Boots the real plugin (real Parse Server, real database) for a test file.
+//
+// The database lane is chosen by KIT_TEST_DATABASE:
+//   unset / postgres  each kit starts its own embedded PostgreSQL in a temp dir
+//   mongo             each kit gets its own MongoDB database (test/helpers/mongo.ts):
+//                     on the replica set named by MONGODB_URI, else on the wire stand-in
+// and reaches it the way an application does, through DATABASE_URI.
 import Fastify, { type FastifyInstance } from 'fastify'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -6,6 +12,31 @@ import path from 'node:path'
 import type { Test } from 'tap'
 import { kitPlugin, type KitOptions } from '../../plugin.js'
 import { resetKitConfig } from '../../lib/config.js'
+import { NEEDS_REAL_MONGO, mongoReplicaSet } from './mongo.js'
+
+export type LaneKind = 'postgres' | 'mongo'
+
+/** The database lane this test process runs on (read from the environment when asked). */
+export const lane = {
+  get kind (): LaneKind {
+    const value = (process.env.KIT_TEST_DATABASE ?? '').trim().toLowerCase()
+    if (value === '' || value === 'postgres') return 'postgres'
+    if (value === 'mongo') return 'mongo'
+    throw new Error(`KIT_TEST_DATABASE must be "postgres" or "mongo" (got "${process.env.KIT_TEST_DATABASE}")`)
+  },
+  /** false only on the MongoDB wire stand-in, which supports a subset of MongoDB. */
+  get real (): boolean {
+    return this.kind === 'postgres' || Boolean(process.env.MONGODB_URI)
+  }
+}
+
+/**
+ * For `t.test(name, { skip: needsRealMongo() }, fn)`: what only a real MongoDB can
+ * show is skipped on the stand-in, with the reason, and runs everywhere else.
+ */
+export function needsRealMongo (): false | string {
+  return lane.kind === 'mongo' && !lane.real ? NEEDS_REAL_MONGO : false
+}
 
 export const APP_ID = 'test-app'
 export const MASTER_KEY = 'test-master-key'
@@ -36,20 +67,25 @@ export function tempDir (prefix = 'fpk-test-'): string {
 
 export async function startKit (t: Test, options: KitOptions = {}): Promise<Kit> {
   resetKitConfig()
+  // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
+  const databaseURI = lane.kind === 'mongo' ? (await mongoReplicaSet(t)).uri : undefined
   const dir = tempDir()
-  const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' } })
-  await app.register(kitPlugin, {
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
+  // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
+  const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
+  // The plugin reads DATABASE_URI at registration, as in an application; an explicit
+  // databaseURI option still wins. The embedded PostgreSQL lane never inherits one.
+  await withEnv('DATABASE_URI', databaseURI, () => app.register(kitPlugin, {
     appId: APP_ID,
     masterKey: MASTER_KEY,
     dataDir: path.join(dir, 'postgres'),
     ephemeralDatabase: true,
     ...options
-  })
+  }))
+  t.teardown(() => app.close())
+  t.comment(`database lane: ${laneOf(app)}`)
   await app.listen({ port: 0, host: '127.0.0.1' })
-  t.teardown(async () => {
-    await app.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
   const { port } = app.server.address() as { port: number }
   const origin = `http://127.0.0.1:${port}`
   const request: Kit['request'] = (method, url, init) => httpRequest(origin, method, url, init)
@@ -64,6 +100,25 @@ export async function startKit (t: Test, options: KitOptions = {}): Promise<Kit>
     return { id: created.json.objectId, token: login.json.sessionToken }
   }
   return { app, origin, request, signUp }
+}
+
+/** What the kit actually booted on, named like the lanes. */
+function laneOf (app: FastifyInstance): string {
+  const { kind, embedded } = app.kit.database
+  if (kind === 'postgres') return embedded ? 'postgres (embedded)' : 'postgres (DATABASE_URI)'
+  return process.env.MONGODB_URI ? 'mongo (MONGODB_URI)' : 'mongo (stand-in)'
+}
+
+async function withEnv<T> (name: string, value: string | undefined, run: () => PromiseLike<T>): Promise<T> {
+  const saved = process.env[name]
+  if (value === undefined) delete process.env[name]
+  else process.env[name] = value
+  try {
+    return await run()
+  } finally {
+    if (saved === undefined) delete process.env[name]
+    else process.env[name] = saved
+  }
 }
 
 export async function httpRequest (origin: string, method: string, url: string, init: { headers?: Record<string, string>, body?: unknown, contentType?: string } = {}): Promise<HttpResult> {

@@ -33,7 +33,10 @@ export async function mongoReplicaSet (t: Test): Promise<MongoLane> {
   }
   const standIn = await startStandIn()
   t.teardown(() => standIn.stop())
-  // maxPoolSize=1: the stand-in is only trusted with one connection per client.
+  // maxPoolSize=1: one connection, so commands reach the stand-in in the order they were sent.
+  // (Measured: with a pool it behaves as MongoDB does, i.e. commands sent at once at the start
+  // of a transaction may overtake its first one and fail with NoSuchTransaction; the kit opens
+  // transactions before using them, see lib/storage/mongo/session.ts, so the lane passes either way.)
   // serverMonitoringMode=poll: the stand-in breaks the driver's streaming heartbeat
   // ("Server ended moreToCome unexpectedly"); the driver then marks the server
   // Unknown, drops its pool and stalls the next operation for ~500 ms.

@@ -37,7 +37,10 @@ export function mongoIndex (spec: IndexSpec, fieldTypes: Map<string, string>, ta
   }
   const options: Record<string, unknown> = { name: spec.name }
   if (spec.unique) options.unique = true
-  if (spec.sparse) options.sparse = true
+  // A unique field leaves objects without it free, as on PostgreSQL (NULLs never collide) and as
+  // Parse's own unique indexes do: a non-sparse unique index would index every missing value as
+  // null and let only one object lack the field.
+  if (spec.sparse || spec.kind === 'unique') options.sparse = true
   if (spec.ttlSeconds !== undefined) options.expireAfterSeconds = spec.ttlSeconds
   if (spec.partial) options.partialFilterExpression = mongoFilter(spec.partial, fieldTypes, targetClasses)
   return { key, options }
