@@ -130,15 +130,22 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   })
 
   // 9. Once listening: the declared indexes and the database-side field constraints.
+  let closing = false
   if (options.indexes) {
     fastify.addHook('onListen', async () => {
-      await applyAllIndexes(fastify, { log: fastify.log })
-      await applyMongoValidators(fastify, { log: fastify.log })
+      try {
+        await applyAllIndexes(fastify, { log: fastify.log })
+        await applyMongoValidators(fastify, { log: fastify.log })
+      } catch (error) {
+        // A server closed right after listen has nothing left to index.
+        if (!closing) fastify.log.error({ err: error }, '[indexes] could not apply the declared indexes and constraints')
+      }
     })
   }
 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
+    closing = true
     useTransactionalAdapter(undefined)
     await liveQuery?.shutdown()
     await host.shutdown()

@@ -26,16 +26,18 @@ t.test('a server left running by a SIGKILLed parent is stopped by its PID', asyn
   t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
   const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
 const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true })
-console.log('READY ' + db.port)
+console.log('READY ' + db.dataDir)
 setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => { if (String(chunk).includes('READY')) resolve() })
+  // The server may run from a relocated data dir (when user postgres cannot reach this one): ask it.
+  const actualDir = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
     child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
   })
   child.kill('SIGKILL')
   await new Promise((resolve) => child.once('exit', resolve))
-  const orphan = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
+  const orphan = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   t.ok(alive(orphan), 'the orphaned postgres is still running after its parent died')
 
   const notices: string[] = []
