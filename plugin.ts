@@ -7,7 +7,7 @@ import { loadDeclarations } from './lib/loader.js'
 import { resolveOptions, type KitOptions } from './lib/options.js'
 import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
-import { mountParse } from './lib/host/mount.js'
+import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
@@ -90,9 +90,9 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     //    The API document's route collector comes first (@fastify/swagger sees only
     //    routes added after it); the kit's plumbing routes stay out of the document.
     const documented = await collectRoutes(fastify)
-    const parseApp = parse.app
+    const running = parse
     await documented.kitRoutes(() => mountParse(fastify, {
-      app: parseApp,
+      host: running,
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
@@ -104,6 +104,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
+      masterKeyIps: masterKeyIpsOf(running),
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
     }))
 

@@ -63,7 +63,8 @@ t.test('database selection', async (t) => {
 t.test('restriction rules (pure)', async (t) => {
   const closed = { allowAuthRoutes: false, allowedRoutes: [] }
   t.equal(normalisePath('/classes/../functions/x'), undefined, 'dot segments are refused')
-  t.equal(normalisePath('//functions//hello/?a=1'), '/functions/hello')
+  t.equal(normalisePath('//functions//hello/?a=1'), undefined, 'empty segments are refused')
+  t.equal(normalisePath('/functions/hello/?a=1'), '/functions/hello')
   t.equal(normalisePath('/%E0%A4%A'), undefined, 'bad encoding is refused')
   t.ok(isRouteAllowed('POST', '/functions/hello', closed))
   t.notOk(isRouteAllowed('POST', '/functions/', closed))

@@ -1,7 +1,10 @@
 // What a caller presents: Parse SDKs send headers, or (JavaScript SDK, text/plain
-// bodies) the same values as underscore keys inside the JSON body.
+// bodies) the same values as underscore keys inside the JSON body. Read exactly
+// as Parse's handleParseHeaders reads them, so the kit and Parse never disagree
+// about who is calling.
 import { timingSafeEqual, createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
+import { BlockList, isIP, isIPv4 } from 'node:net'
 
 export interface Credentials {
   appId?: string
@@ -14,35 +17,41 @@ export interface Credentials {
   method?: string
 }
 
-const BODY_KEYS: Record<string, keyof Credentials> = {
-  _ApplicationId: 'appId',
-  _MasterKey: 'masterKey',
-  _SessionToken: 'sessionToken',
-  _InstallationId: 'installationId',
-  _RestAPIKey: 'restApiKey',
-  _JavaScriptKey: 'javascriptKey',
-  _method: 'method'
-}
-
 /** Underscore keys the SDK adds to a body; a handler never sees them as params. */
-export const SDK_BODY_KEYS = [...Object.keys(BODY_KEYS), '_ClientVersion', '_ContentType', '_context', '_RevocableSession']
+export const SDK_BODY_KEYS = [
+  '_ApplicationId', '_MasterKey', '_SessionToken', '_InstallationId', '_RestAPIKey', '_JavaScriptKey', '_method',
+  '_ClientVersion', '_ContentType', '_context', '_RevocableSession'
+]
 
+/**
+ * Parse's rule: the headers speak unless the request carries no application id
+ * header; then the body's `_ApplicationId` brings its own `_JavaScriptKey`, and its
+ * `_SessionToken`, `_MasterKey`, `_InstallationId` replace the headers' when present.
+ */
 export function readCredentials (headers: IncomingHttpHeaders, body: unknown): Credentials {
-  const fromBody: Credentials = {}
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    for (const [key, field] of Object.entries(BODY_KEYS)) {
-      const value = (body as Record<string, unknown>)[key]
-      if (typeof value === 'string') fromBody[field] = value
-    }
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : {}
+  const fromBody = (key: string) => typeof fields[key] === 'string' && fields[key] !== '' ? fields[key] as string : undefined
+  const headerAppId = header(headers, 'x-parse-application-id')
+  const useBody = headerAppId === undefined && fromBody('_ApplicationId') !== undefined
+  const method = typeof fields._method === 'string' ? fields._method.toUpperCase() : undefined
+  const headerValues: Credentials = {
+    appId: headerAppId,
+    masterKey: header(headers, 'x-parse-master-key'),
+    sessionToken: header(headers, 'x-parse-session-token'),
+    installationId: header(headers, 'x-parse-installation-id'),
+    restApiKey: header(headers, 'x-parse-rest-api-key'),
+    javascriptKey: header(headers, 'x-parse-javascript-key'),
+    method
   }
+  if (!useBody) return headerValues
   return {
-    appId: header(headers, 'x-parse-application-id') ?? fromBody.appId,
-    masterKey: header(headers, 'x-parse-master-key') ?? fromBody.masterKey,
-    sessionToken: header(headers, 'x-parse-session-token') ?? fromBody.sessionToken,
-    installationId: header(headers, 'x-parse-installation-id') ?? fromBody.installationId,
-    restApiKey: header(headers, 'x-parse-rest-api-key') ?? fromBody.restApiKey,
-    javascriptKey: header(headers, 'x-parse-javascript-key') ?? fromBody.javascriptKey,
-    method: fromBody.method?.toUpperCase()
+    ...headerValues,
+    appId: fromBody('_ApplicationId'),
+    javascriptKey: fromBody('_JavaScriptKey'),
+    masterKey: fromBody('_MasterKey') ?? headerValues.masterKey,
+    sessionToken: fromBody('_SessionToken') ?? headerValues.sessionToken,
+    installationId: fromBody('_InstallationId') ?? headerValues.installationId,
+    restApiKey: fromBody('_RestAPIKey') ?? headerValues.restApiKey
   }
 }
 
@@ -60,4 +69,54 @@ export function secretsEqual (presented: string | undefined, expected: string | 
   // The expected side is nearly always the master key: hash it once.
   if (expectedDigest?.secret !== expected) expectedDigest = { secret: expected, digest: digest(expected) }
   return timingSafeEqual(digest(presented), expectedDigest.digest)
+}
+
+/** Parse Server's own default for `masterKeyIps` (parse-server 9 Options/Definitions). */
+export const PARSE_DEFAULT_MASTER_KEY_IPS = ['127.0.0.1', '::1']
+
+export type MasterKeyVerdict = 'absent' | 'master' | 'wrong' | 'address'
+
+/** The master key is honoured only from the addresses Parse honours it from (masterKeyIps). */
+export interface MasterKeyRule {
+  key: string
+  /** Addresses and CIDR ranges, as Parse's masterKeyIps. */
+  ips: string[]
+}
+
+/** Decides as Parse's checkIp does: IPv4 and IPv6 are separate; 0.0.0.0/0 and ::/0 open a whole family. */
+export function masterKeyVerdict (presented: string | undefined, ip: string, rule: MasterKeyRule): MasterKeyVerdict {
+  if (presented === undefined) return 'absent'
+  if (!secretsEqual(presented, rule.key)) return 'wrong'
+  return addressAllowed(ip, rule.ips) ? 'master' : 'address'
+}
+
+const compiled = new WeakMap<string[], { list: BlockList, allIpv4: boolean, allIpv6: boolean }>()
+
+export function addressAllowed (ip: string, ranges: string[]): boolean {
+  let entry = compiled.get(ranges)
+  if (!entry) {
+    entry = { list: new BlockList(), allIpv4: false, allIpv6: false }
+    for (const range of ranges) {
+      if (range === '::/0' || range === '::' || range === '::0') { entry.allIpv6 = true; continue }
+      if (range === '0.0.0.0/0' || range === '0.0.0.0') { entry.allIpv4 = true; continue }
+      const [address, mask] = range.split('/')
+      const family = isIPv4(address) ? 'ipv4' : 'ipv6'
+      if (mask === undefined) entry.list.addAddress(address, family)
+      else entry.list.addSubnet(address, Number(mask), family)
+    }
+    compiled.set(ranges, entry)
+  }
+  if (!isIP(ip)) return false
+  const v4 = isIPv4(ip)
+  if (v4 ? entry.allIpv4 : entry.allIpv6) return true
+  return entry.list.check(ip, v4 ? 'ipv4' : 'ipv6')
+}
+
+/** Refuses masterKeyIps entries Parse would refuse, at boot. */
+export function checkMasterKeyIps (ips: unknown): string[] {
+  if (ips === undefined) return PARSE_DEFAULT_MASTER_KEY_IPS
+  if (!Array.isArray(ips) || ips.some((ip) => typeof ip !== 'string' || !isIP(ip.split('/')[0]))) {
+    throw new Error('parseServerOptions.masterKeyIps must be a list of IP addresses or CIDR ranges, e.g. ["127.0.0.1", "10.0.0.0/8"].')
+  }
+  return ips as string[]
 }

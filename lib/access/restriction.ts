@@ -2,6 +2,8 @@
 // stays open is Parse's health check, Cloud Functions, the allow-list the app
 // configures, the auth routes when allowAuthRoutes is on, and the master key.
 
+import { mapRequestTarget } from '../host/request-target.js'
+
 export interface AllowedRoute {
   /** Path under the mount, e.g. '/files/*' ('*' at the end matches the rest). */
   path: string
@@ -43,24 +45,24 @@ export function isRouteAllowed (method: string, path: string, policy: Restrictio
   return rules.some((rule) => matches(rule, verb, normalised))
 }
 
-/** The path as Express will route it; undefined for paths we refuse to reason about (dot segments, bad encoding). */
+/**
+ * The path under the mount as Express will route it (trailing slash dropped);
+ * undefined for targets the kit refuses to reason about (see request-target.ts).
+ */
 export function normalisePath (path: string): string | undefined {
-  let decoded: string
-  try {
-    decoded = decodeURI(path.split('?')[0])
-  } catch {
-    return undefined
-  }
-  const collapsed = `/${decoded}`.replace(/\/+/g, '/').split(';')[0]
-  if (/(^|\/)\.\.?(\/|$)/.test(collapsed)) return undefined
-  return collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed
+  const target = mapRequestTarget(path, '/')
+  if ('refusal' in target) return undefined
+  return target.path.length > 1 ? target.path.replace(/\/$/, '') : target.path
 }
 
+/** Express routes case-insensitively, so the rules match that way too. */
 function matches (rule: AllowedRoute, verb: string, path: string): boolean {
   if (rule.methods && !rule.methods.includes(verb)) return false
-  if (rule.path.endsWith('/*')) {
-    const base = rule.path.slice(0, -2)
-    return path.startsWith(`${base}/`) && path.length > base.length + 1
+  const lower = path.toLowerCase()
+  const rulePath = rule.path.toLowerCase()
+  if (rulePath.endsWith('/*')) {
+    const base = rulePath.slice(0, -2)
+    return lower.startsWith(`${base}/`) && lower.length > base.length + 1
   }
-  return path === rule.path
+  return lower === rulePath
 }

@@ -2,17 +2,20 @@
 // through Parse Server's own Auth (and its user cache).
 import Parse from 'parse/node'
 import { AuthModule, parseConfig } from '../host/parse-internals.js'
-import { secretsEqual, type Credentials } from './credentials.js'
+import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 
 export interface Caller {
   master: boolean
   user: Parse.User | undefined
 }
 
-export async function resolveCaller (credentials: Credentials, appId: string, masterKey: string): Promise<Caller> {
-  if (credentials.masterKey !== undefined) {
-    if (secretsEqual(credentials.masterKey, masterKey)) return { master: true, user: undefined }
-    throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
+/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
+export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
+  const verdict = masterKeyVerdict(credentials.masterKey, ip, masterKey)
+  if (verdict === 'master') return { master: true, user: undefined }
+  if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
+  if (verdict === 'address') {
+    throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`)
   }
   if (!credentials.sessionToken) return { master: false, user: undefined }
   const auth = await AuthModule.getAuthForSessionToken({

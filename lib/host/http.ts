@@ -1,33 +1,85 @@
 // HTTP details shared by the Parse mount and the declared endpoints.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { parse as parseQueryString } from 'node:querystring'
 import Parse from 'parse/node'
 import { isParseError, statusForError } from '../errors.js'
 
-/** Parse SDKs send JSON with Content-Type text/plain; parse it as JSON, and keep plain text as text. */
+/**
+ * Parse SDKs send JSON with Content-Type text/plain: parse it with Fastify's own JSON
+ * parser (which refuses __proto__ / constructor.prototype poisoning), and keep plain text as text.
+ */
 export function acceptTextPlainJson (scope: FastifyInstance): void {
-  scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+  const json = scope.getDefaultJsonParser('error', 'error')
+  scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
     const text = (body as string).trim()
     if (text === '') return done(null, undefined)
-    if (text.startsWith('{') || text.startsWith('[')) {
-      try {
-        return done(null, JSON.parse(text))
-      } catch {
-        return done(invalidJson(), undefined)
-      }
-    }
+    if (text.startsWith('{') || text.startsWith('[')) return json(request, text, done)
     done(null, body)
   })
 }
 
-function invalidJson (): FastifyError {
-  return Object.assign(new Error('Invalid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY', name: 'FastifyError' }) as FastifyError
+/**
+ * Parse's Express app parses urlencoded bodies, and every other body but
+ * multipart as JSON, whatever its type (or none), and honours `_method` in all of
+ * them. The mount parses them the same way first, under Fastify's body limit, so
+ * the gate sees what Parse will act on (Parse then receives that object and does
+ * not parse again). Multipart bodies, and uploads (`skip`), stay unread for Parse.
+ */
+export function readBodyAsParseDoes (scope: FastifyInstance, skip: (request: FastifyRequest) => boolean): void {
+  const json = scope.getDefaultJsonParser('error', 'error')
+  const limit = scope.initialConfig.bodyLimit ?? 1024 * 1024
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    // A plain object (querystring gives a null-prototype one); repeated keys become arrays, as in Parse.
+    done(null, Object.fromEntries(Object.entries(parseQueryString(body as string))))
+  })
+  scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null))
+  scope.addContentTypeParser('*', (request, payload, done) => {
+    if (skip(request)) return done(null)
+    readLimited(payload, limit, request.headers['content-length'], (error, text) => {
+      if (error) return done(error, undefined)
+      if (text!.trim() === '') return done(null, undefined)
+      json(request, text!, done)
+    })
+  })
 }
 
-/** Every error leaves as {code, error}: Parse errors with Parse's status, Fastify's client errors as 4xx, the rest as a bare 500. */
+function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: string | undefined, done: (error: FastifyError | null, text?: string) => void): void {
+  if (declared !== undefined && Number(declared) > limit) return done(clientError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'))
+  const chunks: Buffer[] = []
+  let received = 0
+  let finished = false
+  const finish = (error: FastifyError | null, text?: string) => {
+    if (finished) return
+    finished = true
+    payload.removeListener('data', onData)
+    done(error, text)
+  }
+  const onData = (chunk: Buffer) => {
+    received += chunk.length
+    if (received > limit) return finish(clientError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'))
+    chunks.push(chunk)
+  }
+  payload.on('data', onData)
+  payload.on('error', (error: Error) => finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', error.message)))
+  payload.on('end', () => {
+    if (declared !== undefined && Number(declared) !== received) return finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'Request body size did not match Content-Length'))
+    finish(null, Buffer.concat(chunks).toString('utf8'))
+  })
+}
+
+function clientError (statusCode: number, code: string, message: string): FastifyError {
+  return Object.assign(new Error(message), { statusCode, code, name: 'FastifyError' }) as FastifyError
+}
+
+/**
+ * Every error leaves as {code, error}: Parse errors with Parse's status, Fastify's client errors as 4xx, the rest as a bare 500.
+ * A declared function's customErrorMessage replaces the text of its validation refusals too (the code stays 142).
+ */
 export function replyWithParseShape (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
-    reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: error.message })
+    const custom = request.routeOptions.config.cloudFunction?.options.customErrorMessage
+    reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: custom ?? error.message })
     return
   }
   if (isParseError(error)) {

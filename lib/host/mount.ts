@@ -1,31 +1,60 @@
 // Parse Server's Express app, mounted under {mount} in its own encapsulated
 // Fastify scope: it only sees requests no Fastify route claimed, and only
 // after the app id check and route restriction let them through.
+//
+// The gate decides on what Parse will act on: the path Express routes (origin
+// form only, see request-target.ts), the method after Parse's `_method` override
+// (every body Parse would parse is parsed here first, and Parse receives that
+// same object), and the credentials as Parse reads them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyExpress from '@fastify/express'
-import { readCredentials, secretsEqual } from '../access/credentials.js'
-import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
-import { acceptTextPlainJson, replyWithParseShape } from './http.js'
 import Parse from 'parse/node'
+import { masterKeyVerdict, readCredentials, type MasterKeyRule } from '../access/credentials.js'
+import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
+import { closestPath } from '../access/suggest.js'
+import { declaredFunctions } from '../routing/registry.js'
+import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from './http.js'
+import { mapRequestTarget, targetsMount } from './request-target.js'
+import { compileRoutes, parseRoutes } from './parse-routes.js'
+import type { ParseHost } from './parse-server.js'
 
 export interface MountOptions {
-  app: (req: unknown, res: unknown, next: (error?: unknown) => void) => void
+  host: ParseHost
   mountPath: string
   appId: string
   masterKey: string
   policy: RestrictionPolicy
 }
 
+/** Headers some proxies and frameworks treat as a method override. Parse ignores them; the kit refuses them. */
+const OVERRIDE_HEADERS = ['x-http-method-override', 'x-http-method', 'x-method-override']
+const VERBS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+const EMAIL_ROUTES = new Set(['/requestpasswordreset', '/verificationemailrequest'])
+
 export async function mountParse (fastify: FastifyInstance, options: MountOptions): Promise<void> {
+  const config = parseConfigOf(options.host)
+  const gateOptions: GateOptions = {
+    ...options,
+    masterKeyRule: { key: options.masterKey, ips: masterKeyIpsOf(options.host) },
+    isParseRoute: compileRoutes(parseRoutes(options.host.app)),
+    emailMissing: ['emailAdapter', 'publicServerURL', 'appName'].filter((name) => !config[name])
+  }
+  // Before routing, for every route under the mount (declared ones too): a target
+  // Fastify and Express could route differently is refused.
+  fastify.addHook('onRequest', async (request, reply) => {
+    const url = request.raw.url ?? '/'
+    if (!targetsMount(url, options.mountPath)) return
+    const target = mapRequestTarget(url, options.mountPath)
+    if ('refusal' in target) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
+  })
   await fastify.register(async (scope) => {
     acceptTextPlainJson(scope)
-    // Anything else (file uploads, forms) stays an unread stream for Parse's own parsers.
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
+    readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
-    scope.addHook('preHandler', async (request, reply) => gate(request, reply, options))
+    scope.addHook('preHandler', async (request, reply) => gate(request, reply, gateOptions))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
-    scope.use('/', options.app)
+    scope.use('/', options.host.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
       return reply.code(404).send({ code: Parse.Error.OBJECT_NOT_FOUND, error: 'Not found' })
@@ -35,15 +64,78 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
   }, { prefix: options.mountPath === '/' ? '' : options.mountPath })
 }
 
-async function gate (request: FastifyRequest, reply: FastifyReply, options: MountOptions): Promise<void> {
-  const path = request.url.slice(options.mountPath === '/' ? 0 : options.mountPath.length) || '/'
+const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: Record<string, unknown> }).config
+
+/** Parse's own masterKeyIps (its default ['127.0.0.1', '::1'] when unset), read from the running server. */
+export function masterKeyIpsOf (host: ParseHost): string[] {
+  const ips = parseConfigOf(host).masterKeyIps
+  return Array.isArray(ips) ? ips as string[] : ['127.0.0.1', '::1']
+}
+
+/** POST {mount}/files/{name}: Parse's files router reads that body raw (an upload), whatever its type. */
+function isUpload (request: FastifyRequest, mountPath: string): boolean {
+  if (request.method !== 'POST') return false
+  const target = mapRequestTarget(request.raw.url ?? '/', mountPath)
+  return 'path' in target && /^\/files\/[^/]+\/?$/i.test(target.path)
+}
+
+interface GateOptions extends MountOptions {
+  masterKeyRule: MasterKeyRule
+  isParseRoute: (path: string) => boolean
+  emailMissing: string[]
+}
+
+async function gate (request: FastifyRequest, reply: FastifyReply, options: GateOptions): Promise<void> {
+  const target = mapRequestTarget(request.raw.url ?? '/', options.mountPath)
+  if ('refusal' in target) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
+  const path = target.path
+  if (/^\/health\/?$/i.test(path)) return
+  const override = OVERRIDE_HEADERS.find((name) => request.headers[name] !== undefined)
+  if (override) {
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: the ${override} header is not honoured here; send the method itself.` })
+  }
+  if (request.body === undefined && hasBody(request) && !isMultipart(request) && !isUpload(request, options.mountPath)) {
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: a ${request.method} request carries no body here.` })
+  }
   const credentials = readCredentials(request.headers, request.body)
-  if (path.split('?')[0].replace(/\/+$/, '') === '/health') return
   if (credentials.appId !== options.appId) {
     return reply.code(403).send({ error: 'unauthorized' })
   }
-  if (credentials.masterKey !== undefined && secretsEqual(credentials.masterKey, options.masterKey)) return
-  const method = request.method === 'POST' && credentials.method ? credentials.method : request.method
-  if (isRouteAllowed(method, path, options.policy)) return
-  return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  // Parse's allowMethodOverride: a POST whose body has a string `_method` runs as that method.
+  const method = request.method === 'POST' && credentials.method !== undefined ? credentials.method : request.method
+  if (!VERBS.has(method)) {
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: unknown method override "${method}".` })
+  }
+  if (!options.isParseRoute(path)) {
+    const suggestion = closestPath(path, declaredPaths())
+    const base = options.mountPath === '/' ? '' : options.mountPath
+    return reply.code(404).send({
+      code: Parse.Error.OBJECT_NOT_FOUND,
+      error: `No route ${request.method} ${base}${path}.` + (suggestion ? ` Did you mean ${base}${suggestion}?` : '')
+    })
+  }
+  const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
+  const allowed = master || isRouteAllowed(method, path, options.policy)
+  if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
+    return reply.code(400).send({
+      code: Parse.Error.OPERATION_FORBIDDEN,
+      error: `Password reset and email verification are not set up on this server: set Parse Server option${options.emailMissing.length > 1 ? 's' : ''} ` +
+        `${options.emailMissing.join(', ')} (parseServerOptions).`
+    })
+  }
+}
+
+function hasBody (request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+function isMultipart (request: FastifyRequest): boolean {
+  return /^multipart\/form-data/i.test(request.headers['content-type'] ?? '')
+}
+
+/** Declared routes under the mount, for "did you mean". */
+function declaredPaths (): string[] {
+  return declaredFunctions().flatMap((fn) => fn.prefix ? [`/${fn.prefix}/${fn.name}`, `/functions/${fn.name}`] : [`/functions/${fn.name}`])
 }

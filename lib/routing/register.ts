@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, preHandlerAsyncHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
-import { readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials } from '../access/credentials.js'
+import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
 import { resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
@@ -18,6 +18,8 @@ export interface DeclaredRoutesOptions {
   mountPath: string
   appId: string
   masterKey: string
+  /** Where the master key is honoured from: Parse's masterKeyIps (its default when unset). */
+  masterKeyIps: string[]
   /** When Parse is configured with a REST API key, callers must present it (or the master key). */
   restApiKey?: string
 }
@@ -51,8 +53,11 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
 function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
-  const preValidation = checkApplication(options)
-  const preHandler = [...limiter(scope, fn, options), authorize(fn, options)]
+  const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
+  // Order: app id, rate limit, session and roles, and only then the input schema,
+  // so a caller who may not call the function learns nothing about its input.
+  const onRequest = refuseWrongAppIdHeader(options)
+  const preValidation = [checkApplication(options, masterKey), ...limiter(scope, fn, masterKey), authorize(fn, options, masterKey)]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     scope.route({
@@ -60,10 +65,14 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       url,
       schema: schema ? (inQuery ? { querystring: schema } : { body: schema }) : undefined,
       config: { cloudFunction: fn },
+      onRequest,
       preValidation,
-      preHandler,
       handler
     })
+  }
+  // A verb the function does not take is answered only to a caller with the right app id.
+  const refuse = (methods: HttpMethod[], url: string, allowed: HttpMethod[]) => {
+    if (methods.length > 0) scope.route({ method: methods, url, onRequest, preValidation: checkApplication(options, masterKey), handler: methodNotAllowed(allowed) })
   }
 
   if (fn.prefix) {
@@ -75,19 +84,30 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
     const inBody = served.filter((method) => !QUERY_METHODS.has(method))
     if (inQuery.length > 0) route(inQuery, url, entityHandler(fn))
     if (inBody.length > 0) route(inBody, url, entityHandler(fn))
-    const refused = HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET')))
-    if (refused.length > 0) scope.route({ method: refused, url, handler: methodNotAllowed(declared) })
+    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, declared)
   }
-  // Like Parse's own /functions route: POST with a body, or GET with a query string.
-  route(['POST'], `${base}/functions/${fn.name}`, functionsHandler(fn))
-  route(['GET'], `${base}/functions/${fn.name}`, functionsHandler(fn))
+  // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
+  // read is harmless), GET only for functions that declare GET, every other verb 405.
+  const twin = `${base}/functions/${fn.name}`
+  const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
+  route(['POST'], twin, functionsHandler(fn))
+  if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn))
+  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, twinVerbs)
+}
+
+/** A wrong app id in the header is refused before the body is even read. */
+function refuseWrongAppIdHeader (options: DeclaredRoutesOptions) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const presented = request.headers['x-parse-application-id']
+    if (presented !== undefined && presented !== options.appId) return reply.code(403).send({ error: 'unauthorized' })
+  }
 }
 
 /** Application id (and REST API key when configured) before anything else; SDK keys leave the body. */
-function checkApplication (options: DeclaredRoutesOptions) {
+function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const credentials = readCredentials(request.headers, request.body)
-    const masterOk = credentials.masterKey !== undefined && secretsEqual(credentials.masterKey, options.masterKey)
+    const masterOk = masterKeyVerdict(credentials.masterKey, request.ip, masterKey) === 'master'
     if (credentials.appId !== options.appId || (options.restApiKey && !masterOk && !secretsEqual(credentials.restApiKey, options.restApiKey))) {
       return reply.code(403).send({ error: 'unauthorized' })
     }
@@ -99,17 +119,14 @@ function checkApplication (options: DeclaredRoutesOptions) {
 }
 
 /** The function's own rate limit, one counter for both of its routes; the master key is not limited. */
-function limiter (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler[] {
+function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: MasterKeyRule): preHandlerAsyncHookHandler[] {
   const limit = fn.options.rateLimit
   if (!limit) return []
   return [scope.rateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
-    allowList: (request) => {
-      const presented = (request as FastifyRequest).kitCredentials?.masterKey
-      return presented !== undefined && secretsEqual(presented, options.masterKey)
-    },
+    allowList: (request) => masterKeyVerdict((request as FastifyRequest).kitCredentials?.masterKey, request.ip, masterKey) === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
@@ -119,11 +136,11 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, options: Declare
 }
 
 /** Session, requiresAuth / requireUser, then roles — all before the body runs. */
-function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler {
+function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): preHandlerAsyncHookHandler {
   const { requiresAuth, validation, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
   const needsUser = requiresAuth === true || validation?.requireUser === true || requireRoles.length > 0
   return async (request) => {
-    const caller = await resolveCaller(request.kitCredentials!, options.appId, options.masterKey)
+    const caller = await resolveCaller(request.kitCredentials!, options.appId, masterKey, request.ip)
     request.kitCaller = caller
     if (caller.master) return
     if (needsUser && !caller.user) {
