@@ -5,7 +5,7 @@
 //   mongo             each kit gets its own MongoDB database (test/helpers/mongo.ts):
 //                     on the replica set named by MONGODB_URI, else on the wire stand-in
 // and reaches it the way an application does, through DATABASE_URI.
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -65,7 +65,8 @@ export function tempDir (prefix = 'fpk-test-'): string {
   return dir
 }
 
-export async function startKit (t: Test, options: KitOptions = {}): Promise<Kit> {
+/** `server`: Fastify options over the test defaults (e.g. the kit's recommended kitServerOptions, trustProxy). */
+export async function startKit (t: Test, options: KitOptions = {}, server: FastifyServerOptions = {}): Promise<Kit> {
   resetKitConfig()
   // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
   const databaseURI = lane.kind === 'mongo' ? (await mongoReplicaSet(t)).uri : undefined
@@ -73,7 +74,7 @@ export async function startKit (t: Test, options: KitOptions = {}): Promise<Kit>
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
   // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
-  const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
+  const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000, ...server })
   // The plugin reads DATABASE_URI at registration, as in an application; an explicit
   // databaseURI option still wins. The embedded PostgreSQL lane never inherits one.
   await withEnv('DATABASE_URI', databaseURI, () => app.register(kitPlugin, {

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { kitPlugin, seedOnBoot, type KitOptions } from 'fastify-parse-kit'
+import { kitPlugin, kitServerOptions, seedOnBoot, type KitOptions } from 'fastify-parse-kit'
 import { runSeed } from './seed.js'
 import { mountDashboard } from './dashboard.js'
 
@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 export async function buildApp (options: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(options.fastify ?? { logger: { level: process.env.LOG_LEVEL || 'info' } })
+  const app = Fastify(options.fastify ?? kitServerOptions({ level: process.env.LOG_LEVEL || 'info' }))
   const appId = process.env.APP_ID || '{{name}}'
   await app.register(kitPlugin, {
     appId,
