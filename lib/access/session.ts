@@ -2,6 +2,7 @@
 // through Parse Server's own Auth (and its user cache).
 import Parse from 'parse/node'
 import { AuthModule, parseConfig } from '../host/parse-internals.js'
+import { KitError } from '../errors.js'
 import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 
 export interface Caller {
@@ -15,7 +16,8 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
   if (verdict === 'master') return { master: true, user: undefined }
   if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
   if (verdict === 'address') {
-    throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`)
+    // Parse answers 403 here too.
+    throw new KitError(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`, 403)
   }
   if (!credentials.sessionToken) return { master: false, user: undefined }
   const auth = await AuthModule.getAuthForSessionToken({

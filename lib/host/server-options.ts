@@ -21,10 +21,14 @@ export const KIT_SERVER_DEFAULTS = { bodyLimit: 1024 * 1024, requestTimeout: 30_
 const SECRET_KEYS = /^(password|new_?password|sessiontoken|_sessiontoken|masterkey|_masterkey|maintenancekey|_restapikey|_javascriptkey|token|access_?token|refresh_?token|authdata|secret)$/i
 const CENSOR = '[redacted]'
 
-export function kitServerOptions (input: KitServerOptionsInput = {}): FastifyServerOptions {
+export function kitServerOptions (input: KitServerOptionsInput = {}): FastifyServerOptions & { http: { requestTimeout: number, headersTimeout: number } } {
+  const requestTimeout = input.requestTimeout ?? KIT_SERVER_DEFAULTS.requestTimeout
   return {
     bodyLimit: input.bodyLimit ?? KIT_SERVER_DEFAULTS.bodyLimit,
-    requestTimeout: input.requestTimeout ?? KIT_SERVER_DEFAULTS.requestTimeout,
+    requestTimeout,
+    // Also given to Node's server at creation: set only afterwards (as Fastify does), Node keeps
+    // its 60 s headersTimeout as the effective limit, and a slow body outlives requestTimeout.
+    http: { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000) },
     connectionTimeout: input.connectionTimeout ?? KIT_SERVER_DEFAULTS.connectionTimeout,
     logger: {
       level: input.level ?? 'info',

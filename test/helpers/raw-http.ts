@@ -14,7 +14,7 @@ export function rawRequest (port: number, requestLine: string, headers: Record<s
     const socket = net.connect(port, '127.0.0.1')
     const lines = [requestLine, 'Host: 127.0.0.1', 'Connection: close']
     for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`)
-    if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`)
+    if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'transfer-encoding')) lines.push(`Content-Length: ${Buffer.byteLength(body)}`)
     socket.on('connect', () => socket.write(lines.join('\r\n') + '\r\n\r\n' + (body ?? '')))
     const chunks: Buffer[] = []
     socket.on('data', (chunk) => chunks.push(chunk))
