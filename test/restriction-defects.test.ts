@@ -197,6 +197,10 @@ t.test('the restriction, end to end', async (t) => {
   })
 })
 
+t.test('Parse\'s own trustProxy fails boot, pointing at Fastify\'s', async (t) => {
+  await t.rejects(startKit(t, { parseServerOptions: { trustProxy: true } }), /Fastify's own trustProxy option/)
+})
+
 t.test('pure rules', async (t) => {
   const definitions = await import('parse-server/lib/Options/Definitions.js' as string)
   const parseDefault = (definitions.ParseServerOptions ?? definitions.default?.ParseServerOptions).masterKeyIps.default

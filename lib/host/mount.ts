@@ -33,11 +33,15 @@ const EMAIL_ROUTES = new Set(['/requestpasswordreset', '/verificationemailreques
 
 export async function mountParse (fastify: FastifyInstance, options: MountOptions): Promise<void> {
   const config = parseConfigOf(options.host)
+  refuseParseTrustProxy(config.trustProxy)
   const gateOptions: GateOptions = {
     ...options,
     masterKeyRule: { key: options.masterKey, ips: masterKeyIpsOf(options.host) },
     isParseRoute: compileRoutes(parseRoutes(options.host.app)),
     emailMissing: ['emailAdapter', 'publicServerURL', 'appName'].filter((name) => !config[name])
+  }
+  if (options.policy.allowAuthRoutes && gateOptions.emailMissing.length > 0) {
+    fastify.log.warn(`allowAuthRoutes: /requestPasswordReset and /verificationEmailRequest answer 400 until Parse Server options ${gateOptions.emailMissing.join(', ')} are set`)
   }
   // Before routing, for every route under the mount (declared ones too): a target
   // Fastify and Express could route differently is refused.
@@ -70,6 +74,13 @@ const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: 
 export function masterKeyIpsOf (host: ParseHost): string[] {
   const ips = parseConfigOf(host).masterKeyIps
   return Array.isArray(ips) ? ips as string[] : ['127.0.0.1', '::1']
+}
+
+/** Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address. */
+function refuseParseTrustProxy (value: unknown): void {
+  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) return
+  throw new Error('parseServerOptions.trustProxy has no effect when the kit hosts Parse Server: the caller\'s address (masterKeyIps, rate limits, ' +
+    'request.ip) is Fastify\'s request.ip. Remove it and set Fastify\'s own trustProxy option instead (Fastify({ trustProxy: ... })).')
 }
 
 /** POST {mount}/files/{name}: Parse's files router reads that body raw (an upload), whatever its type. */
