@@ -103,6 +103,9 @@ t.test('the restriction, end to end', async (t) => {
         t.equal(result.headers.get('allow'), null)
       }
     }
+    const options = await kit.request('OPTIONS', '/parse/memos/listMemos', { headers: appHeaders })
+    t.equal(options.status, 405, 'a verb Fastify has no route for is a 405 too, not a 404')
+    t.equal(options.headers.get('allow'), 'GET, HEAD')
     const known = await kit.request('DELETE', '/parse/memos/listMemos', { headers: appHeaders, body: {} })
     t.equal(known.status, 405, 'with the app id, the verb is explained')
     t.equal(known.headers.get('allow'), 'GET, HEAD')

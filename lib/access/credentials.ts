@@ -33,7 +33,8 @@ export function readCredentials (headers: IncomingHttpHeaders, body: unknown): C
   const fromBody = (key: string) => typeof fields[key] === 'string' && fields[key] !== '' ? fields[key] as string : undefined
   const headerAppId = header(headers, 'x-parse-application-id')
   const useBody = headerAppId === undefined && fromBody('_ApplicationId') !== undefined
-  const method = typeof fields._method === 'string' ? fields._method.toUpperCase() : undefined
+  // Parse overrides only on a non-empty string.
+  const method = typeof fields._method === 'string' && fields._method !== '' ? fields._method.toUpperCase() : undefined
   const headerValues: Credentials = {
     appId: headerAppId,
     masterKey: header(headers, 'x-parse-master-key'),

@@ -29,6 +29,7 @@ export interface MountOptions {
 /** Headers some proxies and frameworks treat as a method override. Parse ignores them; the kit refuses them. */
 const OVERRIDE_HEADERS = ['x-http-method-override', 'x-http-method', 'x-method-override']
 const VERBS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+const BODYLESS = new Set(['GET', 'HEAD', 'TRACE'])
 const EMAIL_ROUTES = new Set(['/requestpasswordreset', '/verificationemailrequest'])
 
 export async function mountParse (fastify: FastifyInstance, options: MountOptions): Promise<void> {
@@ -105,7 +106,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (override) {
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: the ${override} header is not honoured here; send the method itself.` })
   }
-  if (request.body === undefined && hasBody(request) && !isMultipart(request) && !isUpload(request, options.mountPath)) {
+  // Fastify leaves GET/HEAD bodies unread; Parse's body parsers would read them.
+  if (BODYLESS.has(request.method) && hasBody(request)) {
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: a ${request.method} request carries no body here.` })
   }
   const credentials = readCredentials(request.headers, request.body)
@@ -118,8 +120,15 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: unknown method override "${method}".` })
   }
   if (!options.isParseRoute(path)) {
-    const suggestion = closestPath(path, declaredPaths())
     const base = options.mountPath === '/' ? '' : options.mountPath
+    // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …).
+    const declared = declaredVerbs(path)
+    if (declared) {
+      return reply.code(405).header('allow', declared.join(', ')).send({
+        code: Parse.Error.OPERATION_FORBIDDEN, error: `Method ${request.method} is not allowed here; use ${declared.join(' or ')}`
+      })
+    }
+    const suggestion = closestPath(path, declaredPaths())
     return reply.code(404).send({
       code: Parse.Error.OBJECT_NOT_FOUND,
       error: `No route ${request.method} ${base}${path}.` + (suggestion ? ` Did you mean ${base}${suggestion}?` : '')
@@ -142,8 +151,17 @@ function hasBody (request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }
 
-function isMultipart (request: FastifyRequest): boolean {
-  return /^multipart\/form-data/i.test(request.headers['content-type'] ?? '')
+
+/** The verbs a declared route answers, when `path` is one (entity route or /functions twin). */
+function declaredVerbs (path: string): string[] | undefined {
+  const wanted = path.toLowerCase().replace(/\/$/, '')
+  for (const fn of declaredFunctions()) {
+    const methods = fn.options.methods ?? ['POST']
+    const withHead = (verbs: string[]) => verbs.includes('GET') && !verbs.includes('HEAD') ? [...verbs, 'HEAD'] : verbs
+    if (fn.prefix && wanted === `/${fn.prefix}/${fn.name}`.toLowerCase()) return withHead(methods)
+    if (wanted === `/functions/${fn.name}`.toLowerCase()) return withHead(methods.includes('GET') ? ['POST', 'GET'] : ['POST'])
+  }
+  return undefined
 }
 
 /** Declared routes under the mount, for "did you mean". */
