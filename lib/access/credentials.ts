@@ -112,12 +112,3 @@ export function addressAllowed (ip: string, ranges: string[]): boolean {
   if (v4 ? entry.allIpv4 : entry.allIpv6) return true
   return entry.list.check(ip, v4 ? 'ipv4' : 'ipv6')
 }
-
-/** Refuses masterKeyIps entries Parse would refuse, at boot. */
-export function checkMasterKeyIps (ips: unknown): string[] {
-  if (ips === undefined) return PARSE_DEFAULT_MASTER_KEY_IPS
-  if (!Array.isArray(ips) || ips.some((ip) => typeof ip !== 'string' || !isIP(ip.split('/')[0]))) {
-    throw new Error('parseServerOptions.masterKeyIps must be a list of IP addresses or CIDR ranges, e.g. ["127.0.0.1", "10.0.0.0/8"].')
-  }
-  return ips as string[]
-}

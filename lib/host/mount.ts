@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyExpress from '@fastify/express'
 import Parse from 'parse/node'
-import { masterKeyVerdict, readCredentials, type MasterKeyRule } from '../access/credentials.js'
+import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, type MasterKeyRule } from '../access/credentials.js'
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
@@ -74,7 +74,7 @@ const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: 
 /** Parse's own masterKeyIps (its default ['127.0.0.1', '::1'] when unset), read from the running server. */
 export function masterKeyIpsOf (host: ParseHost): string[] {
   const ips = parseConfigOf(host).masterKeyIps
-  return Array.isArray(ips) ? ips as string[] : ['127.0.0.1', '::1']
+  return Array.isArray(ips) ? ips as string[] : PARSE_DEFAULT_MASTER_KEY_IPS
 }
 
 /** Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address. */
