@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
 import { isParseError, statusForError } from '../errors.js'
+import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
 
 /** Parse SDKs send JSON with Content-Type text/plain; parse it as JSON, and keep plain text as text. */
 export function acceptTextPlainJson (scope: FastifyInstance): void {
@@ -30,8 +31,11 @@ export function replyWithParseShape (error: FastifyError | Error, request: Fasti
     reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: error.message })
     return
   }
+  if (!isParseError(error) && isDatabaseUnavailable(error)) error = new DatabaseUnavailableError(error)
   if (isParseError(error)) {
-    reply.code(statusForError(error)).send({ code: error.code, error: error.message })
+    const status = statusForError(error)
+    if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+    reply.code(status).send({ code: error.code, error: error.message })
     return
   }
   const status = fastifyError.statusCode

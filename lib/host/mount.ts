@@ -6,6 +6,9 @@ import fastifyExpress from '@fastify/express'
 import { readCredentials, secretsEqual } from '../access/credentials.js'
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { acceptTextPlainJson, replyWithParseShape } from './http.js'
+import { answerHealth, healthPathKind } from './health.js'
+import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
+import type { DatabaseAvailability } from '../storage/availability.js'
 import Parse from 'parse/node'
 
 export interface MountOptions {
@@ -14,6 +17,8 @@ export interface MountOptions {
   appId: string
   masterKey: string
   policy: RestrictionPolicy
+  /** Readiness for {mount}/health, and 503s for Parse routes while the database is unreachable. */
+  availability: DatabaseAvailability
 }
 
 export async function mountParse (fastify: FastifyInstance, options: MountOptions): Promise<void> {
@@ -23,8 +28,10 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
     scope.setErrorHandler(replyWithParseShape)
     scope.addHook('preHandler', async (request, reply) => gate(request, reply, options))
+    scope.addHook('preHandler', refuseWhileUnavailable(options.availability))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
+    scope.use('/', unavailableAs503 as never)
     scope.use('/', options.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
@@ -38,7 +45,8 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
 async function gate (request: FastifyRequest, reply: FastifyReply, options: MountOptions): Promise<void> {
   const path = request.url.slice(options.mountPath === '/' ? 0 : options.mountPath.length) || '/'
   const credentials = readCredentials(request.headers, request.body)
-  if (path.split('?')[0].replace(/\/+$/, '') === '/health') return
+  const health = healthPathKind(path)
+  if (health) return answerHealth(health, reply, options.availability)
   if (credentials.appId !== options.appId) {
     return reply.code(403).send({ error: 'unauthorized' })
   }
