@@ -9,7 +9,8 @@ import { onTransaction as postgresReads } from './postgres/reads.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
-import { reportingOutages } from './outages.js'
+import { outage, reportingOutages } from './outages.js'
+import { isDatabaseUnavailable } from './unavailable.js'
 import type { DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './database.js'
 
@@ -42,6 +43,13 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
         if (property === 'findOneAndUpdate') return versionedUpdate(proxy, method, args)
         return method.apply(proxy, args)
+      }
+    }
+    if (property === 'handleError' && kind === 'mongo' && availability) {
+      // Parse's MongoDB adapter turns network errors into an opaque code 1 here: report them first.
+      return function (error: unknown) {
+        if (isDatabaseUnavailable(error)) return outage(error, availability)
+        return method.call(proxy, error)
       }
     }
     if (property === 'createTransactionalSession' && kind === 'postgres') {

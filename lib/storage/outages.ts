@@ -10,8 +10,7 @@ type Method = (...args: unknown[]) => unknown
 export function reportingOutages<M extends Method> (method: M, availability: DatabaseAvailability): M {
   const failed = (error: unknown): never => {
     if (!isDatabaseUnavailable(error)) throw error
-    availability.noteOutage(error)
-    throw error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error)
+    return outage(error, availability)
   }
   return function (this: unknown, ...args: unknown[]) {
     let result: unknown
@@ -26,4 +25,10 @@ export function reportingOutages<M extends Method> (method: M, availability: Dat
 
 function isPromise (value: unknown): value is Promise<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
+/** Reports an error that says the database cannot be reached, and throws it as DatabaseUnavailableError. */
+export function outage (error: unknown, availability: DatabaseAvailability): never {
+  availability.noteOutage(error)
+  throw error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error)
 }
