@@ -323,7 +323,7 @@ async function supervise (start: () => Promise<ChildProcess>, dataDir: string, n
         if (stopping) { await stopChild(next); restarted?.(); return }
         child = next
         watch(child)
-        await writeOwnerRecord(dataDir, child.pid!)
+        await writeOwnerRecord(dataDir, child.pid!).catch(() => {}) // without it, a later start refuses rather than takes over
         notice(`[fastify-parse-kit] the embedded PostgreSQL is running again (pid ${child.pid})`)
       }, (error: Error) => {
         if (stopping) { restarted?.(); return }
