@@ -172,6 +172,23 @@ t.test('PostgreSQL is SIGKILLed while clients place orders and write notes', { s
   t.equal(INITIAL_STOCK - stock.json.stock, lines.json.count, 'stock taken = lines stored: no order half-written')
 })
 
+t.test('a Parse route that reaches Parse as the database goes answers 503, not Parse\'s 400/500', { skip: lane.kind !== 'postgres' ? 'runs on the embedded PostgreSQL lane' : false }, async (t) => {
+  const dir = tempDir()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dataDir = path.join(dir, 'postgres')
+  const kit = await startKit(t, { dataDir })
+  t.equal((await kit.request('POST', '/parse/classes/Thing', { headers: masterHeaders, body: { n: 1 } })).status, 201)
+  // No call has failed yet, so the gate lets this one through to Parse, whose query meets the dead server.
+  const [pid, , , port] = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')
+  process.kill(Number(pid), 'SIGKILL')
+  const blocker = await occupy(Number(port))
+  t.teardown(() => new Promise((resolve) => blocker.close(resolve)))
+  const answer = await kit.request('GET', '/parse/classes/Thing', { headers: masterHeaders })
+  t.equal(answer.status, 503, answer.text)
+  t.same(answer.json, { code: 5003, error: 'The database cannot be reached right now. Retry shortly.' })
+  t.equal(answer.headers.get('retry-after'), '1')
+})
+
 t.test('the MongoDB stand-in is killed while clients place orders and write notes', { skip: lane.kind !== 'mongo' ? 'runs on the MongoDB lane' : lane.real ? 'the test only kills a database it started (the stand-in); a real MongoDB is not stopped from here' : false }, async (t) => {
   const { kit, token, product } = await setUp(t)
   const faults = watchProcessFaults(t)
