@@ -81,7 +81,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
       if (cached?.raw === value) return cached.wrapper
       let wrapper = wrap(property, value as Method) ?? (value as Method)
       // Public methods only: underscored properties are internals (pg-promise's pgp, callbacks).
-      if (availability && !property.startsWith('_')) wrapper = reportingOutages(wrapper, availability)
+      if (availability && !property.startsWith('_') && property !== 'constructor') wrapper = reportingOutages(wrapper, availability)
       wrappers.set(property, { raw: value, wrapper })
       return wrapper
     }
