@@ -57,7 +57,7 @@ export function describeOutage (error: unknown): string {
     if (code === '57P03') return 'the database server is starting up'
     if (code === '53300') return 'the database server has no free connections'
     if (code?.startsWith('08')) return 'connection failure'
-    if (typeof current.name === 'string' && MONGO_NAMES.has(current.name)) return 'no MongoDB server reachable'
+    if (typeof current.name === 'string' && MONGO_NAMES.has(current.name)) return 'no database server reachable'
     if (typeof current.message === 'string' && /^Connection terminated|not queryable/.test(current.message)) return 'connection lost'
     if (typeof current.message === 'string' && /timeout exceeded/.test(current.message)) return 'connection timed out'
     current = (current.cause ?? current.underlyingError) as ErrorLike | undefined
