@@ -31,6 +31,9 @@ export interface AvailabilityOptions {
   retryMs?: number
 }
 
+/** How long a successful probe answers readiness checks without asking the database again. */
+const FRESH_MS = 1_000
+
 export function watchAvailability (options: AvailabilityOptions): DatabaseAvailability {
   const timeoutMs = options.probeTimeoutMs ?? 2_000
   const retryMs = options.retryMs ?? 250
@@ -39,9 +42,11 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
   let inFlight: Promise<Readiness> | undefined
   let timer: NodeJS.Timeout | undefined
   let closed = false
+  let lastAnswer = 0
 
   const markDown = (error: unknown) => {
     reason = describeOutage(error)
+    lastAnswer = 0
     if (downSince !== undefined) return
     downSince = Date.now()
     options.onNotice(`[fastify-parse-kit] the database cannot be reached (${reason}); answering 503 until it is back`)
@@ -62,8 +67,10 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
     timer.unref()
   }
   const check = (): Promise<Readiness> => {
+    // An unauthenticated health endpoint must not turn into a query per request.
+    if (downSince === undefined && Date.now() - lastAnswer < FRESH_MS) return Promise.resolve({ ready: true })
     inFlight ??= probeWithin(options.probe, timeoutMs).then(
-      () => { markUp(); return { ready: true } },
+      () => { lastAnswer = Date.now(); markUp(); return { ready: true } },
       (error: unknown) => { markDown(error); return { ready: false, reason } }
     ).finally(() => { inFlight = undefined })
     return inFlight
