@@ -328,7 +328,7 @@ async function supervise (start: () => Promise<ChildProcess>, dataDir: string, n
       }, (error: Error) => {
         if (stopping) { restarted?.(); return }
         const next = Math.min(delayMs * 2, 10_000)
-        notice(`[fastify-parse-kit] the embedded PostgreSQL could not be restarted (${error.message.split('\n')[0]}); trying again in ${next / 1000} s`)
+        notice(`[fastify-parse-kit] the embedded PostgreSQL could not be restarted (${firstComplaint(error.message)}); trying again in ${next / 1000} s`)
         restart(next)
       })
     }, delayMs)
@@ -349,6 +349,13 @@ async function supervise (start: () => Promise<ChildProcess>, dataDir: string, n
       return stopping
     }
   }
+}
+
+/** The line of PostgreSQL's output that says what went wrong (its log starts with banners). */
+function firstComplaint (output: string): string {
+  const lines = output.split('\n')
+  const complaint = lines.find((line) => /\b(FATAL|PANIC|ERROR):/.test(line)) ?? lines[0]!
+  return complaint.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, '').trim()
 }
 
 function stopChild (child: ChildProcess): Promise<void> {
