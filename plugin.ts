@@ -96,7 +96,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
-      policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes }
+      policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes },
+      availability: database.availability
     }))
 
     // 6. One Fastify route per declared function (served without Parse's Express pipeline).

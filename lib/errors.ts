@@ -1,5 +1,6 @@
 // Errors keep Parse's wire shape {code, error} and its status mapping.
 import Parse from 'parse/node'
+import { DATABASE_UNAVAILABLE } from './storage/unavailable.js'
 
 /** A version-checked save found a stale version. */
 export const CONFLICT = 5001
@@ -12,6 +13,7 @@ export function statusForParseCode (code: number): number {
   if (code === Parse.Error.INTERNAL_SERVER_ERROR) return 500
   if (code === Parse.Error.OBJECT_NOT_FOUND) return 404
   if (code === CONFLICT) return 409
+  if (code === DATABASE_UNAVAILABLE) return 503
   return 400
 }
 

@@ -1,5 +1,5 @@
 // The embedded PostgreSQL: a server left behind by a killed parent is stopped,
-// and a data directory user postgres cannot reach is handled, not fatal.
+// a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal.
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
-import { tempDir } from './helpers/kit.js'
+import Fastify from 'fastify'
+import { kitPlugin } from '../plugin.js'
+import { APP_ID, MASTER_KEY, masterHeaders, startKit, tempDir } from './helpers/kit.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 
@@ -21,31 +23,57 @@ async function query (uri: string): Promise<number> {
   try { return (await client.query('SELECT 1 AS one')).rows[0].one } finally { await client.end() }
 }
 
-t.test('a server left running by a SIGKILLed parent is stopped by its PID', async (t) => {
+t.test('a live server on the data dir is refused, naming its process; once that process is SIGKILLed, its orphan is taken over', async (t) => {
   const dataDir = path.join(tempDir(), 'pg')
   t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
   const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
 const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true })
-console.log('READY ' + db.dataDir)
+console.log('READY ' + db.dataDir + ' ' + db.uri)
 setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   // The server may run from a relocated data dir (when user postgres cannot reach this one): ask it.
-  const actualDir = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
+  const [actualDir, firstUri] = await new Promise<string[]>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => { const match = /READY (\S+) (\S+)/.exec(String(chunk)); if (match) resolve([match[1], match[2]]) })
     child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
   })
+  if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
+  const postmaster = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+
+  // A second server on the same data while the first one's process runs: refused, the first untouched.
+  const refused = await startEmbeddedPostgres({ dataDir, ephemeral: true, onNotice: () => {} }).then(
+    async (db) => { await db.stop(); return undefined },
+    (error: Error) => error.message
+  )
+  t.match(refused, new RegExp(`in use by PostgreSQL \\(pid ${postmaster}\\) of another running instance, process ${child.pid}`), 'refused, naming the holding process')
+  t.match(refused, /another dataDir/)
+  t.match(refused, /DATABASE_URI/)
+  t.notMatch(refused, /\n/, 'in one line')
+  t.ok(alive(postmaster), 'the first server still runs')
+  t.equal(await query(firstUri), 1, 'and still answers')
+
+  // Its process is SIGKILLed: the server it leaves behind is stopped and the data taken over.
   child.kill('SIGKILL')
   await new Promise((resolve) => child.once('exit', resolve))
-  if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
-  const orphan = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-  t.ok(alive(orphan), 'the orphaned postgres is still running after its parent died')
-
+  t.ok(alive(postmaster), 'the orphaned postgres is still running after its parent died')
   const notices: string[] = []
   const db = await startEmbeddedPostgres({ dataDir, ephemeral: true, onNotice: (line) => notices.push(line) })
   t.teardown(() => db.stop())
-  t.match(notices.join('\n'), new RegExp(`stopping a PostgreSQL \\(pid ${orphan}\\) left running`))
-  t.notOk(alive(orphan), 'the orphan is gone')
+  t.match(notices.join('\n'), new RegExp(`stopping a PostgreSQL \\(pid ${postmaster}\\) left running .* by process ${child.pid}, which is gone`))
+  t.notOk(alive(postmaster), 'the orphan is gone')
   t.equal(await query(db.uri), 1, 'the new server answers on the same data')
+})
+
+t.test('a second kit on the data dir of a running one fails to boot and leaves the first one serving', async (t) => {
+  const dataDir = path.join(tempDir(), 'pg')
+  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
+  const first = await startKit(t, { dataDir })
+  const second = Fastify({ logger: false, pluginTimeout: 120_000 })
+  const boot = await second.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir, ephemeralDatabase: true }).ready().then(() => undefined, (error: Error) => error.message)
+  await second.close().catch(() => {})
+  t.match(boot, new RegExp(`in use by PostgreSQL \\(pid \\d+\\) of another running instance, process ${process.pid}`))
+  const after = await first.request('POST', '/parse/classes/Thing', { headers: masterHeaders, body: { n: 1 } })
+  t.equal(after.status, 201, 'the first kit still writes to its database')
 })
 
 t.test('as root, a data dir under a mode-700 directory runs from a world-traversable copy', { skip: process.getuid?.() !== 0 ? 'only meaningful as root' : false }, async (t) => {

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { parse as parseQueryString } from 'node:querystring'
 import Parse from 'parse/node'
 import { isParseError, statusForError } from '../errors.js'
+import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
 
 /**
  * Parse SDKs send JSON with Content-Type text/plain: parse it with Fastify's own JSON
@@ -82,8 +83,11 @@ export function replyWithParseShape (error: FastifyError | Error, request: Fasti
     reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: custom ?? error.message })
     return
   }
+  if (!isParseError(error) && isDatabaseUnavailable(error)) error = new DatabaseUnavailableError(error)
   if (isParseError(error)) {
-    reply.code(statusForError(error)).send({ code: error.code, error: error.message })
+    const status = statusForError(error)
+    if (status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+    reply.code(status).send({ code: error.code, error: error.message })
     return
   }
   const status = fastifyError.statusCode

@@ -17,6 +17,9 @@ import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from '.
 import { mapRequestTarget, targetsMount } from './request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
+import { answerHealth, healthPathKind } from './health.js'
+import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
+import type { DatabaseAvailability } from '../storage/availability.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -24,6 +27,8 @@ export interface MountOptions {
   appId: string
   masterKey: string
   policy: RestrictionPolicy
+  /** Readiness for {mount}/health, and 503s for Parse routes while the database is unreachable. */
+  availability: DatabaseAvailability
 }
 
 /** Headers some proxies and frameworks treat as a method override. Parse ignores them; the kit refuses them. */
@@ -57,8 +62,10 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
     scope.addHook('preHandler', async (request, reply) => gate(request, reply, gateOptions))
+    scope.addHook('preHandler', refuseWhileUnavailable(options.availability))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
+    scope.use('/', unavailableAs503 as never)
     scope.use('/', options.host.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
@@ -101,7 +108,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   const target = mapRequestTarget(request.raw.url ?? '/', options.mountPath)
   if ('refusal' in target) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
   const path = target.path
-  if (/^\/health\/?$/i.test(path)) return
+  const health = healthPathKind(path)
+  if (health) return answerHealth(health, reply, options.availability)
   const override = OVERRIDE_HEADERS.find((name) => request.headers[name] !== undefined)
   if (override) {
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: the ${override} header is not honoured here; send the method itself.` })

@@ -8,6 +8,10 @@ import { expectedVersion, versionFieldOf } from './version.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { openOnServer } from './mongo/session.js'
+import { openTransaction } from './postgres/session.js'
+import { outage, reportingOutages } from './outages.js'
+import { isDatabaseUnavailable } from './unavailable.js'
+import type { DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './database.js'
 
 type Method = (...args: unknown[]) => Promise<unknown>
@@ -23,11 +27,12 @@ const WRITES: Record<string, number> = {
 }
 const READS = new Set(['find', 'count', 'distinct', 'aggregate'])
 
-export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): T {
+export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, availability?: DatabaseAvailability): T {
   const readsOn = (className: string, session: unknown): object =>
     kind === 'postgres' ? postgresReads(adapter, session, versionFieldOf(className) !== undefined) : mongoReads(adapter, session)
-  // One wrapper per method, made on first use (Parse looks methods up on every call).
-  const wrappers = new Map<string, Method>()
+  // One wrapper per method, made on first use (Parse looks methods up on every call);
+  // remade when the property changes (Parse assigns callbacks such as _onchange).
+  const wrappers = new Map<string, { raw: unknown, wrapper: Method }>()
   let proxy: T
 
   const wrap = (property: string, method: Method): Method | undefined => {
@@ -39,6 +44,16 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
         if (property === 'findOneAndUpdate') return versionedUpdate(proxy, method, args)
         return method.apply(proxy, args)
       }
+    }
+    if (property === 'handleError' && kind === 'mongo' && availability) {
+      // Parse's MongoDB adapter turns network errors into an opaque code 1 here: report them first.
+      return function (error: unknown) {
+        if (isDatabaseUnavailable(error)) return outage(error, availability)
+        return method.call(proxy, error)
+      }
+    }
+    if (property === 'createTransactionalSession' && kind === 'postgres') {
+      return () => openTransaction(adapter)
     }
     if (property === 'createTransactionalSession' && kind === 'mongo') {
       return async function (...args: unknown[]) {
@@ -62,12 +77,13 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
     get (target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown
       if (typeof property !== 'string' || typeof value !== 'function') return value
-      let wrapper = wrappers.get(property)
-      if (wrapper === undefined && !wrappers.has(property)) {
-        wrapper = wrap(property, value as Method)
-        wrappers.set(property, wrapper as Method)
-      }
-      return wrapper ?? value
+      const cached = wrappers.get(property)
+      if (cached?.raw === value) return cached.wrapper
+      let wrapper = wrap(property, value as Method) ?? (value as Method)
+      // Public methods only: underscored properties are internals (pg-promise's pgp, callbacks).
+      if (availability && !property.startsWith('_') && property !== 'constructor') wrapper = reportingOutages(wrapper, availability)
+      wrappers.set(property, { raw: value, wrapper })
+      return wrapper
     }
   })
   return proxy

@@ -4,9 +4,10 @@ import path from 'node:path'
 import { FileSystemAdapter } from 'parse-server'
 import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
-import { waitForPostgresPool } from './postgres/pool.js'
+import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { wrapAdapter } from './adapter.js'
-import { probeMongo } from './mongo/probe.js'
+import { pingMongo, probeMongo } from './mongo/probe.js'
+import { watchAvailability, type DatabaseAvailability } from './availability.js'
 
 export type DatabaseKind = 'postgres' | 'mongo'
 
@@ -30,6 +31,8 @@ export interface Database {
   adapter: PostgresStorageAdapter | MongoStorageAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
   filesAdapter: unknown
+  /** Whether the database can be reached right now (readiness, 503s); recovers by itself. */
+  availability: DatabaseAvailability
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
@@ -63,32 +66,47 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
     if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir)
+    return connect(options.databaseURI, undefined, filesDir, notice(options))
   }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
-  return connect(embedded.uri, embedded, filesDir)
+  return connect(embedded.uri, embedded, filesDir, notice(options))
 }
 
-function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string): Database {
+function notice (options: DatabaseOptions): (line: string) => void {
+  return options.onNotice ?? ((line) => process.stderr.write(`${line}\n`))
+}
+
+/** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
+const POSTGRES_OPTIONS = { connectionTimeoutMillis: 10_000, keepAlive: true }
+const MONGO_SERVER_SELECTION_MS = 5_000
+
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, onNotice: (line: string) => void): Database {
   const kind = databaseKind(uri)
   if (kind === 'postgres') {
-    const adapter = wrapAdapter(new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: {} }), kind)
+    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...POSTGRES_OPTIONS } })
+    const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
+    const adapter = wrapAdapter(raw, kind, availability)
     return {
       kind,
       displayURI: redact(uri),
       embedded: embedded !== undefined,
       adapter,
       filesAdapter: filesOnDisk(filesDir),
+      availability,
       async close () {
+        availability.close()
         await waitForPostgresPool(adapter)
         await embedded?.stop()
       }
     }
   }
-  const adapter = wrapAdapter(new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} }), kind)
+  const mongoOptions = /[?&]serverSelectionTimeoutMS=/i.test(uri) ? {} : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS }
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions })
+  const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
+  const adapter = wrapAdapter(raw, kind, availability)
   const filesAdapter = new GridFSBucketAdapter(uri)
   return {
     kind,
@@ -96,7 +114,9 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     embedded: false,
     adapter,
     filesAdapter,
+    availability,
     async close () {
+      availability.close()
       // Parse's shutdown closes both clients; after a failed boot nobody did. Closing twice is harmless.
       await adapter.handleShutdown()
       await (filesAdapter as { handleShutdown?: () => Promise<void> }).handleShutdown?.()

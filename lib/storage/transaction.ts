@@ -4,6 +4,7 @@ import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
 import { transactionScope } from './scope.js'
 import { isTransient } from './transient.js'
+import { isDatabaseUnavailable } from './unavailable.js'
 
 /** The part of a Parse storage adapter that transactions need. */
 export interface TransactionalAdapter {
@@ -55,6 +56,8 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
     try {
       return await runOnce(adapter, body)
     } catch (error) {
+      // A lost database is not a conflict (MongoDB labels network errors transient too): answer 503 at once.
+      if (isDatabaseUnavailable(error)) throw error
       const retryable = isTransient(error) || (error as { code?: unknown }).code === CONFLICT
       if (!retryable) throw error
       if (attempt >= attempts) throw new Parse.Error(CONFLICT, CONFLICT_MESSAGE)

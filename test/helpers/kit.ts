@@ -49,6 +49,8 @@ export interface Kit {
   request (method: string, url: string, init?: { headers?: Record<string, string>, body?: unknown, contentType?: string }): Promise<HttpResult>
   /** Signs a user up over REST (in-process SDK sign-ups get no session token) and returns its id and session token. */
   signUp (username: string): Promise<{ id: string, token: string }>
+  /** On the MongoDB stand-in: its process, which fault tests may kill. */
+  standInPid?: number
 }
 
 export interface HttpResult {
@@ -69,7 +71,8 @@ export function tempDir (prefix = 'fpk-test-'): string {
 export async function startKit (t: Test, options: KitOptions = {}, server: FastifyServerOptions = {}): Promise<Kit> {
   resetKitConfig()
   // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
-  const databaseURI = lane.kind === 'mongo' ? (await mongoReplicaSet(t)).uri : undefined
+  const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
+  const databaseURI = mongo?.uri
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
@@ -100,7 +103,7 @@ export async function startKit (t: Test, options: KitOptions = {}, server: Fasti
     if (login.status !== 200 || !login.json.sessionToken) throw new Error(`login of ${username} failed: ${login.text}`)
     return { id: created.json.objectId, token: login.json.sessionToken }
   }
-  return { app, origin, request, signUp }
+  return { app, origin, request, signUp, standInPid: mongo?.pid }
 }
 
 /** What the kit actually booted on, named like the lanes. */

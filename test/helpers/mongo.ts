@@ -17,6 +17,8 @@ export interface MongoLane {
   uri: string
   /** true: a real MongoDB (MONGODB_URI); false: the wire stand-in. */
   real: boolean
+  /** The stand-in's process (for fault tests); undefined on a real MongoDB. */
+  pid?: number
 }
 
 const STAND_IN_PACKAGE = '@jongodb/memory-server-bin-linux-x64-gnu'
@@ -41,7 +43,7 @@ export async function mongoReplicaSet (t: Test): Promise<MongoLane> {
   // ("Server ended moreToCome unexpectedly"); the driver then marks the server
   // Unknown, drops its pool and stalls the next operation for ~500 ms.
   const uri = withQuery(withDatabase(standIn.uri, freshDatabaseName()), { maxPoolSize: '1', serverMonitoringMode: 'poll' })
-  return { uri, real: false }
+  return { uri, real: false, pid: standIn.pid }
 }
 
 export function freshDatabaseName (): string {

@@ -15,3 +15,10 @@ export async function probeMongo (uri: string, displayURI: string, notice: (line
     await client.close()
   }
 }
+
+/** One ping through Parse's own client: answers only when a server does. */
+export async function pingMongo (adapter: object): Promise<void> {
+  const mongo = adapter as { connect (): Promise<unknown>, database: { command (command: object): Promise<unknown> } }
+  await mongo.connect()
+  await mongo.database.command({ ping: 1 })
+}

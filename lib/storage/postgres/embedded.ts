@@ -5,7 +5,7 @@
 // failure into a rejected promise, and stop a server a killed parent left behind.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { chown, cp, mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { arch, platform } from 'node:os'
@@ -34,6 +34,7 @@ export interface EmbeddedPostgres {
 const DATABASE = 'parse'
 const SUPERUSER = 'postgres'
 const PASSWORD_FILE = 'fpk-password'
+const OWNER_FILE = 'fpk-owner.json'
 const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
 
 export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
@@ -45,18 +46,17 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
     ({ binDir, dataDir } = await relocate(binDir, dataDir, owner))
     notice(`[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}`)
   }
-  await stopStaleServer(dataDir, notice)
+  await takeOverDataDir(dataDir, options.dataDir, notice)
   const password = await initialiseCluster(binDir, dataDir, owner)
   const port = await freePort()
-  const child = await launch(binDir, dataDir, port, owner, options)
-  const stop = stopper(child)
+  const server = await supervise(() => launch(binDir, dataDir, port, owner, options), dataDir, notice)
   try {
     await createDatabase(port, password)
   } catch (error) {
-    await stop()
+    await server.stop()
     throw error
   }
-  return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop }
+  return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop: server.stop }
 }
 
 interface Owner { uid: number, gid: number }
@@ -127,18 +127,80 @@ async function relocate (binDir: string, dataDir: string, owner: Owner): Promise
   return { binDir: cachedBin, dataDir: cachedData }
 }
 
-/** A SIGKILLed parent leaves postgres running on its data dir: stop it by the PID it recorded. */
-async function stopStaleServer (dataDir: string, notice: (line: string) => void): Promise<void> {
+/**
+ * A server already running on the data directory is stopped (by the PID it
+ * recorded) only when the process that started it is gone — a SIGKILLed parent
+ * leaves postgres running. A live one belongs to another instance: refuse.
+ */
+async function takeOverDataDir (dataDir: string, shownDir: string, notice: (line: string) => void): Promise<void> {
   const pidFile = path.join(dataDir, 'postmaster.pid')
   if (!existsSync(pidFile)) return
   const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0])
   if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
-    notice(`[fastify-parse-kit] stopping a PostgreSQL (pid ${pid}) left running on ${dataDir}`)
+    const holder = await holderOf(dataDir, pid)
+    if (holder.live) {
+      throw new Error(`The data directory ${shownDir} is in use by PostgreSQL (pid ${pid}) of another running instance, process ${holder.pid}${describeProcess(holder.pid)}. ` +
+        'Stop that one first, or run a second instance with another dataDir (DATA_DIR in the example app), or point both at one shared PostgreSQL with DATABASE_URI.')
+    }
+    notice(`[fastify-parse-kit] stopping a PostgreSQL (pid ${pid}) left running on ${dataDir} by process ${holder.pid || 'unknown'}, which is gone`)
     process.kill(pid, 'SIGINT')
     if (!(await exited(pid, 10_000))) process.kill(pid, 'SIGKILL')
     await exited(pid, 5_000)
   }
   await rm(pidFile, { force: true })
+}
+
+/** Who started the server with this PID, and whether that process still runs (and is still its parent). */
+async function holderOf (dataDir: string, postmaster: number): Promise<{ pid: number, live: boolean }> {
+  const parent = parentOf(postmaster)
+  const record = await readOwnerRecord(dataDir)
+  if (record?.postmaster === postmaster) {
+    // A dead starter's children are re-parented: the starter holds the server only while it is the parent.
+    const live = alive(record.pid) && (parent === undefined || parent === record.pid)
+    return { pid: record.pid, live }
+  }
+  // No record of this server: an orphan (parent init) was left behind; any other parent holds it.
+  if (parent === undefined || parent <= 1) return { pid: parent ?? 0, live: false }
+  return { pid: parent, live: alive(parent) }
+}
+
+function parentOf (pid: number): number | undefined {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    const ps = spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' })
+    const parent = Number(ps.stdout?.trim())
+    return ps.status === 0 && Number.isInteger(parent) && parent > 0 ? parent : undefined
+  }
+}
+
+/** " (node server.js)", from the process's command line when the OS shows it. */
+function describeProcess (pid: number): string {
+  try {
+    const [program, ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+    const line = program ? [path.basename(program), ...args.slice(0, 3)].join(' ') : ''
+    return line ? ` (${line.length > 100 ? `${line.slice(0, 97)}...` : line})` : ''
+  } catch {
+    return ''
+  }
+}
+
+interface OwnerRecord { pid: number, postmaster: number }
+
+/** Beside postmaster.pid, which process started that postmaster. */
+async function readOwnerRecord (dataDir: string): Promise<OwnerRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(path.join(dataDir, OWNER_FILE), 'utf8')) as Partial<OwnerRecord>
+    return Number.isInteger(record.pid) && Number.isInteger(record.postmaster) ? record as OwnerRecord : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function writeOwnerRecord (dataDir: string, postmaster: number): Promise<void> {
+  await writeFile(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, postmaster }) + '\n', { mode: 0o644 })
 }
 
 function alive (pid: number): boolean {
@@ -237,19 +299,74 @@ function launch (binDir: string, dataDir: string, port: number, owner: Owner | u
   })
 }
 
-function stopper (child: ChildProcess): () => Promise<void> {
+/**
+ * Keeps the server running: when it dies unexpectedly (killed, crashed), it is
+ * started again on the same port and data — the pool reconnects by itself, and
+ * calls answer 503 meanwhile. One log line when it dies, one when it is back.
+ */
+async function supervise (start: () => Promise<ChildProcess>, dataDir: string, notice: (line: string) => void): Promise<{ stop (): Promise<void> }> {
+  let child = await start()
+  await writeOwnerRecord(dataDir, child.pid!)
   let stopping: Promise<void> | undefined
-  return () => {
-    stopping ??= new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve()
-      // "Smart" shutdown first: it lets closing clients finish instead of cutting them off.
-      const fast = setTimeout(() => child.kill('SIGINT'), 3_000)
-      const force = setTimeout(() => child.kill('SIGKILL'), 15_000)
-      child.once('exit', () => { clearTimeout(fast); clearTimeout(force); resolve() })
-      child.kill('SIGTERM')
-    })
-    return stopping
+  let retry: NodeJS.Timeout | undefined
+  let restarted: (() => void) | undefined
+
+  const watch = (running: ChildProcess) => running.once('exit', (code, signal) => {
+    if (stopping) return
+    notice(`[fastify-parse-kit] the embedded PostgreSQL (pid ${running.pid}) exited unexpectedly (${signal ?? `exit ${code}`}); restarting it`)
+    restart(250)
+  })
+  const restart = (delayMs: number) => {
+    retry = setTimeout(() => {
+      retry = undefined
+      start().then(async (next) => {
+        if (stopping) { await stopChild(next); restarted?.(); return }
+        child = next
+        watch(child)
+        await writeOwnerRecord(dataDir, child.pid!).catch(() => {}) // without it, a later start refuses rather than takes over
+        notice(`[fastify-parse-kit] the embedded PostgreSQL is running again (pid ${child.pid})`)
+      }, (error: Error) => {
+        if (stopping) { restarted?.(); return }
+        const next = Math.min(delayMs * 2, 10_000)
+        notice(`[fastify-parse-kit] the embedded PostgreSQL could not be restarted (${firstComplaint(error.message)}); trying again in ${next / 1000} s`)
+        restart(next)
+      })
+    }, delayMs)
+    retry.unref()
   }
+  watch(child)
+
+  return {
+    stop () {
+      stopping ??= (async () => {
+        if (retry) clearTimeout(retry)
+        else if (child.exitCode !== null || child.signalCode !== null) {
+          // A restart may be under way: let it finish, then stop what it started.
+          await new Promise<void>((resolve) => { restarted = resolve; setTimeout(resolve, 15_000).unref() })
+        }
+        await stopChild(child)
+      })()
+      return stopping
+    }
+  }
+}
+
+/** The line of PostgreSQL's output that says what went wrong (its log starts with banners). */
+function firstComplaint (output: string): string {
+  const lines = output.split('\n')
+  const complaint = lines.find((line) => /\b(FATAL|PANIC|ERROR):/.test(line)) ?? lines[0]!
+  return complaint.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, '').trim()
+}
+
+function stopChild (child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    // "Smart" shutdown first: it lets closing clients finish instead of cutting them off.
+    const fast = setTimeout(() => child.kill('SIGINT'), 3_000)
+    const force = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    child.once('exit', () => { clearTimeout(fast); clearTimeout(force); resolve() })
+    child.kill('SIGTERM')
+  })
 }
 
 async function createDatabase (port: number, password: string): Promise<void> {

@@ -16,3 +16,8 @@ export async function waitForPostgresPool (adapter: PostgresStorageAdapter, time
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+/** One trivial query on Parse's own pool: answers only when the server does. */
+export async function pingPostgres (adapter: object): Promise<void> {
+  await (adapter as { _client: { one (query: string): Promise<unknown> } })._client.one('SELECT 1')
+}

@@ -1,0 +1,37 @@
+// Parse routes while the database cannot be reached: refused at once with 503
+// (Parse itself would answer 500, or worse, e.g. "invalid session token"), and
+// a request already inside Parse when the database went answers 503 too.
+import type { FastifyReply } from 'fastify'
+import type { DatabaseAvailability } from '../storage/availability.js'
+import { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
+
+export function refuseWhileUnavailable (availability: DatabaseAvailability) {
+  return async (_request: unknown, reply: FastifyReply) => {
+    if (availability.reachable) return
+    return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS))
+      .send({ code: DATABASE_UNAVAILABLE, error: DATABASE_UNAVAILABLE_MESSAGE })
+  }
+}
+
+interface ExpressResponse {
+  json (body: unknown): unknown
+  status (code: number): unknown
+  set (name: string, value: string): unknown
+}
+
+/**
+ * Express middleware in front of Parse's app: Parse maps every error code but
+ * 1 and 101 to 400, so an answer carrying DATABASE_UNAVAILABLE gets its 503 here.
+ */
+export function unavailableAs503 (_request: unknown, response: ExpressResponse, next: () => void): void {
+  response.json = function (this: ExpressResponse & { json?: unknown }, body: unknown) {
+    if ((body as { code?: unknown } | null)?.code === DATABASE_UNAVAILABLE) {
+      this.status(503)
+      this.set('Retry-After', String(RETRY_AFTER_SECONDS))
+    }
+    // Parse's own json(), from the prototype its Express app gave the response.
+    delete (this as { json?: unknown }).json
+    return this.json(body)
+  }
+  next()
+}

@@ -1,0 +1,33 @@
+// A PostgreSQL transaction for Parse's adapter, with the shape Parse's own
+// commit and abort expect ({t, batch, resolve, result}). Parse's version keeps
+// the tx() promise in `result` with no handler and only resolves once BEGIN
+// has run: when the database is gone, BEGIN fails, `result` rejects unhandled
+// (Node exits) and the returned promise never settles (the caller hangs).
+// Here the failure of BEGIN rejects the returned promise, and `result` is
+// always handled (commit and abort still hand its outcome to their callers).
+
+interface PgTask { batch (values: unknown[]): Promise<unknown> }
+interface PgClient { tx (callback: (t: PgTask) => Promise<unknown>): Promise<unknown> }
+
+export interface PostgresSession {
+  t: PgTask
+  batch: unknown[]
+  promise: Promise<unknown>
+  resolve: (value: unknown) => void
+  result: Promise<unknown>
+}
+
+export function openTransaction (adapter: object): Promise<PostgresSession> {
+  const client = (adapter as { _client: PgClient })._client
+  return new Promise((resolve, reject) => {
+    const session = { batch: [] as unknown[] } as unknown as PostgresSession
+    session.result = client.tx((t) => {
+      session.t = t
+      session.promise = new Promise((settle) => { session.resolve = settle })
+      resolve(session)
+      return session.promise
+    })
+    // Before BEGIN succeeded this settles the caller; afterwards commit/abort report it.
+    session.result.catch(reject)
+  })
+}

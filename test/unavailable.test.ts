@@ -1,0 +1,79 @@
+// Telling "the database cannot be reached" from every other failure, and a
+// PostgreSQL transaction that cannot even BEGIN: it must fail, not hang or
+// leave a promise rejecting with no handler (which ends the process).
+import t from 'tap'
+import Parse from 'parse/node'
+import { PostgresStorageAdapter } from '../lib/host/parse-internals.js'
+import { wrapAdapter } from '../lib/storage/adapter.js'
+import { watchAvailability } from '../lib/storage/availability.js'
+import { freePort } from '../lib/storage/free-port.js'
+import { DATABASE_UNAVAILABLE, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
+
+const named = (name: string, message = name) => Object.assign(new Error(message), { name })
+const coded = (code: string, message = code) => Object.assign(new Error(message), { code })
+
+t.test('what counts as the database being unreachable', async (t) => {
+  const unreachable: Array<[string, unknown]> = [
+    ['refused', coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    ['reset', coded('ECONNRESET')],
+    ['server shut down (57P01)', coded('57P01', 'terminating connection due to administrator command')],
+    ['crash shutdown (57P02)', coded('57P02')],
+    ['starting up (57P03)', coded('57P03', 'the database system is starting up')],
+    ['connection failure class 08', coded('08006')],
+    ['no free connections', coded('53300')],
+    ['pg: connection terminated', new Error('Connection terminated unexpectedly')],
+    ['pg: client not queryable', new Error('Client has encountered a connection error and is not queryable')],
+    ['pg pool: connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['MongoDB server selection', named('MongoServerSelectionError', 'connect ECONNREFUSED 127.0.0.1:27017')],
+    ['MongoDB network', named('MongoNetworkError')],
+    ['wrapped in a cause', Object.assign(new Error('outer'), { cause: coded('ECONNREFUSED') })],
+    ['an aggregate of refusals', Object.assign(new Error('all failed'), { errors: [coded('ECONNREFUSED')] })],
+    ['already classified', new DatabaseUnavailableError()]
+  ]
+  for (const [what, error] of unreachable) t.ok(isDatabaseUnavailable(error), what)
+  const refusedOne: Array<[string, unknown]> = [
+    ['unique violation', coded('23505', 'duplicate key value')],
+    ['deadlock (a conflict, re-run)', coded('40P01', 'deadlock detected')],
+    ['syntax error', coded('42601')],
+    ['Parse not found', new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'Object not found.')],
+    ['Parse internal error', new Parse.Error(Parse.Error.INTERNAL_SERVER_ERROR, 'An internal server error occurred')],
+    ['MongoDB duplicate key', Object.assign(named('MongoServerError'), { code: 11000 })],
+    ['not an error', 'ECONNREFUSED'],
+    ['nothing', undefined]
+  ]
+  for (const [what, error] of refusedOne) t.notOk(isDatabaseUnavailable(error), what)
+  t.equal(describeOutage(coded('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.5:5432')), 'connection refused', 'the reason names no host')
+  t.equal(describeOutage(new DatabaseUnavailableError(coded('57P01'))), 'the database server shut down')
+  const error = new DatabaseUnavailableError()
+  t.equal(error.code, DATABASE_UNAVAILABLE)
+  t.equal(error.statusCode, 503)
+  t.ok(error instanceof Parse.Error, 'a Parse error, so Parse passes it through unchanged')
+})
+
+t.test('a PostgreSQL transaction whose BEGIN cannot reach the server fails at once, with nothing unhandled', async (t) => {
+  const unhandled: unknown[] = []
+  const record = (reason: unknown) => { unhandled.push(reason) }
+  process.on('unhandledRejection', record)
+  t.teardown(() => { process.off('unhandledRejection', record) })
+
+  // Nothing listens on this port.
+  const port = await freePort()
+  const raw = new PostgresStorageAdapter({ uri: `postgres://postgres:x@127.0.0.1:${port}/parse`, collectionPrefix: '', databaseOptions: { connectionTimeoutMillis: 2_000 } })
+  const notices: string[] = []
+  const availability = watchAvailability({ probe: () => Promise.reject(new Error('not probed here')), onNotice: (line) => notices.push(line) })
+  t.teardown(() => availability.close())
+  const adapter = wrapAdapter(raw, 'postgres', availability) as unknown as { createTransactionalSession (): Promise<unknown> }
+
+  let timer: NodeJS.Timeout | undefined
+  const outcome = await Promise.race([
+    adapter.createTransactionalSession().then(() => 'opened', (error: unknown) => error),
+    new Promise((resolve) => { timer = setTimeout(() => resolve('still waiting after 10 s'), 10_000) })
+  ])
+  clearTimeout(timer)
+  t.type(outcome, DatabaseUnavailableError, 'the caller gets DatabaseUnavailableError (503), not a hang')
+  await new Promise((resolve) => setTimeout(resolve, 100)) // let any stray rejection surface
+  t.same(unhandled, [], 'no promise rejected unhandled')
+  t.equal(availability.reachable, false, 'the outage is noted')
+  t.match(notices.join('\n'), /the database cannot be reached \(connection refused\)/, 'in one log line')
+  ;(raw as unknown as { _client: { $pool: { end (): Promise<void> } } })._client.$pool.end().catch(() => {})
+})
