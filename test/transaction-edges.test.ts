@@ -41,8 +41,8 @@ t.test('transaction edges', async (t) => {
   t.test('distinct, aggregate and count of a versioned class inside a transaction', async (t) => {
     await pair('reads')
     const reads = await withTransaction(async () => ({
-      labels: (await new Parse.Query(Crate).startsWith('label', 'reads-').distinct('label', master) as string[]).sort(),
-      totals: await new Parse.Query(Crate).aggregate([{ $group: { _id: '$label', total: { $sum: '$quantity' } } }], master) as Array<{ objectId: string, total: number }>,
+      labels: (await new Parse.Query(Crate).startsWith('label', 'reads-').distinct('label') as string[]).sort(),
+      totals: await new Parse.Query(Crate).aggregate([{ $group: { _id: '$label', total: { $sum: '$quantity' } } }]) as Array<{ objectId: string, total: number }>,
       count: await new Parse.Query(Crate).startsWith('label', 'reads-').count(master),
       found: (await new Parse.Query(Crate).startsWith('label', 'reads-').ascending('label').find(master)).map((crate) => crate.label)
     }))
