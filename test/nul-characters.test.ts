@@ -51,6 +51,10 @@ t.test('NUL characters answer 400 {code: 142} naming the field', async (t) => {
     refused(t, await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'nul\u0000user', password: 'secret-password-1' } }), 'username')
     const login = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'nina\u0000', password: 'x' } })
     t.ok(login.status >= 400 && login.status < 500, `a login is refused as bad input, not a 500: ${login.text}`)
+    for (const [method, url] of [['GET', '/parse/classes/No%00te'], ['GET', '/parse/users/%00'], ['POST', '/parse/functions/he%00llo'], ['GET', '/parse/schemas/No%00te'], ['GET', '/parse/roles/%00'], ['GET', '/parse/notes/getNote%00?id=1'], ['POST', '/parse/classes/No%00te'], ['PUT', '/parse/classes/Note/x%00'], ['GET', '/parse/classes/Note?order=ti%00tle'], ['GET', '/parse/classes/Note?keys=ti%00tle'], ['GET', '/parse/classes/Note?include=ti%00tle']] as const) {
+      const answer = await kit.request(method, url, { headers: masterHeaders, body: method === 'POST' ? {} : undefined })
+      t.ok(answer.status < 500, `${method} ${url}: never a 5xx (Parse ignores an unknown include): ${answer.status} ${answer.text}`)
+    }
     const batch = await kit.request('POST', '/parse/batch', {
       headers: masterHeaders,
       body: { requests: [{ method: 'POST', path: '/parse/classes/Note', body: { title: 'fine' } }, { method: 'POST', path: '/parse/classes/Note', body: { title: 'bad\u0000' } }], transaction: true }

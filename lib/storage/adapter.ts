@@ -43,6 +43,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
     if (property in WRITES) {
       const at = WRITES[property]
       return async function (...args: unknown[]) {
+        refuseNul(args[0], 'className')
         refuseNul(args[2])
         if (at === 4) refuseNul(args[3])
         // Parse passes null when it has no session of its own.
@@ -61,7 +62,9 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
     }
     if (READS.has(property)) {
       return async function (...args: unknown[]) {
+        refuseNul(args[0], 'className')
         refuseNul(args[2])
+        refuseNul(args[3]) // find's options (sort, keys), distinct's field name
         // Counts are exact: without a condition Parse would answer the table's size estimate.
         if (property === 'count' && args[4] === undefined) args[4] = false
         const session = sessionFor(args[0] as string)
