@@ -45,8 +45,10 @@ t.test('the example shop under concurrency', { skip: needsRealMongo() }, async (
       return { answers, winners, stored: stored.status }
     }
 
+    const losers = new Map<string, number>()
     const check = (t: Test, round: number, from: string, outcome: Awaited<ReturnType<typeof race>>) => {
       const { answers, winners, stored } = outcome
+      for (const answer of answers.filter((a) => a.status !== 200)) losers.set(`${from}: ${answer.json?.code}`, (losers.get(`${from}: ${answer.json?.code}`) ?? 0) + 1)
       t.equal(winners.length, 1, `round ${round} from ${from}: one winner, got ${describe(answers)}`)
       for (const answer of answers.filter((a) => a.status !== 200)) {
         t.ok([142, 119, CONFLICT].includes(answer.json?.code), `the loser is refused after re-reading, not a 5xx: ${answer.text}`)
@@ -65,6 +67,7 @@ t.test('the example shop under concurrency', { skip: needsRealMongo() }, async (
       t.equal(paid.status, 200, paid.text)
       check(t, round, 'paid', await race(id, [['shipped', staff.token], ['cancelled', staff.token]]))
     }
+    t.comment(`losers by code: ${JSON.stringify([...losers])}`)
   })
 
   t.test(`${ORDERS} two-line orders in opposite line order at once: no 5xx, exact stock`, async (t) => {
