@@ -47,8 +47,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
         refuseNul(args[2])
         if (at === 4) refuseNul(args[3])
         // Parse passes null when it has no session of its own.
-        const ownSession = args[at] != null
-        if (!ownSession) args[at] = sessionFor(args[0] as string) ?? args[at]
+        if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
         const run = () => property === 'findOneAndUpdate' ? versionedUpdate(proxy, method, args) : method.apply(proxy, args)
         return withConflicts(run, args[at] == null)
       }
@@ -110,15 +109,15 @@ async function withConflicts (run: () => Promise<unknown>, alone: boolean): Prom
     } catch (error) {
       if (!isTransient(error)) throw error
       if (alone && attempt < STATEMENT_RUNS) continue
-      throw conflict(error)
+      throw conflict(error, !alone)
     }
   }
 }
 
 /** CONFLICT for a transient failure, remembered by the transaction it broke. */
-function conflict (cause: unknown): InstanceType<typeof Parse.Error> {
+function conflict (cause: unknown, inTransaction = true): InstanceType<typeof Parse.Error> {
   const error = Object.assign(new Parse.Error(CONFLICT, CONFLICT_MESSAGE), { cause })
-  const scope = transactionScope.getStore()
+  const scope = inTransaction ? transactionScope.getStore() : undefined
   if (scope && scope.conflict === undefined) scope.conflict = error
   return error
 }
