@@ -29,7 +29,7 @@ export {
 // Endpoints
 export { Route, CloudFunction, ProtectedCloudFunction } from './routing/decorators.js'
 export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routing/options.js'
-export { asCaller, type CloudRequest } from './routing/request.js'
+export { asCaller, requireUser, type CloudRequest } from './routing/request.js'
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
 // API documentation

@@ -20,6 +20,7 @@ import type { ParseHost } from './parse-server.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
+import { refuseNul } from '../storage/nul.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -145,6 +146,9 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
   const allowed = master || isRouteAllowed(method, path, options.policy)
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
+  // Parse answers any failure inside a transactional /batch with an opaque 500.
+  refuseNul(request.body)
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,

@@ -1,7 +1,8 @@
 // The request a handler receives: Parse Cloud Code's shape, built from the Fastify request.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
-import type Parse from 'parse/node'
+import Parse from 'parse/node'
+import { refuseNul } from '../storage/nul.js'
 import type { Caller } from '../access/session.js'
 import type { Credentials } from '../access/credentials.js'
 
@@ -24,8 +25,11 @@ export interface CloudRequest<P = Record<string, any>> { // eslint-disable-line 
 export function buildCloudRequest (request: FastifyRequest, functionName: string, caller: Caller, credentials: Credentials): CloudRequest {
   const query = request.query && typeof request.query === 'object' ? request.query as Record<string, unknown> : {}
   const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body as Record<string, unknown> : {}
+  const params = { ...query, ...body }
+  // Named as the caller sent it (the storage adapter refuses it too, naming the stored field).
+  refuseNul(params)
   return {
-    params: { ...query, ...body },
+    params,
     user: caller.user,
     master: caller.master,
     installationId: credentials.installationId,
@@ -42,4 +46,14 @@ export function asCaller (request: Pick<CloudRequest, 'master' | 'user'>): { use
   if (request.master) return { useMasterKey: true }
   const sessionToken = request.user?.getSessionToken()
   return sessionToken ? { sessionToken } : {}
+}
+
+/**
+ * The signed-in user a handler acts for. `requiresAuth` lets the master key
+ * through without a user; a handler that needs one (an owner, a customer, a
+ * staff member) calls this and the master key alone gets 119 saying what to send.
+ */
+export function requireUser (request: Pick<CloudRequest, 'user'>, message = 'This call acts for a signed-in user: send X-Parse-Session-Token (the master key alone is not a user).'): Parse.User {
+  if (request.user) return request.user
+  throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, message)
 }

@@ -1,10 +1,15 @@
 // The storage adapter Parse Server is given: Parse's own adapter, wrapped so
 // that work done inside a transaction scope joins the transaction (writes get
-// the session argument, reads run on it) and versioned updates are checked.
+// the session argument, reads run on it), versioned updates are checked,
+// strings the databases cannot store are refused, and deadlocks and
+// serialization failures are recognised here, before Parse rewraps them as an
+// opaque code 1.
 import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
-import { sessionFor } from './scope.js'
+import { sessionFor, transactionScope } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
+import { isTransient } from './transient.js'
+import { refuseNul } from './nul.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { openOnServer } from './mongo/session.js'
@@ -26,10 +31,14 @@ const WRITES: Record<string, number> = {
   upsertOneObject: 4
 }
 const READS = new Set(['find', 'count', 'distinct', 'aggregate'])
+/** How many times a single statement outside any transaction runs when it hits a deadlock. */
+const STATEMENT_RUNS = 3
 
 export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, availability?: DatabaseAvailability): T {
-  const readsOn = (className: string, session: unknown): object =>
-    kind === 'postgres' ? postgresReads(adapter, session, versionFieldOf(className) !== undefined) : mongoReads(adapter, session)
+  // Built on the wrapper, so the adapter's own error handling (handleError) stays wrapped too.
+  const readsOn = (property: string, className: string, session: unknown): object => kind === 'postgres'
+    ? postgresReads(proxy, session, property === 'find' && versionFieldOf(className) !== undefined)
+    : mongoReads(proxy, session)
   // One wrapper per method, made on first use (Parse looks methods up on every call);
   // remade when the property changes (Parse assigns callbacks such as _onchange).
   const wrappers = new Map<string, { raw: unknown, wrapper: Method }>()
@@ -38,17 +47,22 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
   const wrap = (property: string, method: Method): Method | undefined => {
     if (property in WRITES) {
       const at = WRITES[property]
-      return function (...args: unknown[]) {
+      return async function (...args: unknown[]) {
+        refuseNul(args[0], 'className')
+        refuseNul(args[2])
+        if (at === 4) refuseNul(args[3])
         // Parse passes null when it has no session of its own.
         if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
-        if (property === 'findOneAndUpdate') return versionedUpdate(proxy, method, args)
-        return method.apply(proxy, args)
+        const run = () => property === 'findOneAndUpdate' ? versionedUpdate(proxy, method, args) : method.apply(proxy, args)
+        return withConflicts(run, args[at] == null)
       }
     }
-    if (property === 'handleError' && kind === 'mongo' && availability) {
-      // Parse's MongoDB adapter turns network errors into an opaque code 1 here: report them first.
+    if (property === 'handleError' && kind === 'mongo') {
+      // Parse's MongoDB adapter turns network errors and TransientTransactionErrors
+      // into an opaque code 1 here: recognise them first.
       return function (error: unknown) {
-        if (isDatabaseUnavailable(error)) return outage(error, availability)
+        if (availability && isDatabaseUnavailable(error)) return outage(error, availability)
+        if (isTransient(error)) throw conflict(error)
         return method.call(proxy, error)
       }
     }
@@ -63,11 +77,15 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
       }
     }
     if (READS.has(property)) {
-      return function (...args: unknown[]) {
+      return async function (...args: unknown[]) {
+        refuseNul(args[0], 'className')
+        refuseNul(args[2])
+        refuseNul(args[3]) // find's options (sort, keys), distinct's field name
         // Counts are exact: without a condition Parse would answer the table's size estimate.
         if (property === 'count' && args[4] === undefined) args[4] = false
         const session = sessionFor(args[0] as string)
-        return method.apply(session === undefined ? proxy : readsOn(args[0] as string, session), args)
+        const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
+        return withConflicts(() => method.apply(self, args), session === undefined)
       }
     }
     return undefined
@@ -87,6 +105,32 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
     }
   })
   return proxy
+}
+
+/**
+ * Runs one adapter call. A deadlock or serialization failure becomes CONFLICT
+ * (5001) and, inside a transaction, marks it so the whole body re-runs whatever
+ * error the body ends with (PostgreSQL has aborted the transaction). A lone
+ * statement outside any transaction was rolled back by itself: it runs again.
+ */
+async function withConflicts (run: () => Promise<unknown>, alone: boolean): Promise<unknown> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      if (!isTransient(error)) throw error
+      if (alone && attempt < STATEMENT_RUNS) continue
+      throw conflict(error, !alone)
+    }
+  }
+}
+
+/** CONFLICT for a transient failure, remembered by the transaction it broke. */
+function conflict (cause: unknown, inTransaction = true): InstanceType<typeof Parse.Error> {
+  const error = Object.assign(new Parse.Error(CONFLICT, CONFLICT_MESSAGE), { cause })
+  const scope = inTransaction ? transactionScope.getStore() : undefined
+  if (scope && scope.conflict === undefined) scope.conflict = error
+  return error
 }
 
 /** A single-object update of a versioned class only writes when the stored version is the one the save read. */

@@ -7,6 +7,8 @@ export interface TransactionScope {
   session: unknown
   /** Work to do once the transaction has committed (never for a rolled-back attempt). */
   afterCommit: Array<() => unknown>
+  /** Set when a statement of this transaction hit a deadlock or serialization failure: the run is lost, whatever the body answers. */
+  conflict?: Error
 }
 
 export const transactionScope = new AsyncLocalStorage<TransactionScope>()

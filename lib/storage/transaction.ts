@@ -2,7 +2,7 @@
 // transaction, on either database, re-run on a transient conflict.
 import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
-import { transactionScope } from './scope.js'
+import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 
@@ -69,15 +69,15 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
 async function runOnce<T> (storage: TransactionalAdapter, body: () => Promise<T> | T): Promise<T> {
   await slot()
   try {
-    const scope = { session: await storage.createTransactionalSession(), afterCommit: [] as Array<() => unknown> }
+    const scope: TransactionScope = { session: await storage.createTransactionalSession(), afterCommit: [] }
     let result: T
     try {
       result = await transactionScope.run(scope, body)
     } catch (error) {
       await storage.abortTransactionalSession(scope.session).catch(() => {})
-      throw error
+      throw scope.conflict ?? error
     }
-    await storage.commitTransactionalSession(scope.session)
+    await storage.commitTransactionalSession(scope.session).catch((error: unknown) => { throw scope.conflict ?? error })
     for (const callback of scope.afterCommit) await callback()
     return result
   } finally {

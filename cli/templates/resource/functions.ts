@@ -1,7 +1,7 @@
 // The {{Name}} resource: five endpoints under {mount}/{{prefix}}/ (the route prefix
 // comes from the class: @Route({{Name}}) → "{{prefix}}"; a method's name is its path).
 import Parse from 'parse/node'
-import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, Route, type CloudRequest } from '{{kit}}'
+import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, type CloudRequest } from '{{kit}}'
 import { {{Name}} } from '{{modelImport}}'
 
 /** The fields a client may send; the same list validates create and update and documents them. */
@@ -20,8 +20,10 @@ export class {{Name}}Functions {
     validation: { fields: { ...{{camelName}}Fields, name: { ...{{camelName}}Fields.name, required: true } } }
   })
   static async {{createMethod}} (request: CloudRequest) {
+    // requiresAuth lets the master key through without a user; an owner is needed here, so that caller gets 119.
+    const owner = requireUser(request)
     const {{variable}} = {{Name}}.fromParams(request.params)
-    {{variable}}.setACL({{camelName}}ACL(request.user!))
+    {{variable}}.setACL({{camelName}}ACL(owner))
     return {{variable}}.save(null, asCaller(request))
   }
 

@@ -1,6 +1,6 @@
 // The Note resource: the five endpoints the generator creates for every resource.
 import Parse from 'parse/node'
-import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, Route, type CloudRequest } from 'fastify-parse-kit'
+import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, type CloudRequest } from 'fastify-parse-kit'
 import { Note, NOTE_STATUSES } from '../models/Note.js'
 
 const noteFields = {
@@ -18,9 +18,11 @@ export class NoteFunctions {
     validation: { fields: { ...noteFields, title: { ...noteFields.title, required: true } } }
   })
   static async createNote (request: CloudRequest) {
+    // requiresAuth lets the master key through without a user; a note needs an owner, so that caller gets 119.
+    const author = requireUser(request)
     const note = Note.fromParams(request.params)
     note.views = 0 // server-owned: a client value is discarded
-    note.setACL(noteACL(request.user!, note.status === 'published'))
+    note.setACL(noteACL(author, note.status === 'published'))
     return note.save(null, asCaller(request))
   }
 
@@ -54,7 +56,7 @@ export class NoteFunctions {
     for (const field of ['title', 'body', 'status'] as const) {
       if (changes.has(field)) note.set(field, changes.get(field))
     }
-    if (changes.has('status')) note.setACL(noteACL(request.user!, note.status === 'published', note.getACL()))
+    if (changes.has('status')) note.setACL(noteACL(request.user, note.status === 'published', note.getACL()))
     return note.save(null, asCaller(request))
   }
 
@@ -67,8 +69,9 @@ export class NoteFunctions {
 }
 
 /** The author reads and writes; everyone reads once published. An existing ACL keeps its other entries. */
-function noteACL (author: Parse.User, published: boolean, existing?: Parse.ACL | null): Parse.ACL {
-  const acl = existing ?? implementACL({ owner: [{ user: author, read: true, write: true }] })
+function noteACL (author: Parse.User | undefined, published: boolean, existing?: Parse.ACL | null): Parse.ACL {
+  // With the master key and no ACL stored, the note gets no owner entry: only the master key writes it.
+  const acl = existing ?? implementACL({ owner: author ? [{ user: author, read: true, write: true }] : [] })
   acl.setPublicReadAccess(published)
   acl.setPublicWriteAccess(false)
   return acl

@@ -1,0 +1,36 @@
+// PostgreSQL cannot store the NUL character (U+0000) in text or jsonb and
+// fails the whole statement ("invalid message format"); MongoDB refuses it in
+// field names. The kit refuses it everywhere, on both databases, as bad input.
+import Parse from 'parse/node'
+
+const NUL = '\u0000'
+const MAX_DEPTH = 64
+
+/** The path of the first string (or key) in `value` holding a NUL character, if any. */
+export function nulPath (value: unknown, path = '', depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? path || 'value' : undefined
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined
+  if (value instanceof Date || ArrayBuffer.isView(value)) return undefined
+  const join = (key: string | number) => path === '' ? String(key) : `${path}.${key}`
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulPath(value[i], join(i), depth + 1)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes(NUL)) return join(key.replaceAll(NUL, '\\u0000'))
+    const found = nulPath((value as Record<string, unknown>)[key], join(key), depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Throws 142 naming the field when any string in `value` holds a NUL character. */
+export function refuseNul (value: unknown, prefix = ''): void {
+  const path = nulPath(value, prefix)
+  if (path !== undefined) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${path} must not contain the NUL character (\\u0000)`)
+  }
+}
