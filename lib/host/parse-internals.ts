@@ -10,8 +10,10 @@ import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
+import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
+import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
 
-export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter }
+export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger }
 
 let cached: { appId: string, config: unknown } | undefined
 
