@@ -2,6 +2,7 @@
 // modules require each other in cycles (Auth ↔ RestWrite): loading one of them
 // first leaves the other holding a half-built module. Importing the package
 // first keeps Parse's own load order; every deep import goes through here.
+import './no-log-files.js' // before parse-server loads
 import 'parse-server'
 import AuthModule from 'parse-server/lib/Auth.js'
 import Config from 'parse-server/lib/Config.js'
