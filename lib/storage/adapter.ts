@@ -6,6 +6,7 @@ import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
 import { sessionFor } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
+import { explainMissingPostgis } from './postgres/geo.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { openOnServer } from './mongo/session.js'
 import type { DatabaseKind } from './database.js'
@@ -52,7 +53,8 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind): 
         // Counts are exact: without a condition Parse would answer the table's size estimate.
         if (property === 'count' && args[4] === undefined) args[4] = false
         const session = sessionFor(args[0] as string)
-        return method.apply(session === undefined ? proxy : readsOn(args[0] as string, session), args)
+        const result = method.apply(session === undefined ? proxy : readsOn(args[0] as string, session), args)
+        return kind === 'postgres' ? result.catch(explainMissingPostgis) : result
       }
     }
     return undefined
