@@ -14,7 +14,7 @@ import { lockSchemas } from './lib/model/schema-lock.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
 import { collectRoutes } from './lib/docs/collector.js'
 import { setupSwagger } from './lib/docs/setup.js'
-import type { DeclaredFunction } from './lib/routing/registry.js'
+import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
@@ -106,6 +106,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       masterKey: options.masterKey,
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
     }))
+    functionsServed(true)
 
     // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
     if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
@@ -116,6 +117,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     }
   } catch (error) {
     lockSchemas(false)
+    functionsServed(false)
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await database.close()
@@ -148,6 +150,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   fastify.addHook('onClose', async () => {
     closing = true
     lockSchemas(false)
+    functionsServed(false)
     useTransactionalAdapter(undefined)
     await liveQuery?.shutdown()
     await host.shutdown()
