@@ -74,7 +74,7 @@ t.test('a migration Parse fails (it only logs it) fails boot with Parse\'s reaso
 })
 
 t.test('lockSchemas: no save path creates a class or a field', async (t) => {
-  const kit = await startKit(t, { ...open, allowAuthRoutes: true, schema: { lockSchemas: true } })
+  const kit = await startKit(t, { allowedRoutes: [...open.allowedRoutes, { path: '/batch' }], allowAuthRoutes: true, schema: { lockSchemas: true } })
   const newClass = await kit.request('POST', '/parse/classes/Evolve', { headers: masterHeaders, body: { sneaky: 'y' } })
   t.equal(newClass.status, 400, newClass.text)
   t.match(newClass.json, { code: Parse.Error.OPERATION_FORBIDDEN, error: /schema is locked \(lockSchemas: true\): class Evolve does not exist/ })
@@ -85,6 +85,8 @@ t.test('lockSchemas: no save path creates a class or a field', async (t) => {
   t.equal(update.status, 201, 'declared fields save')
   const put = await kit.request('PUT', `/parse/classes/Gauge/${update.json.objectId}`, { headers: masterHeaders, body: { sneaky: 1 } })
   t.equal(put.status, 400, 'an update cannot add a field either')
+  const batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests: [{ method: 'POST', path: '/parse/classes/Gauge', body: { label: 'b', viaBatch: true } }] } })
+  t.match(batch.json, [{ error: { code: Parse.Error.OPERATION_FORBIDDEN, error: /class Gauge has no field "viaBatch"/ } }], `/batch: ${batch.text}`)
   await t.rejects(new Parse.Object('Ghost').save({ x: 1 }, { useMasterKey: true }), { code: Parse.Error.OPERATION_FORBIDDEN, message: /class Ghost does not exist/ }, 'in-process SDK save')
   const schema = await kit.request('GET', '/parse/schemas/Gauge', { headers: masterHeaders })
   t.notOk('sneaky' in schema.json.fields, 'no field was added')
