@@ -68,7 +68,9 @@ t.test('a schema Parse refuses fails boot, also from the application\'s own crea
 t.test('a migration Parse fails (it only logs it) fails boot with Parse\'s reason', async (t) => {
   const config = createSchemaConfig()
   const badType = { ...config, definitions: [...config.definitions, { className: 'Odd', fields: { shape: { type: 'Circle' } } }] }
-  await t.rejects(startKit(t, { parseServerOptions: { schema: badType } }), /could not apply the declared schema: Failed to run migrations.*Circle/)
+  await t.rejects(startKit(t, { schema: badType }), /schema: Odd\.shape has the type "Circle"; Parse knows String, Number/, 'an unknown type fails before Parse starts')
+  const badDefault = { ...config, definitions: [...config.definitions, { className: 'Odd', fields: { size: { type: 'Number', defaultValue: 'big' } } }] }
+  await t.rejects(startKit(t, { parseServerOptions: { schema: badDefault } }), /could not apply the declared schema: Failed to run migrations.*schema mismatch for Odd\.size default value/)
   const afterFails = createSchemaConfig({ afterMigration: () => { throw new Error('seed step broke') } })
   await t.rejects(startKit(t, { schema: afterFails }), /afterMigration threw: seed step broke/)
 })

@@ -5,6 +5,7 @@
 // configuration came from.
 import { parseLogger, SchemaRules } from '../host/parse-internals.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
+import { FIELD_TYPES } from './field-options.js'
 
 export interface SchemaConfig extends SchemaConfigOptions {
   definitions: ParseClassSchema[]
@@ -67,11 +68,13 @@ export function checkDefinitions (definitions: ParseClassSchema[]): void {
     }
     if (seen.has(className)) throw new Error(`schema: class ${className} is defined twice`)
     seen.add(className)
-    for (const field of Object.keys(definition.fields ?? {})) {
+    for (const [field, { type, targetClass }] of Object.entries(definition.fields ?? {})) {
       if (isParseColumn(className, field)) continue
       if (!SchemaRules.fieldNameIsValid(field, className)) {
         throw new Error(`schema: Parse refuses the field name ${className}.${field} (a field name starts with a letter and holds only letters, digits and _)`)
       }
+      if (!FIELD_TYPES.includes(type as never)) throw new Error(`schema: ${className}.${field} has the type ${JSON.stringify(type)}; Parse knows ${FIELD_TYPES.join(', ')}`)
+      if ((type === 'Pointer' || type === 'Relation') && typeof targetClass !== 'string') throw new Error(`schema: ${className}.${field} is a ${type} without targetClass`)
     }
   }
 }
