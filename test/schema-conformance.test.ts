@@ -65,6 +65,11 @@ t.test('a schema Parse refuses fails boot, also from the application\'s own crea
   await t.rejects(startKit(t, { parseServerOptions: { schema: withBadName } }), /Parse refuses the field name Leaky\._secret/, 'through parseServerOptions.schema too')
 })
 
+t.test('a configuration made before the models were loaded fails boot instead of creating nothing', async (t) => {
+  const early = { ...createSchemaConfig(), definitions: [] }
+  await t.rejects(startKit(t, { schema: early }), /the definitions lack the declared classes Gauge, Unborn.*pass its options instead/)
+})
+
 t.test('a migration Parse fails (it only logs it) fails boot with Parse\'s reason', async (t) => {
   const config = createSchemaConfig()
   const badType = { ...config, definitions: [...config.definitions, { className: 'Odd', fields: { shape: { type: 'Circle' } } }] }

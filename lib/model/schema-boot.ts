@@ -6,6 +6,7 @@
 import { parseLogger, SchemaRules } from '../host/parse-internals.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
+import { allModels } from './registry.js'
 
 export interface SchemaConfig extends SchemaConfigOptions {
   definitions: ParseClassSchema[]
@@ -34,6 +35,12 @@ export function schemaConfigFrom (input: SchemaConfigOptions | SchemaConfig | un
 
 export async function prepareSchema (input: SchemaConfig, database: SchemaSource): Promise<PreparedSchema> {
   checkDefinitions(input.definitions)
+  // A configuration made before the model files were imported lacks their classes (and Parse would never create them).
+  const missing = allModels().map((model) => model.className).filter((name) => !input.definitions.some((definition) => definition.className === name))
+  if (missing.length > 0) {
+    throw new Error(`schema: the definitions lack the declared ${missing.length === 1 ? 'class' : 'classes'} ${missing.join(', ')}. ` +
+      'createSchemaConfig() was probably called before the model files were imported: pass its options instead (schema: { lockSchemas: true, … }), or call it after the models are loaded.')
+  }
   let config = input
   if (input.strict === false) {
     // strict: false creates nothing at boot: definitions shrink to the classes and fields the database has.
