@@ -64,7 +64,16 @@ t.test('MongoDB older than 7.0.16 is refused, naming the version found', async (
   t.equal(mongoVersionProblem('10.1.0'), undefined)
 })
 
-t.test('an equivalent index under another name is reported as existing', { skip: lane.kind === 'mongo' ? false : 'MongoDB lane (KIT_TEST_DATABASE=mongo)' }, async (t) => {
+t.test('PostgreSQL: a unique index on the column under another name is reported as existing', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL lane' }, async (t) => {
+  await startKit(t, { indexes: false })
+  const client = (currentDatabase()!.adapter as unknown as { _client: { none (sql: string): Promise<null> } })._client
+  await client.none('CREATE UNIQUE INDEX sku_by_hand ON "Gadget" ("sku")')
+  const reports = await applyAllIndexes()
+  t.match(reports.find((r) => r.name === 'Gadget_unique_sku'), { status: 'exists', detail: /as sku_by_hand/ })
+  t.same(reports.filter((r) => r.status === 'failed'), [])
+})
+
+t.test('MongoDB: an equivalent index under another name is reported as existing', { skip: lane.kind === 'mongo' ? false : 'MongoDB lane (KIT_TEST_DATABASE=mongo)' }, async (t) => {
   await startKit(t, { indexes: false })
   const adapter = currentDatabase()!.adapter as unknown as { connect (): Promise<unknown>, database: { collection (name: string): { createIndex (key: object, options: object): Promise<string>, insertOne (doc: object): Promise<unknown> } } }
   await adapter.connect()

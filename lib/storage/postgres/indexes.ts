@@ -26,6 +26,8 @@ export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec
       reports.push({ className: spec.className, name, kind: spec.kind, status, command, detail })
     if (spec.kind === 'unique') {
       if (await indexExists(adapter._client, spec.className, name)) { report('exists', command); continue }
+      const twin = await uniqueIndexOn(adapter._client, spec.className, spec.fields[0].name)
+      if (twin) { report('exists', command, `as ${twin} (a unique index on the same column under another name)`); continue }
       await dropConflictingIndexes(adapter._client, spec.className, spec.fields[0].name)
       await attempt(() => adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name]), command, report)
       continue
@@ -154,6 +156,16 @@ function ttlNote (spec: IndexSpec): string | undefined {
 async function indexExists (client: PgClient, table: string, name: string): Promise<boolean> {
   const rows = await client.any('SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2', [table, name])
   return rows.length > 0
+}
+
+/** The name of a whole-table unique index on exactly this column, if there is one. */
+async function uniqueIndexOn (client: PgClient, table: string, column: string): Promise<string | undefined> {
+  const rows = await client.any(`
+    SELECT i.relname AS name FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
+    WHERE t.relname = $1 AND a.attname = $2 AND x.indnatts = 1 AND x.indisunique AND NOT x.indisprimary AND x.indpred IS NULL AND x.indexprs IS NULL`, [table, column])
+  return rows[0]?.name as string | undefined
 }
 
 /** A plain index on the column that will become unique is dropped first (it would duplicate the unique one). */
