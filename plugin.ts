@@ -64,7 +64,9 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   try {
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
-    const { cloud: userCloud, schema: _schema, ...overrides } = options.parseServerOptions
+    //    The schema (the kit's option or parseServerOptions.schema, already in options.schema) is
+    //    checked first and verified after Parse's migration: a failed one fails boot.
+    const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
     if (options.liveQuery) overrides.liveQuery = { ...(overrides.liveQuery as object | undefined), classNames: options.liveQuery.classNames }
     const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter as never)
     const directAccess = overrides.directAccess !== false
