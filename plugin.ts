@@ -9,11 +9,12 @@ import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
 import { composeCloud } from './lib/host/cloud.js'
-import { createSchemaConfig, watchMigration } from './lib/model/schema-config.js'
+import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
+import { lockSchemas } from './lib/model/schema-lock.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
 import { collectRoutes } from './lib/docs/collector.js'
 import { setupSwagger } from './lib/docs/setup.js'
-import type { DeclaredFunction } from './lib/routing/registry.js'
+import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
@@ -63,9 +64,11 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   try {
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
-    const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
+    //    The schema (the kit's option or parseServerOptions.schema, already in options.schema) is
+    //    checked first and verified after Parse's migration: a failed one fails boot.
+    const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
     if (options.liveQuery) overrides.liveQuery = { ...(overrides.liveQuery as object | undefined), classNames: options.liveQuery.classNames }
-    const migration = watchMigration(createSchemaConfig({ adminRole: options.adminRole }))
+    const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter as never)
     const directAccess = overrides.directAccess !== false
     if (!directAccess && transactionalDeclared()) {
       throw new Error('@Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
@@ -77,13 +80,12 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       mountPath: options.mountPath,
       databaseAdapter: database.adapter,
       filesAdapter: database.filesAdapter,
-      schema: userSchema ?? migration.schema,
+      schema: schema.config,
       cloud: composeCloud(userCloud),
       overrides
     })
-    if (userSchema === undefined && !migration.completed()) {
-      throw new Error('Parse Server could not apply the declared schema (its "Failed to run migrations" error is logged above). Fix the model declarations or the database, then restart.')
-    }
+    await schema.verify()
+    lockSchemas(schema.config.lockSchemas === true)
     useTransactionalAdapter(database.adapter as never, { directAccess })
 
     // 5. Parse's REST surface behind the app id check and route restriction.
@@ -108,6 +110,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       masterKeyIps: masterKeyIpsOf(running),
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
     }))
+    functionsServed(true)
 
     // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
     if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
@@ -117,6 +120,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides })
     }
   } catch (error) {
+    lockSchemas(false)
+    functionsServed(false)
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await database.close()
@@ -148,6 +153,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
+    lockSchemas(false)
+    functionsServed(false)
     useTransactionalAdapter(undefined)
     await liveQuery?.shutdown()
     await host.shutdown()

@@ -2,6 +2,7 @@
 import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
+import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -34,6 +35,8 @@ export interface KitOptions {
   functions?: Declarations
   /** Passed to Parse Server over the kit's defaults. */
   parseServerOptions?: Record<string, unknown>
+  /** Schema options ({ lockSchemas, strict, … }) or a whole createSchemaConfig(…) result. Default createSchemaConfig(). */
+  schema?: SchemaOption
   /** Create the declared indexes and database constraints once listening. Default true. */
   indexes?: boolean
   /** Push changes of these classes to LiveQuery subscribers (WebSocket on the same port). */
@@ -57,6 +60,7 @@ export interface ResolvedOptions {
   models: Declarations
   functions: Declarations
   parseServerOptions: Record<string, unknown>
+  schema: SchemaOption | undefined
   indexes: boolean
   liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
@@ -65,7 +69,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'liveQuery', 'docs'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs'
 ])
 
 export class KitOptionsError extends Error {
@@ -105,11 +109,23 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
     parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    schema: schemaOption(input),
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
     production: process.env.NODE_ENV === 'production'
   }
+}
+
+function schemaOption (input: KitOptions): SchemaOption | undefined {
+  if (input.schema !== undefined && (input.parseServerOptions as Record<string, unknown> | undefined)?.schema !== undefined) {
+    throw new KitOptionsError('schema', 'is given twice: pass it as the kit\'s schema option only, not also as parseServerOptions.schema')
+  }
+  const value = input.schema ?? (input.parseServerOptions as Record<string, unknown> | undefined)?.schema
+  if (value === undefined) return undefined
+  const problem = checkSchemaOption(value)
+  if (problem) throw new KitOptionsError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', problem)
+  return value as SchemaOption
 }
 
 function nonEmptyString (value: unknown): value is string {

@@ -48,3 +48,19 @@ declare module 'parse-server/lib/RestQuery.js' {
   const RestQuery: RestQueryFn
   export default RestQuery
 }
+declare module 'parse-server/lib/Controllers/SchemaController.js' {
+  export function classNameIsValid (className: string): boolean
+  export function fieldNameIsValid (fieldName: string, className?: string): boolean
+  export const systemClasses: readonly string[]
+  export const defaultColumns: Record<string, Record<string, unknown>>
+  export class SchemaController {
+    schemaData: Record<string, unknown>
+    getExpectedType (className: string, fieldName: string): unknown
+    enforceClassExists (className: string): Promise<SchemaController>
+    enforceFieldExists (className: string, fieldName: string, type: unknown, isValidation?: boolean, maintenance?: boolean): unknown
+    [key: string]: any
+  }
+}
+declare module 'parse-server/lib/logger.js' {
+  export function getLogger (): { error (...args: unknown[]): unknown, [key: string]: any }
+}

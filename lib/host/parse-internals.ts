@@ -2,6 +2,7 @@
 // modules require each other in cycles (Auth ↔ RestWrite): loading one of them
 // first leaves the other holding a half-built module. Importing the package
 // first keeps Parse's own load order; every deep import goes through here.
+import './no-log-files.js' // before parse-server loads
 import 'parse-server'
 import AuthModule from 'parse-server/lib/Auth.js'
 import Config from 'parse-server/lib/Config.js'
@@ -10,8 +11,10 @@ import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
+import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
+import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
 
-export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter }
+export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger }
 
 let cached: { appId: string, config: unknown } | undefined
 

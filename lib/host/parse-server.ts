@@ -1,4 +1,5 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
+import './no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 import { forgetParseConfig, SchemaCache } from './parse-internals.js'
 

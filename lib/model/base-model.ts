@@ -61,8 +61,10 @@ function decodeField (field: FieldDefinition, value: unknown, excluded: Set<stri
       if (excluded.has(field.targetClass!)) return SKIP
       return toPointer(field, value)
     case 'Array':
-      if (!field.targetClass || !Array.isArray(value)) return value
+      if (!field.targetClass) return value
       if (excluded.has(field.targetClass)) return SKIP
+      if (value === null) return null
+      if (!Array.isArray(value)) invalid(field, `a list of ids of ${field.targetClass} objects`)
       return value.map((item) => toPointer(field, item))
     case 'Date':
       return toDate(field, value)

@@ -1,17 +1,19 @@
 // @ParseClass options, checked when the model file is imported.
 import { ModelDeclarationError, type FieldDefinition } from './field-options.js'
 import type { ClassOptions } from './registry.js'
+import { SchemaRules } from '../host/parse-internals.js'
 
 const CLASS_KEYS = new Set(['description', 'clp', 'compoundIndexes', 'protectedFields'])
 const CLP_OPERATIONS = new Set(['find', 'get', 'count', 'create', 'update', 'delete', 'addField'])
 const BUILT_IN_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt'])
-const CLASS_NAME = /^(_User|_Role|_Session|_Installation|[A-Za-z][A-Za-z0-9_]*)$/
+/** Parse's own rule (SchemaController.classNameIsValid), without its internal join tables. */
+const validClassName = (name: string) => SchemaRules.classNameIsValid(name) && !name.startsWith('_Join:')
 
 export function checkClassOptions (className: string, jsName: string, options: ClassOptions, fields: Map<string, FieldDefinition>): void {
   const where = `@ParseClass('${className}') on ${jsName}`
   const fail = (problem: string): never => { throw new ModelDeclarationError(`${where}: ${problem}`) }
-  if (typeof className !== 'string' || !CLASS_NAME.test(className)) {
-    fail('the class name must start with a letter and hold only letters, digits and _ (or be a Parse system class such as _User)')
+  if (typeof className !== 'string' || !validClassName(className)) {
+    fail(`Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${SchemaRules.systemClasses.join(', ')})`)
   }
   if (typeof options !== 'object' || options === null) fail('options must be an object')
   for (const key of Object.keys(options)) {

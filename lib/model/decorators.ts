@@ -3,7 +3,7 @@
 import Parse from 'parse/node'
 import { assertLegacyDecorator } from './legacy-decorators.js'
 import { checkFieldOptions, ModelDeclarationError, type FieldDefinition, type FieldOptions } from './field-options.js'
-import { addPendingField, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
+import { addPendingField, pendingFields, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
 import { checkClassOptions } from './class-options.js'
 
 const PARSE_MEMBERS = new Set([
@@ -38,6 +38,13 @@ export function ParseVersionField () {
 }
 
 function declareField (prototype: object, field: FieldDefinition): void {
+  const decorator = field.version ? '@ParseVersionField' : '@ParseField'
+  const earlier = pendingFields(prototype.constructor).get(field.name)
+  if (earlier) {
+    // Stacked decorators would silently replace one another (a @ParseField above @ParseVersionField drops versioning).
+    const other = earlier.version ? '@ParseVersionField' : '@ParseField'
+    throw new ModelDeclarationError(`${decorator} ${prototype.constructor.name}.${field.name}: the field is already declared by ${other}; keep one decorator (@ParseVersionField declares its Number field itself)`)
+  }
   const fields = addPendingField(prototype.constructor, field)
   if ([...fields.values()].filter((f) => f.version).length > 1) {
     throw new ModelDeclarationError(`@ParseVersionField ${prototype.constructor.name}.${field.name}: a class has at most one version field`)

@@ -1,5 +1,6 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
+import { SchemaRules } from '../host/parse-internals.js'
 
 export const FIELD_TYPES = [
   'String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'GeoPoint',
@@ -67,6 +68,10 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   if (typeof options !== 'object' || options === null) throw new ModelDeclarationError(`${where}: options must be an object such as { type: 'String' }`)
   if (RESERVED.has(name) || parseMembers.has(name)) {
     throw new ModelDeclarationError(`${where}: "${name}" is reserved by Parse (it would clash with Parse.Object); choose another field name`)
+  }
+  // Parse's own rule (SchemaController.fieldNameIsValid): its migration would refuse anything else at boot.
+  if (!SchemaRules.fieldNameIsValid(name)) {
+    throw new ModelDeclarationError(`${where}: Parse refuses the field name "${name}": a field name starts with a letter and holds only letters, digits and _ (and is not "length")`)
   }
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) fail(key, `is not a field option (known: ${[...OPTION_KEYS].join(', ')})`)

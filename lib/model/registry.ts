@@ -51,6 +51,10 @@ export function addPendingField (target: unknown, field: FieldDefinition): Map<s
   return fields
 }
 
+export function pendingFields (target: unknown): ReadonlyMap<string, FieldDefinition> {
+  return pending.get(target) ?? new Map()
+}
+
 export function takePendingFields (target: unknown): Map<string, FieldDefinition> {
   const fields = pending.get(target) ?? new Map<string, FieldDefinition>()
   pending.delete(target)

@@ -7,9 +7,9 @@ import { allModels, type ModelDefinition } from './registry.js'
 export interface SchemaConfigOptions {
   /** Role permitted to manage _Role. Default: configureKit's adminRole ('SuperAdmin'). */
   adminRole?: string
-  /** Reject new classes and fields at run time. Default false. */
+  /** No save (REST, batch, in-process SDK, master key included) may create a class or a field. Default false. */
   lockSchemas?: boolean
-  /** Report classes and fields the declarations do not know, and stop on a failed update. Default true. */
+  /** Create missing classes and fields at boot (false: create none; Parse then creates them at the first save unless lockSchemas). Default true. */
   strict?: boolean
   /** Destructive: drop and recreate a field whose type changed. Default false. */
   recreateModifiedFields?: boolean
@@ -43,16 +43,6 @@ export function createSchemaConfig (options: SchemaConfigOptions = {}) {
     deleteExtraFields: false,
     keepUnknownIndexes: true,
     ...rest
-  }
-}
-
-/** Parse logs a failed schema migration and carries on; this lets boot notice and fail instead. */
-export function watchMigration<T extends { afterMigration?: () => void | Promise<void> }> (schema: T): { schema: T, completed: () => boolean } {
-  let done = false
-  const afterMigration = schema.afterMigration
-  return {
-    schema: { ...schema, afterMigration: async () => { await afterMigration?.(); done = true } },
-    completed: () => done
   }
 }
 

@@ -24,8 +24,18 @@ export interface DeclaredFunction extends FunctionDeclaration {
 const declarations: FunctionDeclaration[] = []
 const prefixes = new Map<unknown, string>()
 let revision = 0
+let served = false
+
+/** Set while a kit serves the declared functions: routes are fixed then, so a late declaration is refused. */
+export function functionsServed (on: boolean): void {
+  served = on
+}
 
 export function addFunction (declaration: FunctionDeclaration): void {
+  if (served) {
+    throw new Error(`@CloudFunction ${declaration.owner.name}.${declaration.name}: declared after kitPlugin booted, so it would be neither served nor documented. ` +
+      'Import the file before kitPlugin is registered (or list its class or directory in the functions option), then restart.')
+  }
   declarations.push(declaration)
   revision++
 }

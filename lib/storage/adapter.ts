@@ -11,6 +11,7 @@ import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
 import { refuseNul } from './nul.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
+import { explainMissingPostgis } from './postgres/geo.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
@@ -85,7 +86,11 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         if (property === 'count' && args[4] === undefined) args[4] = false
         const session = sessionFor(args[0] as string)
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
-        return withConflicts(() => method.apply(self, args), session === undefined)
+        const run = () => {
+          const result = method.apply(self, args)
+          return kind === 'postgres' ? result.catch(explainMissingPostgis) : result
+        }
+        return withConflicts(run, session === undefined)
       }
     }
     return undefined

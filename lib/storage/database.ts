@@ -1,6 +1,7 @@
 // Chooses and opens the database. This folder is the only place that knows
 // which database is running; everything else sees a Parse storage adapter.
 import path from 'node:path'
+import '../host/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
 import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'

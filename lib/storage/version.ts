@@ -10,10 +10,15 @@ export function versionFieldOf (className: string): string | undefined {
 }
 
 /** Runs first in the beforeSave of a versioned class. */
-export function stampVersion (request: { object: Parse.Object, original?: Parse.Object }, field: string): void {
+export function stampVersion (request: { object: Parse.Object, original?: Parse.Object, master?: boolean }, field: string): void {
   if (!request.original) {
     request.object.set(field, 1) // every new object starts at 1, whatever the client sent
     return
+  }
+  // A blind update (no version: a REST PUT without it, createWithoutData(id).save()) would overwrite
+  // whatever another client saved meanwhile. Only the master key may overwrite without reading first.
+  if (!request.master && !request.object.dirtyKeys().includes(field)) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: an update must carry the ${field} it was read at (objects fetched through the SDK send it). Fetch the object first, or use the master key to overwrite.`)
   }
   const read = request.object.get(field)
   const base = typeof read === 'number' && Number.isInteger(read) && read >= 0 ? read : 0

@@ -33,7 +33,7 @@ export class {{Name}}Functions {
     validation: { fields: { limit: { type: Number }, name: { type: String } } }
   })
   static async {{listMethod}} (request: CloudRequest) {
-    // Query-string values arrive as strings: convert them here.
+    // Declared query-string fields arrive validated and converted (limit is a number); undeclared ones arrive as strings.
     const query = new Parse.Query({{Name}}).descending('createdAt')
     if (request.params.name) query.equalTo('name', String(request.params.name))
     const limit = Math.min(Math.max(Number(request.params.limit ?? 100) || 0, 0), MAX_QUERY_LIMIT)

@@ -4,8 +4,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { allModels } from '../../model/registry.js'
 import { currentDatabase } from '../database.js'
-import { applyPostgresConstraints, applyPostgresIndexes } from '../postgres/indexes.js'
-import { applyMongoIndexes, applyMongoSchemaValidators } from '../mongo/indexes.js'
+import { applyPostgresConstraints, applyPostgresIndexes, printPostgresConstraints, printPostgresIndexes } from '../postgres/indexes.js'
+import { applyMongoIndexes, applyMongoSchemaValidators, printMongoIndexes, printMongoValidators } from '../mongo/indexes.js'
 import { planIndexes, type IndexReport } from './plan.js'
 
 export type { IndexReport } from './plan.js'
@@ -20,9 +20,9 @@ export async function applyAllIndexes (_server?: unknown, options: ApplyOptions 
   const specs = planIndexes()
   const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
     ? applyPostgresIndexes(database.adapter as never, specs)
-    : applyMongoIndexes(database.adapter as never, specs, allModels()), () => specs.map((spec) => ({
-    className: spec.className, name: spec.name, kind: spec.kind, status: 'printed' as const, command: `${spec.kind} index on ${spec.className}(${spec.fields.map((f) => f.name).join(', ')})`
-  })))
+    : applyMongoIndexes(database.adapter as never, specs, allModels()), () => database.kind === 'postgres'
+    ? printPostgresIndexes(database.adapter as never, specs)
+    : printMongoIndexes(database.adapter as never, specs, allModels()))
   summarise(reports, options)
   return reports
 }
@@ -37,9 +37,9 @@ export async function applyMongoValidators (_server?: unknown, options: ApplyOpt
   const models = allModels()
   const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
     ? applyPostgresConstraints(database.adapter as never, models)
-    : applyMongoSchemaValidators(database.adapter as never, models), () => models.map((model) => ({
-    className: model.className, name: `${model.className}_validator`, kind: 'validator' as const, status: 'printed' as const
-  })))
+    : applyMongoSchemaValidators(database.adapter as never, models), () => database.kind === 'postgres'
+    ? printPostgresConstraints(database.adapter as never, models)
+    : printMongoValidators(database.adapter as never, models))
   summarise(reports, options)
   return reports
 }
@@ -56,7 +56,8 @@ async function printWhenUnreachable (options: ApplyOptions, run: () => Promise<I
     return await run()
   } catch (error) {
     const printed = plan()
-    options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); apply these by hand:\n${printed.map((r) => r.command ?? r.name).join('\n')}`)
+    if (printed.length > 0) options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); nothing was applied. Run these by hand:\n${printed.map((r) => r.command).join('\n')}`)
+    else options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); nothing to apply`)
     return printed
   }
 }
@@ -67,5 +68,6 @@ function summarise (reports: IndexReport[], options: ApplyOptions): void {
     else if (report.detail) options.log?.info(`[indexes] ${report.className}.${report.name} ${report.status}: ${report.detail}`)
   }
   const count = (status: IndexReport['status']) => reports.filter((r) => r.status === status).length
-  options.log?.info(`[indexes] ${count('created')} created, ${count('exists')} already present, ${count('failed')} failed`)
+  const printed = count('printed')
+  options.log?.[printed > 0 ? 'warn' : 'info'](`[indexes] ${count('created')} created, ${count('exists')} already present, ${count('failed')} failed${printed > 0 ? `, ${printed} not applied (commands printed above)` : ''}`)
 }

@@ -6,7 +6,7 @@ import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 
 interface MongoCollection {
-  indexes (): Promise<Array<{ name: string, key: Record<string, unknown>, unique?: boolean }>>
+  indexes (): Promise<Array<{ name: string, key: Record<string, unknown>, unique?: boolean, [option: string]: unknown }>>
   createIndex (key: Record<string, unknown>, options: Record<string, unknown>): Promise<string>
   dropIndex (name: string): Promise<unknown>
 }
@@ -96,21 +96,50 @@ function fieldSchema (field: FieldDefinition): Record<string, unknown> | undefin
   return schema
 }
 
+/** The exact mongosh command that makes a planned index (run, or printed when the database is away). */
+export function mongoIndexCommand (spec: IndexSpec, models: ModelDefinition[], prefix = ''): { collection: string, key: Record<string, unknown>, options: Record<string, unknown>, command: string } {
+  const fields = [...(models.find((m) => m.className === spec.className)?.fields.values() ?? [])]
+  const types = new Map(fields.map((field) => [field.name, field.type]))
+  const targets = new Map(fields.filter((field) => field.targetClass).map((field) => [field.name, field.targetClass!]))
+  const { key, options } = mongoIndex(spec, types, targets)
+  const collection = prefix + spec.className
+  return { collection, key, options, command: `db.getCollection(${JSON.stringify(collection)}).createIndex(${JSON.stringify(key)}, ${JSON.stringify(options)})` }
+}
+
+export function mongoValidatorCommand (model: ModelDefinition, prefix = ''): { collection: string, validator: Record<string, unknown>, command: string } {
+  const validator = { $jsonSchema: jsonSchemaFor(model) }
+  const collection = prefix + model.className
+  return { collection, validator, command: `db.runCommand(${JSON.stringify({ collMod: collection, validator, validationLevel: 'moderate' })})` }
+}
+
+/** What would be run, for a database that cannot be reached: nothing is applied. */
+export function printMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): IndexReport[] {
+  return specs.map((spec) => ({ className: spec.className, name: spec.name, kind: spec.kind, status: 'printed', command: mongoIndexCommand(spec, models, adapter._collectionPrefix).command }))
+}
+
+export function printMongoValidators (adapter: MongoAdapter, models: ModelDefinition[]): IndexReport[] {
+  return models.map((model) => ({ className: model.className, name: `${model.className}_validator`, kind: 'validator', status: 'printed', command: mongoValidatorCommand(model, adapter._collectionPrefix).command }))
+}
+
+/** An index with the same keys and the same meaning under another name does the same job. */
+function equivalent (index: { key: Record<string, unknown>, [option: string]: unknown }, key: Record<string, unknown>, options: Record<string, unknown>): boolean {
+  if (JSON.stringify(index.key) !== JSON.stringify(key)) return false
+  const same = (option: string) => JSON.stringify(index[option] ?? null) === JSON.stringify(options[option] ?? null)
+  return Boolean(index.unique) === Boolean(options.unique) && same('partialFilterExpression') && same('expireAfterSeconds') &&
+    (!options.unique || Boolean(index.sparse) === Boolean(options.sparse))
+}
+
 export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): Promise<IndexReport[]> {
   await adapter.connect()
   const reports: IndexReport[] = []
   for (const spec of specs) {
-    const model = models.find((m) => m.className === spec.className)
-    const fields = [...(model?.fields.values() ?? [])]
-    const types = new Map(fields.map((field) => [field.name, field.type]))
-    const targets = new Map(fields.filter((field) => field.targetClass).map((field) => [field.name, field.targetClass!]))
-    const { key, options } = mongoIndex(spec, types, targets)
-    const collectionName = (adapter._collectionPrefix ?? '') + spec.className
-    const command = `db.getCollection(${JSON.stringify(collectionName)}).createIndex(${JSON.stringify(key)}, ${JSON.stringify(options)})`
+    const { collection: collectionName, key, options, command } = mongoIndexCommand(spec, models, adapter._collectionPrefix)
     const report = (status: IndexReport['status'], detail?: string) => reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status, command, detail })
     const collection = adapter.database.collection(collectionName)
     const existing = await collection.indexes().catch(() => [])
     if (existing.some((index) => index.name === spec.name)) { report('exists'); continue }
+    const twin = existing.find((index) => equivalent(index, key, options))
+    if (twin) { report('exists', `as ${twin.name} (same keys and options under another name)`); continue }
     try {
       if (spec.unique) {
         // A plain index on the same keys would block the unique one: drop it first.
@@ -131,9 +160,7 @@ export async function applyMongoSchemaValidators (adapter: MongoAdapter, models:
   await adapter.connect()
   const reports: IndexReport[] = []
   for (const model of models) {
-    const validator = { $jsonSchema: jsonSchemaFor(model) }
-    const name = (adapter._collectionPrefix ?? '') + model.className
-    const command = `db.runCommand(${JSON.stringify({ collMod: name, validator, validationLevel: 'moderate' })})`
+    const { collection: name, validator, command } = mongoValidatorCommand(model, adapter._collectionPrefix)
     try {
       const found = await adapter.database.listCollections({ name }, { nameOnly: true }).toArray()
       if (found.length === 0) await adapter.database.createCollection(name, { validator, validationLevel: 'moderate' })

@@ -15,43 +15,73 @@ interface PgAdapter {
   ensureUniqueness (className: string, schema: unknown, fieldNames: string[]): Promise<void>
 }
 
+type Format = (query: string, values?: unknown) => string
+
 export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
-  const format = (query: string, values?: unknown) => adapter._pgp.as.format(query, values)
+  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
   const reports: IndexReport[] = []
   for (const spec of specs) {
-    const report = (status: IndexReport['status'], command: string, detail?: string) =>
-      reports.push({ className: spec.className, name: spec.kind === 'unique' ? uniqueName(spec) : spec.name, kind: spec.kind, status, command, detail })
+    const { name, command } = postgresIndexCommand(spec, format)
+    const report = (status: IndexReport['status'], _command: string, detail?: string) =>
+      reports.push({ className: spec.className, name, kind: spec.kind, status, command, detail })
     if (spec.kind === 'unique') {
-      const name = uniqueName(spec)
-      const command = format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name])
       if (await indexExists(adapter._client, spec.className, name)) { report('exists', command); continue }
+      const twin = await uniqueIndexOn(adapter._client, spec.className, spec.fields[0].name)
+      if (twin) { report('exists', command, `as ${twin} (a unique index on the same column under another name)`); continue }
       await dropConflictingIndexes(adapter._client, spec.className, spec.fields[0].name)
       await attempt(() => adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name]), command, report)
       continue
     }
-    const command = createIndexSql(spec, format)
     if (await indexExists(adapter._client, spec.className, spec.name)) { report('exists', command, ttlNote(spec)); continue }
     await attempt(() => adapter._client.none(command), command, report, ttlNote(spec))
   }
   return reports
 }
 
-/** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
-export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
-  const format = (query: string, values?: unknown) => adapter._pgp.as.format(query, values)
-  const reports: IndexReport[] = []
+/** The name and the exact SQL that makes a planned index (what is run, and what is printed when the database is away). */
+export function postgresIndexCommand (spec: IndexSpec, format: Format): { name: string, command: string } {
+  if (spec.kind === 'unique') {
+    const name = uniqueName(spec)
+    return { name, command: format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name]) }
+  }
+  return { name: spec.name, command: createIndexSql(spec, format) }
+}
+
+/** The CHECK constraint of each constrained field: its name and the exact SQL. */
+export function postgresConstraintCommands (models: ModelDefinition[], format: Format): Array<{ className: string, name: string, command: string }> {
+  const commands: Array<{ className: string, name: string, command: string }> = []
   for (const model of models) {
     for (const field of model.fields.values()) {
       const check = checkExpression(field, format)
       if (!check) continue
       const name = `${model.className}_${field.name}_check`
-      const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name])
-      const report = (status: IndexReport['status'], _command: string, detail?: string) =>
-        reports.push({ className: model.className, name, kind: 'validator', status, command, detail })
-      const exists = await adapter._client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
-      if (exists.length > 0) { report('exists', command); continue }
-      await attempt(() => adapter._client.none(command), command, report)
+      commands.push({ className: model.className, name, command: format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name]) })
     }
+  }
+  return commands
+}
+
+/** What would be run, for a database that cannot be reached: nothing is applied. */
+export function printPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): IndexReport[] {
+  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  return specs.map((spec) => ({ className: spec.className, kind: spec.kind, status: 'printed', ...postgresIndexCommand(spec, format) }))
+}
+
+export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): IndexReport[] {
+  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  return postgresConstraintCommands(models, format).map(({ className, name, command }) => ({ className, name, kind: 'validator', status: 'printed', command }))
+}
+
+/** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
+export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  const reports: IndexReport[] = []
+  for (const { className, name, command } of postgresConstraintCommands(models, format)) {
+    const report = (status: IndexReport['status'], _command: string, detail?: string) =>
+      reports.push({ className, name, kind: 'validator', status, command, detail })
+    const exists = await adapter._client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
+    if (exists.length > 0) { report('exists', command); continue }
+    await attempt(() => adapter._client.none(command), command, report)
   }
   return reports
 }
@@ -126,6 +156,16 @@ function ttlNote (spec: IndexSpec): string | undefined {
 async function indexExists (client: PgClient, table: string, name: string): Promise<boolean> {
   const rows = await client.any('SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2', [table, name])
   return rows.length > 0
+}
+
+/** The name of a whole-table unique index on exactly this column, if there is one. */
+async function uniqueIndexOn (client: PgClient, table: string, column: string): Promise<string | undefined> {
+  const rows = await client.any(`
+    SELECT i.relname AS name FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
+    WHERE t.relname = $1 AND a.attname = $2 AND x.indnatts = 1 AND x.indisunique AND NOT x.indisprimary AND x.indpred IS NULL AND x.indexprs IS NULL`, [table, column])
+  return rows[0]?.name as string | undefined
 }
 
 /** A plain index on the column that will become unique is dropped first (it would duplicate the unique one). */
