@@ -17,6 +17,7 @@ import type { DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
+import { openCluster, type Cluster } from './lib/cluster/index.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -59,12 +60,34 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined
+  let cluster: Cluster | undefined
   let functions: DeclaredFunction[] = []
   try {
+    const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
+
+    // 3b. Cluster mode: Redis for rate limits, role cache evictions, Parse's cache and LiveQuery.
+    if (options.redis) {
+      cluster = await openCluster({
+        url: options.redis,
+        appId: options.appId,
+        log: fastify.log,
+        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined
+      })
+      overrides.cacheAdapter ??= cluster.cacheAdapter
+      fastify.log.info(`[redis] cluster mode on ${cluster.displayURL}: rate limits, role cache evictions, Parse's cache and LiveQuery events are shared`)
+    } else if (options.production) {
+      fastify.log.warn('No redis configured: rate limits, the role cache and Parse\'s session cache are per process, and LiveQuery events stay in this process. Set REDIS_URL to run several instances.')
+    }
+
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
-    const { cloud: userCloud, schema: userSchema, ...overrides } = options.parseServerOptions
-    if (options.liveQuery) overrides.liveQuery = { ...(overrides.liveQuery as object | undefined), classNames: options.liveQuery.classNames }
+    if (options.liveQuery) {
+      overrides.liveQuery = {
+        ...(overrides.liveQuery as object | undefined),
+        classNames: options.liveQuery.classNames,
+        ...(cluster ? { pubSubAdapter: cluster.pubSubAdapter } : {})
+      }
+    }
     const migration = watchMigration(createSchemaConfig({ adminRole: options.adminRole }))
     const directAccess = overrides.directAccess !== false
     if (!directAccess && transactionalDeclared()) {
@@ -78,7 +101,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       databaseAdapter: database.adapter,
       filesAdapter: database.filesAdapter,
       schema: userSchema ?? migration.schema,
-      cloud: composeCloud(userCloud),
+      cloud: composeCloud(userCloud, cluster && (() => cluster!.registerRoleTriggers(options.appId))),
       overrides
     })
     if (userSchema === undefined && !migration.completed()) {
@@ -104,7 +127,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       mountPath: options.mountPath,
       appId: options.appId,
       masterKey: options.masterKey,
-      restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
+      restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined,
+      rateLimitStore: cluster?.rateLimitStore
     }))
 
     // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
@@ -112,16 +136,18 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
     // 8. LiveQuery subscriptions over WebSocket, on the same HTTP server.
     if (options.liveQuery) {
-      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides })
+      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
     }
   } catch (error) {
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
+    await cluster?.close().catch(() => {})
     await database.close()
     throw error
   }
 
   const host = parse
+  const shared = cluster
   fastify.decorate('kit', {
     parse: host,
     options,
@@ -149,6 +175,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     useTransactionalAdapter(undefined)
     await liveQuery?.shutdown()
     await host.shutdown()
+    await shared?.close()
     await database.close()
   })
 }
