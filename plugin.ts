@@ -55,7 +55,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     dataDir: options.dataDir,
     ephemeral: options.ephemeralDatabase,
     production: options.production,
-    onNotice: (line) => fastify.log.warn(line)
+    onNotice: (line) => fastify.log.warn(line),
+    schemaHooks: options.redis !== undefined
   })
 
   let parse: ParseHost | undefined

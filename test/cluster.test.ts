@@ -284,4 +284,16 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     const update = await subscriber!.waitFor((event) => event.event === 'update' && event.object.text === 'after the outage')
     t.equal(update.object.objectId, mine, 'LiveQuery events cross between instances again')
   })
+
+  t.test('a class-level permission changed through A applies on B', async (t) => {
+    t.equal((await b.call('listMemos', { token: alice.token })).status, 200, 'alice may find memos on B')
+    const clp = { find: {}, count: {}, get: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: {}, protectedFields: {} }
+    const changed = await httpRequest(a.origin, 'PUT', '/parse/schemas/Memo', { headers: masterHeaders, body: { classLevelPermissions: clp } })
+    t.equal(changed.status, 200, 'find closed through A')
+    const refused = await until('B to apply the new schema', async () => {
+      const answer = await b.call('listMemos', { token: alice.token })
+      return answer.status === 200 ? undefined : answer
+    }, EVICTION_DEADLINE_MS)
+    t.equal(refused.json.code, 119, 'B refuses the find')
+  })
 })

@@ -19,6 +19,8 @@ export interface DatabaseOptions {
   ephemeral?: boolean
   production?: boolean
   onNotice?: (line: string) => void
+  /** Several instances: Parse reloads its schema cache when another instance changes the schema (PostgreSQL LISTEN/NOTIFY, MongoDB change stream). */
+  schemaHooks?: boolean
 }
 
 export interface Database {
@@ -63,19 +65,20 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
     if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir)
+    return connect(options.databaseURI, undefined, filesDir, options.schemaHooks === true)
   }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
-  return connect(embedded.uri, embedded, filesDir)
+  return connect(embedded.uri, embedded, filesDir, options.schemaHooks === true)
 }
 
-function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string): Database {
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, schemaHooks = false): Database {
   const kind = databaseKind(uri)
+  const hooks = schemaHooks ? { enableSchemaHooks: true } : {}
   if (kind === 'postgres') {
-    const adapter = wrapAdapter(new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: {} }), kind)
+    const adapter = wrapAdapter(new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: hooks }), kind)
     return {
       kind,
       displayURI: redact(uri),
@@ -88,7 +91,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const adapter = wrapAdapter(new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: {} }), kind)
+  const adapter = wrapAdapter(new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: hooks }), kind)
   const filesAdapter = new GridFSBucketAdapter(uri)
   return {
     kind,

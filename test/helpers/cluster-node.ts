@@ -3,7 +3,7 @@
 // "listening <port>" on stdout once it serves. Logs go to stderr.
 import Fastify from 'fastify'
 import Parse from 'parse/node'
-import { BaseModel, CloudFunction, ParseClass, ParseField, configureRoleCache, invalidateRoles, kitPlugin, type CloudRequest } from '../../lib/index.js'
+import { BaseModel, CloudFunction, ParseClass, ParseField, asCaller, configureRoleCache, invalidateRoles, kitPlugin, type CloudRequest } from '../../lib/index.js'
 import { APP_ID, MASTER_KEY } from './kit.js'
 
 @ParseClass('Memo')
@@ -27,6 +27,11 @@ class ClusterFunctions {
 
   @CloudFunction({ requiresAuth: true })
   static whoAmI (request: CloudRequest) { return request.user!.id }
+
+  @CloudFunction({ requiresAuth: true })
+  static async listMemos (request: CloudRequest) {
+    return (await new Parse.Query('Memo').find(asCaller(request))).length
+  }
 
   @CloudFunction({ methods: ['POST'] })
   static invalidate (request: CloudRequest) {
