@@ -10,9 +10,12 @@ import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import Fastify from 'fastify'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { kitPlugin } from '../plugin.js'
+import { resolveOptions } from '../lib/options.js'
 import { freePort } from '../lib/storage/free-port.js'
-import { APP_ID, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
@@ -151,7 +154,30 @@ async function saveMemo (origin: string, id: string, text: string): Promise<void
   if (answer.status !== 200) throw new Error(`save failed: ${answer.text}`)
 }
 
-// ---- the test -------------------------------------------------------------------------------
+// ---- the tests ------------------------------------------------------------------------------
+
+t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot', async (t) => {
+  const base = { appId: APP_ID, masterKey: MASTER_KEY }
+  t.throws(() => resolveOptions({ ...base, redis: 'http://127.0.0.1:6379' }), /kitPlugin option "redis": must be a redis:\/\/ or rediss:\/\/ URL/)
+  t.throws(() => resolveOptions({ ...base, redis: 'redis://:secret@' }), /got "redis:\/\/:\*\*\*@"/, 'the message hides the password')
+  t.equal(resolveOptions({ ...base, redis: 'rediss://cache.internal:6380/1' }).redis, 'rediss://cache.internal:6380/1')
+  const saved = process.env.REDIS_URL
+  t.teardown(() => { if (saved === undefined) delete process.env.REDIS_URL; else process.env.REDIS_URL = saved })
+  process.env.REDIS_URL = 'redis://127.0.0.1:6390'
+  t.equal(resolveOptions(base).redis, 'redis://127.0.0.1:6390', 'REDIS_URL is read')
+  process.env.REDIS_URL = ''
+  t.equal(resolveOptions(base).redis, undefined, 'empty means unset')
+
+  // Nobody listens there: boot fails saying where and what to change, and leaves nothing running.
+  const unreachable = `redis://127.0.0.1:${await freePort()}`
+  const dir = tempDir()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const app = Fastify({ logger: false, pluginTimeout: 120_000 })
+  await t.rejects(async () => { await app.register(kitPlugin, { ...base, redis: unreachable, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true }) },
+    new RegExp(`kitPlugin option "redis": cannot reach ${unreachable}.*Start Redis there, fix REDIS_URL`))
+  await app.close().catch(() => {})
+})
+
 
 t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   const own = process.env.REDIS_URL ? undefined : await startOwnRedis()
@@ -283,6 +309,27 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     await saveMemo(a.origin, mine, 'after the outage')
     const update = await subscriber!.waitFor((event) => event.event === 'update' && event.object.text === 'after the outage')
     t.equal(update.object.objectId, mine, 'LiveQuery events cross between instances again')
+  })
+
+  t.test('in production without redis, one line at boot says state is per process', async (t) => {
+    const lines: string[] = []
+    const stream = { write: (line: string) => { lines.push(line) } }
+    const saved = { NODE_ENV: process.env.NODE_ENV, REDIS_URL: process.env.REDIS_URL }
+    process.env.NODE_ENV = 'production'
+    delete process.env.REDIS_URL
+    const app = Fastify({ logger: { level: 'info', stream }, pluginTimeout: 120_000 })
+    try {
+      await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, databaseURI: database.uri, indexes: false })
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    }
+    await app.close()
+    const notices = lines.filter((line) => line.includes('No redis configured'))
+    t.equal(notices.length, 1, 'one line')
+    t.match(notices[0], /rate limits, the role cache and Parse's session cache are per process.*Set REDIS_URL/)
   })
 
   t.test('a class-level permission changed through A applies on B', async (t) => {
