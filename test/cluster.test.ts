@@ -225,6 +225,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     }, EVICTION_DEADLINE_MS)
     t.equal(refused.json.code, 119, 'B refuses with 119 long before the 60 s ttl')
     t.equal((await a.call('adminOnly', { token: admin.token })).json.code, 119, 'and so does A')
+    t.ok((await a.call('roleSaves')).json.result >= 2, 'the application\'s own afterSave on _Role still runs on A')
   })
 
   t.test('invalidateRoles on A evicts the entry on B (a change made past Parse)', async (t) => {

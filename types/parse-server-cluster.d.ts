@@ -10,6 +10,7 @@ declare module 'parse-server/lib/triggers.js' {
     Types: Record<'afterSave' | 'afterDelete', string>
     getTrigger (className: string, triggerType: string, applicationId: string): ((request: unknown) => unknown) | undefined
     getValidator (name: string, applicationId: string): unknown
+    removeTrigger (type: string, className: string, applicationId: string): void
     addTrigger (type: string, className: string, handler: (request: unknown) => unknown, applicationId: string, validator?: unknown): void
   }
   export default triggers

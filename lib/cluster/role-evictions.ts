@@ -50,6 +50,8 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
       for (const type of [triggers.Types.afterSave, triggers.Types.afterDelete]) {
         const existing = triggers.getTrigger('_Role', type, appId)
         const validator = triggers.getValidator(`${type}._Role`, appId)
+        // Replaced on purpose (the application's trigger runs inside ours): no "duplicate" warning.
+        if (existing) triggers.removeTrigger(type, '_Role', appId)
         triggers.addTrigger(type, '_Role', async (request: unknown) => {
           try {
             return await existing?.(request)

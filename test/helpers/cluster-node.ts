@@ -12,7 +12,13 @@ class Memo extends BaseModel {
   @ParseField({ type: 'String' }) declare text: string
 }
 
+/** The application's own _Role trigger: cluster mode must keep it running. */
+let roleSavesSeen = 0
+
 class ClusterFunctions {
+  @CloudFunction()
+  static roleSaves () { return roleSavesSeen }
+
   @CloudFunction({ rateLimit: { max: 5, windowMs: 60_000 } })
   static limited () { return 'ok' }
 
@@ -49,7 +55,12 @@ await app.register(kitPlugin, {
   models: [Memo],
   functions: [ClusterFunctions],
   allowAuthRoutes: true,
-  liveQuery: { classNames: ['Memo'] }
+  liveQuery: { classNames: ['Memo'] },
+  parseServerOptions: {
+    cloud: (parse: { Cloud: { afterSave: (className: string, handler: () => void) => void } }) => {
+      parse.Cloud.afterSave('_Role', () => { roleSavesSeen++ })
+    }
+  }
 })
 const port = Number(process.env.PORT)
 await app.listen({ port, host: '127.0.0.1' })
