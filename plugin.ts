@@ -18,6 +18,7 @@ import { functionsServed, type DeclaredFunction } from './lib/routing/registry.j
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
+import { openCluster, type Cluster } from './lib/cluster/index.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -55,19 +56,42 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     dataDir: options.dataDir,
     ephemeral: options.ephemeralDatabase,
     production: options.production,
-    onNotice: (line) => fastify.log.warn(line)
+    onNotice: (line) => fastify.log.warn(line),
+    schemaHooks: options.redis !== undefined
   })
 
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined
+  let cluster: Cluster | undefined
   let functions: DeclaredFunction[] = []
   try {
+    // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
+    const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
+
+    // 3b. Cluster mode: Redis for rate limits, role cache evictions, Parse's cache and LiveQuery.
+    if (options.redis) {
+      cluster = await openCluster({
+        url: options.redis,
+        appId: options.appId,
+        log: fastify.log,
+        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined
+      })
+      overrides.cacheAdapter ??= cluster.cacheAdapter
+      fastify.log.info(`[redis] cluster mode on ${cluster.displayURL}: rate limits, role cache evictions, Parse's cache and LiveQuery events are shared`)
+    } else if (options.production) {
+      fastify.log.warn('No redis configured: rate limits, the role cache and Parse\'s session cache are per process, and LiveQuery events stay in this process. Set REDIS_URL to run several instances.')
+    }
+
     // 4. Parse Server on that database: the declared schema (Defined Schemas),
     //    then the declared triggers and the application's own cloud code.
-    //    The schema (the kit's option or parseServerOptions.schema, already in options.schema) is
-    //    checked first and verified after Parse's migration: a failed one fails boot.
-    const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
-    if (options.liveQuery) overrides.liveQuery = { ...(overrides.liveQuery as object | undefined), classNames: options.liveQuery.classNames }
+    //    The schema is checked first and verified after Parse's migration: a failed one fails boot.
+    if (options.liveQuery) {
+      overrides.liveQuery = {
+        ...(overrides.liveQuery as object | undefined),
+        classNames: options.liveQuery.classNames,
+        ...(cluster ? { pubSubAdapter: cluster.pubSubAdapter } : {})
+      }
+    }
     const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter as never)
     const directAccess = overrides.directAccess !== false
     if (!directAccess && transactionalDeclared()) {
@@ -81,7 +105,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       databaseAdapter: database.adapter,
       filesAdapter: database.filesAdapter,
       schema: schema.config,
-      cloud: composeCloud(userCloud),
+      cloud: composeCloud(userCloud, cluster && (() => cluster!.registerRoleTriggers(options.appId))),
       overrides
     })
     await schema.verify()
@@ -108,7 +132,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       appId: options.appId,
       masterKey: options.masterKey,
       masterKeyIps: masterKeyIpsOf(running),
-      restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined
+      restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined,
+      rateLimitStore: cluster?.rateLimitStore
     }))
     functionsServed(true)
 
@@ -117,18 +142,20 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
     // 8. LiveQuery subscriptions over WebSocket, on the same HTTP server.
     if (options.liveQuery) {
-      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides })
+      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
     }
   } catch (error) {
     lockSchemas(false)
     functionsServed(false)
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
+    await cluster?.close().catch(() => {})
     await database.close()
     throw error
   }
 
   const host = parse
+  const shared = cluster
   fastify.decorate('kit', {
     parse: host,
     options,
@@ -158,6 +185,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     useTransactionalAdapter(undefined)
     await liveQuery?.shutdown()
     await host.shutdown()
+    await shared?.close()
     await database.close()
   })
 }

@@ -43,6 +43,8 @@ export interface KitOptions {
   liveQuery?: { classNames: string[] }
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. */
   docs?: SwaggerConfig & { path?: string }
+  /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
+  redis?: string
 }
 
 export interface ResolvedOptions {
@@ -64,12 +66,13 @@ export interface ResolvedOptions {
   indexes: boolean
   liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
+  redis: string | undefined
   production: boolean
 }
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs', 'redis'
 ])
 
 export class KitOptionsError extends Error {
@@ -113,6 +116,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
+    redis: redisURL(optionalString(input, 'redis') ?? (process.env.REDIS_URL || undefined)),
     production: process.env.NODE_ENV === 'production'
   }
 }
@@ -195,4 +199,14 @@ function liveQuery (value: unknown): { classNames: string[] } | undefined {
     throw new KitOptionsError('liveQuery', "must be { classNames: ['ClassName', …] }")
   }
   return { classNames: classNames as string[] }
+}
+
+function redisURL (value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  let url: URL | undefined
+  try { url = new URL(value) } catch {}
+  if (!url || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
+    throw new KitOptionsError('redis', `must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379 (from the option or REDIS_URL; got "${value.replace(/\/\/([^:/@]*):([^@]+)@/, '//$1:***@')}")`)
+  }
+  return value
 }

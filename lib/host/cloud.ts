@@ -6,7 +6,8 @@ import { registerTriggers } from '../triggers/register.js'
 
 type CloudCode = ((parse: unknown) => unknown) | string | undefined
 
-export function composeCloud (userCloud: unknown): (parse: unknown) => Promise<void> {
+/** `afterUserCloud` runs last, to wrap triggers the application may have set (cluster mode's _Role hooks). */
+export function composeCloud (userCloud: unknown, afterUserCloud?: () => void): (parse: unknown) => Promise<void> {
   if (userCloud !== undefined && typeof userCloud !== 'function' && typeof userCloud !== 'string') {
     throw new Error('parseServerOptions.cloud must be a function or a file path')
   }
@@ -15,5 +16,6 @@ export function composeCloud (userCloud: unknown): (parse: unknown) => Promise<v
     const cloud = userCloud as CloudCode
     if (typeof cloud === 'function') await cloud(parse)
     else if (typeof cloud === 'string') await import(pathToFileURL(path.resolve(cloud)).href)
+    afterUserCloud?.()
   }
 }

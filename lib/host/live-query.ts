@@ -11,11 +11,13 @@ export interface LiveQueryOptions {
 
 export interface LiveQueryHost { shutdown (): Promise<void> }
 
-export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, parseOptions: Record<string, unknown> }): Promise<LiveQueryHost> {
+export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
   const server = await ParseServer.createLiveQueryServer(fastify.server, {
     appId: settings.appId,
     masterKey: settings.masterKey,
-    serverURL: settings.serverURL
-  }, settings.parseOptions as never) as unknown as LiveQueryHost
+    serverURL: settings.serverURL,
+    // Cluster mode: events from every instance arrive through Redis.
+    ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
+  } as never, settings.parseOptions as never) as unknown as LiveQueryHost
   return { shutdown: () => server.shutdown() }
 }

@@ -22,6 +22,8 @@ export interface DeclaredRoutesOptions {
   masterKeyIps: string[]
   /** When Parse is configured with a REST API key, callers must present it (or the master key). */
   restApiKey?: string
+  /** @fastify/rate-limit's `store` (shared counters in cluster mode); unset: in memory. */
+  rateLimitStore?: unknown
 }
 
 declare module 'fastify' {
@@ -44,7 +46,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
-    await scope.register(rateLimit, { global: false })
+    await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     for (const fn of functions) registerFunction(scope, fn, options)
   })
   return functions

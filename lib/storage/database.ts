@@ -21,6 +21,8 @@ export interface DatabaseOptions {
   ephemeral?: boolean
   production?: boolean
   onNotice?: (line: string) => void
+  /** Several instances: Parse reloads its schema cache when another instance changes the schema (PostgreSQL LISTEN/NOTIFY, MongoDB change stream). */
+  schemaHooks?: boolean
 }
 
 export interface Database {
@@ -67,13 +69,13 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
     if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir, notice(options))
+    return connect(options.databaseURI, undefined, filesDir, notice(options), options.schemaHooks === true)
   }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
-  return connect(embedded.uri, embedded, filesDir, notice(options))
+  return connect(embedded.uri, embedded, filesDir, notice(options), options.schemaHooks === true)
 }
 
 function notice (options: DatabaseOptions): (line: string) => void {
@@ -84,10 +86,11 @@ function notice (options: DatabaseOptions): (line: string) => void {
 const POSTGRES_OPTIONS = { connectionTimeoutMillis: 10_000, keepAlive: true }
 const MONGO_SERVER_SELECTION_MS = 5_000
 
-function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, onNotice: (line: string) => void): Database {
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, onNotice: (line: string) => void, schemaHooks = false): Database {
   const kind = databaseKind(uri)
+  const hooks = schemaHooks ? { enableSchemaHooks: true } : {}
   if (kind === 'postgres') {
-    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...POSTGRES_OPTIONS } })
+    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...POSTGRES_OPTIONS, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability)
     return {
@@ -104,7 +107,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const mongoOptions = /[?&]serverSelectionTimeoutMS=/i.test(uri) ? {} : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS }
+  const mongoOptions = /[?&]serverSelectionTimeoutMS=/i.test(uri) ? { ...hooks } : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS, ...hooks }
   const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   const adapter = wrapAdapter(raw, kind, availability)

@@ -6,7 +6,7 @@
 //   3. scale: boot and OpenAPI time with 0/10/100/1000 generated functions
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
-// Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale,
+// Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale, --no-rate-limit-store,
 // --render (only rewrite latest.md from latest.json).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_FSYNC=1.
@@ -21,6 +21,7 @@ import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
+import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
 import {
   BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
   type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
@@ -351,6 +352,7 @@ async function main (): Promise<void> {
     await server.close()
   }
   const scale = settings.scale ? await measureScale() : undefined
+  const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
 
   const { scenarios, ratios } = summarise(all, samples)
   const results: BenchResults = {
@@ -374,8 +376,8 @@ async function main (): Promise<void> {
     durationSeconds: 0
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
-  const markdown = renderMarkdown(results)
-  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify(results, null, 2) + '\n')
+  const markdown = renderMarkdown(results) + rateLimitStoreMarkdown(rateLimitStore)
+  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, rateLimitStore }, null, 2) + '\n')
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
   log(`done in ${results.durationSeconds} s: ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.md'))} and latest.json`)
@@ -383,8 +385,8 @@ async function main (): Promise<void> {
 
 /** Rewrites latest.md from latest.json (after a change to the report's layout). */
 function renderOnly (): void {
-  const results = JSON.parse(readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchResults
-  const markdown = renderMarkdown(results)
+  const results = JSON.parse(readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchResults & { rateLimitStore?: RateLimitStoreOutcome }
+  const markdown = renderMarkdown(results) + rateLimitStoreMarkdown(results.rateLimitStore)
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
 }

@@ -26,7 +26,8 @@ declare module 'fastify' {
 }
 
 export async function buildApp (options: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(options.fastify ?? kitServerOptions({ level: process.env.LOG_LEVEL || 'info' }))
+  // TRUST_PROXY (e.g. uniquelocal behind a load balancer): client addresses, and so rate limits, come from X-Forwarded-For.
+  const app = Fastify(options.fastify ?? { ...kitServerOptions({ level: process.env.LOG_LEVEL || 'info' }), trustProxy: trustProxy() })
   const appId = process.env.APP_ID || '{{name}}'
   await app.register(kitPlugin, {
     appId,
@@ -47,6 +48,11 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
   app.decorate('demoToken', seeded?.demoToken)
   await mountDashboard(app, { appId, masterKey: app.kit.options.masterKey, serverURL: app.kit.options.serverURL, appName: '{{name}}' })
   return app
+}
+
+function trustProxy (): boolean | string {
+  const value = process.env.TRUST_PROXY?.trim() ?? ''
+  return value === 'true' ? true : value === '' || value === 'false' ? false : value
 }
 
 /** DOCS_ENABLED: true/false (also 1/0, yes/no); unset means on unless NODE_ENV=production. */

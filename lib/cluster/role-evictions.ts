@@ -1,0 +1,81 @@
+// The role cache stays in each process; its evictions travel between
+// instances over Redis pub/sub. Sent by invalidateRoles, configureRoleCache and
+// every change to _Role made through Parse (saves, including the users and
+// roles relations, and deletes), once the change has committed. An instance
+// whose subscription is down cannot hear evictions, so it bypasses its role
+// cache until the subscription is back.
+import '../host/parse-internals.js'
+import triggers from 'parse-server/lib/triggers.js'
+import type { RedisLink } from './connection.js'
+import type { OutageLog } from './outage-log.js'
+import { broadcastRoleEvictions, evictRoles, suspendRoleCache, type RoleEviction } from '../access/role-cache.js'
+import { afterCommit } from '../storage/transaction.js'
+
+export interface RoleEvictions {
+  /** Adds the eviction to _Role's afterSave and afterDelete (after the application's cloud code, keeping its triggers). */
+  registerRoleTriggers (appId: string): void
+  close (): void
+}
+
+export async function shareRoleEvictions (link: RedisLink, settings: { appId: string, outage: OutageLog, forgetParseRoles: (eviction: RoleEviction) => Promise<void> }): Promise<RoleEvictions> {
+  const { commands, subscriber } = link
+  const channel = `fastify-parse-kit:${settings.appId}:role-evictions`
+  // Parse's own role lists (shared in Redis) go first, so no instance reloads stale roles from them.
+  const send = async (eviction: RoleEviction) => {
+    await settings.forgetParseRoles(eviction)
+    await commands.publish(channel, JSON.stringify(eviction)).catch((error: unknown) => settings.outage.down('commands', error))
+  }
+  const onMessage = (from: string, message: string) => {
+    if (from !== channel) return
+    const eviction = decode(message)
+    if (eviction) evictRoles(eviction)
+  }
+  // Until the subscription is confirmed again, evictions from others could be missed.
+  const onClose = () => suspendRoleCache(true)
+  const onReady = () => {
+    subscriber.subscribe(channel).then(() => suspendRoleCache(false), () => {})
+  }
+  subscriber.on('message', onMessage)
+  subscriber.on('close', onClose)
+  subscriber.on('ready', onReady)
+  await subscriber.subscribe(channel)
+  broadcastRoleEvictions((eviction) => { void send(eviction) })
+
+  const roleChanged = async () => {
+    evictRoles({ all: true })
+    await send({ all: true })
+  }
+  return {
+    registerRoleTriggers (appId) {
+      for (const type of [triggers.Types.afterSave, triggers.Types.afterDelete]) {
+        const existing = triggers.getTrigger('_Role', type, appId)
+        const validator = triggers.getValidator(`${type}._Role`, appId)
+        // Replaced on purpose (the application's trigger runs inside ours): no "duplicate" warning.
+        if (existing) triggers.removeTrigger(type, '_Role', appId)
+        triggers.addTrigger(type, '_Role', async (request: unknown) => {
+          try {
+            return await existing?.(request)
+          } finally {
+            await afterCommit(roleChanged)
+          }
+        }, appId, validator)
+      }
+    },
+    close () {
+      broadcastRoleEvictions(undefined)
+      subscriber.off('message', onMessage)
+      subscriber.off('close', onClose)
+      subscriber.off('ready', onReady)
+      suspendRoleCache(false)
+    }
+  }
+}
+
+function decode (message: string): RoleEviction | undefined {
+  try {
+    const value = JSON.parse(message) as { all?: unknown, userIds?: unknown }
+    if (value.all === true) return { all: true }
+    if (Array.isArray(value.userIds) && value.userIds.every((id) => typeof id === 'string')) return { userIds: value.userIds }
+  } catch {}
+  return undefined
+}
