@@ -100,7 +100,7 @@ async function startInstance (name: string, env: { DATABASE_URI: string, REDIS_U
   const origin = `http://127.0.0.1:${port}`
   return {
     origin,
-    logs: () => stderr,
+    logs: () => stdout + stderr,
     call: (fn, init = {}) => httpRequest(origin, 'POST', `/parse/functions/${fn}`, {
       headers: { ...(init.master ? masterHeaders : appHeaders), ...(init.token ? { 'x-parse-session-token': init.token } : {}) },
       body: init.body ?? {}
@@ -293,6 +293,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     await until('both instances to report Redis back', async () => both.every((i) => i.logs().includes('[redis] reconnected')) || undefined, 30_000)
     for (const [name, instance] of [['A', a], ['B', b]] as const) {
       t.equal(instance.logs().split('[redis] lost').length - 1, 1, `${name} logged the outage once`)
+      t.notMatch(instance.logs(), /Unhandled error event|client error/, `${name}: no unhandled client errors, no error line per reconnection attempt`)
     }
 
     const statuses: number[] = []

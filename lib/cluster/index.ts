@@ -1,7 +1,6 @@
 // Cluster mode (the `redis` option): the state several instances must share,
 // each piece on the engine built for it. plugin.ts decides when each part is
 // wired in; this module only opens and closes them together.
-import type { Redis } from 'ioredis'
 import { connectRedis } from './connection.js'
 import { createOutageLog, redactRedisURL, type OutageLogger } from './outage-log.js'
 import { sharedRateLimitStore } from './rate-limit-store.js'
@@ -30,12 +29,18 @@ export async function openCluster (settings: { url: string, appId: string, log: 
   const link = await connectRedis(settings.url, displayURL, outage)
   const cacheAdapter = new SharedParseCache(settings.url, settings.appId, outage, settings.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS)
   const pubSub = liveQueryPubSub(settings.url, outage)
-  const roles = await shareRoleEvictions(link, { appId: settings.appId, outage, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
+  let roles: Awaited<ReturnType<typeof shareRoleEvictions>>
+  try {
+    roles = await shareRoleEvictions(link, { appId: settings.appId, outage, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
+  } catch (error) {
+    await link.close()
+    throw error
+  }
   return {
     displayURL,
     cacheAdapter,
     pubSubAdapter: pubSub.adapter,
-    rateLimitStore: sharedRateLimitStore(link.commands as Redis, `fastify-parse-kit:${settings.appId}:rate-limit:`, outage),
+    rateLimitStore: sharedRateLimitStore(link.commands, `fastify-parse-kit:${settings.appId}:rate-limit:`, outage),
     registerRoleTriggers: (appId) => roles.registerRoleTriggers(appId),
     async close () {
       roles.close()
