@@ -225,6 +225,11 @@ t.test('pure rules', async (t) => {
   t.same(readCredentials({}, { _ApplicationId: APP_ID, _MasterKey: MASTER_KEY }).masterKey, MASTER_KEY)
   t.same(readCredentials({ 'x-parse-master-key': MASTER_KEY }, { _ApplicationId: APP_ID }).masterKey, MASTER_KEY)
   t.same(readCredentials({}, { _method: 'get' }).method, 'GET')
+  t.same(readCredentials({}, { _method: '' }).method, undefined, 'an empty override is none, as in Parse')
+  const basic = (text: string) => ({ authorization: `Basic ${Buffer.from(text).toString('base64')}` })
+  t.match(readCredentials(basic(`${APP_ID}:${MASTER_KEY}`), {}), { appId: APP_ID, masterKey: MASTER_KEY }, 'HTTP Basic carries app id and master key, as Parse reads it')
+  t.match(readCredentials(basic(`${APP_ID}:javascript-key=js`), {}), { appId: APP_ID, masterKey: undefined, javascriptKey: 'js' })
+  t.match(readCredentials({ ...basic(`${APP_ID}:${MASTER_KEY}`) }, { _ApplicationId: APP_ID, _MasterKey: 'other' }), { masterKey: MASTER_KEY }, 'and then the body does not speak')
 
   t.same(redactUrl('/parse/login?username=a&password=b'), '/parse/login?username=a&password=[redacted]')
   t.same(redactUrl('/x?SessionToken=1&masterKey=2&ok=3'), '/x?SessionToken=[redacted]&masterKey=[redacted]&ok=3')

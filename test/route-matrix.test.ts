@@ -90,6 +90,10 @@ for (const allowAuthRoutes of [false, true]) {
       const result = await kit.request('GET', '/parse/classes/Note', { headers: { ...masterHeaders, 'x-probe': probe } })
       t.equal(result.status, 200, result.text)
       t.ok(spy.reached.has(probe), 'a master-key request is seen entering Parse')
+      const basicProbe = spy.next()
+      const basic = await kit.request('GET', '/parse/classes/Note', { headers: { authorization: `Basic ${Buffer.from(`${APP_ID}:${MASTER_KEY}`).toString('base64')}`, 'x-probe': basicProbe } })
+      t.equal(basic.status, 200, 'the master key over HTTP Basic (Parse\'s httpAuth) is the master key to the gate too')
+      t.ok(spy.reached.has(basicProbe))
     })
 
     t.test('every Parse route × verb × caller: only the open list reaches Parse', async (t) => {
@@ -187,6 +191,10 @@ for (const allowAuthRoutes of [false, true]) {
       add('header app id, body master key in JSON', `POST ${closed} HTTP/1.1`, { ...appHeaders, 'content-type': json }, JSON.stringify({ _MasterKey: MASTER_KEY, _method: 'GET' }))
       add('wrong master key header', `GET ${closed} HTTP/1.1`, { ...appHeaders, 'X-Parse-Master-Key': `${MASTER_KEY}x` })
       add('master key prefix', `GET ${closed} HTTP/1.1`, { ...appHeaders, 'X-Parse-Master-Key': MASTER_KEY.slice(0, -1) })
+      const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`
+      add('HTTP Basic with a wrong master key', `GET ${closed} HTTP/1.1`, { Authorization: basic(`${APP_ID}:wrong`) })
+      add('HTTP Basic with a JavaScript key', `GET ${closed} HTTP/1.1`, { Authorization: basic(`${APP_ID}:javascript-key=x`) })
+      add('HTTP Basic, header app id, wrong master key', `GET ${closed} HTTP/1.1`, { ...appHeaders, Authorization: basic(`${APP_ID}:wrong`) })
       add('master key without app id', `GET ${closed} HTTP/1.1`, { 'X-Parse-Master-Key': MASTER_KEY })
       add('GET with a body carrying the master key', `GET ${closed} HTTP/1.1`, { 'content-type': json }, JSON.stringify({ _ApplicationId: APP_ID, _MasterKey: MASTER_KEY }))
       // Batches of closed requests.

@@ -31,17 +31,19 @@ export const SDK_BODY_KEYS = [
 export function readCredentials (headers: IncomingHttpHeaders, body: unknown): Credentials {
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : {}
   const fromBody = (key: string) => typeof fields[key] === 'string' && fields[key] !== '' ? fields[key] as string : undefined
-  const headerAppId = header(headers, 'x-parse-application-id')
+  // `Authorization: Basic base64(appId:masterKey)` (or `appId:javascript-key=…`) stands in for the headers.
+  const basic = basicAuth(header(headers, 'authorization'))
+  const headerAppId = basic?.appId || header(headers, 'x-parse-application-id')
   const useBody = headerAppId === undefined && fromBody('_ApplicationId') !== undefined
   // Parse overrides only on a non-empty string.
   const method = typeof fields._method === 'string' && fields._method !== '' ? fields._method.toUpperCase() : undefined
   const headerValues: Credentials = {
     appId: headerAppId,
-    masterKey: header(headers, 'x-parse-master-key'),
+    masterKey: basic?.masterKey || header(headers, 'x-parse-master-key'),
     sessionToken: header(headers, 'x-parse-session-token'),
     installationId: header(headers, 'x-parse-installation-id'),
     restApiKey: header(headers, 'x-parse-rest-api-key'),
-    javascriptKey: header(headers, 'x-parse-javascript-key'),
+    javascriptKey: basic?.javascriptKey || header(headers, 'x-parse-javascript-key'),
     method
   }
   if (!useBody) return headerValues
@@ -54,6 +56,15 @@ export function readCredentials (headers: IncomingHttpHeaders, body: unknown): C
     installationId: fromBody('_InstallationId') ?? headerValues.installationId,
     restApiKey: fromBody('_RestAPIKey') ?? headerValues.restApiKey
   }
+}
+
+/** Parse's httpAuth: exactly two colon-separated parts, the second a master key or `javascript-key=…`. */
+function basicAuth (value: string | undefined): { appId: string, masterKey?: string, javascriptKey?: string } | undefined {
+  if (!value || !value.toLowerCase().startsWith('basic ')) return undefined
+  const parts = Buffer.from(value.slice('basic '.length), 'base64').toString().split(':')
+  if (parts.length !== 2) return undefined
+  const [appId, key] = parts
+  return key.startsWith('javascript-key=') ? { appId, javascriptKey: key.slice('javascript-key='.length) } : { appId, masterKey: key }
 }
 
 function header (headers: IncomingHttpHeaders, name: string): string | undefined {
