@@ -13,9 +13,11 @@ export interface KitServerOptionsInput {
   requestTimeout?: number
   /** Idle socket timeout in ms; default 60 s. */
   connectionTimeout?: number
+  /** Time a plugin may take to start, in ms; default 60 s (Parse Server's boot runs schema migrations). */
+  pluginTimeout?: number
 }
 
-export const KIT_SERVER_DEFAULTS = { bodyLimit: 1024 * 1024, requestTimeout: 30_000, connectionTimeout: 60_000 }
+export const KIT_SERVER_DEFAULTS = { bodyLimit: 1024 * 1024, requestTimeout: 30_000, connectionTimeout: 60_000, pluginTimeout: 60_000 }
 
 /** Query-string and body keys whose values never reach a log line. */
 const SECRET_KEYS = /^(password|new_?password|sessiontoken|_sessiontoken|masterkey|_masterkey|maintenancekey|_restapikey|_javascriptkey|token|access_?token|refresh_?token|authdata|secret)$/i
@@ -30,6 +32,8 @@ export function kitServerOptions (input: KitServerOptionsInput = {}): FastifySer
     // its 60 s headersTimeout as the effective limit, and a slow body outlives requestTimeout.
     http: { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000) },
     connectionTimeout: input.connectionTimeout ?? KIT_SERVER_DEFAULTS.connectionTimeout,
+    // Fastify's 10 s default is short for Parse Server's boot on a busy machine (migrations, retries).
+    pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {
       level: input.level ?? 'info',
       serializers: { req: serializeRequest },
