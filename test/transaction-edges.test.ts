@@ -7,6 +7,7 @@ import { lane, needsRealMongo, startKit } from './helpers/kit.js'
 import { MongoNetworkError, MongoServerError } from 'mongodb'
 import { MongoStorageAdapter } from '../lib/host/parse-internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
+import { lockingQuery as lockingSql } from '../lib/storage/postgres/reads.js'
 
 const master = { useMasterKey: true }
 
@@ -32,6 +33,20 @@ function barrier (parties: number): () => Promise<void> {
 }
 
 const onlyPostgres = lane.kind === 'postgres' ? false : 'a deadlock of one statement against a transaction is PostgreSQL behaviour (MongoDB reads take no locks)'
+
+t.test('which PostgreSQL reads lock, and in which order', async (t) => {
+  const lockingQuery = (query: string) => lockingSql(query).replace(/\s+/g, ' ').trim()
+  const find = 'SELECT * FROM $1:name WHERE "objectId" = ANY($2)  LIMIT $3 '
+  t.equal(lockingQuery(find), 'SELECT * FROM $1:name WHERE "objectId" = ANY($2) ORDER BY "objectId" LIMIT $3 FOR UPDATE')
+  t.equal(lockingQuery('SELECT $3:name FROM $1:name WHERE "stock" > $2 ORDER BY "name" ASC LIMIT $4 OFFSET $5'),
+    'SELECT $3:name FROM $1:name WHERE "stock" > $2 ORDER BY "name" ASC, "objectId" LIMIT $4 OFFSET $5 FOR UPDATE', 'the caller\'s sort first')
+  t.equal(lockingQuery('SELECT * FROM $1:name   '), 'SELECT * FROM $1:name ORDER BY "objectId" FOR UPDATE')
+  for (const untouched of [
+    'SELECT DISTINCT ("label") "label" FROM $3:name WHERE x = $4',
+    'SELECT "label" AS "objectId", SUM("quantity") AS "total" FROM $1:name GROUP BY "label"',
+    'EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM $1:name'
+  ]) t.equal(lockingSql(untouched), untouched, `no lock: ${untouched.slice(0, 30)}…`)
+})
 
 // What Parse's Mongo adapter turns into a plain code 1 (its handleError), seen through the wrapper.
 // Runs on every lane: the stand-in never raises a WriteConflict, a real replica set does.
