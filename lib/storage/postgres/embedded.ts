@@ -306,7 +306,8 @@ function launch (binDir: string, dataDir: string, port: number, owner: Owner | u
  */
 async function supervise (start: () => Promise<ChildProcess>, dataDir: string, notice: (line: string) => void): Promise<{ stop (): Promise<void> }> {
   let child = await start()
-  await writeOwnerRecord(dataDir, child.pid!)
+  // Without the record, a later start refuses to take over an orphan rather than stops it: safe either way.
+  await writeOwnerRecord(dataDir, child.pid!).catch(() => {})
   let stopping: Promise<void> | undefined
   let retry: NodeJS.Timeout | undefined
   let restarted: (() => void) | undefined
@@ -323,14 +324,14 @@ async function supervise (start: () => Promise<ChildProcess>, dataDir: string, n
         if (stopping) { await stopChild(next); restarted?.(); return }
         child = next
         watch(child)
-        await writeOwnerRecord(dataDir, child.pid!).catch(() => {}) // without it, a later start refuses rather than takes over
+        await writeOwnerRecord(dataDir, child.pid!).catch(() => {})
         notice(`[fastify-parse-kit] the embedded PostgreSQL is running again (pid ${child.pid})`)
       }, (error: Error) => {
         if (stopping) { restarted?.(); return }
         const next = Math.min(delayMs * 2, 10_000)
         notice(`[fastify-parse-kit] the embedded PostgreSQL could not be restarted (${firstComplaint(error.message)}); trying again in ${next / 1000} s`)
         restart(next)
-      })
+      }).catch(() => {}) // only a throwing log sink could get here; it must not end the process
     }, delayMs)
     retry.unref()
   }
