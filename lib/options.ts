@@ -2,6 +2,7 @@
 import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
+import { resolveCors, type CorsOptions, type ResolvedCors } from './host/cors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -40,6 +41,8 @@ export interface KitOptions {
   liveQuery?: { classNames: string[] }
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. */
   docs?: SwaggerConfig & { path?: string }
+  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. */
+  cors?: boolean | CorsOptions
 }
 
 export interface ResolvedOptions {
@@ -60,12 +63,13 @@ export interface ResolvedOptions {
   indexes: boolean
   liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
+  cors: ResolvedCors | false
   production: boolean
 }
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'liveQuery', 'docs'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'indexes', 'liveQuery', 'docs', 'cors'
 ])
 
 export class KitOptionsError extends Error {
@@ -108,6 +112,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
+    cors: resolveCors(input.cors, (problem) => new KitOptionsError('cors', problem)),
     production: process.env.NODE_ENV === 'production'
   }
 }

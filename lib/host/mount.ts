@@ -6,6 +6,7 @@ import fastifyExpress from '@fastify/express'
 import { readCredentials, secretsEqual } from '../access/credentials.js'
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { acceptTextPlainJson, replyWithParseShape } from './http.js'
+import { keepKitCorsHeaders } from './cors.js'
 import Parse from 'parse/node'
 
 export interface MountOptions {
@@ -25,6 +26,8 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     scope.addHook('preHandler', async (request, reply) => gate(request, reply, options))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
+    // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
+    scope.use('/', keepKitCorsHeaders as never)
     scope.use('/', options.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
