@@ -30,6 +30,9 @@ export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routin
 export { asCaller, type CloudRequest } from './routing/request.js'
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
+// Parse Dashboard (optional package)
+export { mountDashboard, dashboardDecision, type DashboardOptions, type DashboardDecision } from './host/dashboard.js'
+
 // API documentation
 export { setupSwagger } from './docs/setup.js'
 export type { SwaggerConfig } from './docs/options.js'

@@ -40,6 +40,7 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     appId: `${name}-${randomBytes(12).toString('hex')}`,
     masterKey: randomBytes(32).toString('base64url'),
     adminPassword: randomBytes(12).toString('base64url'),
+    dashboardPassword: randomBytes(12).toString('base64url'),
     kitDependency: kit.spec,
     version_fastify: kitRange('fastify'),
     version_fastify_express: kitRange('@fastify/express'),
