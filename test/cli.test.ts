@@ -17,8 +17,8 @@ const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
 const NPM_LOCK = '/tmp/fpk-npm.lock'
 
-// npm install, two boots and the project's own tests: minutes, not seconds.
-t.setTimeout(9 * 60_000)
+// npm pack, npm install, boots and watcher restarts, and the project's own tests: minutes, not seconds (more on a loaded machine).
+t.setTimeout(14 * 60_000)
 
 /** A folder the OS user postgres can traverse (the embedded database runs as that user under root). */
 function tempDir (prefix: string): string {
@@ -347,27 +347,6 @@ t.test('new installs with a progress indication, and reports a failed install', 
   t.ok(existsSync(path.join(work, 'broken', 'package.json')), 'the files stay for a manual install')
 })
 
-t.test('fpk new from a tarball through npx (the README form)', async (t) => {
-  const from = tempDir('fpk-cli-npx-')
-  t.teardown(() => rmSync(from, { recursive: true, force: true }))
-  const tgz = path.join(from, path.basename(tarball()))
-  writeFileSync(tgz, readFileSync(tarball()))
-  const npxCache = path.join(process.env.npm_config_cache ?? path.join(process.env.HOME ?? tmpdir(), '.npm'), '_npx')
-  t.teardown(() => {
-    // npx keeps an install per package spec: remove the one made for this throwaway tarball.
-    if (!existsSync(npxCache)) return
-    for (const entry of readdirSync(npxCache)) {
-      const manifest = path.join(npxCache, entry, 'package.json')
-      if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(path.basename(from))) rmSync(path.join(npxCache, entry), { recursive: true, force: true })
-    }
-  })
-  const result = await run('npx', ['-y', '--prefer-offline', `--package=${tgz}`, 'fpk', 'new', 'my-api', '-y', '--no-install', '--ai=none'], { cwd: from, timeoutMs: 6 * 60_000 })
-  t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
-  const pkg = JSON.parse(readFileSync(path.join(from, 'my-api', 'package.json'), 'utf8'))
-  t.equal(pkg.dependencies['fastify-parse-kit'], `file:vendor/${path.basename(tgz)}`, 'the project depends on its own copy')
-  t.ok(readFileSync(path.join(from, 'my-api', 'vendor', path.basename(tgz))).equals(readFileSync(tgz)), 'the tarball npx ran, copied into the project')
-})
-
 t.test('the generated project installs, boots and serves its Note endpoints', async (t) => {
   const flock = spawnSync('flock', ['--version']).status === 0
   const install = ['npm', 'install', '--prefer-offline', '--no-audit', '--no-fund']
@@ -391,8 +370,16 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   mkdirSync(path.join(moved, 'vendor'))
   writeFileSync(path.join(moved, 'vendor', path.basename(tarball())), readFileSync(tarball()))
   const resolved = await run('npm', ['install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', '--offline'], { cwd: moved })
-  t.equal(resolved.code, 0, `a moved copy resolves:\n${resolved.stdout}\n${resolved.stderr}`)
+  if (resolved.code !== 0) t.comment(resolved.stdout, resolved.stderr)
+  t.equal(resolved.code, 0, 'a copy of the project elsewhere resolves its kit from vendor/, offline')
   t.match(JSON.parse(readFileSync(path.join(demo, 'package-lock.json'), 'utf8')).packages['node_modules/fastify-parse-kit'].resolved, /^file:vendor\//, 'the lock names the vendored tarball')
+
+  // A copy installed from a tarball (as `npx --package=./fastify-parse-kit-x.y.z.tgz fpk new` runs it) vendors that tarball.
+  const fromInstalled = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['new', 'from-installed', '-y', '--no-install', '--ai=none'], { cwd: work })
+  t.equal(fromInstalled.code, 0, fromInstalled.stderr)
+  const installedPkg = JSON.parse(readFileSync(path.join(work, 'from-installed', 'package.json'), 'utf8'))
+  t.equal(installedPkg.dependencies['fastify-parse-kit'], `file:vendor/${path.basename(tarball())}`)
+  t.ok(readFileSync(path.join(work, 'from-installed', 'vendor', path.basename(tarball()))).equals(readFileSync(tarball())), 'the same tarball, copied into the new project')
 
   t.equal(JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.start, 'tsx src/server.ts', 'what startServer runs')
   const server = await startServer(demo)
