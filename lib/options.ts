@@ -108,13 +108,21 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
-    parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    parseServerOptions: withoutParseCors(plainObject(input, 'parseServerOptions') ?? {}),
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
     cors: resolveCors(input.cors, (problem) => new KitOptionsError('cors', problem)),
     production: process.env.NODE_ENV === 'production'
   }
+}
+
+/** Parse's own CORS settings would be silently overridden by the kit's policy: say so at boot. */
+function withoutParseCors (options: Record<string, unknown>): Record<string, unknown> {
+  for (const key of ['allowOrigin', 'allowHeaders']) {
+    if (key in options) throw new KitOptionsError(`parseServerOptions.${key}`, 'has no effect: the kit answers CORS for Parse\'s routes too. Use the cors option, e.g. cors: { origin: [\'https://app.example.com\'], allowedHeaders: [\'X-Custom\'] }')
+  }
+  return options
 }
 
 function nonEmptyString (value: unknown): value is string {

@@ -33,6 +33,8 @@ t.test('the cors option is checked at registration', async (t) => {
   ] as const) {
     t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm', cors: cors as never }), message)
   }
+  t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm', parseServerOptions: { allowOrigin: 'https://a.example' } }),
+    /kitPlugin option "parseServerOptions.allowOrigin": has no effect: the kit answers CORS for Parse's routes too\. Use the cors option/)
 })
 
 t.test('an allow-list: declared endpoints and Parse routes share it', async (t) => {
