@@ -8,6 +8,7 @@ import { resolveOptions, type KitOptions } from './lib/options.js'
 import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
+import { registerCors } from './lib/host/cors.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
 import { lockSchemas } from './lib/model/schema-lock.js'
@@ -112,7 +113,10 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     lockSchemas(schema.config.lockSchemas === true)
     useTransactionalAdapter(database.adapter as never, { directAccess })
 
-    // 5. Parse's REST surface behind the app id check and route restriction.
+    // 5. Cross-origin policy for everything under the mount path: its preflight
+    //    answers come before any app id check. Then Parse's REST surface behind
+    //    the app id check and route restriction.
+    if (options.cors) await registerCors(fastify, options.cors, options.mountPath)
     //    The API document's route collector comes first (@fastify/swagger sees only
     //    routes added after it); the kit's plumbing routes stay out of the document.
     const documented = await collectRoutes(fastify)

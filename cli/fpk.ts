@@ -26,6 +26,7 @@ export function buildProgram (io: Io): Command {
       '  fpk new my-api -y --no-install --ai=1,6',
       '  fpk g resource Product                model + createProduct, listProducts, getProduct, updateProduct, deleteProduct',
       '  fpk g model Tag                       model only',
+      '  fpk g functions Tag                   the five endpoints for an existing model',
       '  fpk ai 1,6                            CLAUDE.md and AGENTS.md'
     ].join('\n'))
 
@@ -33,10 +34,11 @@ export function buildProgram (io: Io): Command {
     .description('create a project that boots and serves (installs its dependencies unless --no-install)')
     .argument('<name>', 'folder and package name, e.g. my-api')
     .option('-y, --yes', 'accept the defaults without asking')
+    .option('-f, --force', 'write into a folder that is not empty, replacing files of the same names')
     .option('--no-install', 'skip npm install')
     .option('--ai <targets>', 'assistant files: comma list of 1-6 or names, or none (default 6, AGENTS.md)')
-    .option('--kit <path>', 'depend on a local fastify-parse-kit folder (file: path) instead of the registry')
-    .action((name: string, options: { yes?: boolean, install: boolean, ai?: string, kit?: string }) => newProject(io, name, options))
+    .option('--kit <path>', 'the kit from a local folder or .tgz (vendored into the project) instead of the registry')
+    .action((name: string, options: { yes?: boolean, force?: boolean, install: boolean, ai?: string, kit?: string }) => newProject(io, name, options))
 
   const generateCommand = program.command('generate')
     .alias('g')
@@ -44,13 +46,22 @@ export function buildProgram (io: Io): Command {
   generateCommand.command('resource')
     .description('a model and a functions file with five endpoints: createX, listXs, getX, updateX, deleteX')
     .argument('<Name>', 'PascalCase class name, e.g. Product')
+    .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite existing files')
     .action((name: string, options: { force?: boolean }) => generate(io, 'resource', name, options))
   generateCommand.command('model')
     .description('a model file only')
     .argument('<Name>', 'PascalCase class name, e.g. Tag')
+    .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite an existing file')
     .action((name: string, options: { force?: boolean }) => generate(io, 'model', name, options))
+  generateCommand.command('functions')
+    .alias('endpoints')
+    .description('the five endpoints for a model the project already declares (the model file is left alone)')
+    .argument('<Name>', 'the model\'s class name, e.g. Tag')
+    .option('-y, --yes', 'accept the defaults (generate never asks)')
+    .option('-f, --force', 'overwrite an existing functions file')
+    .action((name: string, options: { force?: boolean }) => generate(io, 'functions', name, options))
 
   program.command('ai')
     .description('write assistant instruction files about this kit\'s rules and traps')

@@ -17,6 +17,8 @@ export interface KitPackage {
   dependencies: Record<string, string>
   devDependencies: Record<string, string>
   peerDependencies: Record<string, string>
+  /** Pins the kit's own install relies on; a project repeats them (npm applies only the root's). */
+  overrides: Record<string, unknown>
 }
 
 let cached: KitPackage | undefined
@@ -29,7 +31,8 @@ export function kitPackage (): KitPackage {
       version: json.version,
       dependencies: json.dependencies ?? {},
       devDependencies: json.devDependencies ?? {},
-      peerDependencies: json.peerDependencies ?? {}
+      peerDependencies: json.peerDependencies ?? {},
+      overrides: json.overrides ?? {}
     }
   }
   return cached
@@ -51,26 +54,47 @@ export function runningFromCheckout (root = KIT_ROOT): boolean {
 export interface KitDependency {
   /** The value for "fastify-parse-kit" in the new package.json. */
   spec: string
-  /** Set when the kit is a local folder (`file:`). */
-  localPath?: string
+  /** A local kit (a folder to pack, or a .tgz) copied into the project as vendor/<tarball>. */
+  source?: string
 }
 
+export const VENDOR_DIR = 'vendor'
+
 /**
- * `--kit <path>` or a source checkout: `file:<path relative to the project>`.
- * Otherwise the registry version this CLI belongs to.
+ * Where a new project gets the kit. `--kit <folder or .tgz>`, a source checkout,
+ * or a copy installed from a local tarball (npx ./fastify-parse-kit-x.y.z.tgz):
+ * a tarball vendored into the project, so the project keeps working when the
+ * checkout or the tarball moves. Otherwise the registry version this CLI belongs to.
  */
-export function kitDependency (projectDir: string, cwd: string, kitOption?: string): KitDependency {
-  let local: string | undefined
-  if (kitOption !== undefined) {
-    local = path.resolve(cwd, kitOption)
-    const manifest = path.join(local, 'package.json')
-    if (!existsSync(manifest)) throw new CliError(`--kit ${kitOption}: no package.json in ${local}`)
-    const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name
-    if (name !== KIT_NAME) throw new CliError(`--kit ${kitOption}: ${local} holds "${name}", not ${KIT_NAME}`)
-  } else if (runningFromCheckout()) {
-    local = KIT_ROOT
+export function kitDependency (cwd: string, kitOption?: string): KitDependency {
+  const source = kitOption !== undefined ? checkedKitOption(cwd, kitOption) : runningFromCheckout() ? KIT_ROOT : installedFrom()
+  if (source === undefined) return { spec: `^${kitPackage().version}` }
+  const tarball = source.endsWith('.tgz') ? path.basename(source) : `${KIT_NAME}-${kitPackage().version}.tgz`
+  return { spec: `file:${VENDOR_DIR}/${tarball}`, source }
+}
+
+function checkedKitOption (cwd: string, kitOption: string): string {
+  const local = path.resolve(cwd, kitOption)
+  if (!existsSync(local)) throw new CliError(`--kit ${kitOption}: ${local} does not exist`)
+  if (local.endsWith('.tgz')) return local
+  const manifest = path.join(local, 'package.json')
+  if (!existsSync(manifest)) throw new CliError(`--kit ${kitOption}: no package.json in ${local} (give the kit's folder or a .tgz from npm pack)`)
+  const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name
+  if (name !== KIT_NAME) throw new CliError(`--kit ${kitOption}: ${local} holds "${name}", not ${KIT_NAME}`)
+  return local
+}
+
+/** The local tarball or folder the package that installed this copy names (npx keeps one such package.json). */
+function installedFrom (): string | undefined {
+  const parts = KIT_ROOT.split(path.sep)
+  const owner = parts.slice(0, parts.lastIndexOf('node_modules')).join(path.sep)
+  try {
+    const manifest = JSON.parse(readFileSync(path.join(owner, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
+    const spec = manifest.dependencies?.[KIT_NAME]
+    if (!spec?.startsWith('file:')) return undefined
+    const local = path.resolve(owner, spec.slice('file:'.length))
+    return existsSync(local) ? local : undefined
+  } catch {
+    return undefined
   }
-  if (local === undefined) return { spec: `^${kitPackage().version}` }
-  const relative = path.relative(projectDir, local).split(path.sep).join('/')
-  return { spec: `file:${relative === '' ? '.' : relative}`, localPath: local }
 }

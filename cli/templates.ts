@@ -46,7 +46,7 @@ export async function templateFiles (folder: string): Promise<string[]> {
 export interface OutputFile {
   /** Absolute path. */
   path: string
-  content: string
+  content: string | Buffer
   /** File mode, e.g. 0o600 for secrets. */
   mode?: number
 }

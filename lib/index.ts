@@ -32,6 +32,12 @@ export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routin
 export { asCaller, requireUser, type CloudRequest } from './routing/request.js'
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
+// Server entry points
+export { listenOrExit, masterKeyHint } from './host/startup.js'
+
+// Parse Dashboard (optional package)
+export { mountDashboard, dashboardDecision, type DashboardOptions, type DashboardDecision } from './host/dashboard.js'
+
 // API documentation
 export { setupSwagger } from './docs/setup.js'
 export type { SwaggerConfig } from './docs/options.js'

@@ -3,6 +3,7 @@ import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
+import { resolveCors, type CorsOptions, type ResolvedCors } from './host/cors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -45,6 +46,8 @@ export interface KitOptions {
   docs?: SwaggerConfig & { path?: string }
   /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
   redis?: string
+  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. */
+  cors?: boolean | CorsOptions
 }
 
 export interface ResolvedOptions {
@@ -67,12 +70,13 @@ export interface ResolvedOptions {
   liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
+  cors: ResolvedCors | false
   production: boolean
 }
 
 const KNOWN = new Set<keyof KitOptions>([
   'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs', 'redis'
+  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs', 'redis', 'cors'
 ])
 
 export class KitOptionsError extends Error {
@@ -111,12 +115,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
-    parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    parseServerOptions: withoutParseCors(plainObject(input, 'parseServerOptions') ?? {}),
     schema: schemaOption(input),
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
     redis: redisURL(optionalString(input, 'redis') ?? (process.env.REDIS_URL || undefined)),
+    cors: resolveCors(input.cors, (problem) => new KitOptionsError('cors', problem)),
     production: process.env.NODE_ENV === 'production'
   }
 }
@@ -130,6 +135,14 @@ function schemaOption (input: KitOptions): SchemaOption | undefined {
   const problem = checkSchemaOption(value)
   if (problem) throw new KitOptionsError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', problem)
   return value as SchemaOption
+}
+
+/** Parse's own CORS settings would be silently overridden by the kit's policy: say so at boot. */
+function withoutParseCors (options: Record<string, unknown>): Record<string, unknown> {
+  for (const key of ['allowOrigin', 'allowHeaders']) {
+    if (key in options) throw new KitOptionsError(`parseServerOptions.${key}`, 'has no effect: the kit answers CORS for Parse\'s routes too. Use the cors option, e.g. cors: { origin: [\'https://app.example.com\'], allowedHeaders: [\'X-Custom\'] }')
+  }
+  return options
 }
 
 function nonEmptyString (value: unknown): value is string {

@@ -1,6 +1,6 @@
 // The fpk command, end to end: the real CLI creates a project in a temporary
-// folder, npm installs it (this kit by file: path, everything else from the npm
-// cache or registry), the project boots on its embedded PostgreSQL and answers
+// folder, npm installs it (this kit packed into the project's vendor/, everything
+// else from the npm cache or registry), the project boots on its embedded PostgreSQL and answers
 // real HTTP requests; then resources and models are generated and served, and
 // the project's own `npm test` passes.
 import t from 'tap'
@@ -17,8 +17,8 @@ const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
 const NPM_LOCK = '/tmp/fpk-npm.lock'
 
-// npm install, two boots and the project's own tests: minutes, not seconds.
-t.setTimeout(9 * 60_000)
+// npm pack, npm install, boots and watcher restarts, and the project's own tests: minutes, not seconds (more on a loaded machine).
+t.setTimeout(14 * 60_000)
 
 /** A folder the OS user postgres can traverse (the embedded database runs as that user under root). */
 function tempDir (prefix: string): string {
@@ -114,6 +114,8 @@ interface Server {
   token: string
   log: () => string
   stop: () => Promise<void>
+  /** How many times it printed its ready output (a watcher restarts it). */
+  boots: () => number
 }
 
 /**
@@ -122,9 +124,9 @@ interface Server {
  * server) and the exit seen here is the server's own. Resolves once the ready
  * request is printed.
  */
-async function startServer (dir: string): Promise<Server> {
+async function startServer (dir: string, tsxArgs = ['src/server.ts']): Promise<Server> {
   const port = await freePort()
-  const child: ChildProcess = spawn(path.join(dir, 'node_modules', '.bin', 'tsx'), ['src/server.ts'], { cwd: dir, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child: ChildProcess = spawn(path.join(dir, 'node_modules', '.bin', 'tsx'), tsxArgs, { cwd: dir, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => { output += chunk })
   child.stderr!.on('data', (chunk) => { output += chunk })
@@ -148,7 +150,7 @@ async function startServer (dir: string): Promise<Server> {
   for (;;) {
     const ready = /is ready at (http:\/\/\S+)/.exec(output)
     const token = /X-Parse-Session-Token: (r:[0-9a-f]+)/.exec(output)
-    if (ready && token) return { base: ready[1], token: token[1], log: () => output, stop }
+    if (ready && token) return { base: ready[1], token: token[1], log: () => output, stop, boots: () => output.split('is ready at').length - 1 }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop().catch(() => {})
       throw new Error(`the server did not print a ready request with a session token:\n${output}`)
@@ -160,6 +162,8 @@ async function startServer (dir: string): Promise<Server> {
 const work = tempDir('fpk-cli-')
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const demo = path.join(work, 'demo')
+/** The kit tarball `fpk new demo` packed from this checkout (later projects reuse it through --kit). */
+const tarball = () => path.join(demo, 'vendor', readdirSync(path.join(demo, 'vendor'))[0])
 
 t.test('--version, --help and unknown commands', async (t) => {
   const version = await fpk(work, '--version')
@@ -187,7 +191,7 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   t.equal(created.code, 0, created.stderr)
   t.match(created.stdout, /Created demo \(\d+ files\)/)
   const expected = [
-    'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', '.npmrc', 'docker-compose.yml', 'README.md', 'AGENTS.md',
+    'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', 'docker-compose.yml', 'README.md', 'AGENTS.md',
     'src/app.ts', 'src/server.ts', 'src/roles.ts', 'src/seed.ts', 'src/dashboard.ts', 'src/models/Note.ts', 'src/functions/notes.ts',
     'test/smoke.test.ts'
   ]
@@ -201,12 +205,13 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
   t.equal(pkg.name, 'demo')
   t.equal(pkg.type, 'module')
-  t.match(pkg.dependencies['fastify-parse-kit'], /^file:/, 'run from a checkout: the kit by file: path')
-  t.equal(path.resolve(demo, pkg.dependencies['fastify-parse-kit'].slice('file:'.length)), KIT)
+  const version = JSON.parse(readFileSync(path.join(KIT, 'package.json'), 'utf8')).version
+  t.equal(pkg.dependencies['fastify-parse-kit'], `file:vendor/fastify-parse-kit-${version}.tgz`, 'run from a checkout: the kit packed into the project')
+  t.ok(statSync(path.join(demo, 'vendor', `fastify-parse-kit-${version}.tgz`)).size > 10_000, 'the tarball is there')
   t.equal(pkg.dependencies.router, '2.2.0')
-  t.same(pkg.overrides, { router: '2.2.0' })
-  t.match(pkg.scripts, { dev: /tsx watch/, start: /tsx/, test: /tsc --noEmit/ })
-  t.match(readFileSync(path.join(demo, '.npmrc'), 'utf8'), /^install-links=true$/m)
+  t.same(pkg.overrides, JSON.parse(readFileSync(path.join(KIT, 'package.json'), 'utf8')).overrides, 'the kit\'s pins, repeated at the root where npm applies them')
+  t.match(pkg.scripts, { dev: /^tsx watch .*--include src src\/server\.ts$/, start: /tsx/, test: /tsc --noEmit/ })
+  t.notOk(existsSync(path.join(demo, '.npmrc')), 'no install-links needed for a tarball')
 
   const tsconfig = JSON.parse(readFileSync(path.join(demo, 'tsconfig.json'), 'utf8'))
   t.equal(tsconfig.compilerOptions.experimentalDecorators, true)
@@ -227,7 +232,7 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
 
   t.match(readFileSync(path.join(demo, 'AGENTS.md'), 'utf8'), /experimentalDecorators[\s\S]*asCaller\(request\)/)
 
-  const again = await fpkHere(work, 'new', 'other', '-y', '--no-install', '--ai=none')
+  const again = await fpkHere(work, 'new', 'other', '-y', '--no-install', '--ai=none', '--kit', tarball())
   t.equal(again.code, 0, again.stderr)
   const otherEnv = readEnvFile(path.join(work, 'other', '.env'))
   t.not(otherEnv.MASTER_KEY, env.MASTER_KEY, 'keys are generated per project')
@@ -236,7 +241,13 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
 
   const exists = await fpkHere(work, 'new', 'demo', '-y', '--no-install')
   t.equal(exists.code, 1)
-  t.match(exists.stderr, /demo already exists and is not empty/)
+  t.match(exists.stderr, /demo already exists and is not empty: .*use -f to write into it/)
+  mkdirSync(path.join(work, 'filled'))
+  writeFileSync(path.join(work, 'filled', 'notes.txt'), 'mine\n')
+  const forced = await fpkHere(work, 'new', 'filled', '-y', '-f', '--no-install', '--ai=none', '--kit', tarball())
+  t.equal(forced.code, 0, forced.stderr)
+  t.ok(existsSync(path.join(work, 'filled', 'package.json')), 'new -f writes into a folder that is not empty')
+  t.equal(readFileSync(path.join(work, 'filled', 'notes.txt'), 'utf8'), 'mine\n', 'and leaves other files alone')
   const badName = await fpkHere(work, 'new', 'My App', '-y', '--no-install')
   t.equal(badName.code, 1)
   t.match(badName.stderr, /not a usable project name/)
@@ -288,6 +299,15 @@ t.test('generation follows the layout a project already has', async (t) => {
   t.match(functions, /import \{ OrderLine \} from '\.\.\/models\/OrderLine\.js'/)
   for (const method of ['createOrderLine', 'listOrderLines', 'getOrderLine', 'updateOrderLine', 'deleteOrderLine']) t.match(functions, `static async ${method} (`)
 
+  // -y and -f are accepted by every command (generate never asks; -f overwrites).
+  for (const args of [['g', 'model', 'Gizmo', '-y'], ['g', 'model', 'Gizmo', '-y', '-f'], ['g', 'functions', 'Gizmo', '-y'],
+    ['g', 'functions', 'Gizmo', '-f', '-y'], ['g', 'endpoints', 'Gizmo', '--yes', '--force'], ['g', 'resource', 'Widget', '-y'], ['g', 'resource', 'Widget', '-f', '-y'],
+    ['ai', '6', '-y', '-f']]) {
+    const result = await fpkHere(fresh, ...args)
+    t.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`)
+  }
+  t.match(readFileSync(path.join(fresh, 'functions', 'gizmos.ts'), 'utf8'), /import \{ Gizmo \} from '\.\.\/models\/Gizmo\.js'/, 'g functions imports the existing model')
+
   const withSrc = project('with-src', ['src'])
   t.equal((await fpkHere(path.join(withSrc, 'src'), 'g', 'model', 'Person')).code, 0, 'run from a subfolder: the project root is found')
   t.ok(existsSync(path.join(withSrc, 'src', 'models', 'Person.ts')))
@@ -316,12 +336,12 @@ t.test('new installs with a progress indication, and reports a failed install', 
   const calls = path.join(work, 'npm-calls.txt')
   writeFileSync(path.join(bin, 'npm'), `#!/bin/sh\necho "$PWD $*" >> ${calls}\n[ -n "$FAKE_NPM_FAIL" ] && { echo "npm ERR! simulated failure" >&2; exit 1; }\nexit 0\n`, { mode: 0o755 })
   const env = (extra: Record<string, string> = {}) => userEnv({ PATH: `${bin}:${process.env.PATH}`, ...extra })
-  const ok = await run(process.execPath, [BIN, 'new', 'installed', '-y'], { cwd: work, env: env() })
+  const ok = await run(process.execPath, [BIN, 'new', 'installed', '-y', '--kit', tarball()], { cwd: work, env: env() })
   t.equal(ok.code, 0, ok.stderr)
   t.match(ok.stderr, /Installing dependencies \(npm install\)/)
   t.match(ok.stderr, /Installed dependencies in \d+s/)
   t.equal(readFileSync(calls, 'utf8').trim(), `${path.join(work, 'installed')} install --no-audit --no-fund`)
-  const failed = await run(process.execPath, [BIN, 'new', 'broken', '-y'], { cwd: work, env: env({ FAKE_NPM_FAIL: '1' }) })
+  const failed = await run(process.execPath, [BIN, 'new', 'broken', '-y', '--kit', tarball()], { cwd: work, env: env({ FAKE_NPM_FAIL: '1' }) })
   t.equal(failed.code, 1)
   t.match(failed.stderr, /npm install failed in .*broken[\s\S]*simulated failure[\s\S]*run npm install there/)
   t.ok(existsSync(path.join(work, 'broken', 'package.json')), 'the files stay for a manual install')
@@ -335,11 +355,31 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   const installed = await run(flock ? 'flock' : install[0], flock ? ['-w', '600', NPM_LOCK, ...install] : install.slice(1), { cwd: demo, timeoutMs: 8 * 60_000 })
   t.equal(installed.code, 0, `npm install:\n${installed.stdout}\n${installed.stderr}`)
   t.comment(`npm install took ${Math.round((Date.now() - started) / 1000)} s`)
+  t.notMatch(installed.stdout + installed.stderr, /EBADENGINE/, 'no package wants a newer Node')
+
   const kit = path.join(demo, 'node_modules', 'fastify-parse-kit')
   t.ok(existsSync(path.join(kit, 'dist', 'lib', 'index.js')), 'the kit was built and installed as a package')
   t.notOk(lstatSync(kit).isSymbolicLink(), 'a copy, not a link to the checkout')
   t.notOk(existsSync(path.join(kit, 'node_modules', 'parse')), 'one Parse SDK, shared by the kit and the project')
   t.notOk(existsSync(path.join(kit, 'node_modules', 'fastify')), 'one Fastify')
+
+  // The project carries its kit: a copy elsewhere (the checkout gone from its view) resolves from its own files.
+  const moved = tempDir('fpk-cli-moved-')
+  t.teardown(() => rmSync(moved, { recursive: true, force: true }))
+  for (const file of ['package.json', 'package-lock.json']) writeFileSync(path.join(moved, file), readFileSync(path.join(demo, file)))
+  mkdirSync(path.join(moved, 'vendor'))
+  writeFileSync(path.join(moved, 'vendor', path.basename(tarball())), readFileSync(tarball()))
+  const resolved = await run('npm', ['install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', '--offline'], { cwd: moved })
+  if (resolved.code !== 0) t.comment(resolved.stdout, resolved.stderr)
+  t.equal(resolved.code, 0, 'a copy of the project elsewhere resolves its kit from vendor/, offline')
+  t.match(JSON.parse(readFileSync(path.join(demo, 'package-lock.json'), 'utf8')).packages['node_modules/fastify-parse-kit'].resolved, /^file:vendor\//, 'the lock names the vendored tarball')
+
+  // A copy installed from a tarball (as `npx --package=./fastify-parse-kit-x.y.z.tgz fpk new` runs it) vendors that tarball.
+  const fromInstalled = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['new', 'from-installed', '-y', '--no-install', '--ai=none'], { cwd: work })
+  t.equal(fromInstalled.code, 0, fromInstalled.stderr)
+  const installedPkg = JSON.parse(readFileSync(path.join(work, 'from-installed', 'package.json'), 'utf8'))
+  t.equal(installedPkg.dependencies['fastify-parse-kit'], `file:vendor/${path.basename(tarball())}`)
+  t.ok(readFileSync(path.join(work, 'from-installed', 'vendor', path.basename(tarball()))).equals(readFileSync(tarball())), 'the same tarball, copied into the new project')
 
   t.equal(JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.start, 'tsx src/server.ts', 'what startServer runs')
   const server = await startServer(demo)
@@ -382,31 +422,67 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
 })
 
-t.test('g resource Product and g model Tag: served after a restart', async (t) => {
-  const resource = await fpk(demo, 'g', 'resource', 'Product')
+t.test('g resource, g model, g functions: served by npm run dev without a manual restart', async (t) => {
+  // `npm run dev` as npm runs it, minus npm: the dev script's tsx watch command line.
+  const dev = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.dev.split(' ')
+  t.equal(dev[0], 'tsx')
+  const server = await startServer(demo, dev.slice(1))
+  t.teardown(() => server.stop().catch(() => {}))
+  /** Waits for the watcher's next boot after a change to the files. */
+  const nextBoot = async (before: number, what: string) => {
+    const deadline = Date.now() + 150_000
+    while (server.boots() <= before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
+    t.ok(server.boots() > before, `the dev server restarted by itself after ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 1000)) // a second file of the same change may restart it once more
+    while (!/is ready at[^\n]*\n(?![\s\S]*(Restarting|\[tsx\]))/.test(server.log()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+
+  let boots = server.boots()
+  const resource = await fpk(demo, 'g', 'resource', 'Product', '-y')
   t.equal(resource.code, 0, resource.stderr)
   t.match(resource.stdout, /created src\/models\/Product\.ts[\s\S]*created src\/functions\/products\.ts/)
-  t.match(resource.stdout, /Nothing to register/)
+  t.match(resource.stdout, /Nothing to register[\s\S]*npm run dev. restarts by itself when a file under src\/ is added/)
+  await nextBoot(boots, 'g resource Product')
   // The installed package's own bin, as `npx fpk` runs it inside the project.
-  const model = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['g', 'model', 'Tag'], { cwd: demo })
+  boots = server.boots()
+  const model = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['g', 'model', 'Tag', '-y'], { cwd: demo })
   t.equal(model.code, 0, model.stderr)
   t.ok(existsSync(path.join(demo, 'src', 'models', 'Tag.ts')))
   t.notOk(existsSync(path.join(demo, 'src', 'functions', 'tags.ts')), 'a model only')
+  await nextBoot(boots, 'g model Tag')
+
+  // Endpoints for the existing model, which stays as it is.
+  const tagModel = readFileSync(path.join(demo, 'src', 'models', 'Tag.ts'), 'utf8')
+  const missing = await fpk(demo, 'g', 'functions', 'Label')
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /no model Label is declared under src\/models: fpk g resource Label/)
+  const again = await fpk(demo, 'g', 'resource', 'Tag')
+  t.equal(again.code, 1)
+  t.match(again.stderr, /src\/models\/Tag\.ts already exists: nothing was written\. fpk g functions Tag adds the endpoints for it; -f overwrites/)
+  boots = server.boots()
+  const functions = await fpk(demo, 'g', 'functions', 'Tag', '-y')
+  t.equal(functions.code, 0, functions.stderr)
+  t.match(functions.stdout, /created src\/functions\/tags\.ts[\s\S]*GET {2}\/parse\/tags\/listTags/)
+  t.equal(readFileSync(path.join(demo, 'src', 'models', 'Tag.ts'), 'utf8'), tagModel, 'the model file is untouched')
+  await nextBoot(boots, 'g functions Tag')
+  const refusedFunctions = await fpk(demo, 'g', 'functions', 'Tag')
+  t.equal(refusedFunctions.code, 1)
+  t.match(refusedFunctions.stderr, /src\/functions\/tags\.ts already exists: nothing was written\. Use -f to overwrite\./)
 
   const functionsFile = path.join(demo, 'src', 'functions', 'products.ts')
   const original = readFileSync(functionsFile, 'utf8')
+  boots = server.boots()
   writeFileSync(functionsFile, original + '\n// edited by hand\n')
   const refused = await fpk(demo, 'g', 'resource', 'Product')
   t.equal(refused.code, 1)
   t.match(refused.stderr, /src\/models\/Product\.ts, src\/functions\/products\.ts already exist: nothing was written\. Use -f to overwrite\./)
   t.match(readFileSync(functionsFile, 'utf8'), /edited by hand/, 'the refused run left the file alone')
-  const forced = await fpk(demo, 'g', 'resource', 'Product', '-f')
+  const forced = await fpk(demo, 'g', 'resource', 'Product', '-f', '-y')
   t.equal(forced.code, 0, forced.stderr)
   t.equal(readFileSync(functionsFile, 'utf8'), original, '-f overwrites')
   t.match(readFileSync(path.join(demo, 'src', 'app.ts'), 'utf8'), /models: path\.join\(here, 'models'\)/, 'no registration file was edited')
+  await nextBoot(boots, 'the edits')
 
-  const server = await startServer(demo)
-  t.teardown(() => server.stop().catch(() => {}))
   const env = readEnvFile(path.join(demo, '.env'))
   const app = { 'x-parse-application-id': env.APP_ID }
   const user = { ...app, 'x-parse-session-token': server.token }
@@ -438,6 +514,9 @@ t.test('g resource Product and g model Tag: served after a restart', async (t) =
   t.same((await http('POST', url('/products/deleteProduct'), user, { id })).json, { id, deleted: true })
   t.equal((await http('GET', url(`/products/getProduct?id=${id}`), app)).status, 404)
 
+  const tags = await http('GET', url('/tags/listTags?limit=5'), app)
+  t.equal(tags.status, 200, `the endpoints g functions added answer: ${tags.text}`)
+  t.same(tags.json, { results: [], count: 0 })
   const tag = await http('GET', url('/schemas/Tag'), master)
   t.equal(tag.status, 200, tag.text)
   t.equal(tag.json.className, 'Tag')

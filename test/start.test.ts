@@ -37,3 +37,54 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     t.equal(processesUsing(dir), '', 'no postgres left running')
   })
 }
+
+/** fixtures/server.ts in a child process; resolves once it printed its ready output or exited. */
+async function startExample (env: Record<string, string>): Promise<{ output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }> {
+  const { MASTER_KEY: _unset, ...inherited } = process.env // the development key made for this run is under test
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'fixtures', 'server.ts')], {
+    cwd: root,
+    env: { ...inherited, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => { output += chunk })
+  child.stderr.on('data', (chunk) => { output += chunk })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const deadline = Date.now() + 120_000
+  while (!/^ {2}master key|^Cannot start/m.test(output) && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
+  return { output: () => output, exited, stop: async () => { child.kill('SIGTERM'); return exited } }
+}
+
+t.test('ready output, ALLOW_AUTH_ROUTES, and a port already in use', async (t) => {
+  const dir = tempDir()
+  const port = await freePort()
+  const first = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg'), ALLOW_AUTH_ROUTES: 'true' })
+  t.teardown(() => first.stop())
+  const output = first.output()
+  t.match(output, `API docs: http://127.0.0.1:${port}/api-docs`, 'the docs URL')
+  const key = /master key for this run \(random each start; set MASTER_KEY, e\.g\. in \.env, to keep one\): (\S+)/.exec(output)?.[1]
+  t.ok(key, 'development: where the master key comes from, and this run\'s key')
+  const headers = { 'x-parse-application-id': 'fastify-parse-kit-example', 'content-type': 'application/json' }
+  const schemas = await fetch(`http://127.0.0.1:${port}/parse/schemas`, { headers: { ...headers, 'x-parse-master-key': key! } })
+  t.equal(schemas.status, 200, 'the printed key is the server\'s master key')
+  const login = await fetch(`http://127.0.0.1:${port}/parse/login`, { method: 'POST', headers, body: JSON.stringify({ username: 'demo', password: 'demo-password' }) })
+  t.equal(login.status, 200, 'ALLOW_AUTH_ROUTES=true: the SDK login route is open')
+  t.match(await login.json(), { sessionToken: /^r:/ })
+
+  const second = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg2') })
+  t.equal(await second.exited, 1, 'a second server on the same port exits with 1')
+  const log = second.output()
+  t.same(log.split('\n').filter((line) => line.includes(String(port))), [`Cannot start: port ${port} on 127.0.0.1 is already in use (another server is running there). Choose another with PORT (and HOST), e.g. PORT=${port + 1}.`], 'one line naming the port')
+  t.notMatch(log, /^\s+at |EADDRINUSE|Error/m, 'no stack trace')
+  t.equal(processesUsing(path.join(dir, 'pg2')), '', 'its database was stopped')
+
+  t.equal(await first.stop(), 0)
+})
+
+t.test('the master key line never prints a key it did not make', async (t) => {
+  const { masterKeyHint } = await import('../lib/host/startup.js')
+  t.notMatch(masterKeyHint('secret-123', { NODE_ENV: 'production' }), /secret-123/, 'production, key set in code')
+  t.notMatch(masterKeyHint('secret-123', { NODE_ENV: 'production', MASTER_KEY: 'secret-123' }), /secret-123/)
+  t.notMatch(masterKeyHint('secret-123', { MASTER_KEY: 'secret-123' }), /secret-123/, 'development, key from the environment')
+  t.match(masterKeyHint('secret-123', {}), /random each start.*secret-123/, 'development without MASTER_KEY: this run\'s key')
+})

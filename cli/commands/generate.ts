@@ -1,4 +1,4 @@
-// `fpk generate resource <Name>` / `fpk generate model <Name>` (`g` for short).
+// `fpk generate resource|model|functions <Name>` (`g` for short).
 // Generation only creates files: models and functions are discovered at boot,
 // so no registration file is edited.
 import { existsSync } from 'node:fs'
@@ -10,7 +10,7 @@ import { resourceNames, type ResourceNames } from '../names.js'
 import { detectLayout, findProjectRoot, functionsFile, importSpecifier, modelFile, type Layout } from '../project.js'
 import { displayPath, renderTemplate, writeNewFiles, type OutputFile } from '../templates.js'
 
-export type GenerateKind = 'resource' | 'model'
+export type GenerateKind = 'resource' | 'model' | 'functions'
 
 export interface GenerateOptions {
   force?: boolean
@@ -19,15 +19,32 @@ export interface GenerateOptions {
 export async function generate (io: Io, kind: GenerateKind, input: string, options: GenerateOptions = {}): Promise<void> {
   const names = resourceNames(input)
   const root = findProjectRoot(io.cwd)
-  if (!root) throw new CliError(`no package.json in ${io.cwd} or above: run fpk ${kind === 'model' ? 'g model' : 'g resource'} inside a project (fpk new <name> creates one).`)
+  if (!root) throw new CliError(`no package.json in ${io.cwd} or above: run fpk g ${kind} inside a project (fpk new <name> creates one).`)
   const layout = detectLayout(root)
-  const files = await generatedFiles(kind, names, layout)
-  await refuseDuplicateClass(names.name, layout, files.map((file) => file.path))
+  let files: OutputFile[]
+  if (kind === 'functions') {
+    // Endpoints for a model the project already has: its file is only read, for the import.
+    const model = await findDeclaration(names.name, layout, [])
+    if (!model) {
+      throw new CliError(`no model ${names.name} is declared under ${displayPath(layout.modelsDir, io.cwd)}: fpk g resource ${names.name} creates the model and its endpoints, fpk g model ${names.name} the model alone.`)
+    }
+    files = [await functionsFileFor(names, layout, model)]
+  } else {
+    files = [{ path: modelFile(layout, names), content: await renderTemplate('resource/model.ts', templateValues(names)) }]
+    if (kind === 'resource') files.push(await functionsFileFor(names, layout, files[0].path))
+    if (kind === 'resource' && !options.force && existsSync(files[0].path) && !existsSync(files[1].path)) {
+      throw new CliError(`${displayPath(files[0].path, io.cwd)} already exists: nothing was written. fpk g functions ${names.name} adds the endpoints for it; -f overwrites.`)
+    }
+    const declared = await findDeclaration(names.name, layout, files.map((file) => file.path))
+    if (declared) {
+      throw new CliError(`class ${names.name} is already declared in ${declared}: nothing was written.${kind === 'resource' ? ` fpk g functions ${names.name} adds its endpoints without touching the model.` : ''}`)
+    }
+  }
   await writeNewFiles(files, { force: options.force, cwd: io.cwd })
 
   const lines = files.map((file) => `  created ${displayPath(file.path, io.cwd)}`)
   if (layout.fresh) lines.unshift(`No models/functions layout found: using ${displayPath(layout.modelsDir, io.cwd)} and ${displayPath(layout.functionsDir, io.cwd)} (make sure your kitPlugin options point at them).`)
-  if (kind === 'resource') {
+  if (kind !== 'model') {
     const base = `/parse/${names.prefix}`
     const m = names.methods
     lines.push(
@@ -40,13 +57,12 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
       `  POST ${base}/${m.delete}   body: { "id": "<objectId>" }`
     )
   }
-  lines.push('', 'Nothing to register: restart the server (npm run dev restarts by itself) and the kit discovers the new files.')
+  lines.push('', 'Nothing to register: the kit discovers new files at boot. `npm run dev` restarts by itself when a file under src/ is added or changed; restart `npm start` yourself.')
   io.out(lines.join('\n') + '\n')
 }
 
-async function generatedFiles (kind: GenerateKind, names: ResourceNames, layout: Layout): Promise<OutputFile[]> {
-  const model = modelFile(layout, names)
-  const values = {
+function templateValues (names: ResourceNames): Record<string, string> {
+  return {
     Name: names.name,
     camelName: names.camel,
     variable: names.variable,
@@ -59,16 +75,15 @@ async function generatedFiles (kind: GenerateKind, names: ResourceNames, layout:
     updateMethod: names.methods.update,
     deleteMethod: names.methods.delete
   }
-  const files: OutputFile[] = [{ path: model, content: await renderTemplate('resource/model.ts', values) }]
-  if (kind === 'resource') {
-    const functions = functionsFile(layout, names)
-    files.push({ path: functions, content: await renderTemplate('resource/functions.ts', { ...values, modelImport: importSpecifier(functions, model) }) })
-  }
-  return files
 }
 
-/** A second @ParseClass('<Name>') in another file would fail at boot: refuse it now, naming the file. */
-async function refuseDuplicateClass (name: string, layout: Layout, targets: string[]): Promise<void> {
+async function functionsFileFor (names: ResourceNames, layout: Layout, model: string): Promise<OutputFile> {
+  const functions = functionsFile(layout, names)
+  return { path: functions, content: await renderTemplate('resource/functions.ts', { ...templateValues(names), modelImport: importSpecifier(functions, model) }) }
+}
+
+/** The file (other than `targets`) that declares @ParseClass('<Name>'); a second declaration would fail at boot. */
+async function findDeclaration (name: string, layout: Layout, targets: string[]): Promise<string | undefined> {
   const declaration = new RegExp(`@ParseClass\\(\\s*['"\`]${name}['"\`]`)
   for (const dir of new Set([layout.modelsDir, layout.functionsDir])) {
     if (!existsSync(dir)) continue
@@ -77,9 +92,8 @@ async function refuseDuplicateClass (name: string, layout: Layout, targets: stri
       if (!entry.isFile() || !/\.(ts|mts|js|mjs)$/.test(entry.name)) continue
       const file = path.join(entry.parentPath, entry.name)
       if (targets.includes(file)) continue
-      if (declaration.test(await readFile(file, 'utf8'))) {
-        throw new CliError(`class ${name} is already declared in ${file}: nothing was written.`)
-      }
+      if (declaration.test(await readFile(file, 'utf8'))) return file
     }
   }
+  return undefined
 }

@@ -5,18 +5,21 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { CliError, type Io } from '../context.js'
-import { kitDependency, kitRange } from '../kit.js'
+import { kitDependency, kitPackage, kitRange, VENDOR_DIR } from '../kit.js'
+import { kitTarball } from '../vendor.js'
 import { npmInstall } from '../install.js'
 import { displayPath, outputName, renderTemplate, templateFiles, writeNewFiles, type OutputFile, type Values } from '../templates.js'
 import { assistantFiles, chooseAssistants } from './ai.js'
 
 export interface NewOptions {
   yes?: boolean
+  /** -f: write into a folder that is not empty, replacing files of the same names */
+  force?: boolean
   /** false with --no-install */
   install?: boolean
   /** --ai=<comma list or none> */
   ai?: string
-  /** --kit <path>: depend on a local kit folder */
+  /** --kit <path>: the kit from a local folder or .tgz */
   kit?: string
 }
 
@@ -28,11 +31,12 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     throw new CliError(`"${name}" is not a usable project name: use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit (e.g. my-api). It names the folder and the package.`)
   }
   const dir = path.resolve(io.cwd, name)
-  if (existsSync(dir) && readdirSync(dir).length > 0) {
-    throw new CliError(`${displayPath(dir, io.cwd)} already exists and is not empty: choose another name or remove it.`)
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !options.force) {
+    throw new CliError(`${displayPath(dir, io.cwd)} already exists and is not empty: choose another name, remove it, or use -f to write into it.`)
   }
   const assistants = await chooseAssistants(io, options.ai, options.yes)
-  const kit = kitDependency(dir, io.cwd, options.kit)
+  const kit = kitDependency(io.cwd, options.kit)
+  const tarball = kit.source ? await kitTarball(io, kit.source) : undefined
 
   const values: Values = {
     name,
@@ -40,7 +44,8 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     appId: `${name}-${randomBytes(12).toString('hex')}`,
     masterKey: randomBytes(32).toString('base64url'),
     adminPassword: randomBytes(12).toString('base64url'),
-    kitDependency: kit.spec,
+    dashboardPassword: randomBytes(12).toString('base64url'),
+    kitDependency: tarball ? `file:${VENDOR_DIR}/${tarball.name}` : kit.spec,
     version_fastify: kitRange('fastify'),
     version_fastify_express: kitRange('@fastify/express'),
     version_fastify_swagger_ui: kitRange('@fastify/swagger-ui'),
@@ -48,26 +53,27 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     version_router: kitRange('router'),
     version_tsx: kitRange('tsx'),
     version_typescript: kitRange('typescript'),
-    version_types_node: kitRange('@types/node')
+    version_types_node: kitRange('@types/node'),
+    overrides: JSON.stringify(kitPackage().overrides, null, 2).replace(/\n/g, '\n  ')
   }
   const files: OutputFile[] = []
   for (const template of await templateFiles('project')) {
     const output = outputName(template)
-    if (output === '.npmrc' && !kit.localPath) continue // only a file: dependency needs install-links
     files.push({
       path: path.join(dir, output),
       content: await renderTemplate(`project/${template}`, values),
       mode: output === '.env' ? 0o600 : undefined // it holds the master key
     })
   }
+  if (tarball) files.push({ path: path.join(dir, VENDOR_DIR, tarball.name), content: tarball.content })
   files.push(...await assistantFiles(dir, assistants, { projectName: name, modelsDir: 'src/models', functionsDir: 'src/functions' }))
-  await writeNewFiles(files, { cwd: io.cwd })
+  await writeNewFiles(files, { cwd: io.cwd, force: options.force })
 
   const shown = displayPath(dir, io.cwd)
   io.out([
     `Created ${shown} (${files.length} files):`,
     ...files.map((file) => `  ${path.relative(dir, file.path).split(path.sep).join('/')}`).sort(),
-    kit.localPath ? `fastify-parse-kit comes from ${kit.localPath} (${kit.spec}).` : `fastify-parse-kit ${kit.spec} comes from the npm registry.`,
+    tarball ? `fastify-parse-kit is ${VENDOR_DIR}/${tarball.name} (packed from ${kit.source}; keep it with the project).` : `fastify-parse-kit ${kit.spec} comes from the npm registry.`,
     ''
   ].join('\n') + '\n')
 

@@ -46,8 +46,9 @@ export function needsSession (options: CloudFunctionOptions): boolean {
   return options.requiresAuth === true || options.validation?.requireUser === true || (options.requireRoles?.length ?? 0) > 0
 }
 
-/** Application id only; or application id plus a session token or the master key. */
+/** Application id only; application id plus a session token or the master key; or the master key alone (requireMaster). */
 export function functionSecurity (options: CloudFunctionOptions): SecurityRequirement[] {
+  if (options.requireMaster === true) return [{ [SCHEME.appId]: [], [SCHEME.masterKey]: [] }]
   if (!needsSession(options)) return [{ [SCHEME.appId]: [] }]
   return [
     { [SCHEME.appId]: [], [SCHEME.sessionToken]: [] },

@@ -21,6 +21,7 @@ import { answerHealth, healthPathKind } from './health.js'
 import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
+import { keepKitCorsHeaders } from './cors.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -67,6 +68,8 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
     scope.use('/', unavailableAs503 as never)
+    // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
+    scope.use('/', keepKitCorsHeaders as never)
     scope.use('/', options.host.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.

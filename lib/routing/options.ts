@@ -21,6 +21,8 @@ export interface CloudFunctionOptions {
   description?: string
   /** Refuse callers without a session (the master key passes). */
   requiresAuth?: boolean
+  /** Only a caller presenting the master key passes (sessions and roles do not). */
+  requireMaster?: boolean
   validation?: {
     requireUser?: boolean
     fields?: Record<string, ValidationField>
@@ -38,7 +40,7 @@ export interface CloudFunctionOptions {
 }
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
-const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger'])
+const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'requireMaster', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger'])
 const FIELD_KEYS = new Set(['type', 'required', 'options', 'default', 'description'])
 const TYPE_NAMES: FieldTypeName[] = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'Any']
 
@@ -55,7 +57,7 @@ export function checkCloudFunctionOptions (where: string, options: CloudFunction
     if (!Array.isArray(options.methods) || options.methods.length === 0) fail('methods', 'must be a non-empty list of HTTP verbs')
     for (const method of options.methods) if (!HTTP_METHODS.includes(method)) fail('methods', `has "${method}"; use ${HTTP_METHODS.join(', ')}`)
   }
-  for (const key of ['requiresAuth', 'requireAllRoles'] as const) {
+  for (const key of ['requiresAuth', 'requireMaster', 'requireAllRoles'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'boolean') fail(key, 'must be true or false')
   }
   if (options.requireRoles !== undefined && (!Array.isArray(options.requireRoles) || !options.requireRoles.every((r) => typeof r === 'string' && r !== ''))) {

@@ -139,12 +139,15 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
 
 /** Session, requiresAuth / requireUser, then roles — all before the body runs. */
 function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): preHandlerAsyncHookHandler {
-  const { requiresAuth, validation, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
+  const { requiresAuth, requireMaster, validation, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
   const needsUser = requiresAuth === true || validation?.requireUser === true || requireRoles.length > 0
   return async (request) => {
     const caller = await resolveCaller(request.kitCredentials!, options.appId, masterKey, request.ip)
     request.kitCaller = caller
     if (caller.master) return
+    if (requireMaster === true) {
+      throw new KitError(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ?? 'Master key required: this function answers only callers presenting the master key.', 403)
+    }
     if (needsUser && !caller.user) {
       throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
     }

@@ -36,7 +36,9 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
     // Every file in these directories is imported at boot: nothing to register.
     models: path.join(here, 'models'),
     functions: path.join(here, 'functions'),
-    docs: docsEnabled()
+    // ALLOW_AUTH_ROUTES=true opens login, sign-up, logout and sessions to the SDKs.
+    allowAuthRoutes: envSwitch('ALLOW_AUTH_ROUTES', undefined),
+    docs: envSwitch('DOCS_ENABLED', process.env.NODE_ENV !== 'production')
       ? { title: '{{name}}', version: '0.1.0', appId, path: process.env.DOCS_PATH || '/api-docs' }
       : undefined,
     ...options.kit
@@ -55,13 +57,13 @@ function trustProxy (): boolean | string {
   return value === 'true' ? true : value === '' || value === 'false' ? false : value
 }
 
-/** DOCS_ENABLED: true/false (also 1/0, yes/no); unset means on unless NODE_ENV=production. */
-function docsEnabled (): boolean {
-  const value = process.env.DOCS_ENABLED?.trim().toLowerCase()
-  if (value === undefined || value === '') return process.env.NODE_ENV !== 'production'
+/** A true/false switch from the environment (also 1/0, yes/no, on/off); unset or empty means `fallback`. */
+function envSwitch<T extends boolean | undefined> (name: string, fallback: T): boolean | T {
+  const value = process.env[name]?.trim().toLowerCase()
+  if (value === undefined || value === '') return fallback
   if (['true', '1', 'yes', 'on'].includes(value)) return true
   if (['false', '0', 'no', 'off'].includes(value)) return false
-  throw new Error(`DOCS_ENABLED must be true or false (got ${JSON.stringify(process.env.DOCS_ENABLED)})`)
+  throw new Error(`${name} must be true or false (got ${JSON.stringify(process.env[name])})`)
 }
 
 /** Development only: without MASTER_KEY, a random one for this run (production refuses to boot instead). */

@@ -2,6 +2,7 @@
 // SIGINT or SIGTERM, then shuts Parse Server and the database down cleanly.
 loadDotEnv()
 const { buildApp } = await import('./app.js') // after .env, so every module sees its values
+const { listenOrExit, masterKeyHint } = await import('fastify-parse-kit')
 
 const port = Number(process.env.PORT || 1337)
 const host = process.env.HOST || '127.0.0.1'
@@ -20,10 +21,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
-await app.listen({ port, host })
-const { mountPath, appId } = app.kit.options
+await listenOrExit(app, { port, host })
+const { mountPath, appId, docs, masterKey } = app.kit.options
 const address = app.server.address()
-const base = `http://${host}:${typeof address === 'object' && address ? address.port : port}${mountPath === '/' ? '' : mountPath}`
+const origin = `http://${host}:${typeof address === 'object' && address ? address.port : port}`
+const base = `${origin}${mountPath === '/' ? '' : mountPath}`
 const session = app.demoToken ? ` -H 'X-Parse-Session-Token: ${app.demoToken}'` : ''
 process.stdout.write([
   '',
@@ -33,6 +35,8 @@ process.stdout.write([
   app.demoToken
     ? '  (the session token is the seeded demo user\'s: demo / demo-password)'
     : '  (no demo session token: seeding is off, or the demo user could not log in)',
+  docs ? `  API docs: ${origin}${docs.path}` : '  API docs: off (DOCS_ENABLED=true to serve them)',
+  `  ${masterKeyHint(masterKey)}`,
   ''
 ].join('\n') + '\n')
 

@@ -1,0 +1,88 @@
+// Parse Dashboard (the optional `parse-dashboard` package) served by Fastify.
+// Its Express app runs in a scope of its own with catch-all routes (Express
+// middleware in a Fastify scope only sees requests that reach one of its
+// routes), answers with Express's own response methods (so pages keep their
+// content types), and is only mounted behind a user name and password: its
+// configuration carries the master key, and without users Parse Dashboard
+// hands it to any request that looks local (a reverse proxy on the same host).
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import fastifyExpress from '@fastify/express'
+
+export interface DashboardOptions {
+  appId: string
+  masterKey: string
+  /** The URL the browser uses to reach Parse (the kit's serverURL). */
+  serverURL: string
+  appName: string
+  /** Default '/dashboard'. */
+  path?: string
+  /** Read for DASHBOARD_USER, DASHBOARD_PASS and NODE_ENV. Default process.env. */
+  env?: NodeJS.ProcessEnv
+}
+
+export type DashboardDecision = { mount: true, user: string, pass: string } | { mount: false, reason: string }
+
+const CREDENTIALS_ADVICE = 'set DASHBOARD_USER and DASHBOARD_PASS (the dashboard holds the master key, so it is never served without a login)'
+
+/** Whether to mount, from what is installed and what the environment says. */
+export function dashboardDecision (installed: boolean, env: NodeJS.ProcessEnv = process.env): DashboardDecision {
+  if (!installed) return { mount: false, reason: 'parse-dashboard is not installed (npm install parse-dashboard to get the dashboard)' }
+  const { DASHBOARD_USER: user, DASHBOARD_PASS: pass } = env
+  if (user && pass) return { mount: true, user, pass }
+  return { mount: false, reason: `not mounted: ${CREDENTIALS_ADVICE}` }
+}
+
+type DashboardFactory = (config: unknown, options: unknown) => unknown
+
+async function loadParseDashboard (): Promise<DashboardFactory | undefined> {
+  try {
+    const name = 'parse-dashboard' // optional: the application installs it
+    return ((await import(name)) as { default: DashboardFactory }).default
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return undefined
+    throw error
+  }
+}
+
+/** Mounts Parse Dashboard when installed and configured; logs why not otherwise. Resolves to whether it is served. */
+export async function mountDashboard (app: FastifyInstance, options: DashboardOptions): Promise<boolean> {
+  const env = options.env ?? process.env
+  const path = (options.path ?? '/dashboard').replace(/\/+$/, '')
+  const Dashboard = await loadParseDashboard()
+  const decision = dashboardDecision(Dashboard !== undefined, env)
+  if (!decision.mount) {
+    if (Dashboard) app.log.warn(`[dashboard] ${path} ${decision.reason}`)
+    else app.log.info(`[dashboard] ${decision.reason}`)
+    return false
+  }
+  const production = env.NODE_ENV === 'production'
+  const dashboard = Dashboard!({
+    apps: [{ appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, appName: options.appName }],
+    users: [{ user: decision.user, pass: decision.pass }],
+    trustProxy: 1
+  }, {
+    // In production the login and the master key travel over HTTPS only (behind a proxy: X-Forwarded-Proto).
+    allowInsecureHTTP: !production,
+    cookieSessionSecret: env.DASHBOARD_SESSION_SECRET || undefined
+  })
+  await app.register(async (scope) => {
+    await scope.register(fastifyExpress)
+    scope.use(path, useExpressReplies as never)
+    scope.use(path, dashboard as never)
+    // Reached only when the dashboard passed a request on: its 404.
+    const notFound = async (_request: unknown, reply: FastifyReply) => reply.code(404).type('text/plain; charset=utf-8').send('Not found')
+    scope.all(path, notFound)
+    scope.all(`${path}/*`, notFound)
+  })
+  return true
+}
+
+/**
+ * @fastify/express routes `res.send` through Fastify's reply, which would label
+ * every page text/plain; the dashboard answers with Express's own methods instead.
+ */
+function useExpressReplies (_request: unknown, response: Record<string, unknown>, next: () => void): void {
+  delete response.send
+  delete response.headersSent
+  next()
+}

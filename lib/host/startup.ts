@@ -1,0 +1,27 @@
+// What a server's entry point says when it starts: a port already taken is one
+// line naming it and how to choose another (no stack trace), and the ready
+// output says where the master key comes from without printing it in production.
+import type { FastifyInstance } from 'fastify'
+
+/** Listens, or, when the port is taken or not allowed, closes the app, prints one line and exits with 1. */
+export async function listenOrExit (app: FastifyInstance, options: { port: number, host: string }, write: (line: string) => void = (line) => process.stderr.write(line)): Promise<void> {
+  try {
+    await app.listen(options)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error
+    const problem = code === 'EADDRINUSE'
+      ? `port ${options.port} on ${options.host} is already in use (another server is running there)`
+      : code === 'EACCES' ? `port ${options.port} needs privileges this process does not have` : `address ${options.host} is not available on this machine`
+    await app.close().catch(() => {})
+    write(`Cannot start: ${problem}. Choose another with PORT (and HOST), e.g. PORT=${options.port === 65535 ? 3000 : options.port + 1}.\n`)
+    process.exit(1)
+  }
+}
+
+/** One line for the ready output: where the master key comes from; its value only for a development key made for this run. */
+export function masterKeyHint (masterKey: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.MASTER_KEY) return 'master key: from MASTER_KEY (your environment or .env); it stays on servers, never in a browser'
+  if (env.NODE_ENV === 'production') return 'master key: set in code (it is never printed in production)'
+  return `master key for this run (random each start; set MASTER_KEY, e.g. in .env, to keep one): ${masterKey}`
+}

@@ -1,0 +1,131 @@
+// Cross-origin access: one @fastify/cors policy for the declared endpoints and
+// Parse's own routes, preflights answered before the app id check; checked
+// over HTTP and from web pages on other origins in headless Chromium.
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { BaseModel, CloudFunction, ParseClass, Route, type CloudRequest } from '../lib/index.js'
+import { resolveOptions } from '../lib/options.js'
+import { APP_ID, appHeaders, startKit } from './helpers/kit.js'
+import { launchChromium, noChromium, serveStatic } from './helpers/browser.js'
+
+@ParseClass('Memo')
+class Memo extends BaseModel {}
+
+@Route(Memo)
+class MemoFunctions {
+  @CloudFunction({ methods: ['POST'], validation: { fields: { text: { type: String, required: true } } } })
+  static echoMemo (request: CloudRequest) { return { echoed: request.params.text } }
+}
+
+const PAGE = '<!doctype html><html><head><script src="/parse.min.js"></script></head><body>client</body></html>'
+const parseBrowserBuild = readFileSync(createRequire(import.meta.url).resolve('parse/dist/parse.min.js'))
+
+t.test('the cors option is checked at registration', async (t) => {
+  t.same(resolveOptions({ appId: 'a', masterKey: 'm' }).cors, { origin: ['*'], allowedHeaders: [], maxAge: 600 }, 'default: any origin, as Parse Server')
+  t.equal(resolveOptions({ appId: 'a', masterKey: 'm', cors: false }).cors, false)
+  for (const [cors, message] of [
+    [{ origin: 'https://app.example.com/' }, /kitPlugin option "cors": origin: "https:\/\/app.example.com\/" is not an origin; write scheme:\/\/host\[:port\]/],
+    [{ origin: [] }, /origin: list at least one origin/],
+    [{ origins: ['https://a.example'] }, /unknown key "origins"/],
+    ['yes', /must be false, true, or/],
+    [{ maxAge: -1 }, /maxAge/]
+  ] as const) {
+    t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm', cors: cors as never }), message)
+  }
+  t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm', parseServerOptions: { allowOrigin: 'https://a.example' } }),
+    /kitPlugin option "parseServerOptions.allowOrigin": has no effect: the kit answers CORS for Parse's routes too\. Use the cors option/)
+})
+
+t.test('an allow-list: declared endpoints and Parse routes share it', async (t) => {
+  const allowedPage = await serveStatic(t, { '/': { type: 'text/html', body: PAGE }, '/parse.min.js': { type: 'text/javascript', body: parseBrowserBuild } })
+  const refusedPage = await serveStatic(t, { '/': { type: 'text/html', body: PAGE }, '/parse.min.js': { type: 'text/javascript', body: parseBrowserBuild } })
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], cors: { origin: [allowedPage] } })
+
+  t.test('preflight before the app id check', async (t) => {
+    const preflight = (origin: string, url: string) => kit.request('OPTIONS', url, {
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-parse-application-id,content-type' }
+    })
+    for (const url of ['/parse/memos/echoMemo', '/parse/functions/echoMemo', '/parse/classes/Memo']) {
+      const allowed = await preflight(allowedPage, url)
+      t.equal(allowed.status, 204, `${url}: preflight answered (no app id in a preflight)`)
+      t.equal(allowed.headers.get('access-control-allow-origin'), allowedPage)
+      t.match(allowed.headers.get('access-control-allow-headers'), /X-Parse-Application-Id.*X-Parse-Session-Token.*X-Parse-REST-API-Key.*X-Parse-Master-Key.*X-Parse-Installation-Id.*Content-Type/)
+      t.match(allowed.headers.get('access-control-allow-methods'), /POST/)
+      const refused = await preflight(refusedPage, url)
+      t.equal(refused.headers.get('access-control-allow-origin'), null, `${url}: no allow-origin for a refused origin`)
+    }
+  })
+
+  t.test('actual requests: the kit\'s headers, never Parse\'s', async (t) => {
+    const declared = await kit.request('POST', '/parse/memos/echoMemo', { headers: { ...appHeaders, origin: allowedPage }, body: { text: 'a' } })
+    t.equal(declared.status, 200)
+    t.equal(declared.headers.get('access-control-allow-origin'), allowedPage, 'declared endpoint')
+    for (const origin of [allowedPage, refusedPage]) {
+      // Served by Parse's Express app, whose allowCrossDomain would answer "*".
+      const parseRoute = await kit.request('GET', '/parse/health', { headers: { ...appHeaders, origin } })
+      t.equal(parseRoute.status, 200)
+      t.equal(parseRoute.headers.get('access-control-allow-origin'), origin === allowedPage ? allowedPage : null, `Parse route, ${origin === allowedPage ? 'allowed' : 'refused'} origin`)
+      t.equal(parseRoute.headers.get('access-control-allow-methods'), null, 'no preflight headers of Parse\'s on an actual request')
+    }
+    const badAppId = await kit.request('POST', '/parse/memos/echoMemo', { headers: { 'x-parse-application-id': 'nope', origin: allowedPage }, body: { text: 'a' } })
+    t.equal(badAppId.status, 403)
+    t.equal(badAppId.headers.get('access-control-allow-origin'), allowedPage, 'a refusal is readable by the allowed page')
+  })
+
+  t.test('from web pages in headless Chromium', { skip: noChromium() }, async (t) => {
+    const context = await launchChromium(t)
+    const callFrom = async (pageOrigin: string) => {
+      const page = await context.newPage()
+      await page.goto(pageOrigin + '/')
+      return page.evaluate(async ({ kitOrigin, appId }) => {
+        const out: Record<string, unknown> = { pageOrigin: location.origin }
+        try {
+          const response = await fetch(`${kitOrigin}/parse/memos/echoMemo`, {
+            method: 'POST',
+            headers: { 'X-Parse-Application-Id': appId, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ text: 'from fetch' })
+          })
+          out.fetch = { status: response.status, body: await response.json() }
+        } catch (error) {
+          out.fetch = { failed: String(error) }
+        }
+        const Parse = (window as any).Parse
+        Parse.initialize(appId)
+        Parse.serverURL = `${kitOrigin}/parse`
+        try {
+          out.cloud = { result: await Parse.Cloud.run('echoMemo', { text: 'from the SDK' }) }
+        } catch (error: any) {
+          out.cloud = { failed: `${error.code} ${error.message}` }
+        }
+        return out
+      }, { kitOrigin: kit.origin, appId: APP_ID })
+    }
+    const allowed = await callFrom(allowedPage)
+    t.same(allowed.fetch, { status: 200, body: { echoed: 'from fetch' } }, 'allowed origin: fetch of a declared endpoint')
+    t.same(allowed.cloud, { result: { echoed: 'from the SDK' } }, 'allowed origin: Parse.Cloud.run')
+    const refused = await callFrom(refusedPage)
+    t.match(refused.fetch, { failed: /Failed to fetch/ }, 'refused origin: the browser blocks fetch')
+    t.match(refused.cloud, { failed: /Failed to fetch|XMLHttpRequest failed/ }, 'refused origin: the browser blocks Parse.Cloud.run')
+  })
+})
+
+t.test('cors: false sends no CORS headers, not even Parse\'s', async (t) => {
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], cors: false })
+  const parseRoute = await kit.request('GET', '/parse/health', { headers: { ...appHeaders, origin: 'https://elsewhere.example' } })
+  t.equal(parseRoute.status, 200)
+  t.equal(parseRoute.headers.get('access-control-allow-origin'), null)
+  const declared = await kit.request('POST', '/parse/memos/echoMemo', { headers: { ...appHeaders, origin: 'https://elsewhere.example' }, body: { text: 'a' } })
+  t.equal(declared.headers.get('access-control-allow-origin'), null)
+})
+
+t.test('by default any origin may call, as with Parse Server alone', async (t) => {
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions] })
+  const preflight = await kit.request('OPTIONS', '/parse/memos/echoMemo', { headers: { origin: 'https://anywhere.example', 'access-control-request-method': 'POST' } })
+  t.equal(preflight.status, 204)
+  t.equal(preflight.headers.get('access-control-allow-origin'), '*')
+  const declared = await kit.request('POST', '/parse/memos/echoMemo', { headers: { ...appHeaders, origin: 'https://anywhere.example' }, body: { text: 'a' } })
+  t.equal(declared.headers.get('access-control-allow-origin'), '*')
+  const outside = await kit.request('OPTIONS', '/elsewhere', { headers: { origin: 'https://anywhere.example', 'access-control-request-method': 'GET' } })
+  t.equal(outside.headers.get('access-control-allow-origin'), null, 'routes outside the mount path are the application\'s business')
+})
