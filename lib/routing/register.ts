@@ -10,7 +10,8 @@ import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
 import { buildCloudRequest } from './request.js'
-import { inputSchema } from './schema.js'
+import { inputSchema, outputSchema } from './schema.js'
+import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 
@@ -51,14 +52,16 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
 function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
+  const returns = outputSchema(fn.options)
   const preValidation = checkApplication(options)
   const preHandler = [...limiter(scope, fn, options), authorize(fn, options)]
-  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod) => {
+  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
+    const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
       method: methods,
       url,
-      schema: schema ? (inQuery ? { querystring: schema } : { body: schema }) : undefined,
+      schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       config: { cloudFunction: fn },
       preValidation,
       preHandler,
@@ -73,14 +76,17 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
     const served = declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : declared
     const inQuery = served.filter((method) => QUERY_METHODS.has(method))
     const inBody = served.filter((method) => !QUERY_METHODS.has(method))
-    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn))
-    if (inBody.length > 0) route(inBody, url, entityHandler(fn))
+    // With `returns`, Fastify serialises the answer (fast-json-stringify) and the docs show it as the 200 response.
+    const response = returns ? { 200: returns } : undefined
+    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn), response)
+    if (inBody.length > 0) route(inBody, url, entityHandler(fn), response)
     const refused = HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET')))
-    if (refused.length > 0) scope.route({ method: refused, url, handler: methodNotAllowed(declared) })
+    if (refused.length > 0) scope.route({ method: refused, url, handler: methodNotAllowed([...declared]) })
   }
   // Like Parse's own /functions route: POST with a body, or GET with a query string.
-  route(['POST'], `${base}/functions/${fn.name}`, functionsHandler(fn))
-  route(['GET'], `${base}/functions/${fn.name}`, functionsHandler(fn))
+  const wrapped = returns ? { 200: Type.Object({ result: returns }) } : undefined
+  route(['POST'], `${base}/functions/${fn.name}`, functionsHandler(fn), wrapped)
+  route(['GET'], `${base}/functions/${fn.name}`, functionsHandler(fn), wrapped)
 }
 
 /** Application id (and REST API key when configured) before anything else; SDK keys leave the body. */
@@ -140,16 +146,22 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHa
 }
 
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  const typed = fn.options.returns !== undefined
   return async (request, reply) => {
     const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
+    if (typed) return reply.send(result)
     // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(result ?? null))
   }
 }
 
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  const typed = fn.options.returns !== undefined
   return async (request, reply) => {
     const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
+    if (typed) return reply.send({ result })
     // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
     const encoded = (Parse as unknown as { _encode: (value: unknown) => unknown })._encode(result)
     return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encoded }))

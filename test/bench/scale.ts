@@ -41,7 +41,7 @@ function declareFunctions (n: number): Array<abstract new () => unknown> {
             status: { type: String, options: ['draft', 'published'] }
           }
         }
-      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name))
+      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
     }
     Route(`generated-${c}`)(Generated)
     classes.push(Generated)
