@@ -10,6 +10,7 @@ import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
 import { buildCloudRequest } from './request.js'
+import { useDirectRest, withResolvedCaller } from '../host/direct-rest.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, type HttpMethod } from './options.js'
@@ -44,6 +45,8 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false })
+    // Parse installs its in-process SDK controller when its app is built (before this point): speed up its writes.
+    scope.addHook('onReady', async () => useDirectRest())
     for (const fn of functions) registerFunction(scope, fn, options)
   })
   return functions
@@ -145,10 +148,17 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHa
   }
 }
 
+/** Runs the function; SDK saves it makes with the caller's own session reuse the user resolved for this request. */
+function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
+  const caller = request.kitCaller!
+  const credentials = request.kitCredentials!
+  return withResolvedCaller(credentials.sessionToken, caller.user, () => fn.invoke(buildCloudRequest(request, fn.name, caller, credentials)))
+}
+
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
   const typed = fn.options.returns !== undefined
   return async (request, reply) => {
-    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    const result = await invoke(fn, request)
     // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
     if (typed) return reply.send(result)
     // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
@@ -159,7 +169,7 @@ function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
   const typed = fn.options.returns !== undefined
   return async (request, reply) => {
-    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    const result = await invoke(fn, request)
     // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
     if (typed) return reply.send({ result })
     // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.

@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
+import { coreLayout, cpuAccountingAvailable, cpuMsBetween, pin, sampleTree } from './cpu.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
 import {
@@ -42,6 +43,9 @@ const settings = {
 }
 const TSX = ['--import', 'tsx']
 const began = performance.now()
+// Server (with the PostgreSQL it starts) on some cores, this process (autocannon) on the others.
+const cores = coreLayout()
+if (cores) pin(process.pid, cores.load)
 const loadBefore = os.loadavg()
 
 mkdirSync(RESULTS_DIR, { recursive: true })
@@ -62,6 +66,8 @@ class ServerProcess {
   constructor (logFile: string) {
     const output = createWriteStream(logFile)
     this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    // Before it boots: PostgreSQL, started by the server, inherits the mask.
+    if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
     this.child.stderr!.pipe(output)
     this.ready = new Promise((resolve, reject) => {
@@ -109,7 +115,8 @@ class ServerProcess {
 
 interface Origin { origin: string }
 
-async function fire (target: Origin, scenario: Scenario, seconds: number): Promise<RoundSample> {
+async function fire (target: Origin, scenario: Scenario, seconds: number, serverPid?: number): Promise<RoundSample> {
+  const before = serverPid && cpuAccountingAvailable ? sampleTree(serverPid) : undefined
   const result = await autocannon({
     url: target.origin + scenario.path,
     method: scenario.method,
@@ -120,8 +127,10 @@ async function fire (target: Origin, scenario: Scenario, seconds: number): Promi
     duration: seconds,
     timeout: 10
   })
+  const cpuMs = before ? cpuMsBetween(before, sampleTree(serverPid!)) : undefined
   return {
     reqPerSec: round(result['2xx'] / result.duration, 0),
+    cpuUsPerRequest: cpuMs === undefined || result.requests.total === 0 ? null : round(1000 * cpuMs / result.requests.total, 0),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: result.requests.total,
@@ -142,7 +151,7 @@ async function sanityCheck (target: Origin, scenario: Scenario): Promise<void> {
 /** One round's running order: the groups in turn, each group's members rotated by round so none always runs first. */
 function roundOrder (all: Scenario[], round: number): Scenario[] {
   const order: Scenario[] = []
-  for (const group of ['constant', 'roles', 'read', 'write'] as const) {
+  for (const group of new Set(all.map((scenario) => scenario.group))) {
     const members = all.filter((scenario) => scenario.group === group)
     const shift = round % members.length
     order.push(...members.slice(shift), ...members.slice(0, shift))
@@ -161,12 +170,11 @@ async function measureThroughput (server: ServerProcess, ready: ServerReady, all
   for (let r = 0; r < settings.rounds; r++) {
     for (const scenario of roundOrder(all, r)) {
       await sleep(250)
-      const sample = await fire(ready, scenario, settings.seconds)
+      const sample = await fire(ready, scenario, settings.seconds, server.child.pid)
       samples.get(scenario.key)!.push(sample)
-      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
+      if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
-    // Writes grew the Note table: back to the seeded rows before the next round reads it.
-    await server.send({ cmd: 'reset-notes' })
   }
   return samples
 }
@@ -203,6 +211,7 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
       request: `${scenario.method} ${scenario.path}`,
       credentials: scenario.credentials,
       reqPerSec: median(rounds.map((s) => s.reqPerSec)),
+      cpuUsPerRequest: rounds.some((s) => s.cpuUsPerRequest === null) ? null : median(rounds.map((s) => s.cpuUsPerRequest!)),
       p50Ms: median(rounds.map((s) => s.p50Ms)),
       p99Ms: median(rounds.map((s) => s.p99Ms)),
       non2xx: rounds.reduce((sum, s) => sum + s.non2xx, 0),
@@ -217,6 +226,9 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
     // Each round's pair ran minutes apart at most: the median of per-round ratios resists drift better than a ratio of medians.
     const perRound = over.rounds.map((sample, i) => sample.reqPerSec / under.rounds[i].reqPerSec)
     const value = median(perRound)
+    // Cost form: how many times cheaper per request over is than under.
+    const cpuRounds = over.rounds.map((sample, i) => sample.cpuUsPerRequest && under.rounds[i].cpuUsPerRequest ? under.rounds[i].cpuUsPerRequest! / sample.cpuUsPerRequest : NaN)
+    const cpuValue = cpuRounds.some(Number.isNaN) ? undefined : median(cpuRounds)
     return {
       ...spec,
       value: round(value, 2),
@@ -224,7 +236,16 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
       min: round(Math.min(...perRound), 2),
       max: round(Math.max(...perRound), 2),
       met: spec.target === undefined ? undefined : value >= spec.target,
-      designMet: spec.designTarget === undefined ? undefined : value >= spec.designTarget
+      designMet: spec.designTarget === undefined ? undefined : value >= spec.designTarget,
+      cpu: cpuValue === undefined
+        ? null
+        : {
+            value: round(cpuValue, 2),
+            min: round(Math.min(...cpuRounds), 2),
+            max: round(Math.max(...cpuRounds), 2),
+            met: spec.target === undefined ? undefined : cpuValue >= spec.target,
+            designMet: spec.designTarget === undefined ? undefined : cpuValue >= spec.designTarget
+          }
     }
   })
   return { scenarios, ratios }
@@ -237,6 +258,7 @@ function runScaleChild (functions: number, dataDir: string, profileFile?: string
     const child = fork(path.join(BENCH_DIR, 'scale.ts'), [String(functions), dataDir, ...(profileFile ? [profileFile] : [])], {
       cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc']
     })
+    if (cores) pin(child.pid!, cores.server)
     let output = ''
     child.stdout!.on('data', (chunk) => { output += chunk })
     child.stderr!.on('data', (chunk) => { output += chunk })
@@ -363,10 +385,13 @@ async function main (): Promise<void> {
       memoryGB: round(os.totalmem() / 2 ** 30, 1),
       loadAverageBefore: loadBefore.map((value) => round(value, 2)),
       loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
-      note: `Server, PostgreSQL and load generator share ${os.cpus().length} cores; the load generator is a separate process (autocannon), not the server's event loop.`
+      note: cores
+        ? `Pinned with taskset: the server and its PostgreSQL on core(s) ${cores.server}, the load generator (autocannon, a separate process) on core(s) ${cores.load}.`
+        : `Not pinned (${os.cpus().length} core(s) or no taskset): server, PostgreSQL and load generator share the cores; the load generator is a separate process (autocannon).`,
+      pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes },
+    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
     scenarios,
     ratios,
     profiles,
