@@ -48,12 +48,3 @@ declare module 'parse-server/lib/RestQuery.js' {
   const RestQuery: RestQueryFn
   export default RestQuery
 }
-
-declare module 'parse-server/lib/rest.js' {
-  /** Parse's REST operations below the router: CLPs, ACLs, triggers and the database, as ClassesRouter calls them. */
-  const rest: {
-    create (config: any, auth: any, className: string, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<{ status: number, response: Record<string, unknown>, location?: string, headers?: Record<string, string> }>
-    update (config: any, auth: any, className: string, restWhere: Record<string, unknown>, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<{ status?: number, response: Record<string, unknown>, headers?: Record<string, string> }>
-  }
-  export default rest
-}

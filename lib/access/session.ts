@@ -1,24 +1,59 @@
 // Who is calling: the master key, or the user behind a session token, resolved
-// through Parse Server's own Auth (and its user cache).
+// through Parse Server's own Auth and its user cache.
+//
+// The common case — a session Parse has cached — is read from that same cache
+// here, and the Parse.User is only built when something reads `user` (a role
+// check needs the id alone). Parse's cache stays the authority: a logout or a
+// deleted session removes the entry there, and the next request misses.
+// Expired entries, a cache miss, and extendSessionOnUse all take Parse's own
+// getAuthForSessionToken.
 import Parse from 'parse/node'
 import { AuthModule, parseConfig } from '../host/parse-internals.js'
 import { secretsEqual, type Credentials } from './credentials.js'
 
 export interface Caller {
   master: boolean
-  user: Parse.User | undefined
+  /** Built on first read. */
+  readonly user: Parse.User | undefined
+  /** The user's id, known without building the user. */
+  readonly userId: string | undefined
 }
+
+const MASTER: Caller = Object.freeze({ master: true, user: undefined, userId: undefined })
+const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: undefined })
 
 export async function resolveCaller (credentials: Credentials, appId: string, masterKey: string): Promise<Caller> {
   if (credentials.masterKey !== undefined) {
-    if (secretsEqual(credentials.masterKey, masterKey)) return { master: true, user: undefined }
+    if (secretsEqual(credentials.masterKey, masterKey)) return MASTER
     throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
   }
-  if (!credentials.sessionToken) return { master: false, user: undefined }
-  const auth = await AuthModule.getAuthForSessionToken({
-    config: parseConfig(appId),
-    sessionToken: credentials.sessionToken,
-    installationId: credentials.installationId
-  })
-  return { master: false, user: auth.user as Parse.User | undefined }
+  const sessionToken = credentials.sessionToken
+  if (!sessionToken) return NOBODY
+  const config = parseConfig(appId)
+  const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
+  if (cached) return lazyCaller(cached.objectId as string, () => Parse.Object.fromJSON(cached as never) as Parse.User)
+  const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
+  const user = auth.user as Parse.User | undefined
+  return { master: false, user, userId: user?.id }
+}
+
+/** The user JSON Parse cached for this session, unless absent or expired (then Parse's own path decides). */
+async function cachedUser (config: any, sessionToken: string): Promise<Record<string, unknown> | undefined> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const entry = await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined
+  if (!entry || typeof entry.objectId !== 'string') return undefined
+  const { expiresAt, ...userJSON } = entry
+  if (expiresAt && new Date(expiresAt as string) < new Date()) return undefined
+  return userJSON
+}
+
+function lazyCaller (userId: string, build: () => Parse.User): Caller {
+  let user: Parse.User | undefined
+  return {
+    master: false,
+    userId,
+    get user () {
+      user ??= build()
+      return user
+    }
+  }
 }

@@ -6,13 +6,12 @@ import 'parse-server'
 import AuthModule from 'parse-server/lib/Auth.js'
 import Config from 'parse-server/lib/Config.js'
 import RestQuery from 'parse-server/lib/RestQuery.js'
-import rest from 'parse-server/lib/rest.js'
 import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 
-export { AuthModule, Config, RestQuery, rest, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter }
+export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter }
 
 let cached: { appId: string, config: unknown } | undefined
 

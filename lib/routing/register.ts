@@ -10,7 +10,6 @@ import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
 import { buildCloudRequest } from './request.js'
-import { useDirectRest, withResolvedCaller } from '../host/direct-rest.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, type HttpMethod } from './options.js'
@@ -45,8 +44,6 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false })
-    // Parse installs its in-process SDK controller when its app is built (before this point): speed up its writes.
-    scope.addHook('onReady', async () => useDirectRest())
     for (const fn of functions) registerFunction(scope, fn, options)
   })
   return functions
@@ -102,7 +99,9 @@ function checkApplication (options: DeclaredRoutesOptions) {
     }
     request.kitCredentials = credentials
     if (request.body && typeof request.body === 'object') {
-      for (const key of SDK_BODY_KEYS) delete (request.body as Record<string, unknown>)[key]
+      const body = request.body as Record<string, unknown>
+      // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
+      for (const key of SDK_BODY_KEYS) if (key in body) delete body[key]
     }
   }
 }
@@ -135,11 +134,11 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHa
     const caller = await resolveCaller(request.kitCredentials!, options.appId, options.masterKey)
     request.kitCaller = caller
     if (caller.master) return
-    if (needsUser && !caller.user) {
+    if (needsUser && !caller.userId) {
       throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
     }
     if (requireRoles.length === 0) return
-    const held = new Set(await getUserRoles(caller.user!, { cacheMs: roleCacheMs }))
+    const held = new Set(await getUserRoles(caller.userId!, { cacheMs: roleCacheMs }))
     const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
     if (!allowed) {
       throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
@@ -148,11 +147,8 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHa
   }
 }
 
-/** Runs the function; SDK saves it makes with the caller's own session reuse the user resolved for this request. */
 function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
-  const caller = request.kitCaller!
-  const credentials = request.kitCredentials!
-  return withResolvedCaller(credentials.sessionToken, caller.user, () => fn.invoke(buildCloudRequest(request, fn.name, caller, credentials)))
+  return fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
 }
 
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {

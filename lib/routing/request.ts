@@ -35,7 +35,8 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
   const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body as Record<string, unknown> : {}
   return {
     params: { ...query, ...body },
-    user: caller.user,
+    // Built from the session on first read (see resolveCaller).
+    get user () { return caller.user },
     master: caller.master,
     installationId: credentials.installationId,
     headers: request.headers,

@@ -7,7 +7,8 @@
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale,
-// --render (only rewrite latest.md from latest.json).
+// --render (only rewrite latest.md from latest.json), --only=<labels or keys>
+// (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_FSYNC=1.
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
@@ -27,7 +28,8 @@ import {
   type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
 } from './shared.js'
 
-const args = new Set(process.argv.slice(2))
+const args = new Set(process.argv.slice(2).filter((arg) => !arg.startsWith('--only=')))
+const only = process.argv.slice(2).find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').filter(Boolean)
 const quick = args.has('--quick')
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 4)),
@@ -220,7 +222,7 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
     }
   })
   const byKey = new Map(scenarios.map((scenario) => [scenario.key, scenario]))
-  const ratios = RATIOS.map((spec): RatioResult => {
+  const ratios = RATIOS.filter((spec) => byKey.has(spec.over) && byKey.has(spec.under)).map((spec): RatioResult => {
     const over = byKey.get(spec.over)!
     const under = byKey.get(spec.under)!
     // Each round's pair ran minutes apart at most: the median of per-round ratios resists drift better than a ratio of medians.
@@ -365,7 +367,8 @@ async function main (): Promise<void> {
     ready = await server.ready
     log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
     if (ready.requestsPerListNotes !== 1) throw new Error('the SDK inside handlers goes over HTTP: directAccess is not in effect (DESIGN.md pitfall 8)')
-    all = buildScenarios(ready)
+    all = buildScenarios(ready).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
+    if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
     samples = await measureThroughput(server, ready, all)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
     if (settings.profile) profiles = await profileScenarios(server, ready, all)
