@@ -68,7 +68,7 @@ const docsOption = { docs: { title: 'fastify-parse-kit bench', version: '0.0.0' 
 const profiler = profileFile ? new PhaseProfiler() : undefined
 
 async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, routeTimes: number[] }> {
-  const app = Fastify({ logger: { level: 'warn' } })
+  const app = Fastify({ logger: { level: 'warn' }, pluginTimeout: 180_000 })
   const routeTimes: number[] = []
   const declaredPrefix = `${MOUNT}/generated-`
   app.addHook('onRoute', (route) => {
