@@ -225,7 +225,7 @@ export function renderMarkdown (results: BenchResults): string {
     }
     push('')
     push('Side by side, server busy time per request by owner (µs), for the pairs the targets compare:', '')
-    for (const ratio of results.ratios.filter((r) => r.target !== undefined)) {
+    for (const ratio of results.ratios.filter((r) => r.target !== undefined || r.compareProfiles)) {
       const a = profiles[ratio.over]
       const b = profiles[ratio.under]
       if (!a || !b) continue

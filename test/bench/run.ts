@@ -117,7 +117,22 @@ class ServerProcess {
 
 interface Origin { origin: string }
 
+/**
+ * Waits (at most ~5 s) until the server's process tree is idle — below 3% of a
+ * core over 250 ms — so that background work left by the previous run (the
+ * Note table's reset, PostgreSQL's autovacuum, a late GC) is not charged to
+ * the next run's CPU per request.
+ */
+async function settle (serverPid: number): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const before = sampleTree(serverPid)
+    await sleep(250)
+    if (cpuMsBetween(before, sampleTree(serverPid)) < 0.03 * 250) return
+  }
+}
+
 async function fire (target: Origin, scenario: Scenario, seconds: number, serverPid?: number): Promise<RoundSample> {
+  if (serverPid && cpuAccountingAvailable) await settle(serverPid)
   const before = serverPid && cpuAccountingAvailable ? sampleTree(serverPid) : undefined
   const result = await autocannon({
     url: target.origin + scenario.path,

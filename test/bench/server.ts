@@ -37,6 +37,8 @@ const app = await buildExampleApp({
     // fsync off unless asked: both sides of every write comparison pay the same, and a VM's fsync is mostly noise.
     ephemeralDatabase: process.env.BENCH_FSYNC !== '1',
     functions: [path.join(ROOT, 'fixtures', 'functions'), path.join(BENCH_DIR, 'functions')],
+    // Scenario 6s: Parse's own create route with the caller's session token (closed by default).
+    allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }],
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
       cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
