@@ -13,7 +13,7 @@ t.test('prefixes are the kebab-case plural of the class name', async (t) => {
 })
 
 t.test('options are checked when the file is imported', async (t) => {
-  const declare = (options: object, name = 'fn') => () => CloudFunction(options as never)(class Owner {}, name, { value: () => {} })
+  const declare = (options: object, name = 'fn') => () => CloudFunction(options as {})(class Owner {}, name, { value: () => {} })
   t.throws(declare({ methods: ['FETCH'] }), /@CloudFunction Owner\.fn: option "methods" has "FETCH"/)
   t.throws(declare({ rateLimit: { windowMs: 0, max: 1 } }), /option "rateLimit" must be/)
   t.throws(declare({ requireRoles: 'Admin' }), /option "requireRoles" must be a list/)
@@ -21,7 +21,7 @@ t.test('options are checked when the file is imported', async (t) => {
   t.throws(declare({ validation: { fields: { a: { type: Symbol } } } }), /validation\.fields\.a\.type/)
   t.throws(declare({ validation: { requireRole: 'x' } }), /validation\.requireRole" is not supported/)
   t.throws(declare({ cache: true }), /"cache" is not a @CloudFunction option/)
-  t.throws(() => CloudFunction()(class Owner {}, 'notAMethod', { value: 42 }), /decorate a method/)
+  t.throws(() => CloudFunction()(class Owner {}, 'notAMethod', { value: 42 } as never), /decorate a method/)
   t.throws(() => Route('Bad Name')(class Owner {}), /must be kebab-case/)
   t.throws(() => Route('functions')(class Owner {}), /reserved/)
 })

@@ -17,7 +17,7 @@ t.test('a @CloudFunction declared after boot throws, naming it and what to chang
     class Late {
       static later () { return 'never served' }
     }
-    CloudFunction()(Late, 'later', Object.getOwnPropertyDescriptor(Late, 'later'))
+    CloudFunction()(Late, 'later', Object.getOwnPropertyDescriptor(Late, 'later')!)
   }, /@CloudFunction Late\.later: declared after kitPlugin booted, so it would be neither served nor documented\. Import the file before kitPlugin is registered/)
   t.match((await kit.request('POST', '/parse/functions/later', { headers: appHeaders, body: {} })).json, { code: 141, error: /Invalid function/ }, 'not served')
   const document = await kit.request('GET', '/api-docs/json')
@@ -28,7 +28,7 @@ t.test('after the kit closed, declaring is allowed again (the next kit serves it
   class Next {
     static hello () { return 'hi' }
   }
-  CloudFunction({ methods: ['GET'] })(Next, 'hello', Object.getOwnPropertyDescriptor(Next, 'hello'))
+  CloudFunction({ methods: ['GET'] })(Next, 'hello', Object.getOwnPropertyDescriptor(Next, 'hello')!)
   const kit = await startKit(t)
   t.equal((await kit.request('GET', '/parse/functions/hello', { headers: appHeaders })).json?.result, 'hi')
 })

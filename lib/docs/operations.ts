@@ -23,7 +23,11 @@ export function documentRoute (route: RouteOptions, schema: DocSchema | undefine
   const fn = route.config?.cloudFunction
   if (!fn) return kitOwned ? hidden(schema, url) : { schema, url }
   if (!shown(fn, url, methodsOf(route))) return hidden(schema, url)
-  return { schema: { ...schema, ...operationFields(fn) }, url }
+  const fields = operationFields(fn)
+  // `returns` is the route's 200 response schema: shown under a description of its own, not "Default Response".
+  const answer = (schema?.response as Record<string, Record<string, unknown>> | undefined)?.[200]
+  if (answer) fields.response = { 200: { ...answer, description: answer.description ?? `What ${fn.name} answers` }, ...(fields.response as object) }
+  return { schema: { ...schema, ...fields }, url }
 }
 
 function hidden (schema: DocSchema | undefined, url: string): RouteDocs {

@@ -171,7 +171,7 @@ function hasBody (request: FastifyRequest): boolean {
 function declaredVerbs (path: string): string[] | undefined {
   const wanted = path.toLowerCase().replace(/\/$/, '')
   for (const fn of declaredFunctions()) {
-    const methods = fn.options.methods ?? ['POST']
+    const methods: string[] = [...(fn.options.methods ?? ['POST'])]
     const withHead = (verbs: string[]) => verbs.includes('GET') && !verbs.includes('HEAD') ? [...verbs, 'HEAD'] : verbs
     if (fn.prefix && wanted === `/${fn.prefix}/${fn.name}`.toLowerCase()) return withHead(methods)
     if (wanted === `/functions/${fn.name}`.toLowerCase()) return withHead(methods.includes('GET') ? ['POST', 'GET'] : ['POST'])

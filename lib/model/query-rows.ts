@@ -13,6 +13,8 @@ export interface QueryRowsResult<Row = Record<string, unknown>> {
 /** Who runs the query: what a handler receives (master key, session user, or nobody). */
 export interface QueryCaller { master: boolean, user?: Parse.User, installationId?: string }
 
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: true }): Promise<Required<QueryRowsResult<Row>>>
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options?: { count?: boolean }): Promise<QueryRowsResult<Row>>
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count?: boolean } = {}): Promise<QueryRowsResult<Row>> {
   const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
   const auth = caller.master

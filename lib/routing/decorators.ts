@@ -5,6 +5,7 @@ import { modelByClass } from '../model/registry.js'
 import { checkPrefix, kebabPlural } from './naming.js'
 import { checkCloudFunctionOptions, type CloudFunctionOptions } from './options.js'
 import { addFunction, setRoutePrefix } from './registry.js'
+import type { HandlerCheck } from './typing.js'
 
 /** The prefix is the kebab-case plural of the model's class name, or the kebab name given. */
 export function Route (model: string | (abstract new (...args: never[]) => unknown)) {
@@ -22,8 +23,15 @@ export function Route (model: string | (abstract new (...args: never[]) => unkno
   }
 }
 
-export function CloudFunction (options: CloudFunctionOptions = {}) {
-  return function (target: object, propertyKey: unknown, descriptor?: PropertyDescriptor): void {
+/**
+ * The method becomes an endpoint. Its request parameter and answer are
+ * checked at compile time against the options (see HandlerCheck): type the
+ * request as `RequestOf<typeof options>`, `CloudRequest<{ …fields }>`, or
+ * plain `CloudRequest` (params left untyped).
+ */
+export function CloudFunction<const O extends CloudFunctionOptions = CloudFunctionOptions> (options: O = {} as O) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return function <H extends (...args: any[]) => unknown> (target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<H> & HandlerCheck<O, H>): void {
     assertLegacyDecorator('@CloudFunction', propertyKey)
     const isStatic = typeof target === 'function'
     const owner = (isStatic ? target : target.constructor) as abstract new (...args: never[]) => unknown
@@ -37,6 +45,7 @@ export function CloudFunction (options: CloudFunctionOptions = {}) {
 }
 
 /** A POST endpoint that requires a signed-in user. */
-export function ProtectedCloudFunction (options: Omit<CloudFunctionOptions, 'methods'> = {}) {
-  return CloudFunction({ ...options, methods: ['POST'], validation: { ...options.validation, requireUser: true } })
+export function ProtectedCloudFunction<const O extends Omit<CloudFunctionOptions, 'methods'> = Omit<CloudFunctionOptions, 'methods'>> (options: O = {} as O) {
+  type Protected = O & { methods: ['POST'], validation: { requireUser: true } }
+  return CloudFunction<Protected>({ ...options, methods: ['POST'], validation: { ...options.validation, requireUser: true } } as Protected)
 }

@@ -1,4 +1,5 @@
 // @CloudFunction options and their checks (at import, naming the function and option).
+import { KindGuard, type TSchema } from '@sinclair/typebox'
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -17,7 +18,7 @@ export interface ValidationField {
 
 export interface CloudFunctionOptions {
   /** Verbs this function answers; others get 405. Default ['POST']. */
-  methods?: HttpMethod[]
+  methods?: readonly HttpMethod[]
   description?: string
   /** Refuse callers without a session (the master key passes). */
   requiresAuth?: boolean
@@ -27,8 +28,15 @@ export interface CloudFunctionOptions {
     requireUser?: boolean
     fields?: Record<string, ValidationField>
   }
+  /**
+   * The answer's schema (TypeBox, or fields in the validation shorthand):
+   * Fastify serialises with it (fields it does not list are not sent), the
+   * API document shows it as the 200 response, and the handler's return type
+   * is checked against it.
+   */
+  returns?: TSchema | Record<string, ValidationField>
   /** Roles checked before the body runs (inherited roles count). */
-  requireRoles?: string[]
+  requireRoles?: readonly string[]
   /** true: every listed role; false (default): any of them. */
   requireAllRoles?: boolean
   /** Role cache lifetime for this function, overriding configureRoleCache; 0 never caches. */
@@ -40,7 +48,7 @@ export interface CloudFunctionOptions {
 }
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
-const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'requireMaster', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger'])
+const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'requireMaster', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger', 'returns'])
 const FIELD_KEYS = new Set(['type', 'required', 'options', 'default', 'description'])
 const TYPE_NAMES: FieldTypeName[] = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'Any']
 
@@ -71,15 +79,23 @@ export function checkCloudFunctionOptions (where: string, options: CloudFunction
   for (const key of ['description', 'customErrorMessage'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'string') fail(key, 'must be text')
   }
+  if (options.returns !== undefined) {
+    if (typeof options.returns !== 'object' || options.returns === null) fail('returns', 'must be a TypeBox schema or { field: { type, required? } }')
+    if (!KindGuard.IsSchema(options.returns)) checkFields('returns', options.returns as Record<string, ValidationField>, fail)
+  }
   const validation = options.validation
   if (validation !== undefined) {
     if (typeof validation !== 'object' || validation === null) fail('validation', 'must be { requireUser?, fields? }')
     for (const key of Object.keys(validation)) if (key !== 'requireUser' && key !== 'fields') fail(`validation.${key}`, 'is not supported (known: requireUser, fields)')
-    for (const [name, field] of Object.entries(validation.fields ?? {})) {
-      if (typeof field !== 'object' || field === null) fail(`validation.fields.${name}`, 'must be { type?, required?, options?, default? }')
-      for (const key of Object.keys(field)) if (!FIELD_KEYS.has(key)) fail(`validation.fields.${name}.${key}`, `is not supported (known: ${[...FIELD_KEYS].join(', ')})`)
-      if (!TYPE_NAMES.includes(fieldTypeName(field.type))) fail(`validation.fields.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
-      if (field.options !== undefined && (!Array.isArray(field.options) || field.options.length === 0)) fail(`validation.fields.${name}.options`, 'must be a non-empty list of allowed values')
-    }
+    checkFields('validation.fields', validation.fields ?? {}, fail)
+  }
+}
+
+function checkFields (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
+  for (const [name, field] of Object.entries(fields)) {
+    if (typeof field !== 'object' || field === null) fail(`${where}.${name}`, 'must be { type?, required?, options?, default? }')
+    for (const key of Object.keys(field)) if (!FIELD_KEYS.has(key)) fail(`${where}.${name}.${key}`, `is not supported (known: ${[...FIELD_KEYS].join(', ')})`)
+    if (!TYPE_NAMES.includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    if (field.options !== undefined && (!Array.isArray(field.options) || field.options.length === 0)) fail(`${where}.${name}.options`, 'must be a non-empty list of allowed values')
   }
 }

@@ -10,7 +10,8 @@ import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
 import { buildCloudRequest } from './request.js'
-import { inputSchema } from './schema.js'
+import { inputSchema, outputSchema } from './schema.js'
+import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 
@@ -55,17 +56,19 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
 function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
+  const returns = outputSchema(fn.options)
   const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
   const onRequest = refuseWrongAppIdHeader(options)
   const preValidation = [checkApplication(options, masterKey), ...limiter(scope, fn, masterKey), authorize(fn, options, masterKey)]
-  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod) => {
+  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
+    const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
       method: methods,
       url,
-      schema: schema ? (inQuery ? { querystring: schema } : { body: schema }) : undefined,
+      schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       config: { cloudFunction: fn },
       onRequest,
       preValidation,
@@ -84,16 +87,19 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
     const served = declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : declared
     const inQuery = served.filter((method) => QUERY_METHODS.has(method))
     const inBody = served.filter((method) => !QUERY_METHODS.has(method))
-    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn))
-    if (inBody.length > 0) route(inBody, url, entityHandler(fn))
-    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, declared)
+    // With `returns`, Fastify serialises the answer (fast-json-stringify) and the docs show it as the 200 response.
+    const response = returns ? { 200: returns } : undefined
+    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn), response)
+    if (inBody.length > 0) route(inBody, url, entityHandler(fn), response)
+    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, [...declared])
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
   const twin = `${base}/functions/${fn.name}`
   const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
-  route(['POST'], twin, functionsHandler(fn))
-  if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn))
+  const wrapped = returns ? { 200: Type.Object({ result: returns }) } : undefined
+  route(['POST'], twin, functionsHandler(fn), wrapped)
+  if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), wrapped)
   refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, twinVerbs)
 }
 
@@ -115,7 +121,9 @@ function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyR
     }
     request.kitCredentials = credentials
     if (request.body && typeof request.body === 'object') {
-      for (const key of SDK_BODY_KEYS) delete (request.body as Record<string, unknown>)[key]
+      const body = request.body as Record<string, unknown>
+      // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
+      for (const key of SDK_BODY_KEYS) if (key in body) delete body[key]
     }
   }
 }
@@ -148,11 +156,11 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
     if (requireMaster === true) {
       throw new KitError(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ?? 'Master key required: this function answers only callers presenting the master key.', 403)
     }
-    if (needsUser && !caller.user) {
+    if (needsUser && !caller.userId) {
       throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
     }
     if (requireRoles.length === 0) return
-    const held = new Set(await getUserRoles(caller.user!, { cacheMs: roleCacheMs }))
+    const held = new Set(await getUserRoles(caller.userId!, { cacheMs: roleCacheMs }))
     const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
     if (!allowed) {
       throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
@@ -161,17 +169,27 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
   }
 }
 
+function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
+  return fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+}
+
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  const typed = fn.options.returns !== undefined
   return async (request, reply) => {
-    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    const result = await invoke(fn, request)
+    // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
+    if (typed) return reply.send(result)
     // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(result ?? null))
   }
 }
 
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  const typed = fn.options.returns !== undefined
   return async (request, reply) => {
-    const result = await fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+    const result = await invoke(fn, request)
+    // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
+    if (typed) return reply.send({ result })
     // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
     const encoded = (Parse as unknown as { _encode: (value: unknown) => unknown })._encode(result)
     return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encoded }))

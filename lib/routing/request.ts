@@ -6,13 +6,10 @@ import { refuseNul } from '../storage/nul.js'
 import type { Caller } from '../access/session.js'
 import type { Credentials } from '../access/credentials.js'
 
-export interface CloudRequest<P = Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+/** Everything a handler receives but who the caller is (see CloudRequest and RequestOf). */
+export interface CloudRequestBase<P> {
   /** Body and query string merged; declared fields are converted by their schema, the rest stay as sent. */
   params: P
-  /** The user behind X-Parse-Session-Token, if any. */
-  user: Parse.User | undefined
-  /** The caller presented the master key. */
-  master: boolean
   installationId: string | undefined
   headers: IncomingHttpHeaders
   ip: string
@@ -20,6 +17,18 @@ export interface CloudRequest<P = Record<string, any>> { // eslint-disable-line 
   log: FastifyBaseLogger
   /** Free for the handler's own use during this call. */
   context: Record<string, unknown>
+}
+
+/**
+ * A handler's request. `CloudRequest` alone leaves params untyped; give the
+ * params (`CloudRequest<{ id: string }>`) or use `RequestOf<typeof options>`,
+ * and @CloudFunction checks them against validation.fields.
+ */
+export interface CloudRequest<P = Record<string, any>> extends CloudRequestBase<P> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The user behind X-Parse-Session-Token, if any. */
+  user: Parse.User | undefined
+  /** The caller presented the master key. */
+  master: boolean
 }
 
 export function buildCloudRequest (request: FastifyRequest, functionName: string, caller: Caller, credentials: Credentials): CloudRequest {
@@ -30,7 +39,8 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
   refuseNul(params)
   return {
     params,
-    user: caller.user,
+    // Built from the session on first read (see resolveCaller).
+    get user () { return caller.user },
     master: caller.master,
     installationId: credentials.installationId,
     headers: request.headers,

@@ -1,6 +1,6 @@
 // The TypeBox schema of a function's input, from validation.fields. Fastify
 // validates it (ajv) and @fastify/swagger documents it: one source for both.
-import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { KindGuard, Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { fieldTypeName, type CloudFunctionOptions, type ValidationField } from './options.js'
 
 export function inputSchema (options: CloudFunctionOptions): TObject | undefined {
@@ -13,6 +13,19 @@ export function inputSchema (options: CloudFunctionOptions): TObject | undefined
   }
   // Undeclared params pass through untouched: the handler reads them itself.
   return Type.Object(properties, { additionalProperties: true })
+}
+
+/** The schema of a function's answer, from `returns` (a TypeBox schema, or fields in the validation shorthand). */
+export function outputSchema (options: CloudFunctionOptions): TSchema | undefined {
+  const returns = options.returns
+  if (returns === undefined) return undefined
+  if (KindGuard.IsSchema(returns)) return returns
+  const properties: Record<string, TSchema> = {}
+  for (const [name, field] of Object.entries(returns)) {
+    const schema = fieldSchema(field)
+    properties[name] = field.required ? schema : Type.Optional(schema)
+  }
+  return Type.Object(properties)
 }
 
 function fieldSchema (field: ValidationField): TSchema {

@@ -5,6 +5,8 @@ import type { RatioSpec } from './scenarios.js'
 
 export interface RoundSample {
   reqPerSec: number
+  /** CPU time of the server process and its PostgreSQL (postmaster + backends) per answered request, µs; null without /proc. */
+  cpuUsPerRequest: number | null
   p50Ms: number
   p99Ms: number
   requests: number
@@ -20,6 +22,7 @@ export interface ScenarioResult {
   credentials: string
   /** Medians over the rounds. */
   reqPerSec: number
+  cpuUsPerRequest: number | null
   p50Ms: number
   p99Ms: number
   non2xx: number
@@ -36,6 +39,8 @@ export interface RatioResult extends RatioSpec {
   max: number
   met?: boolean
   designMet?: boolean
+  /** The same ratio from CPU cost: under's CPU per request ÷ over's (higher is better, like req/s). */
+  cpu: { value: number, min: number, max: number, met?: boolean, designMet?: boolean } | null
 }
 
 interface ScaleSize {
@@ -85,9 +90,9 @@ export interface ScenarioProfile extends ProfileSummary {
 export interface BenchResults {
   date: string
   commit: string
-  environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string }
+  environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string, pinned?: { server: string, load: string } | null }
   settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
-  server: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, requestsPerListNotes: number }
+  server: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } }
   scenarios: ScenarioResult[]
   ratios: RatioResult[]
   profiles?: Record<string, ScenarioProfile>
@@ -104,6 +109,28 @@ const fmt = (value: number | null | undefined, digits = 0) => value === null || 
 const verdict = (met: boolean | undefined) => met === undefined ? '' : met ? 'met' : '**not met**'
 const cell = (text: string) => text.replace(/\|/g, '\\|')
 
+/** Every target of issue 17 on one table: the ratios and the boot and memory limits. */
+export function targetsTable (results: BenchResults): string[] {
+  const lines = ['## Targets (issue 17)', '', '| target | measured | met |', '|---|---:|---|']
+  for (const r of results.ratios.filter((ratio) => ratio.target !== undefined)) {
+    lines.push(`| ${r.key} ${r.label} ≥ ${r.target}× | ${fmt(r.value, 2)}× req/s · ${r.cpu ? `${fmt(r.cpu.value, 2)}× CPU` : '–'} | req/s ${verdict(r.met)}; CPU ${r.cpu ? verdict(r.cpu.met) : '–'} |`)
+  }
+  const sizes = results.scale?.sizes ?? []
+  const zero = sizes.find((size) => size.functions === 0)
+  const thousand = sizes.find((size) => size.functions === 1000)
+  if (zero && thousand) {
+    const extra = (thousand.bootMs - zero.bootMs) / 1000
+    lines.push(`| boot with 1000 functions ≤ +1.0 s above the 0-function boot | +${fmt(extra, 2)} s | ${verdict(extra <= 1)} |`)
+  } else {
+    lines.push('| boot with 1000 functions ≤ +1.0 s | not measured (--no-scale or other sizes) | |')
+  }
+  const { memoryAfterBoot, memoryAfterLoad } = results.server
+  lines.push(`| RSS after boot ≤ 150 MB (bench server) | ${fmt(memoryAfterBoot.rssMB, 1)} MB | ${verdict(memoryAfterBoot.rssMB <= 150)} |`)
+  lines.push(`| RSS after the load rounds ≤ 250 MB | ${fmt(memoryAfterLoad.rssMB, 1)} MB | ${verdict(memoryAfterLoad.rssMB <= 250)} |`)
+  lines.push('')
+  return lines
+}
+
 export function renderMarkdown (results: BenchResults): string {
   const { environment: env, settings } = results
   const lines: string[] = []
@@ -117,24 +144,35 @@ export function renderMarkdown (results: BenchResults): string {
     (settings.quick ? ' **Quick run (1 s per run): a smoke test, not a measurement.**' : ''), '')
 
   push('## Throughput and latency', '')
-  push('| # | scenario | request | caller | req/s | p50 ms | p99 ms | req/s by round | non-2xx / errors |')
-  push('|---|---|---|---|---:|---:|---:|---|---|')
+  push('"CPU µs/req" is the CPU time of the server process **plus its PostgreSQL** (postmaster and backends, from `/proc`) during the measured window, divided by the requests answered: the cost of a request, which other load on the machine barely moves.', '')
+  push('| # | scenario | request | caller | req/s | CPU µs/req | p50 ms | p99 ms | req/s by round | CPU µs/req by round | non-2xx / errors |')
+  push('|---|---|---|---|---:|---:|---:|---:|---|---|---|')
   for (const s of results.scenarios) {
     const request = s.request.length > 60 ? `${s.request.slice(0, 57)}…` : s.request
-    push(`| ${s.label} | ${cell(s.title)} | \`${cell(request)}\` | ${s.credentials} | ${fmt(s.reqPerSec)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${s.rounds.map((r) => fmt(r.reqPerSec)).join(' · ')} | ${s.non2xx} / ${s.errors} |`)
+    push(`| ${s.label} | ${cell(s.title)} | \`${cell(request)}\` | ${s.credentials} | ${fmt(s.reqPerSec)} | ${fmt(s.cpuUsPerRequest)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${s.rounds.map((r) => fmt(r.reqPerSec)).join(' · ')} | ${s.rounds.map((r) => fmt(r.cpuUsPerRequest)).join(' · ')} | ${s.non2xx} / ${s.errors} |`)
   }
   push('')
+  if (results.server.baselineSql) {
+    push('Scenario 5pg replays, through `pg` in a bare Fastify route, the two statements one listNotes call sent (caught on Parse\'s own connection):', '')
+    push('```sql', results.server.baselineSql.find, results.server.baselineSql.count, '```', '')
+  }
 
   push('## Ratios', '')
   push('Median of the per-round ratios (the two sides of a ratio ran seconds apart in every round), with the lowest and highest round.', '')
-  push('| ratio | what | value | rounds | issue target | design target (DESIGN.md) |')
-  push('|---|---|---:|---|---|---|')
+  push('Each ratio in two forms: **req/s** (over ÷ under) and **CPU** (under\'s CPU per request ÷ over\'s: how many times cheaper). ' +
+    'Which to trust: on a quiet machine both agree and req/s is the user-visible one; when other work runs on the machine (load average above the core count, rounds far apart), ' +
+    'req/s measures who won the cores, and the **CPU** form is the one to trust.', '')
+  push('| ratio | what | req/s | rounds | CPU | rounds | target (issue 17) | design target (DESIGN.md) |')
+  push('|---|---|---:|---|---:|---|---|---|')
   for (const r of results.ratios) {
-    const target = r.target === undefined ? '' : `≥ ${r.target}× ${verdict(r.met)}`
-    const design = r.designTarget === undefined ? '' : `≥ ${r.designTarget}× ${verdict(r.designMet)}`
-    push(`| ${r.key} | ${r.label} | **${fmt(r.value, 2)}×** | ${fmt(r.min, 2)}–${fmt(r.max, 2)} | ${target} | ${design} |`)
+    const both = (met: boolean | undefined, cpuMet: boolean | undefined) => `req/s ${verdict(met)}, CPU ${r.cpu ? verdict(cpuMet) : '–'}`
+    const target = r.target === undefined ? '' : `≥ ${r.target}×: ${both(r.met, r.cpu?.met)}`
+    const design = r.designTarget === undefined ? '' : `≥ ${r.designTarget}×: ${both(r.designMet, r.cpu?.designMet)}`
+    const cpu = r.cpu ? `**${fmt(r.cpu.value, 2)}×** | ${fmt(r.cpu.min, 2)}–${fmt(r.cpu.max, 2)}` : '– | –'
+    push(`| ${r.key} | ${r.label} | **${fmt(r.value, 2)}×** | ${fmt(r.min, 2)}–${fmt(r.max, 2)} | ${cpu} | ${target} | ${design} |`)
   }
   push('')
+  push(...targetsTable(results))
 
   const scale = results.scale
   if (scale) {
@@ -187,7 +225,7 @@ export function renderMarkdown (results: BenchResults): string {
     }
     push('')
     push('Side by side, server busy time per request by owner (µs), for the pairs the targets compare:', '')
-    for (const ratio of results.ratios.filter((r) => r.target !== undefined)) {
+    for (const ratio of results.ratios.filter((r) => r.target !== undefined || r.compareProfiles)) {
       const a = profiles[ratio.over]
       const b = profiles[ratio.under]
       if (!a || !b) continue

@@ -7,7 +7,8 @@
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale, --no-rate-limit-store,
-// --render (only rewrite latest.md from latest.json).
+// --render (only rewrite latest.md from latest.json), --only=<labels or keys>
+// (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_FSYNC=1.
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
@@ -19,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
+import { coreLayout, cpuAccountingAvailable, cpuMsBetween, pin, sampleTree } from './cpu.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
@@ -27,7 +29,8 @@ import {
   type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
 } from './shared.js'
 
-const args = new Set(process.argv.slice(2))
+const args = new Set(process.argv.slice(2).filter((arg) => !arg.startsWith('--only=')))
+const only = process.argv.slice(2).find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').filter(Boolean)
 const quick = args.has('--quick')
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 4)),
@@ -43,6 +46,9 @@ const settings = {
 }
 const TSX = ['--import', 'tsx']
 const began = performance.now()
+// Server (with the PostgreSQL it starts) on some cores, this process (autocannon) on the others.
+const cores = coreLayout()
+if (cores) pin(process.pid, cores.load)
 const loadBefore = os.loadavg()
 
 mkdirSync(RESULTS_DIR, { recursive: true })
@@ -63,6 +69,8 @@ class ServerProcess {
   constructor (logFile: string) {
     const output = createWriteStream(logFile)
     this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    // Before it boots: PostgreSQL, started by the server, inherits the mask.
+    if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
     this.child.stderr!.pipe(output)
     this.ready = new Promise((resolve, reject) => {
@@ -110,7 +118,23 @@ class ServerProcess {
 
 interface Origin { origin: string }
 
-async function fire (target: Origin, scenario: Scenario, seconds: number): Promise<RoundSample> {
+/**
+ * Waits (at most ~5 s) until the server's process tree is idle — below 3% of a
+ * core over 250 ms — so that background work left by the previous run (the
+ * Note table's reset, PostgreSQL's autovacuum, a late GC) is not charged to
+ * the next run's CPU per request.
+ */
+async function settle (serverPid: number): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const before = sampleTree(serverPid)
+    await sleep(250)
+    if (cpuMsBetween(before, sampleTree(serverPid)) < 0.03 * 250) return
+  }
+}
+
+async function fire (target: Origin, scenario: Scenario, seconds: number, serverPid?: number): Promise<RoundSample> {
+  if (serverPid && cpuAccountingAvailable) await settle(serverPid)
+  const before = serverPid && cpuAccountingAvailable ? sampleTree(serverPid) : undefined
   const result = await autocannon({
     url: target.origin + scenario.path,
     method: scenario.method,
@@ -121,8 +145,10 @@ async function fire (target: Origin, scenario: Scenario, seconds: number): Promi
     duration: seconds,
     timeout: 10
   })
+  const cpuMs = before ? cpuMsBetween(before, sampleTree(serverPid!)) : undefined
   return {
     reqPerSec: round(result['2xx'] / result.duration, 0),
+    cpuUsPerRequest: cpuMs === undefined || result.requests.total === 0 ? null : round(1000 * cpuMs / result.requests.total, 0),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: result.requests.total,
@@ -143,7 +169,7 @@ async function sanityCheck (target: Origin, scenario: Scenario): Promise<void> {
 /** One round's running order: the groups in turn, each group's members rotated by round so none always runs first. */
 function roundOrder (all: Scenario[], round: number): Scenario[] {
   const order: Scenario[] = []
-  for (const group of ['constant', 'roles', 'read', 'write'] as const) {
+  for (const group of new Set(all.map((scenario) => scenario.group))) {
     const members = all.filter((scenario) => scenario.group === group)
     const shift = round % members.length
     order.push(...members.slice(shift), ...members.slice(0, shift))
@@ -162,12 +188,11 @@ async function measureThroughput (server: ServerProcess, ready: ServerReady, all
   for (let r = 0; r < settings.rounds; r++) {
     for (const scenario of roundOrder(all, r)) {
       await sleep(250)
-      const sample = await fire(ready, scenario, settings.seconds)
+      const sample = await fire(ready, scenario, settings.seconds, server.child.pid)
       samples.get(scenario.key)!.push(sample)
-      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
+      if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
-    // Writes grew the Note table: back to the seeded rows before the next round reads it.
-    await server.send({ cmd: 'reset-notes' })
   }
   return samples
 }
@@ -204,6 +229,7 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
       request: `${scenario.method} ${scenario.path}`,
       credentials: scenario.credentials,
       reqPerSec: median(rounds.map((s) => s.reqPerSec)),
+      cpuUsPerRequest: rounds.some((s) => s.cpuUsPerRequest === null) ? null : median(rounds.map((s) => s.cpuUsPerRequest!)),
       p50Ms: median(rounds.map((s) => s.p50Ms)),
       p99Ms: median(rounds.map((s) => s.p99Ms)),
       non2xx: rounds.reduce((sum, s) => sum + s.non2xx, 0),
@@ -212,12 +238,15 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
     }
   })
   const byKey = new Map(scenarios.map((scenario) => [scenario.key, scenario]))
-  const ratios = RATIOS.map((spec): RatioResult => {
+  const ratios = RATIOS.filter((spec) => byKey.has(spec.over) && byKey.has(spec.under)).map((spec): RatioResult => {
     const over = byKey.get(spec.over)!
     const under = byKey.get(spec.under)!
     // Each round's pair ran minutes apart at most: the median of per-round ratios resists drift better than a ratio of medians.
     const perRound = over.rounds.map((sample, i) => sample.reqPerSec / under.rounds[i].reqPerSec)
     const value = median(perRound)
+    // Cost form: how many times cheaper per request over is than under.
+    const cpuRounds = over.rounds.map((sample, i) => sample.cpuUsPerRequest && under.rounds[i].cpuUsPerRequest ? under.rounds[i].cpuUsPerRequest! / sample.cpuUsPerRequest : NaN)
+    const cpuValue = cpuRounds.some(Number.isNaN) ? undefined : median(cpuRounds)
     return {
       ...spec,
       value: round(value, 2),
@@ -225,7 +254,16 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
       min: round(Math.min(...perRound), 2),
       max: round(Math.max(...perRound), 2),
       met: spec.target === undefined ? undefined : value >= spec.target,
-      designMet: spec.designTarget === undefined ? undefined : value >= spec.designTarget
+      designMet: spec.designTarget === undefined ? undefined : value >= spec.designTarget,
+      cpu: cpuValue === undefined
+        ? null
+        : {
+            value: round(cpuValue, 2),
+            min: round(Math.min(...cpuRounds), 2),
+            max: round(Math.max(...cpuRounds), 2),
+            met: spec.target === undefined ? undefined : cpuValue >= spec.target,
+            designMet: spec.designTarget === undefined ? undefined : cpuValue >= spec.designTarget
+          }
     }
   })
   return { scenarios, ratios }
@@ -238,6 +276,7 @@ function runScaleChild (functions: number, dataDir: string, profileFile?: string
     const child = fork(path.join(BENCH_DIR, 'scale.ts'), [String(functions), dataDir, ...(profileFile ? [profileFile] : [])], {
       cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc']
     })
+    if (cores) pin(child.pid!, cores.server)
     let output = ''
     child.stdout!.on('data', (chunk) => { output += chunk })
     child.stderr!.on('data', (chunk) => { output += chunk })
@@ -344,7 +383,8 @@ async function main (): Promise<void> {
     ready = await server.ready
     log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
     if (ready.requestsPerListNotes !== 1) throw new Error('the SDK inside handlers goes over HTTP: directAccess is not in effect (DESIGN.md pitfall 8)')
-    all = buildScenarios(ready)
+    all = buildScenarios(ready).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
+    if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
     samples = await measureThroughput(server, ready, all)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
     if (settings.profile) profiles = await profileScenarios(server, ready, all)
@@ -365,10 +405,13 @@ async function main (): Promise<void> {
       memoryGB: round(os.totalmem() / 2 ** 30, 1),
       loadAverageBefore: loadBefore.map((value) => round(value, 2)),
       loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
-      note: `Server, PostgreSQL and load generator share ${os.cpus().length} cores; the load generator is a separate process (autocannon), not the server's event loop.`
+      note: cores
+        ? `Pinned with taskset: the server and its PostgreSQL on core(s) ${cores.server}, the load generator (autocannon, a separate process) on core(s) ${cores.load}.`
+        : `Not pinned (${os.cpus().length} core(s) or no taskset): server, PostgreSQL and load generator share the cores; the load generator is a separate process (autocannon).`,
+      pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes },
+    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
     scenarios,
     ratios,
     profiles,

@@ -41,7 +41,7 @@ function declareFunctions (n: number): Array<abstract new () => unknown> {
             status: { type: String, options: ['draft', 'published'] }
           }
         }
-      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name))
+      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
     }
     Route(`generated-${c}`)(Generated)
     classes.push(Generated)
@@ -68,7 +68,7 @@ const docsOption = { docs: { title: 'fastify-parse-kit bench', version: '0.0.0' 
 const profiler = profileFile ? new PhaseProfiler() : undefined
 
 async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, routeTimes: number[] }> {
-  const app = Fastify({ logger: { level: 'warn' } })
+  const app = Fastify({ logger: { level: 'warn' }, pluginTimeout: 180_000 })
   const routeTimes: number[] = []
   const declaredPrefix = `${MOUNT}/generated-`
   app.addHook('onRoute', (route) => {

@@ -10,6 +10,7 @@ import { buildExampleApp } from '../../fixtures/app.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { addUsersToRole } from '../../lib/index.js'
 import { tempDir } from '../helpers/kit.js'
+import { physicalLimitRoute } from './pg-baseline.js'
 import { PhaseProfiler } from './profiler.js'
 import {
   APP_ID, BENCH_CONSTANT, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
@@ -25,7 +26,8 @@ const origin = `http://127.0.0.1:${port}`
 
 const started = performance.now()
 const app = await buildExampleApp({
-  fastify: { logger: { level: process.env.BENCH_LOG_LEVEL ?? 'warn' } },
+  // Pinned to one core of a busy machine, boot can outlast Fastify's 10 s plugin timeout.
+  fastify: { logger: { level: process.env.BENCH_LOG_LEVEL ?? 'warn' }, pluginTimeout: 180_000 },
   kit: {
     appId: APP_ID,
     masterKey: MASTER_KEY,
@@ -35,6 +37,8 @@ const app = await buildExampleApp({
     // fsync off unless asked: both sides of every write comparison pay the same, and a VM's fsync is mostly noise.
     ephemeralDatabase: process.env.BENCH_FSYNC !== '1',
     functions: [path.join(ROOT, 'fixtures', 'functions'), path.join(BENCH_DIR, 'functions')],
+    // Scenario 6s: Parse's own create route with the caller's session token (closed by default).
+    allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }],
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
       cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
@@ -45,6 +49,8 @@ const app = await buildExampleApp({
 })
 // Scenario 1, the ceiling: a plain Fastify route on the same instance.
 app.post('/bench/bare', async () => BENCH_CONSTANT)
+// Scenario 5pg, the physical limit of the database path: listNotes' own SQL through pg (armed below, once listening).
+const baseline = physicalLimitRoute(app, APP_ID)
 await app.listen({ port, host: '127.0.0.1' })
 const bootMs = performance.now() - started
 
@@ -97,6 +103,7 @@ async function requestsPerListNotes (): Promise<number> {
 
 // The fixture's own seed added a few notes: start from exactly the benchmark's rows.
 await resetNotes()
+const baselineSql = await baseline.arm(() => call('GET', `${MOUNT}/notes/listNotes?limit=10`))
 const ready: ServerReady = {
   type: 'ready',
   origin,
@@ -104,13 +111,14 @@ const ready: ServerReady = {
   userId: user.objectId,
   bootMs,
   memory: memorySample(),
-  requestsPerListNotes: await requestsPerListNotes()
+  requestsPerListNotes: await requestsPerListNotes(),
+  baselineSql
 }
 
 const profiler = new PhaseProfiler()
 let closing: Promise<void> | undefined
 function close (): Promise<void> {
-  closing ??= app.close().finally(() => rmSync(dir, { recursive: true, force: true }))
+  closing ??= baseline.close().then(() => app.close()).finally(() => rmSync(dir, { recursive: true, force: true }))
   return closing
 }
 

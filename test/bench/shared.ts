@@ -46,6 +46,8 @@ export interface ServerReady {
   memory: MemorySample
   /** Requests the server saw while one listNotes call ran: 1 means the SDK ran in-process (directAccess). */
   requestsPerListNotes: number
+  /** The two statements one listNotes call sends, replayed by scenario 5pg. */
+  baselineSql: { find: string, count: string }
 }
 
 /** One scale measurement (test/bench/scale.ts), printed on a line starting with SCALE_RESULT_MARK. */

@@ -1,7 +1,7 @@
 // The {{Name}} resource: five endpoints under {mount}/{{prefix}}/ (the route prefix
 // comes from the class: @Route({{Name}}) → "{{prefix}}"; a method's name is its path).
 import Parse from 'parse/node'
-import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, type CloudRequest } from '{{kit}}'
+import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, Type, type CloudRequest, type Static } from '{{kit}}'
 import { {{Name}} } from '{{modelImport}}'
 
 /** The fields a client may send; the same list validates create and update and documents them. */
@@ -11,12 +11,24 @@ const {{camelName}}Fields = {
 }
 const editable = Object.keys({{camelName}}Fields) as Array<keyof typeof {{camelName}}Fields>
 
+/** What the endpoints answer (`returns`): fields not listed here are not sent, and the API docs show it. */
+const {{Name}}JSON = Type.Object({
+  objectId: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' })
+})
+const {{Name}}List = Type.Object({ results: Type.Array({{Name}}JSON), count: Type.Integer() })
+const Deleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() })
+
 @Route({{Name}})
 export class {{Name}}Functions {
   @CloudFunction({
     methods: ['POST'],
     requiresAuth: true,
     description: 'Creates a {{Name}} owned by the caller; everyone may read it.',
+    returns: {{Name}}JSON,
     validation: { fields: { ...{{camelName}}Fields, name: { ...{{camelName}}Fields.name, required: true } } }
   })
   static async {{createMethod}} (request: CloudRequest) {
@@ -30,6 +42,7 @@ export class {{Name}}Functions {
   @CloudFunction({
     methods: ['GET'],
     description: '{{pluralName}} the caller may read, newest first; filter by name.',
+    returns: {{Name}}List,
     validation: { fields: { limit: { type: Number }, name: { type: String } } }
   })
   static async {{listMethod}} (request: CloudRequest) {
@@ -38,12 +51,13 @@ export class {{Name}}Functions {
     if (request.params.name) query.equalTo('name', String(request.params.name))
     const limit = Math.min(Math.max(Number(request.params.limit ?? 100) || 0, 0), MAX_QUERY_LIMIT)
     // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
-    return queryRows(query.limit(limit), request, { count: true })
+    return queryRows<Static<typeof {{Name}}JSON>>(query.limit(limit), request, { count: true })
   }
 
   @CloudFunction({
     methods: ['GET'],
     description: 'One {{Name}} by id; 101 when it does not exist or the caller may not read it.',
+    returns: {{Name}}JSON,
     validation: { fields: { id: { type: String, required: true } } }
   })
   static async {{getMethod}} (request: CloudRequest) {
@@ -54,6 +68,7 @@ export class {{Name}}Functions {
     methods: ['POST'],
     requiresAuth: true,
     description: 'Changes a {{Name}} the caller may write.',
+    returns: {{Name}}JSON,
     validation: { fields: { id: { type: String, required: true }, ...{{camelName}}Fields } }
   })
   static async {{updateMethod}} (request: CloudRequest) {
@@ -69,12 +84,13 @@ export class {{Name}}Functions {
     methods: ['POST'],
     requiresAuth: true,
     description: 'Deletes a {{Name}} the caller may write.',
+    returns: Deleted,
     validation: { fields: { id: { type: String, required: true } } }
   })
   static async {{deleteMethod}} (request: CloudRequest) {
     const {{variable}} = await new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
     await {{variable}}.destroy(asCaller(request))
-    return { id: {{variable}}.id, deleted: true }
+    return { id: {{variable}}.id!, deleted: true }
   }
 }
 

@@ -1,6 +1,8 @@
 // Bench-only declared endpoints, loaded beside the fixture's functions:
 // {mount}/bench/benchConstant and the two role-checked variants.
-import { CloudFunction, Route } from '../../../lib/index.js'
+import Parse from 'parse/node'
+import { CloudFunction, MAX_QUERY_LIMIT, queryRows, Route, type CloudRequest } from '../../../lib/index.js'
+import { Note } from '../../../fixtures/models/Note.js'
 import { BENCH_CONSTANT, BENCH_ROLE } from '../shared.js'
 
 @Route('bench')
@@ -15,6 +17,13 @@ export class BenchFunctions {
   @CloudFunction({ methods: ['POST'], requireRoles: [BENCH_ROLE], roleCacheMs: 60_000 })
   static benchRolesCached () {
     return BENCH_CONSTANT
+  }
+
+  /** The fixture's listNotes without `returns`: the answer goes through JSON.stringify instead of a compiled serialiser. */
+  @CloudFunction({ methods: ['GET'], validation: { fields: { limit: { type: Number } } } })
+  static async benchListNotesUntyped (request: CloudRequest<{ limit?: number }>) {
+    const limit = Math.min(Math.max(Number(request.params.limit ?? 100), 0), MAX_QUERY_LIMIT)
+    return queryRows(new Parse.Query(Note).descending('createdAt').limit(limit), request, { count: true })
   }
 
   /** Session + role check, roles read through Parse's role graph on every call (the role cache off). */

@@ -1,6 +1,6 @@
 // The Note resource: the five endpoints the generator creates for every resource.
 import Parse from 'parse/node'
-import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, type CloudRequest } from 'fastify-parse-kit'
+import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, Type, type CloudRequest, type Static } from 'fastify-parse-kit'
 import { Note, NOTE_STATUSES } from '../models/Note.js'
 
 const noteFields = {
@@ -9,12 +9,27 @@ const noteFields = {
   status: { type: String, options: NOTE_STATUSES }
 }
 
+/** What the endpoints answer (`returns`): fields not listed here are not sent, and the API docs show it. */
+const NoteJSON = Type.Object({
+  objectId: Type.String(),
+  title: Type.String(),
+  body: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('published')])),
+  slug: Type.String(),
+  views: Type.Integer(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' })
+})
+const NoteList = Type.Object({ results: Type.Array(NoteJSON), count: Type.Integer() })
+const Deleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() })
+
 @Route(Note)
 export class NoteFunctions {
   @CloudFunction({
     methods: ['POST'],
     requiresAuth: true,
     description: 'Creates a note owned by the caller; published notes are public.',
+    returns: NoteJSON,
     validation: { fields: { ...noteFields, title: { ...noteFields.title, required: true } } }
   })
   static async createNote (request: CloudRequest) {
@@ -29,6 +44,7 @@ export class NoteFunctions {
   @CloudFunction({
     methods: ['GET'],
     description: 'Notes the caller may read, newest first.',
+    returns: NoteList,
     validation: { fields: { limit: { type: Number }, status: { type: String, options: NOTE_STATUSES } } }
   })
   static async listNotes (request: CloudRequest) {
@@ -36,10 +52,10 @@ export class NoteFunctions {
     if (request.params.status) query.equalTo('status', request.params.status)
     const limit = Math.min(Math.max(Number(request.params.limit ?? 100), 0), MAX_QUERY_LIMIT)
     // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
-    return queryRows(query.limit(limit), request, { count: true })
+    return queryRows<Static<typeof NoteJSON>>(query.limit(limit), request, { count: true })
   }
 
-  @CloudFunction({ methods: ['GET'], description: 'One note by id; 101 when it does not exist or the caller may not read it.', validation: { fields: { id: { type: String, required: true } } } })
+  @CloudFunction({ methods: ['GET'], description: 'One note by id; 101 when it does not exist or the caller may not read it.', returns: NoteJSON, validation: { fields: { id: { type: String, required: true } } } })
   static async getNote (request: CloudRequest) {
     return new Parse.Query(Note).get(request.params.id, asCaller(request))
   }
@@ -48,6 +64,7 @@ export class NoteFunctions {
     methods: ['POST'],
     requiresAuth: true,
     description: 'Changes a note the caller may write.',
+    returns: NoteJSON,
     validation: { fields: { id: { type: String, required: true }, ...noteFields } }
   })
   static async updateNote (request: CloudRequest) {
@@ -60,11 +77,11 @@ export class NoteFunctions {
     return note.save(null, asCaller(request))
   }
 
-  @CloudFunction({ methods: ['POST'], requiresAuth: true, description: 'Deletes a note the caller may write.', validation: { fields: { id: { type: String, required: true } } } })
+  @CloudFunction({ methods: ['POST'], requiresAuth: true, description: 'Deletes a note the caller may write.', returns: Deleted, validation: { fields: { id: { type: String, required: true } } } })
   static async deleteNote (request: CloudRequest) {
     const note = await new Parse.Query(Note).get(request.params.id, asCaller(request))
     await note.destroy(asCaller(request))
-    return { id: note.id, deleted: true }
+    return { id: note.id!, deleted: true }
   }
 }
 

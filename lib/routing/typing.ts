@@ -1,0 +1,82 @@
+// Compile-time types a declaration implies: a handler's params from
+// validation.fields, its user from requiresAuth / requireUser / requireRoles,
+// and its answer from `returns`. @CloudFunction checks the handler against them.
+import type { Static, TSchema } from '@sinclair/typebox'
+import type Parse from 'parse/node'
+import type { ValidationField } from './options.js'
+import type { CloudRequestBase } from './request.js'
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {}
+
+/** The value a declared field holds once Fastify has validated (and converted) it. */
+export type FieldValue<F> =
+  F extends { options: readonly (infer V)[] } ? V
+    : F extends { type: infer T } ? TypeValue<T>
+      : unknown
+
+type TypeValue<T> =
+  T extends 'String' | StringConstructor ? string
+    : T extends 'Number' | NumberConstructor ? number
+      : T extends 'Boolean' | BooleanConstructor ? boolean
+        // Dates arrive as ISO 8601 text (the schema checks the format).
+        : T extends 'Date' | DateConstructor ? string
+          : T extends 'Object' | ObjectConstructor ? Record<string, unknown>
+            : T extends 'Array' | ArrayConstructor ? unknown[]
+              : unknown
+
+/** Present after validation: required, or filled in from a default. */
+type PresentKeys<Fields> = { [K in keyof Fields]: Fields[K] extends { required: true } | { default: {} | null } ? K : never }[keyof Fields]
+
+/** `validation.fields` as the object a handler reads. */
+export type FieldsParams<Fields> = Simplify<
+  { [K in PresentKeys<Fields>]: FieldValue<Fields[K]> } &
+  { [K in Exclude<keyof Fields, PresentKeys<Fields>>]?: FieldValue<Fields[K]> }
+>
+
+/** Params of a function: its declared fields, or any JSON object when it declares none. */
+export type ParamsOf<O> = O extends { validation: { fields: infer Fields extends Record<string, ValidationField> } }
+  ? FieldsParams<Fields>
+  : Record<string, unknown>
+
+/** Who may be calling. With requiresAuth / requireUser / requireRoles, a caller without the master key has a user. */
+export type CallerOf<O> = NeedsUser<O> extends true
+  ? { master: false, user: Parse.User } | { master: true, user: Parse.User | undefined }
+  : { master: boolean, user: Parse.User | undefined }
+
+type NeedsUser<O> =
+  O extends { requiresAuth: true } ? true
+    : O extends { validation: { requireUser: true } } ? true
+      : O extends { requireRoles: readonly [string, ...string[]] } ? true
+        : false
+
+/** What a handler declared with these options receives. */
+export type RequestOf<O> = CloudRequestBase<ParamsOf<O>> & CallerOf<O>
+
+/** A request whose caller is a user unless it presented the master key (requiresAuth / requireUser / requireRoles). */
+export type AuthenticatedRequest<P = Record<string, unknown>> = CloudRequestBase<P> & CallerOf<{ requiresAuth: true }>
+
+/** A `returns` declaration: a TypeBox schema, or fields in the validation shorthand. */
+export type ReturnsDeclaration = TSchema | Record<string, ValidationField>
+
+/** The JSON a function answers, from `returns`. */
+export type ReturnOf<O> = O extends { returns: infer R } ? (R extends TSchema ? Static<R> : FieldsParams<R>) : unknown
+
+/**
+ * A handler may answer the value itself, an object whose toJSON() gives it, or
+ * a Parse.Object (its attributes are not typed: the serialiser checks it).
+ */
+type Answer<O> = O extends { returns: unknown } ? ReturnOf<O> | { toJSON (): ReturnOf<O> } | Parse.Object : unknown
+
+/**
+ * The decorator's check of a handler. Its request parameter must accept what
+ * the declaration delivers (so a param typed differently from its field, an
+ * undeclared param, or a user the declaration does not guarantee fails), and
+ * its answer must match `returns`.
+ */
+export type HandlerCheck<O, H> = H extends (...args: infer Args) => infer Result
+  ? [RequestOf<O>] extends [Args extends [] ? RequestOf<O> : Args[0]]
+    ? [Awaited<Result>] extends [Answer<O>]
+      ? unknown
+      : { '@CloudFunction: the handler answers a value that does not match `returns`': Answer<O> }
+    : { '@CloudFunction: the handler\'s request type does not match validation.fields / requiresAuth; use RequestOf<typeof options> or CloudRequest<{ …declared fields }>': RequestOf<O> }
+  : unknown

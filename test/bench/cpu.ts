@@ -1,0 +1,79 @@
+// CPU time a process tree spends (the bench server plus its PostgreSQL: the
+// postmaster and every backend), read from /proc, and core pinning with
+// taskset. Wall-clock req/s moves with whatever else runs on the machine;
+// CPU seconds per request barely does, so both are reported.
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import os from 'node:os'
+
+const TICKS_PER_SECOND = (() => {
+  try { return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100 } catch { return 100 }
+})()
+
+/** utime + stime of each process, plus what its reaped children used (cutime + cstime), in ticks. */
+export type TreeSample = Map<number, number>
+
+export const cpuAccountingAvailable = (() => {
+  try { readFileSync('/proc/self/stat', 'utf8'); return true } catch { return false }
+})()
+
+function readStat (pid: number): { ppid: number, ticks: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    // fields[0] is field 3 (state): ppid is field 4, utime..cstime are fields 14..17.
+    const ppid = Number(fields[1])
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+    return { ppid, ticks }
+  } catch {
+    return undefined
+  }
+}
+
+/** Every process descending from root (root included), with its CPU ticks so far. */
+export function sampleTree (root: number): TreeSample {
+  const stats = new Map<number, { ppid: number, ticks: number }>()
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid)) continue
+    const stat = readStat(pid)
+    if (stat) stats.set(pid, stat)
+  }
+  const tree: TreeSample = new Map()
+  const visit = (pid: number) => {
+    const stat = stats.get(pid)
+    if (!stat || tree.has(pid)) return
+    tree.set(pid, stat.ticks)
+    for (const [child, childStat] of stats) if (childStat.ppid === pid) visit(child)
+  }
+  visit(root)
+  return tree
+}
+
+/** CPU milliseconds the tree used between two samples (a process born in between counts from zero). */
+export function cpuMsBetween (before: TreeSample, after: TreeSample): number {
+  let ticks = 0
+  for (const [pid, now] of after) ticks += Math.max(0, now - (before.get(pid) ?? 0))
+  return (ticks * 1000) / TICKS_PER_SECOND
+}
+
+/**
+ * Core layout on this machine: the server and its PostgreSQL on one set of
+ * cores, the load generator on the others. Undefined with fewer than 2 cores
+ * or without taskset.
+ */
+export function coreLayout (): { server: string, load: string } | undefined {
+  const cores = os.cpus().length
+  if (cores < 2 || process.env.BENCH_PIN === '0') return undefined
+  try { execFileSync('taskset', ['--version'], { stdio: 'ignore' }) } catch { return undefined }
+  // Give the server half the cores (at least one); the load generator gets the rest.
+  const serverCores = Math.max(1, Math.floor(cores / 2))
+  const list = (from: number, to: number) => from === to ? String(from) : `${from}-${to}`
+  return { server: list(0, serverCores - 1), load: list(serverCores, cores - 1) }
+}
+
+/** Pins every thread of a process (children it starts later inherit the mask). */
+export function pin (pid: number, cores: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cores, String(pid)], { stdio: 'ignore' })
+}

@@ -1,0 +1,53 @@
+// Scenario 5pg: the physical limit of a database endpoint. The SQL that one
+// listNotes call sends (caught on the wire of Parse's own pool, so it is
+// exactly the same statements, not a guess), replayed through `pg` in a bare
+// Fastify route: no Parse, no kit, no checks.
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import { parseConfig } from '../../lib/host/parse-internals.js'
+
+interface Statements { find: string, count: string }
+
+export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm: (listNotes: () => Promise<unknown>) => Promise<Statements>, close: () => Promise<void> } {
+  let statements: Statements | undefined
+  let pool: pg.Pool | undefined
+  app.get('/bench/pg-baseline', async (_request, reply) => {
+    if (!statements || !pool) return reply.code(503).send({ error: 'not armed yet' })
+    const found = await pool.query(statements.find)
+    const counted = await pool.query(statements.count)
+    const row = counted.rows[0] as { count?: string, approximate_row_count?: number }
+    return { results: found.rows, count: Number(row.count ?? row.approximate_row_count) }
+  })
+
+  return {
+    async arm (listNotes) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const client = (parseConfig(appId) as any).database.adapter._client
+      const parsePool = client.$pool as { Client: { prototype: { query: (...args: unknown[]) => unknown } }, options: Record<string, unknown> }
+      const proto = parsePool.Client.prototype
+      const original = proto.query
+      const seen: string[] = []
+      proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+        const text = typeof config === 'string' ? config : (config as { text?: string })?.text
+        if (text && /"Note"|pg_class/.test(text)) seen.push(text)
+        return original.call(this, config, ...rest)
+      }
+      try {
+        await listNotes()
+      } finally {
+        proto.query = original
+      }
+      const find = seen.find((text) => /^SELECT .* FROM "Note"/s.test(text) && !/count\(/.test(text))
+      const count = seen.find((text) => /count\(\*\)|approximate_row_count/.test(text))
+      if (seen.length !== 2 || !find || !count) throw new Error(`listNotes sent ${seen.length} statements on Note, expected a find and a count: ${JSON.stringify(seen)}`)
+      // The connection Parse's pool was made from (pg-promise keeps it as $cn), with as many connections.
+      const connection = typeof client.$cn === 'string' ? { connectionString: client.$cn } : client.$cn
+      pool = new pg.Pool({ ...connection, max: Number(parsePool.options.max ?? 10) })
+      statements = { find, count }
+      return statements
+    },
+    async close () {
+      await pool?.end()
+    }
+  }
+}

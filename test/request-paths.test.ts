@@ -1,0 +1,187 @@
+// The paths a declared endpoint takes keep every rule Parse applies: the
+// caller resolved from Parse's session cache (lib/access/session.ts), SDK
+// saves made inside the handler, reads through queryRows. Each test below
+// fails if a path skipped class-level permissions, ACLs, beforeSave /
+// afterSave, the version field, the ambient transaction, or a logout.
+import t from 'tap'
+import Parse from 'parse/node'
+import {
+  addUsersToRole, afterCommit, asCaller, BaseModel, BeforeSave, AfterSave, CONFLICT, CloudFunction, ParseClass, ParseField,
+  ParseVersionField, queryRows, roleKey, Route, Transactional, implementACL, type CloudRequest
+} from '../lib/index.js'
+import { masterHeaders, appHeaders, startKit } from './helpers/kit.js'
+
+const afterSaves: string[] = []
+
+@ParseClass('Memo', {
+  clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { [roleKey('Writer')]: true }, update: { '*': true }, delete: {} }
+})
+class Memo extends BaseModel {
+  @ParseField({ type: 'String', required: true }) declare text: string
+  @ParseField({ type: 'String' }) declare stamp: string
+
+  @BeforeSave()
+  static stampIt (request: Parse.Cloud.BeforeSaveRequest<Memo>) {
+    if (request.object.text === 'refuse me') throw new Parse.Error(Parse.Error.VALIDATION_ERROR, 'refused by beforeSave')
+    request.object.stamp = `stamped:${request.object.text}`
+  }
+
+  @AfterSave()
+  static record (request: Parse.Cloud.AfterSaveRequest<Memo>) {
+    afterSaves.push(request.object.text)
+  }
+}
+
+@ParseClass('Counter')
+class Counter extends BaseModel {
+  @ParseField({ type: 'Number' }) declare value: number
+  @ParseVersionField() declare version: number
+}
+
+const writerOnly = (user: Parse.User) => implementACL({ publicRead: false, owner: [{ user, read: true, write: true }] })
+
+@Route('fast')
+export class FastFunctions {
+  @CloudFunction({ requiresAuth: true, validation: { fields: { text: { type: String, required: true }, asToken: { type: String }, isPrivate: { type: Boolean } } } })
+  static async createMemo (request: CloudRequest<{ text: string, asToken?: string, isPrivate?: boolean }>) {
+    const memo = new Memo({ text: request.params.text })
+    if (request.params.isPrivate) memo.setACL(writerOnly(request.user!))
+    // asToken: act as another session than the caller's (the reused caller must not leak into it).
+    const options = request.params.asToken ? { sessionToken: request.params.asToken } : asCaller(request)
+    await memo.save(null, options)
+    return { id: memo.id, stamp: memo.stamp }
+  }
+
+  @CloudFunction({ requiresAuth: true, validation: { fields: { id: { type: String, required: true }, text: { type: String, required: true } } } })
+  static async updateMemo (request: CloudRequest<{ id: string, text: string }>) {
+    const memo = Memo.createWithoutData(request.params.id) as Memo
+    memo.text = request.params.text
+    await memo.save(null, asCaller(request))
+    return { stamp: memo.stamp }
+  }
+
+  @CloudFunction({ methods: ['GET'], requiresAuth: true })
+  static whoAmI (request: CloudRequest) {
+    return { id: request.user?.id ?? null, username: request.user?.getUsername() ?? null, token: request.user?.getSessionToken() ?? null }
+  }
+
+  @CloudFunction({ methods: ['GET'], requireRoles: ['Writer'] })
+  static writersOnly () {
+    return 'writer'
+  }
+
+  @CloudFunction({ methods: ['GET'] })
+  static async listMemos (request: CloudRequest) {
+    return queryRows(new Parse.Query(Memo).ascending('text'), request)
+  }
+
+  @CloudFunction({ validation: { fields: { version: { type: Number } } } })
+  static async createCounter (request: CloudRequest<{ version?: number }>) {
+    const counter = new Counter({ value: 1, version: request.params.version })
+    await counter.save(null, asCaller(request))
+    return { id: counter.id, version: counter.version }
+  }
+
+  @CloudFunction({ validation: { fields: { id: { type: String, required: true } } } })
+  static async bumpStale (request: CloudRequest<{ id: string }>) {
+    const first = await new Parse.Query(Counter).get(request.params.id, { useMasterKey: true })
+    const second = await new Parse.Query(Counter).get(request.params.id, { useMasterKey: true })
+    first.value += 1
+    await first.save(null, { useMasterKey: true })
+    second.value += 10
+    await second.save(null, { useMasterKey: true }) // read at the old version: refused
+    return 'unreachable'
+  }
+
+  @CloudFunction({ requiresAuth: true, validation: { fields: { text: { type: String, required: true } } } })
+  @Transactional()
+  static async createThenFail (request: CloudRequest<{ text: string }>) {
+    await new Memo({ text: request.params.text }).save(null, asCaller(request))
+    await afterCommit(() => { afterSaves.push('after commit must not run') })
+    throw new Parse.Error(Parse.Error.SCRIPT_FAILED, 'rolled back on purpose')
+  }
+}
+
+t.test('optimised paths keep Parse\'s rules', async (t) => {
+  const kit = await startKit(t, { allowAuthRoutes: true })
+  const alice = await kit.signUp('alice')
+  const bob = await kit.signUp('bob')
+  await addUsersToRole('Writer', [alice.id])
+  const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
+  const post = (url: string, user: { token: string }, body: unknown) => kit.request('POST', `/parse/fast/${url}`, { headers: as(user), body })
+
+  t.test('beforeSave / afterSave run on a handler\'s save', async (t) => {
+    const saved = await post('createMemo', alice, { text: 'hello' })
+    t.equal(saved.status, 200, saved.text)
+    t.equal(saved.json.stamp, 'stamped:hello', 'beforeSave changed the object, and the change came back to the SDK object')
+    t.ok(afterSaves.includes('hello'), 'afterSave ran')
+    const refused = await post('createMemo', alice, { text: 'refuse me' })
+    t.equal(refused.status, 400)
+    t.same(refused.json, { code: Parse.Error.VALIDATION_ERROR, error: 'refused by beforeSave' })
+    const stored = await new Parse.Query(Memo).equalTo('text', 'refuse me').count({ useMasterKey: true })
+    t.equal(stored, 0, 'nothing was written')
+  })
+
+  t.test('class-level permissions: create needs the Writer role', async (t) => {
+    const refused = await post('createMemo', bob, { text: 'from bob' })
+    t.equal(refused.status, 400)
+    t.equal(refused.json.code, Parse.Error.OPERATION_FORBIDDEN, refused.text)
+    t.equal(await new Parse.Query(Memo).equalTo('text', 'from bob').count({ useMasterKey: true }), 0)
+  })
+
+  t.test('a save made with another session acts as that session, not as the caller', async (t) => {
+    // Alice (a Writer) calls; the save uses Bob's token: the CLP must judge Bob.
+    const asBob = await post('createMemo', alice, { text: 'bob through alice', asToken: bob.token })
+    t.equal(asBob.json.code, Parse.Error.OPERATION_FORBIDDEN, asBob.text)
+    const asNobody = await post('createMemo', alice, { text: 'bad token', asToken: 'r:not-a-session' })
+    t.equal(asNobody.json.code, Parse.Error.INVALID_SESSION_TOKEN, asNobody.text)
+  })
+
+  t.test('ACLs: an update by someone the ACL does not let write is refused; reads hide rows the caller may not see', async (t) => {
+    const mine = await post('createMemo', alice, { text: 'private', isPrivate: true })
+    t.equal(mine.status, 200, mine.text)
+    const hijack = await post('updateMemo', bob, { id: mine.json.id, text: 'hijacked' })
+    t.equal(hijack.json.code, Parse.Error.OBJECT_NOT_FOUND, hijack.text)
+    const own = await post('updateMemo', alice, { id: mine.json.id, text: 'private, edited' })
+    t.equal(own.status, 200, own.text)
+    t.equal(own.json.stamp, 'stamped:private, edited', 'beforeSave runs on updates too')
+    const bobSees = await kit.request('GET', '/parse/fast/listMemos', { headers: as(bob) })
+    const aliceSees = await kit.request('GET', '/parse/fast/listMemos', { headers: as(alice) })
+    t.notOk(bobSees.json.results.some((row: { text: string }) => row.text.startsWith('private')), 'bob does not read alice\'s private memo')
+    t.ok(aliceSees.json.results.some((row: { text: string }) => row.text === 'private, edited'), 'alice does')
+  })
+
+  t.test('sessions: the user behind the token, its roles, and a logout that takes effect at once', async (t) => {
+    const carol = await kit.signUp('carol')
+    const get = (url: string, user: { token: string }) => kit.request('GET', `/parse/fast/${url}`, { headers: as(user) })
+    for (let i = 0; i < 2; i++) {
+      // The second call is answered from Parse's session cache.
+      const me = await get('whoAmI', carol)
+      t.same(me.json, { id: carol.id, username: 'carol', token: carol.token }, `call ${i + 1}`)
+    }
+    t.equal((await get('writersOnly', alice)).status, 200, 'a Writer passes the role check')
+    t.equal((await get('writersOnly', carol)).json.code, Parse.Error.OPERATION_FORBIDDEN, 'carol holds no role')
+    const logout = await kit.request('POST', '/parse/logout', { headers: as(carol), body: {} })
+    t.equal(logout.status, 200, logout.text)
+    const after = await get('whoAmI', carol)
+    t.equal(after.json.code, Parse.Error.INVALID_SESSION_TOKEN, `the logged-out token is refused: ${after.text}`)
+  })
+
+  t.test('the version field: new objects start at 1, a stale save is a CONFLICT', async (t) => {
+    const created = await kit.request('POST', '/parse/fast/createCounter', { headers: masterHeaders, body: { version: 41 } })
+    t.equal(created.status, 200, created.text)
+    t.equal(created.json.version, 1, 'whatever the client sent')
+    const stale = await kit.request('POST', '/parse/fast/bumpStale', { headers: masterHeaders, body: { id: created.json.id } })
+    t.equal(stale.json.code, CONFLICT, stale.text)
+    const stored = await new Parse.Query(Counter).get(created.json.id, { useMasterKey: true })
+    t.equal(stored.value, 2, 'only the first save landed')
+    t.equal(stored.version, 2)
+  })
+
+  t.test('transactions: a handler\'s save rolls back with the body', async (t) => {
+    const failed = await post('createThenFail', alice, { text: 'in a failed transaction' })
+    t.equal(failed.json.code, Parse.Error.SCRIPT_FAILED, failed.text)
+    t.equal(await new Parse.Query(Memo).equalTo('text', 'in a failed transaction').count({ useMasterKey: true }), 0, 'rolled back')
+    t.notOk(afterSaves.includes('after commit must not run'))
+  })
+})
