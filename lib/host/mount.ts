@@ -17,6 +17,7 @@ import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from '.
 import { mapRequestTarget, targetsMount } from './request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
+import { makeBatchRoutingPathFunction } from './parse-internals.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
@@ -144,7 +145,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     })
   }
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
-  const allowed = master || isRouteAllowed(method, path, options.policy)
+  const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
@@ -156,6 +157,31 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
         `${options.emailMissing.join(', ')} (parseServerOptions).`
     })
   }
+}
+
+/**
+ * Parse runs a /batch's inner requests through its own router, past Express and
+ * the gate: when an application opens /batch, each inner request must be one the
+ * open list allows, its path resolved exactly as Parse's batch resolves it.
+ */
+function innerBatchAllowed (method: string, path: string, body: unknown, options: GateOptions): boolean {
+  if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return true
+  const requests = (body as { requests?: unknown } | undefined)?.requests
+  // Parse refuses these itself before running anything.
+  if (!Array.isArray(requests)) return true
+  const config = parseConfigOf(options.host)
+  const base = options.mountPath === '/' ? '' : options.mountPath
+  const routable = makeBatchRoutingPathFunction(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
+  return requests.every((inner: { method?: unknown, path?: unknown } | null) => {
+    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return true
+    let innerPath: string
+    try {
+      innerPath = routable(inner.path)
+    } catch {
+      return true // "cannot route batch path": Parse refuses the batch
+    }
+    return typeof inner.method === 'string' && isRouteAllowed(inner.method, innerPath, options.policy)
+  })
 }
 
 function hasBody (request: FastifyRequest): boolean {
