@@ -1,7 +1,9 @@
 // Hostile requests against the gate over a real listener: what an application
 // opens with allowedRoutes must not open more than it lists.
 import t from 'tap'
-import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
+import { APP_ID, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { rawRequest } from './helpers/raw-http.js'
 
 t.test('an opened /batch does not open what its inner requests name', async (t) => {
   const kit = await startKit(t, {
@@ -37,4 +39,39 @@ t.test('an opened /batch does not open what its inner requests name', async (t) 
   const master = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests: [{ method: 'GET', path: '/parse/users' }] } })
   t.equal(master.status, 200, 'the master key still batches anything')
   t.match(master.text, /batch-victim/)
+})
+
+@ParseClass('Probe')
+class Probe extends BaseModel {
+  @ParseField({ type: 'String' }) declare label: string
+}
+
+@Route(Probe)
+class ProbeFunctions {
+  @CloudFunction({ methods: ['POST'], validation: { fields: { count: { type: Number }, mode: { type: String, options: ['a', 'b'] } } } })
+  static echoProbe (request: CloudRequest) { return { params: request.params } }
+
+  @CloudFunction({ methods: ['GET'], validation: { fields: { id: { type: String, required: true } } } })
+  static readProbe (request: CloudRequest) { return { params: request.params } }
+}
+void Probe; void ProbeFunctions
+
+t.test('declared fields are checked wherever they arrive', async (t) => {
+  const kit = await startKit(t)
+  const json = { ...appHeaders, 'content-type': 'application/json' }
+  for (const url of ['/parse/probes/echoProbe', '/parse/functions/echoProbe']) {
+    const typed = await kit.request('POST', `${url}?count=many&mode=z`, { headers: appHeaders, body: {} })
+    t.equal(typed.status, 400, `${url}: a declared field in the query string of a POST is refused (${typed.text})`)
+    t.equal(typed.json?.code, 142)
+    const repeated = await kit.request('POST', `${url}?mode=a&mode=b`, { headers: appHeaders, body: {} })
+    t.equal(repeated.status, 400, `${url}: a repeated declared field in the query is refused (${repeated.text})`)
+    const plain = await kit.request('POST', `${url}?page=2`, { headers: appHeaders, body: { count: 3, mode: 'a' } })
+    t.same(plain.json?.params ?? plain.json?.result?.params, { page: '2', count: 3, mode: 'a' }, `${url}: undeclared query params and body fields still arrive`)
+  }
+  const port = Number(new URL(kit.origin).port)
+  for (const url of ['/parse/probes/readProbe?id=abc', '/parse/functions/readProbe?id=abc']) {
+    const withBody = await rawRequest(port, `GET ${url} HTTP/1.1`, { ...json, 'x-parse-application-id': APP_ID }, JSON.stringify({ id: { $gt: '' } }))
+    const params = withBody.json?.params ?? withBody.json?.result?.params
+    t.not(typeof params?.id, 'object', `${url}: a GET body does not replace a checked query field (${withBody.body})`)
+  }
 })
