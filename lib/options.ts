@@ -3,6 +3,7 @@ import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
+import { ipRangesProblem } from './access/credentials.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -111,7 +112,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
-    parseServerOptions: plainObject(input, 'parseServerOptions') ?? {},
+    parseServerOptions: parseServerOptions(input),
     schema: schemaOption(input),
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
@@ -119,6 +120,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     redis: redisURL(optionalString(input, 'redis') ?? (process.env.REDIS_URL || undefined)),
     production: process.env.NODE_ENV === 'production'
   }
+}
+
+function parseServerOptions (input: KitOptions): Record<string, unknown> {
+  const options = plainObject(input, 'parseServerOptions') ?? {}
+  const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
+  if (problem) throw new KitOptionsError('parseServerOptions.masterKeyIps', problem)
+  return options
 }
 
 function schemaOption (input: KitOptions): SchemaOption | undefined {

@@ -75,3 +75,13 @@ t.test('declared fields are checked wherever they arrive', async (t) => {
     t.not(typeof params?.id, 'object', `${url}: a GET body does not replace a checked query field (${withBody.body})`)
   }
 })
+
+t.test('a masterKeyIps range Node cannot compile fails at boot, not as a 500 per master-key call', async (t) => {
+  for (const range of ['127.0.0.1/33', '10.0.0.0/abc', '::1/200']) {
+    await t.rejects(
+      startKit(t, { parseServerOptions: { masterKeyIps: [range] } }),
+      { message: /masterKeyIps.*127\.0\.0\.1\/33|masterKeyIps.*10\.0\.0\.0\/abc|masterKeyIps.*::1\/200/ },
+      `${range} is refused at boot naming the option`
+    )
+  }
+})
