@@ -41,6 +41,8 @@ t.test('an opened /batch does not open what its inner requests name', async (t) 
   t.match(master.text, /batch-victim/)
 })
 
+const calls = { limited: 0 }
+
 @ParseClass('Probe')
 class Probe extends BaseModel {
   @ParseField({ type: 'String' }) declare label: string
@@ -53,6 +55,9 @@ class ProbeFunctions {
 
   @CloudFunction({ methods: ['GET'], validation: { fields: { id: { type: String, required: true } } } })
   static readProbe (request: CloudRequest) { return { params: request.params } }
+
+  @CloudFunction({ methods: ['GET', 'POST'], rateLimit: { windowMs: 60_000, max: 2 } })
+  static limitedProbe () { calls.limited++; return 'ok' }
 }
 void Probe; void ProbeFunctions
 
@@ -84,4 +89,34 @@ t.test('a masterKeyIps range Node cannot compile fails at boot, not as a 500 per
       `${range} is refused at boot naming the option`
     )
   }
+})
+
+t.test('one rate-limit counter whatever the spelling of the route', async (t) => {
+  const kit = await startKit(t)
+  const port = Number(new URL(kit.origin).port)
+  const spellings = [
+    'GET /parse/probes/limitedProbe', 'HEAD /parse/probes/limitedProbe', 'GET /parse/functions/limitedProbe', 'POST /parse/functions/limitedProbe',
+    'GET /parse/probes/limited%50robe', 'GET /parse/functions/limited%50robe', 'GET /parse/probes/limitedProbe/', 'GET /parse/PROBES/limitedProbe',
+    'GET /parse/functions/limitedProbe/', 'GET /parse/functions/LIMITEDPROBE', 'POST /parse/probes/limitedProbe?x=1', 'GET /%70arse/probes/limitedProbe'
+  ]
+  const statuses: number[] = []
+  for (const spelling of spellings) {
+    const [method, url] = spelling.split(' ')
+    const body = method === 'POST' ? '{}' : undefined
+    const result = await rawRequest(port, `${method} ${url} HTTP/1.1`, { 'x-parse-application-id': APP_ID, ...(body ? { 'content-type': 'application/json' } : {}) }, body)
+    statuses.push(result.status)
+    t.not(result.status, 500, `${spelling} → ${result.status}`)
+  }
+  t.equal(calls.limited, 2, `the function ran exactly max times across every spelling (statuses ${statuses.join(',')})`)
+})
+
+t.test('a declared route spelled another way is a 404 naming the route, not a 405 for the verb it takes', async (t) => {
+  const kit = await startKit(t)
+  for (const url of ['/parse/probes/readProbe/?id=a', '/parse/PROBES/readProbe?id=a', '/parse/probes/READPROBE?id=a']) {
+    const result = await kit.request('GET', url, { headers: appHeaders })
+    t.equal(result.status, 404, `GET ${url} → 404 (${result.text})`)
+    t.match(result.json?.error, /Did you mean \/parse\/probes\/readProbe\?/, `GET ${url} names the declared route`)
+  }
+  const wrongVerb = await kit.request('PUT', '/parse/PROBES/readProbe', { headers: appHeaders, body: {} })
+  t.equal(wrongVerb.status, 405, 'a verb the function does not take still answers 405')
 })

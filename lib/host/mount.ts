@@ -131,9 +131,10 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   if (!options.isParseRoute(path)) {
     const base = options.mountPath === '/' ? '' : options.mountPath
-    // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …).
+    // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …). A verb it
+    // takes reaches here only through another spelling of its path: that is the 404 below.
     const declared = declaredVerbs(path)
-    if (declared) {
+    if (declared && !declared.includes(request.method)) {
       return reply.code(405).header('allow', declared.join(', ')).send({
         code: Parse.Error.OPERATION_FORBIDDEN, error: `Method ${request.method} is not allowed here; use ${declared.join(' or ')}`
       })
