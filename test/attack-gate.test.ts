@@ -4,6 +4,11 @@ import t from 'tap'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 import { rawRequest } from './helpers/raw-http.js'
+import { createRequire } from 'node:module'
+
+// Parse's own WebSocket library (Node 20 has no global WebSocket).
+interface Socket { on (event: string, listener: (data?: unknown) => void): void, send (text: string): void, close (): void }
+const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => Socket
 
 t.test('an opened /batch does not open what its inner requests name', async (t) => {
   const kit = await startKit(t, {
@@ -119,4 +124,21 @@ t.test('a declared route spelled another way is a 404 naming the route, not a 40
   }
   const wrongVerb = await kit.request('PUT', '/parse/PROBES/readProbe', { headers: appHeaders, body: {} })
   t.equal(wrongVerb.status, 405, 'a verb the function does not take still answers 405')
+})
+
+t.test('LiveQuery checks the application id like every other path', async (t) => {
+  const kit = await startKit(t, { liveQuery: { classNames: ['Probe'] } })
+  const url = kit.origin.replace(/^http/, 'ws') + '/parse'
+  const connectAs = (message: Record<string, unknown>) => new Promise<any>((resolve, reject) => {
+    const socket = new WebSocket(url)
+    socket.on('open', () => socket.send(JSON.stringify({ op: 'connect', ...message })))
+    socket.on('message', (data) => { resolve(JSON.parse(String(data))); socket.close() })
+    socket.on('error', reject)
+  })
+  const wrong = await connectAs({ applicationId: 'someone-else' })
+  t.equal(wrong.op, 'error', `a wrong application id is refused (${JSON.stringify(wrong)})`)
+  const missing = await connectAs({})
+  t.equal(missing.op, 'error', `a missing application id is refused (${JSON.stringify(missing)})`)
+  const right = await connectAs({ applicationId: APP_ID })
+  t.equal(right.op, 'connected', 'the application id connects')
 })
