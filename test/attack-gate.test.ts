@@ -2,7 +2,7 @@
 // opens with allowedRoutes must not open more than it lists.
 import t from 'tap'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
-import { APP_ID, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { APP_ID, appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { rawRequest } from './helpers/raw-http.js'
 import { createRequire } from 'node:module'
 
@@ -10,10 +10,18 @@ import { createRequire } from 'node:module'
 interface Socket { on (event: string, listener: (data?: unknown) => void): void, send (text: string): void, close (): void }
 const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => Socket
 
-t.test('an opened /batch does not open what its inner requests name', async (t) => {
-  const kit = await startKit(t, {
-    allowedRoutes: [{ path: '/batch', methods: ['POST'] }, { path: '/classes/Comment', methods: ['GET', 'POST'] }]
+// One server for the file: /batch and one class opened, LiveQuery on.
+let shared: Promise<Kit> | undefined
+const sharedKit = () => {
+  shared ??= startKit(t, {
+    allowedRoutes: [{ path: '/batch', methods: ['POST'] }, { path: '/classes/Comment', methods: ['GET', 'POST'] }],
+    liveQuery: { classNames: ['Probe'] }
   })
+  return shared
+}
+
+t.test('an opened /batch does not open what its inner requests name', async (t) => {
+  const kit = await sharedKit()
   // A user another client must not list.
   await kit.signUp('batch-victim')
   const batch = (requests: unknown[]) => kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests } })
@@ -67,7 +75,7 @@ class ProbeFunctions {
 void Probe; void ProbeFunctions
 
 t.test('declared fields are checked wherever they arrive', async (t) => {
-  const kit = await startKit(t)
+  const kit = await sharedKit()
   const json = { ...appHeaders, 'content-type': 'application/json' }
   for (const url of ['/parse/probes/echoProbe', '/parse/functions/echoProbe']) {
     const typed = await kit.request('POST', `${url}?count=many&mode=z`, { headers: appHeaders, body: {} })
@@ -97,7 +105,7 @@ t.test('a masterKeyIps range Node cannot compile fails at boot, not as a 500 per
 })
 
 t.test('one rate-limit counter whatever the spelling of the route', async (t) => {
-  const kit = await startKit(t)
+  const kit = await sharedKit()
   const port = Number(new URL(kit.origin).port)
   const spellings = [
     'GET /parse/probes/limitedProbe', 'HEAD /parse/probes/limitedProbe', 'GET /parse/functions/limitedProbe', 'POST /parse/functions/limitedProbe',
@@ -116,7 +124,7 @@ t.test('one rate-limit counter whatever the spelling of the route', async (t) =>
 })
 
 t.test('a declared route spelled another way is a 404 naming the route, not a 405 for the verb it takes', async (t) => {
-  const kit = await startKit(t)
+  const kit = await sharedKit()
   for (const url of ['/parse/probes/readProbe/?id=a', '/parse/PROBES/readProbe?id=a', '/parse/probes/READPROBE?id=a']) {
     const result = await kit.request('GET', url, { headers: appHeaders })
     t.equal(result.status, 404, `GET ${url} → 404 (${result.text})`)
@@ -127,7 +135,7 @@ t.test('a declared route spelled another way is a 404 naming the route, not a 40
 })
 
 t.test('LiveQuery checks the application id like every other path', async (t) => {
-  const kit = await startKit(t, { liveQuery: { classNames: ['Probe'] } })
+  const kit = await sharedKit()
   const url = kit.origin.replace(/^http/, 'ws') + '/parse'
   const connectAs = (message: Record<string, unknown>) => new Promise<any>((resolve, reject) => {
     const socket = new WebSocket(url)
