@@ -150,3 +150,14 @@ t.test('LiveQuery checks the application id like every other path', async (t) =>
   const right = await connectAs({ applicationId: APP_ID })
   t.equal(right.op, 'connected', 'the application id connects')
 })
+
+t.test('a verb Fastify has no route for under the mount answers {code, error} from the gate', async (t) => {
+  const kit = await sharedKit()
+  const port = Number(new URL(kit.origin).port)
+  for (const line of ['PROPFIND /parse/classes/Comment', 'SEARCH /parse/probes/readProbe', 'MKCOL /parse/', 'REPORT /parse/functions/hello']) {
+    const result = await rawRequest(port, `${line} HTTP/1.1`, { 'x-parse-application-id': APP_ID })
+    t.equal(result.status, 400, `${line} → 400`)
+    t.equal(result.json?.code, 102, `${line} → code 102 (${result.body})`)
+    t.match(result.json?.error, new RegExp(`method ${line.split(' ')[0]} is not served`), `${line}: the error names the method`)
+  }
+})

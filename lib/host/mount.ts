@@ -63,6 +63,10 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     acceptTextPlainJson(scope)
     readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
+    // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.
+    scope.setNotFoundHandler((request, reply) => {
+      reply.code(404).send({ code: Parse.Error.OBJECT_NOT_FOUND, error: `No route ${request.method} ${request.url.split('?')[0]}.` })
+    })
     scope.addHook('preHandler', async (request, reply) => gate(request, reply, gateOptions))
     scope.addHook('preHandler', refuseWhileUnavailable(options.availability))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
@@ -127,7 +131,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   // Parse's allowMethodOverride: a POST whose body has a string `_method` runs as that method.
   const method = request.method === 'POST' && credentials.method !== undefined ? credentials.method : request.method
   if (!VERBS.has(method)) {
-    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: unknown method override "${method}".` })
+    const refused = method === request.method ? `the method ${method} is not served here` : `unknown method override "${method}"`
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${refused}.` })
   }
   if (!options.isParseRoute(path)) {
     const base = options.mountPath === '/' ? '' : options.mountPath
