@@ -4,6 +4,7 @@ import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
 import { resolveCors, type CorsOptions, type ResolvedCors } from './host/cors.js'
+import { ipRangesProblem } from './access/credentials.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -115,7 +116,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
     models: declarations(input, 'models'),
     functions: declarations(input, 'functions'),
-    parseServerOptions: withoutParseCors(plainObject(input, 'parseServerOptions') ?? {}),
+    parseServerOptions: withoutParseCors(parseServerOptions(input)),
     schema: schemaOption(input),
     indexes: optionalBoolean(input, 'indexes') ?? true,
     liveQuery: liveQuery(input.liveQuery),
@@ -124,6 +125,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     cors: resolveCors(input.cors, (problem) => new KitOptionsError('cors', problem)),
     production: process.env.NODE_ENV === 'production'
   }
+}
+
+function parseServerOptions (input: KitOptions): Record<string, unknown> {
+  const options = plainObject(input, 'parseServerOptions') ?? {}
+  const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
+  if (problem) throw new KitOptionsError('parseServerOptions.masterKeyIps', problem)
+  return options
 }
 
 function schemaOption (input: KitOptions): SchemaOption | undefined {

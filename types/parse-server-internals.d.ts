@@ -64,3 +64,10 @@ declare module 'parse-server/lib/Controllers/SchemaController.js' {
 declare module 'parse-server/lib/logger.js' {
   export function getLogger (): { error (...args: unknown[]): unknown, [key: string]: any }
 }
+
+declare module 'parse-server/lib/batch.js' {
+  const batch: {
+    makeBatchRoutingPathFunction: (originalUrl: string, serverURL?: string, publicServerURL?: string) => (requestPath: string) => string
+  }
+  export default batch
+}

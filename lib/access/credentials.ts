@@ -102,6 +102,19 @@ export function masterKeyVerdict (presented: string | undefined, ip: string, rul
   return addressAllowed(ip, rule.ips) ? 'master' : 'address'
 }
 
+/** Why `ranges` cannot be a masterKeyIps list, checked at boot (Node's BlockList would throw on each master-key call). */
+export function ipRangesProblem (ranges: unknown): string | undefined {
+  if (!Array.isArray(ranges) || !ranges.every((range) => typeof range === 'string')) return 'must be a list of addresses or CIDR ranges'
+  for (const range of ranges as string[]) {
+    try {
+      addressAllowed('127.0.0.1', [range])
+    } catch {
+      return `"${range}" is not an IPv4/IPv6 address or a CIDR range with a valid prefix length (e.g. 10.0.0.0/8, fd00::/8)`
+    }
+  }
+  return undefined
+}
+
 const compiled = new WeakMap<string[], { list: BlockList, allIpv4: boolean, allIpv6: boolean }>()
 
 export function addressAllowed (ip: string, ranges: string[]): boolean {

@@ -16,6 +16,9 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     appId: settings.appId,
     masterKey: settings.masterKey,
     serverURL: settings.serverURL,
+    // Without key pairs Parse's LiveQuery accepts any application id; with only this one it
+    // checks it, and never honours the master key (masterKeyIps could not apply to a WebSocket).
+    keyPairs: { applicationId: settings.appId },
     // Cluster mode: events from every instance arrive through Redis.
     ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
   } as never, settings.parseOptions as never) as unknown as LiveQueryHost

@@ -17,6 +17,7 @@ import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from '.
 import { mapRequestTarget, targetsMount } from './request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
+import { makeBatchRoutingPathFunction } from './parse-internals.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
@@ -63,6 +64,10 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     acceptTextPlainJson(scope)
     readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
+    // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.
+    scope.setNotFoundHandler((request, reply) => {
+      reply.code(404).send({ code: Parse.Error.OBJECT_NOT_FOUND, error: `No route ${request.method} ${request.url.split('?')[0]}.` })
+    })
     scope.addHook('preHandler', async (request, reply) => gate(request, reply, gateOptions))
     scope.addHook('preHandler', refuseWhileUnavailable(options.availability))
     // Runs after the gate, with the body Fastify already parsed handed to Express.
@@ -129,13 +134,15 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   // Parse's allowMethodOverride: a POST whose body has a string `_method` runs as that method.
   const method = request.method === 'POST' && credentials.method !== undefined ? credentials.method : request.method
   if (!VERBS.has(method)) {
-    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: unknown method override "${method}".` })
+    const refused = method === request.method ? `the method ${method} is not served here` : `unknown method override "${method}"`
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${refused}.` })
   }
   if (!options.isParseRoute(path)) {
     const base = options.mountPath === '/' ? '' : options.mountPath
-    // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …).
+    // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …). A verb it
+    // takes reaches here only through another spelling of its path: that is the 404 below.
     const declared = declaredVerbs(path)
-    if (declared) {
+    if (declared && !declared.includes(request.method)) {
       return reply.code(405).header('allow', declared.join(', ')).send({
         code: Parse.Error.OPERATION_FORBIDDEN, error: `Method ${request.method} is not allowed here; use ${declared.join(' or ')}`
       })
@@ -147,7 +154,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     })
   }
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
-  const allowed = master || isRouteAllowed(method, path, options.policy)
+  const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
@@ -159,6 +166,31 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
         `${options.emailMissing.join(', ')} (parseServerOptions).`
     })
   }
+}
+
+/**
+ * Parse runs a /batch's inner requests through its own router, past Express and
+ * the gate: when an application opens /batch, each inner request must be one the
+ * open list allows, its path resolved exactly as Parse's batch resolves it.
+ */
+function innerBatchAllowed (method: string, path: string, body: unknown, options: GateOptions): boolean {
+  if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return true
+  const requests = (body as { requests?: unknown } | undefined)?.requests
+  // Parse refuses these itself before running anything.
+  if (!Array.isArray(requests)) return true
+  const config = parseConfigOf(options.host)
+  const base = options.mountPath === '/' ? '' : options.mountPath
+  const routable = makeBatchRoutingPathFunction(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
+  return requests.every((inner: { method?: unknown, path?: unknown } | null) => {
+    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return true
+    let innerPath: string
+    try {
+      innerPath = routable(inner.path)
+    } catch {
+      return true // "cannot route batch path": Parse refuses the batch
+    }
+    return typeof inner.method === 'string' && isRouteAllowed(inner.method, innerPath, options.policy)
+  })
 }
 
 function hasBody (request: FastifyRequest): boolean {

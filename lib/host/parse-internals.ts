@@ -13,6 +13,10 @@ import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/Mon
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
 import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
+import ParseBatch from 'parse-server/lib/batch.js'
+
+/** How Parse's /batch turns an inner request's path into the path its router runs. */
+export const makeBatchRoutingPathFunction = ParseBatch.makeBatchRoutingPathFunction
 
 export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger }
 

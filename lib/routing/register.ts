@@ -71,7 +71,7 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       config: { cloudFunction: fn },
       onRequest,
-      preValidation,
+      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn)] : preValidation,
       handler
     })
   }
@@ -166,6 +166,22 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
       throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
         `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
     }
+  }
+}
+
+/**
+ * The handler's params merge the query string into the body, but the schema checks
+ * only the body of a POST/PUT/PATCH/DELETE: a declared field sent in the query
+ * string would reach the handler unchecked, so it is refused.
+ */
+function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHandler {
+  const declared = new Set(Object.keys(fn.options.validation?.fields ?? {}))
+  return async (request) => {
+    const query = request.query && typeof request.query === 'object' ? Object.keys(request.query) : []
+    const misplaced = query.find((name) => declared.has(name))
+    if (misplaced === undefined) return
+    throw new KitError(Parse.Error.VALIDATION_ERROR, fn.options.customErrorMessage ??
+      `${misplaced} is a declared input of ${fn.name}: send it in the request body, not the query string`, 400)
   }
 }
 
