@@ -1,7 +1,7 @@
 // Who is calling: the master key, or the user behind a session token, resolved
 // through Parse Server's own Auth (and its user cache).
 import Parse from 'parse/node'
-import { AuthModule, parseConfig } from '../host/parse-internals.js'
+import { AuthModule, parseConfig } from '../parse/internals.js'
 import { KitError } from '../errors.js'
 import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 

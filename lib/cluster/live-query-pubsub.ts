@@ -8,7 +8,7 @@
 //   an error each time.
 // While Redis is away, events published meanwhile are queued (up to
 // QUEUED_EVENTS) and sent when it is back; beyond that they are dropped.
-import '../host/parse-internals.js'
+import '../parse/internals.js'
 import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 import { nodeRedisOptions } from './parse-cache.js'
 import type { OutageLog } from './outage-log.js'

@@ -1,6 +1,6 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
-import { SchemaRules } from '../host/parse-internals.js'
+import { SchemaRules } from '../parse/internals.js'
 
 export const FIELD_TYPES = [
   'String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'GeoPoint',

@@ -18,7 +18,7 @@ import { openTransaction } from './postgres/session.js'
 import { outage, reportingOutages } from './outages.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import type { DatabaseAvailability } from './availability.js'
-import type { DatabaseKind } from './database.js'
+import type { DatabaseKind } from './kind.js'
 
 type Method = (...args: unknown[]) => Promise<unknown>
 type Row = Record<string, unknown>
