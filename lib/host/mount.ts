@@ -163,7 +163,6 @@ function hasBody (request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }
 
-
 /** The verbs a declared route answers, when `path` is one (entity route or /functions twin). */
 function declaredVerbs (path: string): string[] | undefined {
   const wanted = path.toLowerCase().replace(/\/$/, '')

@@ -43,7 +43,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
   // One wrapper per method, made on first use (Parse looks methods up on every call);
   // remade when the property changes (Parse assigns callbacks such as _onchange).
   const wrappers = new Map<string, { raw: unknown, wrapper: Method }>()
-  let proxy: T
+  let proxy: T // eslint-disable-line prefer-const -- the wrappers above close over it; it is assigned once below
 
   const wrap = (property: string, method: Method): Method | undefined => {
     if (property in WRITES) {
