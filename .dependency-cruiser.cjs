@@ -17,6 +17,13 @@ module.exports = {
       to: { path: '^(lib|plugin\\.ts|cli)', pathNot: '^lib/parse/' }
     },
     {
+      name: 'parse-internals-through-the-seam',
+      severity: 'error',
+      comment: "Parse Server's private modules (parse-server/lib/…) are imported in lib/parse/ only.",
+      from: { pathNot: '^lib/parse/' },
+      to: { path: 'node_modules/parse-server/lib/', pathNot: 'node_modules/parse-server/lib/index\\.js$' }
+    },
+    {
       name: 'only-the-top-mounts',
       severity: 'error',
       comment: 'lib/host/ mounts Parse and the gate; only plugin.ts and the public index build on it.',
@@ -34,7 +41,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     // cli/templates/ holds files that are TypeScript only once rendered.
-    exclude: { path: '^(node_modules|dist|cli/templates)/' },
+    exclude: { path: '^(dist|cli/templates)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] }

@@ -13,8 +13,10 @@ import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/Mon
 import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
 import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
+import triggers from 'parse-server/lib/triggers.js'
+import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 
-export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger }
+export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }
 
 let cached: { appId: string, config: unknown } | undefined
 
