@@ -24,7 +24,7 @@ type Method = (...args: unknown[]) => Promise<unknown>
 type Row = Record<string, unknown>
 
 /** Write methods and the position of their transactionalSession argument. */
-const WRITES: Record<string, number> = {
+export const WRITES: Record<string, number> = {
   createObject: 3,
   deleteObjectsByQuery: 3,
   updateObjectsByQuery: 4,
