@@ -24,6 +24,13 @@ module.exports = {
       to: { path: 'node_modules/parse-server/lib/', pathNot: 'node_modules/parse-server/lib/index\\.js$' }
     },
     {
+      name: 'errors-is-a-leaf',
+      severity: 'error',
+      comment: "lib/errors.ts holds the kit's error codes and statuses; every folder may import it, so it imports nothing of the kit.",
+      from: { path: '^lib/errors\\.ts$' },
+      to: { path: '^(lib/|plugin\\.ts$|cli/)' }
+    },
+    {
       name: 'only-the-top-mounts',
       severity: 'error',
       comment: 'lib/host/ mounts Parse and the gate; only plugin.ts and the public index build on it.',

@@ -2,9 +2,10 @@
 // the storage adapter raises it (Parse would rewrap it as an opaque code 1), and
 // carried up as one Parse error that answers 503 with Retry-After.
 import Parse from 'parse/node'
+import { DATABASE_UNAVAILABLE } from '../errors.js'
 
 /** Parse error code of a call refused because the database cannot be reached (HTTP 503). */
-export const DATABASE_UNAVAILABLE = 5003
+export { DATABASE_UNAVAILABLE }
 export const DATABASE_UNAVAILABLE_MESSAGE = 'The database cannot be reached right now. Retry shortly.'
 /** Seconds a client should wait before retrying (the Retry-After header of every 503). */
 export const RETRY_AFTER_SECONDS = 1
