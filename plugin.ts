@@ -20,6 +20,7 @@ import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/tr
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import { openCluster, type Cluster } from './lib/cluster/index.js'
+import { claimProcess } from './lib/host/one-per-process.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -28,6 +29,12 @@ export interface KitRuntime {
   options: ReturnType<typeof resolveOptions>
   database: { kind: string, displayURI: string, embedded: boolean }
   functions: DeclaredFunction[]
+  /**
+   * Settles once the declared indexes and database constraints have been applied
+   * after listen (a failure is logged, never thrown); at once with `indexes: false`,
+   * and at close when the server never listened.
+   */
+  indexesApplied: Promise<void>
 }
 
 declare module 'fastify' {
@@ -39,6 +46,17 @@ declare module 'fastify' {
 async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> {
   // 1. Options, checked before anything starts.
   const options = resolveOptions(input)
+  // One kit per process (Parse keeps process-wide state): released at close or when boot fails.
+  const release = claimProcess(options.appId)
+  try {
+    await boot(fastify, options, release)
+  } catch (error) {
+    release()
+    throw error
+  }
+}
+
+async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolveOptions>, release: () => void): Promise<void> {
   configureKit({
     mountPath: options.mountPath,
     masterKey: options.masterKey,
@@ -160,11 +178,14 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 
   const host = parse
   const shared = cluster
+  let indexesDone = () => {}
+  const indexesApplied = options.indexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
     parse: host,
     options,
     database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded },
-    functions
+    functions,
+    indexesApplied
   })
 
   // 9. Once listening: the declared indexes and the database-side field constraints.
@@ -177,6 +198,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
       } catch (error) {
         // A server closed right after listen has nothing left to index.
         if (!closing) fastify.log.error({ err: error }, '[indexes] could not apply the declared indexes and constraints')
+      } finally {
+        indexesDone()
       }
     })
   }
@@ -184,13 +207,18 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
+    indexesDone()
     lockSchemas(false)
     functionsServed(false)
     useTransactionalAdapter(undefined)
-    await liveQuery?.shutdown()
-    await host.shutdown()
-    await shared?.close()
-    await database.close()
+    try {
+      await liveQuery?.shutdown()
+      await host.shutdown()
+      await shared?.close()
+      await database.close()
+    } finally {
+      release()
+    }
   })
 }
 

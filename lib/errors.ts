@@ -1,9 +1,10 @@
 // Errors keep Parse's wire shape {code, error} and its status mapping.
 import Parse from 'parse/node'
-import { DATABASE_UNAVAILABLE } from './storage/unavailable.js'
 
 /** A version-checked save found a stale version. */
 export const CONFLICT = 5001
+/** The database cannot be reached (answered 503 with Retry-After; see storage/unavailable.ts). */
+export const DATABASE_UNAVAILABLE = 5003
 export const CONFLICT_MESSAGE = 'Someone else changed this record while you were working on it. Reload it and try again.'
 
 export interface ParseErrorBody { code: number, error: string }

@@ -3,7 +3,7 @@ import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
-import { resolveCors, type CorsOptions, type ResolvedCors } from './host/cors.js'
+import { resolveCors, type CorsOptions, type ResolvedCors } from './access/cors-policy.js'
 import { ipRangesProblem } from './access/credentials.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]

@@ -278,7 +278,6 @@ t.test('names are checked before anything is written', async (t) => {
   t.same(readdirSync(path.join(demo, 'src', 'models')), ['Note.ts'], 'nothing was written')
 })
 
-
 t.test('generation follows the layout a project already has', async (t) => {
   const project = (name: string, dirs: string[]) => {
     const dir = path.join(work, 'layouts', name)

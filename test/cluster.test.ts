@@ -178,7 +178,6 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
   await app.close().catch(() => {})
 })
 
-
 t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   const own = process.env.REDIS_URL ? undefined : await startOwnRedis()
   if (own) t.teardown(() => own.remove())

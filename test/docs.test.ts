@@ -229,7 +229,6 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.same(after.components.schemas.DocsLateModel?.properties?.label, { type: 'string', description: 'Declared after the first request' })
       t.notOk(after.components.schemas.DocsNotAModel, 'fields without @ParseClass give no schema')
     })
-
   })
 
   t.test('declarations shape the document (app calls setupSwagger after kitPlugin)', async (t) => {

@@ -60,7 +60,6 @@ class Unrouted {
 
 const userHeaders = (token: string) => ({ ...appHeaders, 'x-parse-session-token': token })
 
-
 t.test('declared endpoints', async (t) => {
   t.ok(PersonFunctions && GadgetFunctions && Unrouted)
   const kit: Kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })

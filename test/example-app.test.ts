@@ -202,5 +202,4 @@ t.test('the example shop', async (t) => {
     t.match(stdout, /demo login refused \(119 .*route restriction/, 'route restriction blocks /login, and the seed carries on')
     t.match(stdout, /done: 0 created/)
   })
-
 })

@@ -31,6 +31,7 @@ class Place extends BaseModel {
 
 interface Pg { any (query: string, values?: unknown): Promise<Array<Record<string, any>>>, none (query: string, values?: unknown): Promise<null> }
 
+// eslint-disable-next-line curly -- the whole subtest is the body
 if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', async (t) => {
   t.ok(Place)
   await startKit(t, { indexes: false })
@@ -92,6 +93,7 @@ if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', as
   })
 })
 
+// eslint-disable-next-line curly -- the whole subtest is the body
 if (lane.kind === 'postgres') t.test('kitPlugin applies them once listening', async (t) => {
   await startKit(t)
   const pg = (currentDatabase()!.adapter as unknown as { _client: Pg })._client

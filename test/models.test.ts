@@ -32,6 +32,7 @@ class Article extends BaseModel {
 }
 
 @ParseClass('Secret', { clp: { find: {}, get: {}, count: {}, create: {}, update: {}, delete: {} } })
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- declared for its decorators only
 class Secret extends BaseModel {
   @ParseField({ type: 'String' }) declare code: string
 }

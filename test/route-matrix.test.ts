@@ -231,4 +231,3 @@ for (const allowAuthRoutes of [false, true]) {
     })
   })
 }
-

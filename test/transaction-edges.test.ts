@@ -5,7 +5,7 @@ import Parse from 'parse/node'
 import { BaseModel, catchError, CONFLICT, ParseClass, ParseField, ParseVersionField, withTransaction } from '../lib/index.js'
 import { lane, needsRealMongo, startKit } from './helpers/kit.js'
 import { MongoNetworkError, MongoServerError } from 'mongodb'
-import { MongoStorageAdapter } from '../lib/host/parse-internals.js'
+import { MongoStorageAdapter } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { lockingQuery as lockingSql } from '../lib/storage/postgres/reads.js'
 

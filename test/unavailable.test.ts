@@ -3,7 +3,7 @@
 // leave a promise rejecting with no handler (which ends the process).
 import t from 'tap'
 import Parse from 'parse/node'
-import { PostgresStorageAdapter } from '../lib/host/parse-internals.js'
+import { PostgresStorageAdapter } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { watchAvailability } from '../lib/storage/availability.js'
 import { freePort } from '../lib/storage/free-port.js'

@@ -49,7 +49,7 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
     const m = names.methods
     lines.push(
       '',
-      `Endpoints (under the mount path, /parse by default):`,
+      'Endpoints (under the mount path, /parse by default):',
       `  POST ${base}/${m.create}   body: the fields as JSON; needs a session token`,
       `  GET  ${base}/${m.list}?limit=10   the rows the caller may read: { results, count }`,
       `  GET  ${base}/${m.get}?id=<objectId>`,

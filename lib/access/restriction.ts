@@ -2,7 +2,7 @@
 // stays open is Parse's health check, Cloud Functions, the allow-list the app
 // configures, the auth routes when allowAuthRoutes is on, and the master key.
 
-import { mapRequestTarget } from '../host/request-target.js'
+import { mapRequestTarget } from './request-target.js'
 
 export interface AllowedRoute {
   /** Path under the mount, e.g. '/files/*' ('*' at the end matches the rest). */

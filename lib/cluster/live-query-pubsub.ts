@@ -8,8 +8,7 @@
 //   an error each time.
 // While Redis is away, events published meanwhile are queued (up to
 // QUEUED_EVENTS) and sent when it is back; beyond that they are dropped.
-import '../host/parse-internals.js'
-import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
+import { RedisPubSub } from '../parse/internals.js'
 import { nodeRedisOptions } from './parse-cache.js'
 import type { OutageLog } from './outage-log.js'
 

@@ -4,8 +4,7 @@
 // roles relations, and deletes), once the change has committed. An instance
 // whose subscription is down cannot hear evictions, so it bypasses its role
 // cache until the subscription is back.
-import '../host/parse-internals.js'
-import triggers from 'parse-server/lib/triggers.js'
+import { triggers } from '../parse/internals.js'
 import type { RedisLink } from './connection.js'
 import type { OutageLog } from './outage-log.js'
 import { broadcastRoleEvictions, evictRoles, suspendRoleCache, type RoleEviction } from '../access/role-cache.js'

@@ -1,7 +1,7 @@
 // Parse's LiveQuery server on Fastify's own HTTP server: clients subscribe
 // over WebSocket; a session token only receives rows it may read.
 import type { FastifyInstance } from 'fastify'
-import './no-log-files.js' // before parse-server loads
+import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 
 export interface LiveQueryOptions {

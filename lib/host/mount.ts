@@ -13,11 +13,11 @@ import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, type M
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
-import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from './http.js'
-import { mapRequestTarget, targetsMount } from './request-target.js'
+import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from '../http.js'
+import { mapRequestTarget, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
-import { makeBatchRoutingPathFunction } from './parse-internals.js'
+import { makeBatchRoutingPathFunction } from '../parse/internals.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
@@ -197,7 +197,6 @@ function hasBody (request: FastifyRequest): boolean {
   const length = request.headers['content-length']
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }
-
 
 /** The verbs a declared route answers, when `path` is one (entity route or /functions twin). */
 function declaredVerbs (path: string): string[] | undefined {

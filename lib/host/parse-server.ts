@@ -1,7 +1,7 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
-import './no-log-files.js' // before parse-server loads
+import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
-import { forgetParseConfig, SchemaCache } from './parse-internals.js'
+import { forgetParseConfig, SchemaCache } from '../parse/internals.js'
 
 export interface ParseHostOptions {
   appId: string

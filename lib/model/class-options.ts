@@ -1,7 +1,7 @@
 // @ParseClass options, checked when the model file is imported.
 import { ModelDeclarationError, type FieldDefinition } from './field-options.js'
 import type { ClassOptions } from './registry.js'
-import { SchemaRules } from '../host/parse-internals.js'
+import { SchemaRules } from '../parse/internals.js'
 
 const CLASS_KEYS = new Set(['description', 'clp', 'compoundIndexes', 'protectedFields'])
 const CLP_OPERATIONS = new Set(['find', 'get', 'count', 'create', 'update', 'delete', 'addField'])

@@ -1,6 +1,6 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
-import { SchemaRules } from '../host/parse-internals.js'
+import { SchemaRules } from '../parse/internals.js'
 
 export const FIELD_TYPES = [
   'String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'GeoPoint',
@@ -106,7 +106,7 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   if (options.index !== undefined && options.index !== true && options.index !== 1 && options.index !== -1) fail('index', 'must be true, 1 or -1')
   if (options.pattern !== undefined) {
     if (typeof options.pattern === 'string') {
-      try { new RegExp(options.pattern) } catch (error) { fail('pattern', `is not a valid regular expression: ${(error as Error).message}`) }
+      try { new RegExp(options.pattern) } catch (error) { fail('pattern', `is not a valid regular expression: ${(error as Error).message}`) } // eslint-disable-line no-new -- compiling it is the check
     } else if (!(options.pattern instanceof RegExp)) fail('pattern', 'must be a string or a RegExp')
   }
   if (options.enum !== undefined && (!Array.isArray(options.enum) || options.enum.length === 0 || !options.enum.every((v) => typeof v === 'string'))) {

@@ -3,7 +3,7 @@
 // verified afterwards. Parse logs a failed migration and carries on (it even
 // calls afterMigration); boot must fail instead, whichever path the schema
 // configuration came from.
-import { parseLogger, SchemaRules } from '../host/parse-internals.js'
+import { parseLogger, SchemaRules } from '../parse/internals.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
 import { allModels } from './registry.js'

@@ -5,7 +5,7 @@
 // and enforceFieldExists, so the lock is checked there, with a clear error,
 // before Parse would add anything to the database.
 import Parse from 'parse/node'
-import { SchemaRules } from '../host/parse-internals.js'
+import { SchemaRules } from '../parse/internals.js'
 
 let locked = false
 let installed = false

@@ -8,7 +8,7 @@ import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Cr
 import { resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
-import { acceptTextPlainJson, replyWithParseShape } from '../host/http.js'
+import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { Type } from '@sinclair/typebox'

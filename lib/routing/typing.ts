@@ -75,8 +75,8 @@ type Answer<O> = O extends { returns: unknown } ? ReturnOf<O> | { toJSON (): Ret
  */
 export type HandlerCheck<O, H> = H extends (...args: infer Args) => infer Result
   ? [RequestOf<O>] extends [Args extends [] ? RequestOf<O> : Args[0]]
-    ? [Awaited<Result>] extends [Answer<O>]
-      ? unknown
-      : { '@CloudFunction: the handler answers a value that does not match `returns`': Answer<O> }
-    : { '@CloudFunction: the handler\'s request type does not match validation.fields / requiresAuth; use RequestOf<typeof options> or CloudRequest<{ …declared fields }>': RequestOf<O> }
+      ? [Awaited<Result>] extends [Answer<O>]
+          ? unknown
+          : { '@CloudFunction: the handler answers a value that does not match `returns`': Answer<O> }
+      : { '@CloudFunction: the handler\'s request type does not match validation.fields / requiresAuth; use RequestOf<typeof options> or CloudRequest<{ …declared fields }>': RequestOf<O> }
   : unknown

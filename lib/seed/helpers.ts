@@ -68,7 +68,7 @@ export async function seedRow<T extends Parse.Object> (
   if (value === undefined) throw new Error(`seedRow: the attributes must include the lookup key "${key}"`)
   const existing = await new Parse.Query(model).equalTo(key, value as never).first(master)
   if (existing) return existing
-  const row = new model()
+  const row = new model() // eslint-disable-line new-cap -- a class passed in by the caller
   row.set(attributes)
   if (acl) row.setACL(acl)
   await row.save(null, master)

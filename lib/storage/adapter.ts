@@ -18,13 +18,13 @@ import { openTransaction } from './postgres/session.js'
 import { outage, reportingOutages } from './outages.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import type { DatabaseAvailability } from './availability.js'
-import type { DatabaseKind } from './database.js'
+import type { DatabaseKind } from './kind.js'
 
 type Method = (...args: unknown[]) => Promise<unknown>
 type Row = Record<string, unknown>
 
 /** Write methods and the position of their transactionalSession argument. */
-const WRITES: Record<string, number> = {
+export const WRITES: Record<string, number> = {
   createObject: 3,
   deleteObjectsByQuery: 3,
   updateObjectsByQuery: 4,
@@ -43,7 +43,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
   // One wrapper per method, made on first use (Parse looks methods up on every call);
   // remade when the property changes (Parse assigns callbacks such as _onchange).
   const wrappers = new Map<string, { raw: unknown, wrapper: Method }>()
-  let proxy: T
+  let proxy: T // eslint-disable-line prefer-const -- the wrappers above close over it; it is assigned once below
 
   const wrap = (property: string, method: Method): Method | undefined => {
     if (property in WRITES) {

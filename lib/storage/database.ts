@@ -1,16 +1,17 @@
 // Chooses and opens the database. This folder is the only place that knows
 // which database is running; everything else sees a Parse storage adapter.
 import path from 'node:path'
-import '../host/no-log-files.js' // before parse-server loads
+import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
-import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
+import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
+import type { DatabaseKind } from './kind.js'
 
-export type DatabaseKind = 'postgres' | 'mongo'
+export type { DatabaseKind }
 
 export interface DatabaseOptions {
   /** postgres://…, mongodb://… or mongodb+srv://…; unset starts the embedded PostgreSQL. */

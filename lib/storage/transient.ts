@@ -7,7 +7,7 @@ const POSTGRES_TRANSIENT = new Set([
   '40001', // serialization_failure
   '40P01' // deadlock_detected
 ])
-const MONGO_TRANSIENT_CODES = new Set([112 /* WriteConflict */, 251 /* NoSuchTransaction */])
+const MONGO_TRANSIENT_CODES = new Set([112, 251]) // WriteConflict, NoSuchTransaction
 
 /** The database could not be reached: not a conflict between transactions, and no re-run helps. */
 const MONGO_UNREACHABLE = /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout)Error$/

@@ -2,9 +2,10 @@
 // the storage adapter raises it (Parse would rewrap it as an opaque code 1), and
 // carried up as one Parse error that answers 503 with Retry-After.
 import Parse from 'parse/node'
+import { DATABASE_UNAVAILABLE } from '../errors.js'
 
 /** Parse error code of a call refused because the database cannot be reached (HTTP 503). */
-export const DATABASE_UNAVAILABLE = 5003
+export { DATABASE_UNAVAILABLE }
 export const DATABASE_UNAVAILABLE_MESSAGE = 'The database cannot be reached right now. Retry shortly.'
 /** Seconds a client should wait before retrying (the Retry-After header of every 503). */
 export const RETRY_AFTER_SECONDS = 1
@@ -12,7 +13,7 @@ export const RETRY_AFTER_SECONDS = 1
 /** Socket-level failures: nothing answers, or the connection broke. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EAI_AGAIN', 'ENOTCONN'])
 /** PostgreSQL SQLSTATEs of a server that is going, gone or not yet there. */
-const POSTGRES_STATES = new Set(['57P01' /* admin_shutdown */, '57P02' /* crash_shutdown */, '57P03' /* cannot_connect_now */, '53300' /* too_many_connections */])
+const POSTGRES_STATES = new Set(['57P01', '57P02', '57P03', '53300']) // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
 /** node-postgres raises these as plain Errors, without a code. */
 const POSTGRES_MESSAGES = [
   /^Connection terminated/,

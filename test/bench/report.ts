@@ -196,7 +196,7 @@ export function renderMarkdown (results: BenchResults): string {
     push(`| first OpenAPI document | ${perFn(scale.growth.docs)} | ${linear(scale.growth.docsRatio)} |`)
     push(`| resident memory | ${scale.growth.rss.map((point) => `${point.functions}: ${fmt(point.kbPerFunction, 1)} KB`).join(' · ')} | |`)
     push('')
-    push(`Small sizes add only tens of ms to a boot that varies by more than that, so their per-function figures are mostly noise; ` +
+    push('Small sizes add only tens of ms to a boot that varies by more than that, so their per-function figures are mostly noise; ' +
       `to see how growth continues past ${larger}, add a larger size (\`BENCH_SCALE_SIZES=10,100,1000,3000\`).`, '')
     if (scale.docsNote) push(`Note: ${scale.docsNote}.`, '')
   }

@@ -380,4 +380,3 @@ async function createDatabase (port: number, password: string): Promise<void> {
     await client.end()
   }
 }
-

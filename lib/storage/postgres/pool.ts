@@ -1,4 +1,4 @@
-import type { PostgresStorageAdapter } from '../../host/parse-internals.js'
+import type { PostgresStorageAdapter } from '../../parse/internals.js'
 
 /**
  * Parse's handleShutdown() ends the pg pool without awaiting it. Stopping the

@@ -23,7 +23,7 @@ export function openTransaction (adapter: object): Promise<PostgresSession> {
     const session = { batch: [] as unknown[] } as unknown as PostgresSession
     session.result = client.tx((t) => {
       session.t = t
-      session.promise = new Promise((settle) => { session.resolve = settle })
+      session.promise = new Promise((settle) => { session.resolve = settle }) // eslint-disable-line promise/param-names -- resolve names the outer promise's
       resolve(session)
       return session.promise
     })

@@ -27,7 +27,7 @@ export function mapRequestTarget (rawUrl: string, mountPath: string): MappedTarg
     return { refusal: 'the path is not valid percent-encoding' }
   }
   // Control characters, and what decodeURI leaves encoded (#, ?, etc. never reach here decoded).
-  if (/[\u0000-\u001f\u007f]/.test(decoded) || decoded.includes('\\') || decoded.includes('//')) return { refusal: 'the path contains characters that are refused' }
+  if (/[\u0000-\u001f\u007f]/.test(decoded) || decoded.includes('\\') || decoded.includes('//')) return { refusal: 'the path contains characters that are refused' } // eslint-disable-line no-control-regex -- control characters are what it refuses
   if (decoded.includes('%')) return { refusal: 'double-encoded paths (%25) are refused' }
   if (/(^|\/)\.\.?(\/|$)/.test(decoded)) return { refusal: 'dot segments (. and ..) are refused in the path' }
   const base = mountPath === '/' ? '' : mountPath

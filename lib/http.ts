@@ -2,8 +2,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { parse as parseQueryString } from 'node:querystring'
 import Parse from 'parse/node'
-import { isParseError, statusForError } from '../errors.js'
-import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
+import { isParseError, statusForError } from './errors.js'
+import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from './storage/unavailable.js'
 
 /**
  * Parse SDKs send JSON with Content-Type text/plain: parse it with Fastify's own JSON

@@ -14,11 +14,13 @@ import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucke
 import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
 import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
 import ParseBatch from 'parse-server/lib/batch.js'
+import triggers from 'parse-server/lib/triggers.js'
+import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
 export const makeBatchRoutingPathFunction = ParseBatch.makeBatchRoutingPathFunction
 
-export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger }
+export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }
 
 let cached: { appId: string, config: unknown } | undefined
 

@@ -1,0 +1,29 @@
+// `npm run lint` (part of `npm test`): neostandard, the standard style with TypeScript.
+import neostandard from 'neostandard'
+
+export default [
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      // Benchmark output, written by `npm run bench`.
+      'test/bench/results/**',
+      // Templates are TypeScript only once the CLI has rendered them.
+      'cli/templates/**'
+    ]
+  },
+  ...neostandard({ ts: true }),
+  {
+    rules: {
+      // Long option objects wrap with several properties to a line.
+      '@stylistic/object-property-newline': 'off',
+      // `void promise` marks a deliberate fire-and-forget.
+      'no-void': ['error', { allowAsStatement: true }]
+    }
+  },
+  {
+    // The library types what it handles; tests may read answers as `any`.
+    files: ['lib/**/*.ts', 'plugin.ts', 'cli/**/*.ts', 'fixtures/**/*.ts', 'test/bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'error' }
+  }
+]

@@ -1,0 +1,206 @@
+// The private surface of Parse Server and the Parse SDK that the kit relies on:
+// module paths, names, arities and argument positions that no semver promise
+// covers. Each check says what the kit uses and where, so a Parse upgrade that
+// moves one of them fails here, by name, rather than misbehaving quietly.
+import t, { type Test } from 'tap'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import Parse from 'parse/node'
+import { ParseServer } from 'parse-server'
+import {
+  AuthModule, Config, GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  RestQuery, SchemaCache, SchemaRules, parseConfig, parseLogger, triggers
+} from '../lib/parse/internals.js'
+import { WRITES } from '../lib/storage/adapter.js'
+import { currentDatabase } from '../lib/storage/database.js'
+import { APP_ID, lane, startKit } from './helpers/kit.js'
+
+type Fn = (...args: unknown[]) => unknown
+
+/** The declared parameters of a function, as written (destructured ones as their source text). */
+function parameters (fn: unknown): string[] {
+  const source = String(fn)
+  const open = source.indexOf('(')
+  let depth = 0
+  let close = open
+  for (; close < source.length; close++) {
+    if ('([{'.includes(source[close])) depth++
+    if (')]}'.includes(source[close]) && --depth === 0) break
+  }
+  const list = source.slice(open + 1, close)
+  const names: string[] = []
+  let current = ''
+  depth = 0
+  for (const char of list) {
+    if ('([{'.includes(char)) depth++
+    if (')]}'.includes(char)) depth--
+    if (char === ',' && depth === 0) { names.push(current); current = '' } else current += char
+  }
+  if (current.trim() !== '') names.push(current)
+  // A destructured parameter stays whole (its defaults inside); a plain one loses its default.
+  return names.map((name) => /^\s*[{[]/.test(name) ? name.trim() : name.split('=')[0].trim())
+}
+
+/** A method on a prototype, failing with what the kit needs it for. */
+function method (t: Test, owner: object, name: string, usedBy: string): Fn {
+  const value = (owner as Record<string, unknown>)[name]
+  t.equal(typeof value, 'function', `${name} is a function (${usedBy})`)
+  return value as Fn
+}
+
+const require = createRequire(import.meta.url)
+const parseSource = (file: string) => readFileSync(require.resolve(`parse-server/lib/${file}`), 'utf8')
+
+t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/lib modules', async (t) => {
+  const modules: Array<[string, unknown, string]> = [
+    ['Auth.js', AuthModule, 'sessions (access/session.ts), roles (access/roles.ts), queryRows (model/query-rows.ts)'],
+    ['Config.js', Config, 'parseConfig (parse/internals.ts)'],
+    ['RestQuery.js', RestQuery, 'queryRows (model/query-rows.ts)'],
+    ['Adapters/Cache/SchemaCache.js', SchemaCache, 'a fresh schema cache per server (host/parse-server.ts)'],
+    ['Adapters/Storage/Postgres/PostgresStorageAdapter.js', PostgresStorageAdapter, 'the PostgreSQL adapter (storage/database.ts)'],
+    ['Adapters/Storage/Mongo/MongoStorageAdapter.js', MongoStorageAdapter, 'the MongoDB adapter (storage/database.ts)'],
+    ['Adapters/Files/GridFSBucketAdapter.js', GridFSBucketAdapter, 'files on MongoDB (storage/database.ts)'],
+    ['Controllers/SchemaController.js', SchemaRules, 'name rules and the schema lock (model/*)'],
+    ['logger.js', parseLogger, 'migration failures (model/schema-boot.ts)'],
+    ['triggers.js', triggers, '_Role evictions (cluster/role-evictions.ts)'],
+    ['Adapters/PubSub/RedisPubSub.js', RedisPubSub, 'LiveQuery over Redis (cluster/live-query-pubsub.ts)']
+  ]
+  for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
+  t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')
+  t.equal(typeof Config.get, 'function', 'Config.get(appId) (parse/internals.ts parseConfig)')
+})
+
+t.test('storage adapters: the transactionalSession position of each write in WRITES (storage/adapter.ts)', async (t) => {
+  t.ok(Object.keys(WRITES).length >= 5, 'the table lists the writes')
+  for (const Adapter of [PostgresStorageAdapter, MongoStorageAdapter]) {
+    for (const [name, at] of Object.entries(WRITES)) {
+      const params = parameters(method(t, Adapter.prototype, name, 'wrapped to join the transaction'))
+      t.equal(params[0], 'className', `${Adapter.name}.${name}: argument 0 is the class name (refuseNul on it)`)
+      t.equal(params[at], 'transactionalSession', `${Adapter.name}.${name}: argument ${at} is the transactional session`)
+      t.ok(['object', 'query'].includes(params[2]), `${Adapter.name}.${name}: argument 2 is the object or query (refuseNul on it)`)
+      if (at === 4) t.equal(params[3], 'update', `${Adapter.name}.${name}: argument 3 is the update (refuseNul on it)`)
+    }
+  }
+})
+
+t.test('storage adapters: reads the kit runs on a transaction (storage/adapter.ts READS)', async (t) => {
+  for (const Adapter of [PostgresStorageAdapter, MongoStorageAdapter]) {
+    const find = parameters(method(t, Adapter.prototype, 'find', 'run on the transaction'))
+    t.same(find.slice(0, 3), ['className', 'schema', 'query'], `${Adapter.name}.find(className, schema, query, options)`)
+    t.match(find[3], /^\{.*\blimit\b.*\}$/s, `${Adapter.name}.find: argument 3 is the options object`)
+    const count = parameters(method(t, Adapter.prototype, 'count', 'exact counts'))
+    t.match(count[4], /estimate$/, `${Adapter.name}.count: argument 4 is the estimate flag (the kit passes false)`)
+    t.equal(parameters(method(t, Adapter.prototype, 'distinct', 'run on the transaction'))[3], 'fieldName', `${Adapter.name}.distinct: argument 3 is the field name (refuseNul on it)`)
+    t.equal(parameters(method(t, Adapter.prototype, 'aggregate', 'run on the transaction'))[2], 'pipeline', `${Adapter.name}.aggregate: argument 2 is the pipeline`)
+    method(t, Adapter.prototype, 'createTransactionalSession', 'storage/adapter.ts replaces or extends it')
+    method(t, Adapter.prototype, 'handleShutdown', 'storage/database.ts closes the adapter')
+    t.same(parameters(method(t, Adapter.prototype, 'ensureUniqueness', 'unique indexes (storage/*/indexes.ts)')), ['className', 'schema', 'fieldNames'], `${Adapter.name}.ensureUniqueness(className, schema, fieldNames)`)
+  }
+  t.same(parameters(method(t, MongoStorageAdapter.prototype, 'handleError', 'network and transient errors recognised first (storage/adapter.ts)')), ['error'], 'MongoStorageAdapter.handleError(error)')
+})
+
+t.test('PostgreSQL transactions: the session shape storage/postgres/session.ts builds itself', async (t) => {
+  const create = String(PostgresStorageAdapter.prototype.createTransactionalSession)
+  for (const field of ['this._client.tx', '.t = t', '.promise', '.resolve = resolve', '.batch = []', '.result']) {
+    t.ok(create.includes(field), `createTransactionalSession uses ${field}: openTransaction mirrors it`)
+  }
+  const commit = String((PostgresStorageAdapter.prototype as unknown as Record<string, unknown>).commitTransactionalSession)
+  t.ok(commit.includes('transactionalSession.resolve(transactionalSession.t.batch(transactionalSession.batch))'), 'commit resolves the session with t.batch(batch), which openTransaction provides')
+  // Parse's own template literal, as it reads in its source.
+  const findSql = 'SELECT ${columns} FROM $1:name ${wherePattern} ${sortPattern} ${limitPattern} ${skipPattern}' // eslint-disable-line no-template-curly-in-string
+  t.ok(String(PostgresStorageAdapter.prototype.find).includes(findSql),
+    "find's SQL has the shape storage/postgres/reads.ts lockingQuery rewrites (SELECT … FROM … WHERE … ORDER BY … LIMIT … OFFSET …)")
+  t.ok(String(PostgresStorageAdapter.prototype.find).includes('this._client.any('), 'find runs on this._client.any, which postgres/reads.ts replaces by the transaction')
+})
+
+t.test('MongoDB: collections come from _adaptiveCollection (storage/mongo/reads.ts, mongo/session.ts, mongo/indexes.ts)', async (t) => {
+  t.same(parameters(method(t, MongoStorageAdapter.prototype, '_adaptiveCollection', 'reads on the transaction session')), ['name'], '_adaptiveCollection(name)')
+  t.ok(parseSource('Adapters/Storage/Mongo/MongoCollection.js').includes('this._mongoCollection = mongoCollection'), "MongoCollection keeps the driver's collection as _mongoCollection")
+  t.ok(String(MongoStorageAdapter.prototype.connect).includes('this.database ='), 'connect() sets adapter.database (openOnServer, the validators)')
+  const adapter = new MongoStorageAdapter({ uri: 'mongodb://127.0.0.1:9/contract', collectionPrefix: 'p_' } as never) as unknown as Record<string, unknown>
+  t.equal(adapter._collectionPrefix, 'p_', 'the collection prefix is adapter._collectionPrefix')
+})
+
+t.test('Auth and RestQuery: the calls in access/session.ts, access/roles.ts and model/query-rows.ts', async (t) => {
+  const auth = parameters(AuthModule.Auth)[0]
+  for (const name of ['config', 'isMaster', 'user', 'installationId']) t.match(auth, new RegExp(`\\b${name}\\b`), `new Auth({ ${name} })`)
+  t.equal(typeof AuthModule.Auth.prototype.getUserRoles, 'function', 'auth.getUserRoles() (access/roles.ts)')
+  const session = parameters(AuthModule.getAuthForSessionToken)[0]
+  for (const name of ['config', 'sessionToken', 'installationId']) t.match(session, new RegExp(`\\b${name}\\b`), `getAuthForSessionToken({ ${name} })`)
+  t.same(parameters(AuthModule.master), ['config'], 'Auth.master(config)')
+  t.same(parameters(AuthModule.nobody), ['config'], 'Auth.nobody(config)')
+  const rest = parameters(RestQuery)[0]
+  for (const name of ['method', 'config', 'auth', 'className', 'restWhere', 'restOptions', 'context']) t.match(rest, new RegExp(`\\b${name}\\b`), `RestQuery({ ${name} })`)
+  t.equal((RestQuery as unknown as { Method: Record<string, unknown> }).Method.find !== undefined, true, 'RestQuery.Method.find')
+})
+
+t.test('SchemaController: the name rules and the schema lock (model/*.ts)', async (t) => {
+  t.same(parameters(SchemaRules.classNameIsValid), ['className'], 'classNameIsValid(className) (model/class-options.ts, schema-boot.ts)')
+  t.same(parameters(SchemaRules.fieldNameIsValid), ['fieldName', 'className'], 'fieldNameIsValid(fieldName, className) (model/field-options.ts, schema-boot.ts)')
+  t.ok(Array.isArray(SchemaRules.systemClasses), 'systemClasses is a list (class-options.ts names them)')
+  t.type(SchemaRules.defaultColumns._Default, 'object', 'defaultColumns._Default (schema-boot.ts, schema-lock.ts)')
+  const controller = SchemaRules.SchemaController.prototype as unknown as Record<string, unknown>
+  t.same(parameters(method(t, controller, 'enforceClassExists', 'schema-lock.ts wraps it')), ['className'], 'enforceClassExists(className)')
+  t.same(parameters(method(t, controller, 'enforceFieldExists', 'schema-lock.ts wraps it')).slice(0, 3), ['className', 'fieldName', 'type'], 'enforceFieldExists(className, fieldName, type, …)')
+  t.same(parameters(method(t, controller, 'getExpectedType', 'schema-lock.ts')), ['className', 'fieldName'], 'getExpectedType(className, fieldName)')
+  t.equal(typeof parseLogger().error, 'function', 'getLogger().error (schema-boot.ts watches migration failures)')
+})
+
+t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts, live-query-pubsub.ts)', async (t) => {
+  t.equal(triggers.Types.afterSave, 'afterSave', 'Types.afterSave')
+  t.equal(triggers.Types.afterDelete, 'afterDelete', 'Types.afterDelete')
+  t.same(parameters(triggers.getTrigger), ['className', 'triggerType', 'applicationId'], 'getTrigger(className, triggerType, applicationId)')
+  t.equal(parameters(triggers.getValidator).length, 2, 'getValidator(name, applicationId)')
+  t.same(parameters(triggers.removeTrigger), ['type', 'className', 'applicationId'], 'removeTrigger(type, className, applicationId)')
+  t.same(parameters(triggers.addTrigger).slice(0, 4), ['type', 'className', 'handler', 'applicationId'], 'addTrigger(type, className, handler, applicationId, validator)')
+  t.equal(typeof RedisPubSub.createPublisher, 'function', 'RedisPubSub.createPublisher(config)')
+  t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
+})
+
+t.test('the Parse SDK: private members the kit calls (routing/register.ts, model/base-model.ts)', async (t) => {
+  t.equal(typeof (Parse as unknown as Record<string, unknown>)._encode, 'function', 'Parse._encode(value) encodes a declared function result as Parse.Cloud.run expects')
+  t.equal(typeof (Parse.Object.prototype as unknown as Record<string, unknown>)._getSaveJSON, 'function', 'Parse.Object#_getSaveJSON() is overridden to send the version field')
+  t.equal(typeof Parse.CoreManager.get, 'function', "Parse.CoreManager.get('APPLICATION_ID') names the running app")
+})
+
+t.test('the REST protocol fields credentials.ts reads the way Parse does', async (t) => {
+  const middlewares = parseSource('middlewares.js')
+  for (const field of ['_method', '_ApplicationId', '_JavaScriptKey', '_SessionToken', '_MasterKey', '_InstallationId']) {
+    t.ok(middlewares.includes(field), `Parse's middlewares read ${field} from the body`)
+  }
+})
+
+t.test('a running kit: instances hold what the kit reads', async (t) => {
+  const kit = await startKit(t, { indexes: false })
+  const server = kit.app.kit.parse.server as unknown as Record<string, unknown>
+  t.equal(typeof server.handleShutdown, 'function', 'ParseServer#handleShutdown() (host/parse-server.ts)')
+  t.equal(typeof server.start, 'function', 'ParseServer#start() (host/parse-server.ts)')
+  t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')
+
+  // host/parse-routes.ts reads the Express app's router stack.
+  const app = kit.app.kit.parse.app as unknown as { router?: { stack?: unknown }, _router?: { stack?: unknown } }
+  const stack = (app.router ?? app._router)?.stack as Array<{ route?: { path: unknown, methods: unknown }, handle?: { stack?: unknown } }>
+  t.ok(Array.isArray(stack), "Parse's Express app exposes router.stack")
+  const nested = stack.filter((layer) => Array.isArray(layer.handle?.stack)).flatMap((layer) => layer.handle!.stack as typeof stack)
+  const routes = nested.filter((layer) => layer.route && typeof layer.route.path === 'string' && typeof layer.route.methods === 'object')
+  t.ok(routes.some((layer) => layer.route!.path === '/classes/:className'), 'Parse mounts its routers at the root: layer.handle.stack holds route.path and route.methods')
+
+  // parse/internals.ts parseConfig and model/schema-lock.ts.
+  const config = parseConfig(APP_ID) as { database?: { loadSchema (): Promise<{ schemaData: unknown }> } }
+  t.ok(config.database, 'Config.get(appId).database')
+  t.ok((await config.database!.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
+
+  const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
+  if (lane.kind === 'postgres') {
+    // storage/postgres/pool.ts, indexes.ts, session.ts, reads.ts.
+    for (const name of ['one', 'none', 'any', 'tx']) t.equal(typeof adapter._client[name], 'function', `adapter._client.${name}() (pg-promise)`)
+    const pool = adapter._client.$pool as Record<string, unknown>
+    t.equal(typeof pool.end, 'function', 'adapter._client.$pool.end() (pool.ts waits for it)')
+    t.equal(typeof pool.on, 'function', 'adapter._client.$pool.on()')
+    t.equal(typeof pool.totalCount, 'number', 'adapter._client.$pool.totalCount')
+    t.equal(typeof (adapter._pgp as { as: { format: unknown } }).as.format, 'function', 'adapter._pgp.as.format() (postgres/indexes.ts prints commands)')
+  } else {
+    t.ok(adapter.database, 'adapter.database (mongo/session.ts, the validators)')
+    t.equal(typeof adapter._collectionPrefix, 'string', 'adapter._collectionPrefix (mongo/indexes.ts)')
+  }
+})
