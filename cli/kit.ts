@@ -8,8 +8,15 @@ import { CliError } from './context.js'
 
 export const KIT_NAME = 'fastify-parse-kit'
 
-/** The package root: the folder above cli/. */
-export const KIT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+/** The package root: the folder above cli/ (sources) or above dist/cli/ (compiled), the first with a package.json. */
+export const KIT_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)))
+
+function packageRoot (from: string): string {
+  for (let dir = path.dirname(from); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`)
+  }
+}
 
 export interface KitPackage {
   name: string

@@ -5,10 +5,11 @@
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { CliError } from './context.js'
+import { KIT_ROOT } from './kit.js'
 
-export const TEMPLATES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'templates')
+/** The templates stay in cli/templates/ (the compiled CLI in dist/cli/ reads them from there). */
+export const TEMPLATES_DIR = path.join(KIT_ROOT, 'cli', 'templates')
 
 export type Values = Record<string, string>
 

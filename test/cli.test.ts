@@ -5,13 +5,14 @@
 // the project's own `npm test` passes.
 import t from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Io } from '../cli/context.js'
 import { main } from '../cli/fpk.js'
+import { mongoReplicaSet } from './helpers/mongo.js'
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
@@ -111,6 +112,7 @@ function readEnvFile (file: string): Record<string, string> {
 
 interface Server {
   base: string
+  /** The demo user's session token ('' when the server was not asked for one). */
   token: string
   log: () => string
   stop: () => Promise<void>
@@ -124,9 +126,10 @@ interface Server {
  * server) and the exit seen here is the server's own. Resolves once the ready
  * request is printed.
  */
-async function startServer (dir: string, tsxArgs = ['src/server.ts']): Promise<Server> {
+async function startServer (dir: string, tsxArgs = ['src/server.ts'], options: { command?: string, env?: Record<string, string>, token?: boolean } = {}): Promise<Server> {
   const port = await freePort()
-  const child: ChildProcess = spawn(path.join(dir, 'node_modules', '.bin', 'tsx'), tsxArgs, { cwd: dir, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const command = options.command ?? path.join(dir, 'node_modules', '.bin', 'tsx')
+  const child: ChildProcess = spawn(command, tsxArgs, { cwd: dir, env: userEnv({ PORT: String(port), ...options.env }), stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => { output += chunk })
   child.stderr!.on('data', (chunk) => { output += chunk })
@@ -149,11 +152,11 @@ async function startServer (dir: string, tsxArgs = ['src/server.ts']): Promise<S
   const deadline = Date.now() + 150_000
   for (;;) {
     const ready = /is ready at (http:\/\/\S+)/.exec(output)
-    const token = /X-Parse-Session-Token: (r:[0-9a-f]+)/.exec(output)
-    if (ready && token) return { base: ready[1], token: token[1], log: () => output, stop, boots: () => output.split('is ready at').length - 1 }
+    const token = options.token === false ? ['', ''] : /X-Parse-Session-Token: (r:[0-9a-f]+)/.exec(output)
+    if (ready && token) return { base: ready[1], token: token[1]!, log: () => output, stop, boots: () => output.split('is ready at').length - 1 }
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop().catch(() => {})
-      throw new Error(`the server did not print a ready request with a session token:\n${output}`)
+      throw new Error(`the server did not print a ready request${options.token === false ? '' : ' with a session token'}:\n${output}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
@@ -192,7 +195,7 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   t.match(created.stdout, /Created demo \(\d+ files\)/)
   const expected = [
     'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', 'docker-compose.yml', 'README.md', 'AGENTS.md',
-    'src/app.ts', 'src/server.ts', 'src/roles.ts', 'src/seed.ts', 'src/dashboard.ts', 'src/models/Note.ts', 'src/functions/notes.ts',
+    'tsconfig.build.json', 'Dockerfile', 'src/env.ts', 'src/app.ts', 'src/server.ts', 'src/roles.ts', 'src/seed.ts', 'src/dashboard.ts', 'src/models/Note.ts', 'src/functions/notes.ts',
     'test/smoke.test.ts'
   ]
   for (const file of expected) t.ok(existsSync(path.join(demo, file)), `${file} exists`)
@@ -211,6 +214,14 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   t.equal(pkg.dependencies.router, '2.2.0')
   t.same(pkg.overrides, JSON.parse(readFileSync(path.join(KIT, 'package.json'), 'utf8')).overrides, 'the kit\'s pins, repeated at the root where npm applies them')
   t.match(pkg.scripts, { dev: /^tsx watch .*--include src src\/server\.ts$/, start: /tsx/, test: /tsc --noEmit/ })
+  t.equal(pkg.scripts.build, 'tsc -p tsconfig.build.json')
+  t.equal(pkg.scripts['start:prod'], 'NODE_ENV=production node --enable-source-maps dist/server.js', 'production runs compiled JavaScript')
+  t.match(pkg.dependencies, { 'close-with-grace': String, 'env-schema': String })
+  t.match(pkg.devDependencies, { tsx: String, typescript: String })
+  t.notOk('tsx' in pkg.dependencies, 'tsx is for development only')
+  t.match(JSON.parse(readFileSync(path.join(demo, 'tsconfig.build.json'), 'utf8')).compilerOptions, { outDir: 'dist', rootDir: 'src', noEmit: false })
+  t.match(readFileSync(path.join(demo, 'Dockerfile'), 'utf8'), /npm run build[\s\S]*CMD \["npm", "run", "start:prod"\]/)
+  t.match(readFileSync(path.join(demo, 'README.md'), 'utf8'), /## Dependencies[\s\S]*`router` is pinned to exactly `2\.2\.0`[\s\S]*\/batch/, 'the pin explained where the user reads')
   t.notOk(existsSync(path.join(demo, '.npmrc')), 'no install-links needed for a tarball')
 
   const tsconfig = JSON.parse(readFileSync(path.join(demo, 'tsconfig.json'), 'utf8'))
@@ -307,6 +318,20 @@ t.test('generation follows the layout a project already has', async (t) => {
   }
   t.match(readFileSync(path.join(fresh, 'functions', 'gizmos.ts'), 'utf8'), /import \{ Gizmo \} from '\.\.\/models\/Gizmo\.js'/, 'g functions imports the existing model')
 
+  t.notOk(existsSync(path.join(fresh, 'test')), 'no test without the app an fpk project has (src/app.ts exporting buildApp)')
+
+  const withApp = project('with-app', ['src'])
+  writeFileSync(path.join(withApp, 'src', 'app.ts'), 'export async function buildApp () {}\n')
+  const tested = await fpkHere(withApp, 'g', 'resource', 'OrderLine')
+  t.equal(tested.code, 0, tested.stderr)
+  t.match(tested.stdout, /created test\/order-lines\.test\.ts/)
+  t.match(readFileSync(path.join(withApp, 'test', 'order-lines.test.ts'), 'utf8'), /import \{ buildApp \} from '\.\.\/src\/app\.js'[\s\S]*\/parse\/order-lines[\s\S]*'\/createOrderLine'/)
+  writeFileSync(path.join(withApp, 'test', 'gizmos.test.ts'), '// mine\n')
+  const kept = await fpkHere(withApp, 'g', 'resource', 'Gizmo')
+  t.equal(kept.code, 0, kept.stderr)
+  t.match(kept.stdout, /created src\/functions\/gizmos\.ts[\s\S]*kept +test\/gizmos\.test\.ts \(it exists; -f overwrites it\)/, 'an existing test is kept and does not block the resource')
+  t.equal(readFileSync(path.join(withApp, 'test', 'gizmos.test.ts'), 'utf8'), '// mine\n')
+
   const withSrc = project('with-src', ['src'])
   t.equal((await fpkHere(path.join(withSrc, 'src'), 'g', 'model', 'Person')).code, 0, 'run from a subfolder: the project root is found')
   t.ok(existsSync(path.join(withSrc, 'src', 'models', 'Person.ts')))
@@ -361,6 +386,8 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.notOk(lstatSync(kit).isSymbolicLink(), 'a copy, not a link to the checkout')
   t.notOk(existsSync(path.join(kit, 'node_modules', 'parse')), 'one Parse SDK, shared by the kit and the project')
   t.notOk(existsSync(path.join(kit, 'node_modules', 'fastify')), 'one Fastify')
+  t.ok(existsSync(path.join(kit, 'dist', 'cli', 'fpk.js')), 'the CLI is shipped compiled')
+  t.notOk('tsx' in (JSON.parse(readFileSync(path.join(kit, 'package.json'), 'utf8')).dependencies ?? {}), 'a library user installs no tsx (nor its esbuild)')
 
   // The project carries its kit: a copy elsewhere (the checkout gone from its view) resolves from its own files.
   const moved = tempDir('fpk-cli-moved-')
@@ -439,7 +466,8 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   let boots = server.boots()
   const resource = await fpk(demo, 'g', 'resource', 'Product', '-y')
   t.equal(resource.code, 0, resource.stderr)
-  t.match(resource.stdout, /created src\/models\/Product\.ts[\s\S]*created src\/functions\/products\.ts/)
+  t.match(resource.stdout, /created src\/models\/Product\.ts[\s\S]*created src\/functions\/products\.ts[\s\S]*created test\/products\.test\.ts/)
+  t.match(readFileSync(path.join(demo, 'test', 'products.test.ts'), 'utf8'), /from '\.\.\/src\/app\.js'[\s\S]*\/createProduct/, 'a test for the resource, against the app')
   t.match(resource.stdout, /Nothing to register[\s\S]*npm run dev. restarts by itself when a file under src\/ is added/)
   await nextBoot(boots, 'g resource Product')
   // The installed package's own bin, as `npx fpk` runs it inside the project.
@@ -479,6 +507,7 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   const forced = await fpk(demo, 'g', 'resource', 'Product', '-f', '-y')
   t.equal(forced.code, 0, forced.stderr)
   t.equal(readFileSync(functionsFile, 'utf8'), original, '-f overwrites')
+
   t.match(readFileSync(path.join(demo, 'src', 'app.ts'), 'utf8'), /models: path\.join\(here, 'models'\)/, 'no registration file was edited')
   await nextBoot(boots, 'the edits')
 
@@ -526,6 +555,53 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   await server.stop()
 })
 
+t.test('built with npm run build, served by start:prod from dist/ without tsx', async (t) => {
+  const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
+  const built = await run('npm', ['run', 'build'], { cwd: demo, timeoutMs: 4 * 60_000 })
+  t.equal(built.code, 0, `${built.stdout}\n${built.stderr}`)
+  for (const file of ['server.js', 'env.js', 'models/Product.js', 'functions/products.js', 'models/Tag.js']) t.ok(existsSync(path.join(demo, 'dist', file)), `dist/${file}`)
+  // start:prod's command line as npm runs it, minus npm and sh: NODE_ENV=production node … dist/server.js.
+  const [assignment, command, ...args] = pkg.scripts['start:prod'].split(' ')
+  t.equal(assignment, 'NODE_ENV=production')
+  t.equal(command, 'node')
+  // tsx out of reach: the compiled application must not need it.
+  const tsx = path.join(demo, 'node_modules', 'tsx')
+  const hidden = path.join(demo, 'node_modules', '.tsx-hidden')
+  renameSync(tsx, hidden)
+  t.teardown(() => { if (existsSync(hidden)) renameSync(hidden, tsx) })
+  // Production refuses the embedded PostgreSQL: a MongoDB replica set (the stand-in unless MONGODB_URI).
+  const mongo = await mongoReplicaSet(t)
+  const server = await startServer(demo, args, { command: process.execPath, env: { NODE_ENV: 'production', DATABASE_URI: mongo.uri }, token: false })
+  t.teardown(() => server.stop().catch(() => {}))
+  const { APP_ID: appId, MASTER_KEY: masterKey } = readEnvFile(path.join(demo, '.env'))
+  const app = { 'x-parse-application-id': appId }
+  const url = (route: string) => `${server.base}${route}`
+  t.equal((await http('GET', url('/health'), {})).status, 200)
+  const products = await http('GET', url('/products/listProducts?limit=5'), app)
+  t.equal(products.status, 200, `a model and functions discovered under dist/: ${products.text}`)
+  t.same(products.json, { results: [], count: 0 })
+  t.equal((await http('GET', url('/notes/listNotes'), app)).json.count, 0, 'no seeding in production')
+  const schema = await http('GET', url('/schemas/Tag'), { ...app, 'x-parse-master-key': masterKey })
+  t.equal(schema.status, 200, schema.text)
+  await server.stop()
+  t.match(server.log(), /SIGTERM: shutting down/)
+  renameSync(hidden, tsx)
+})
+
+t.test('a bad setting stops the boot with a message naming it', async (t) => {
+  const boot = (env: Record<string, string>) => run(process.execPath, ['dist/server.js'], { cwd: demo, env: userEnv(env) })
+  const port = await boot({ PORT: 'eighty' })
+  t.equal(port.code, 1)
+  t.match(port.stderr, /^Cannot start: Invalid environment .*PORT must be integer \(got "eighty"\)/)
+  const several = await boot({ DOCS_ENABLED: 'maybe', LOG_LEVEL: 'loud', REDIS_URL: 'localhost:6379' })
+  t.equal(several.code, 1)
+  t.match(several.stderr, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/)
+  t.match(several.stderr, /DOCS_ENABLED must be one of true, false, 1, 0, yes, no, on, off \(got "maybe"\)/)
+  t.match(several.stderr, /REDIS_URL must match pattern/)
+  t.notMatch(several.stderr, /\n\s+at /, 'a message, not a stack trace')
+  t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'nothing was started')
+})
+
 t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
   const written = await fpk(demo, 'ai', '1,6')
   t.equal(written.code, 0, written.stderr)
@@ -562,6 +638,6 @@ t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
 t.test("the generated project's own npm test passes", async (t) => {
   const result = await run('npm', ['test'], { cwd: demo, timeoutMs: 4 * 60_000 })
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
-  t.match(result.stdout, /# pass 3/)
+  t.match(result.stdout, /# pass 5/, 'the smoke test (3) and the test g resource Product wrote (2)')
   t.match(result.stdout, /# fail 0/)
 })

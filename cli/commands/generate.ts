@@ -40,9 +40,17 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
       throw new CliError(`class ${names.name} is already declared in ${declared}: nothing was written.${kind === 'resource' ? ` fpk g functions ${names.name} adds its endpoints without touching the model.` : ''}`)
     }
   }
+  const kept: string[] = []
+  if (kind === 'resource') {
+    const test = await testFileFor(names, root)
+    // A test the user may have extended is kept (and does not block the rest) unless -f.
+    if (test && existsSync(test.path) && !options.force) kept.push(test.path)
+    else if (test) files.push(test)
+  }
   await writeNewFiles(files, { force: options.force, cwd: io.cwd })
 
   const lines = files.map((file) => `  created ${displayPath(file.path, io.cwd)}`)
+  for (const file of kept) lines.push(`  kept    ${displayPath(file, io.cwd)} (it exists; -f overwrites it)`)
   if (layout.fresh) lines.unshift(`No models/functions layout found: using ${displayPath(layout.modelsDir, io.cwd)} and ${displayPath(layout.functionsDir, io.cwd)} (make sure your kitPlugin options point at them).`)
   if (kind !== 'model') {
     const base = `/parse/${names.prefix}`
@@ -80,6 +88,18 @@ function templateValues (names: ResourceNames): Record<string, string> {
 async function functionsFileFor (names: ResourceNames, layout: Layout, model: string): Promise<OutputFile> {
   const functions = functionsFile(layout, names)
   return { path: functions, content: await renderTemplate('resource/functions.ts', { ...templateValues(names), modelImport: importSpecifier(functions, model) }) }
+}
+
+/**
+ * test/<prefix>.test.ts, in the style of the project's smoke test: only in a
+ * project laid out as `fpk new` makes it (src/app.ts exporting buildApp), whose
+ * `npm test` runs every test/*.test.ts.
+ */
+async function testFileFor (names: ResourceNames, root: string): Promise<OutputFile | undefined> {
+  const app = path.join(root, 'src', 'app.ts')
+  if (!existsSync(app) || !/export\s+(async\s+)?function\s+buildApp\b/.test(await readFile(app, 'utf8'))) return undefined
+  const test = path.join(root, 'test', `${names.prefix}.test.ts`)
+  return { path: test, content: await renderTemplate('resource/test.ts', { ...templateValues(names), appImport: importSpecifier(test, app) }) }
 }
 
 /** The file (other than `targets`) that declares @ParseClass('<Name>'); a second declaration would fail at boot. */

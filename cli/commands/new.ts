@@ -46,6 +46,8 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     adminPassword: randomBytes(12).toString('base64url'),
     dashboardPassword: randomBytes(12).toString('base64url'),
     kitDependency: tarball ? `file:${VENDOR_DIR}/${tarball.name}` : kit.spec,
+    version_close_with_grace: kitRange('close-with-grace'),
+    version_env_schema: kitRange('env-schema'),
     version_fastify: kitRange('fastify'),
     version_fastify_express: kitRange('@fastify/express'),
     version_fastify_swagger_ui: kitRange('@fastify/swagger-ui'),

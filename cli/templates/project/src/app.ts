@@ -5,7 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { kitPlugin, kitServerOptions, seedOnBoot, type KitOptions } from 'fastify-parse-kit'
+import { kitPlugin, kitServerOptions, type KitOptions } from 'fastify-parse-kit'
+import { loadEnv, type Env } from './env.js'
 import { runSeed } from './seed.js'
 import { mountDashboard } from './dashboard.js'
 
@@ -26,49 +27,44 @@ declare module 'fastify' {
 }
 
 export async function buildApp (options: AppOptions = {}): Promise<FastifyInstance> {
+  const env = loadEnv() // here, not at import: tests set variables before building an app
   // TRUST_PROXY (e.g. uniquelocal behind a load balancer): client addresses, and so rate limits, come from X-Forwarded-For.
-  const app = Fastify(options.fastify ?? { ...kitServerOptions({ level: process.env.LOG_LEVEL || 'info' }), trustProxy: trustProxy() })
-  const appId = process.env.APP_ID || '{{name}}'
+  const app = Fastify(options.fastify ?? { ...kitServerOptions({ level: env.logLevel }), trustProxy: env.trustProxy })
+  const appId = env.appId ?? '{{name}}'
   await app.register(kitPlugin, {
     appId,
-    masterKey: process.env.MASTER_KEY || developmentMasterKey(app),
-    dataDir: process.env.DATA_DIR || path.join(root, '.data', 'postgres'),
-    // Every file in these directories is imported at boot: nothing to register.
+    masterKey: env.masterKey ?? developmentMasterKey(app, env),
+    dataDir: env.dataDir ?? path.join(root, '.data', 'postgres'),
+    databaseURI: env.databaseURI,
+    redis: env.redisURL,
+    // Every file in these directories is imported at boot: nothing to register
+    // (src/*.ts under tsx, dist/*.js once built).
     models: path.join(here, 'models'),
     functions: path.join(here, 'functions'),
     // ALLOW_AUTH_ROUTES=true opens login, sign-up, logout and sessions to the SDKs.
-    allowAuthRoutes: envSwitch('ALLOW_AUTH_ROUTES', undefined),
-    docs: envSwitch('DOCS_ENABLED', process.env.NODE_ENV !== 'production')
-      ? { title: '{{name}}', version: '0.1.0', appId, path: process.env.DOCS_PATH || '/api-docs' }
+    allowAuthRoutes: env.allowAuthRoutes,
+    docs: env.docsEnabled
+      ? { title: '{{name}}', version: '0.1.0', appId, path: env.docsPath }
       : undefined,
     ...options.kit
   })
-  const production = process.env.NODE_ENV === 'production'
-  const seeded = seedOnBoot()
-    ? await runSeed({ sampleData: !production, log: (line) => app.log.info(line), warn: (line) => app.log.warn(line) })
+  const seeded = env.seedOnBoot
+    ? await runSeed({ sampleData: !env.production, admin: env.admin, log: (line) => app.log.info(line), warn: (line) => app.log.warn(line) })
     : undefined
   app.decorate('demoToken', seeded?.demoToken)
-  await mountDashboard(app, { appId, masterKey: app.kit.options.masterKey, serverURL: app.kit.options.serverURL, appName: '{{name}}' })
+  await mountDashboard(app, {
+    appId,
+    masterKey: app.kit.options.masterKey,
+    serverURL: app.kit.options.serverURL,
+    appName: '{{name}}',
+    env: { NODE_ENV: env.production ? 'production' : undefined, DASHBOARD_USER: env.dashboard.user, DASHBOARD_PASS: env.dashboard.pass }
+  })
   return app
 }
 
-function trustProxy (): boolean | string {
-  const value = process.env.TRUST_PROXY?.trim() ?? ''
-  return value === 'true' ? true : value === '' || value === 'false' ? false : value
-}
-
-/** A true/false switch from the environment (also 1/0, yes/no, on/off); unset or empty means `fallback`. */
-function envSwitch<T extends boolean | undefined> (name: string, fallback: T): boolean | T {
-  const value = process.env[name]?.trim().toLowerCase()
-  if (value === undefined || value === '') return fallback
-  if (['true', '1', 'yes', 'on'].includes(value)) return true
-  if (['false', '0', 'no', 'off'].includes(value)) return false
-  throw new Error(`${name} must be true or false (got ${JSON.stringify(process.env[name])})`)
-}
-
 /** Development only: without MASTER_KEY, a random one for this run (production refuses to boot instead). */
-function developmentMasterKey (app: FastifyInstance): string | undefined {
-  if (process.env.NODE_ENV === 'production') return undefined
+function developmentMasterKey (app: FastifyInstance, env: Env): string | undefined {
+  if (env.production) return undefined
   app.log.warn('MASTER_KEY is not set: using a random master key for this run')
   return randomBytes(24).toString('base64url')
 }

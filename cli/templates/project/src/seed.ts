@@ -5,6 +5,7 @@ import Parse from 'parse/node'
 import { implementACL, nestRole, SeedReport, seedMembership, seedRoles, seedRow, seedUser } from 'fastify-parse-kit'
 import { Note } from './models/Note.js'
 import { ADMIN, EDITOR, SUPER_ADMIN } from './roles.js'
+import type { Env } from './env.js'
 
 export const DEMO_USER = { username: 'demo', password: 'demo-password', email: 'demo@example.com' }
 const DEFAULT_ADMIN_PASSWORD = 'change-me-admin'
@@ -12,10 +13,10 @@ const DEFAULT_ADMIN_PASSWORD = 'change-me-admin'
 type Log = (line: string) => void
 
 /** Roles (Admin inside Editor, SuperAdmin for role management) and the first administrator. */
-export async function seed (report = new SeedReport(), warn: Log = console.warn): Promise<SeedReport> {
+export async function seed (account: Env['admin'], report = new SeedReport(), warn: Log = console.warn): Promise<SeedReport> {
   const roles = await seedRoles([SUPER_ADMIN, ADMIN, EDITOR], report)
   await nestRole(roles.get(ADMIN)!, roles.get(EDITOR)!)
-  const admin = await seedUser(adminAccount(warn), report)
+  const admin = await seedUser(adminAccount(account, warn), report)
   await seedMembership(roles.get(ADMIN)!, [admin])
   await seedMembership(roles.get(SUPER_ADMIN)!, [admin])
   return report
@@ -45,21 +46,20 @@ export async function demoSession (log: Log = console.log): Promise<string | und
   }
 }
 
-/** ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD; an empty password falls back to a known default, with a warning on every boot. */
-export function adminAccount (warn: Log = console.warn): { username: string, email: string, password: string } {
-  const password = process.env.ADMIN_PASSWORD ?? ''
-  if (password === '') warn(`ADMIN_PASSWORD is empty: the first admin gets the known default password "${DEFAULT_ADMIN_PASSWORD}". Set ADMIN_PASSWORD and change it.`)
+/** ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD (from src/env.ts); an empty password falls back to a known default, with a warning on every boot. */
+export function adminAccount (admin: Env['admin'], warn: Log = console.warn): { username: string, email: string, password: string } {
+  if (admin.password === '') warn(`ADMIN_PASSWORD is empty: the first admin gets the known default password "${DEFAULT_ADMIN_PASSWORD}". Set ADMIN_PASSWORD and change it.`)
   return {
-    username: process.env.ADMIN_USERNAME || 'admin',
-    email: process.env.ADMIN_EMAIL || 'admin@example.com',
-    password: password || DEFAULT_ADMIN_PASSWORD
+    username: admin.username,
+    email: admin.email,
+    password: admin.password || DEFAULT_ADMIN_PASSWORD
   }
 }
 
 /** Both seeds, as the app runs them at boot; returns the report and the demo session token. */
-export async function runSeed (options: { sampleData: boolean, log?: Log, warn?: Log }): Promise<{ report: SeedReport, demoToken?: string }> {
+export async function runSeed (options: { sampleData: boolean, admin: Env['admin'], log?: Log, warn?: Log }): Promise<{ report: SeedReport, demoToken?: string }> {
   const log = options.log ?? console.log
-  const report = await seed(new SeedReport(), options.warn ?? console.warn)
+  const report = await seed(options.admin, new SeedReport(), options.warn ?? console.warn)
   if (options.sampleData) await seedSampleData(report)
   for (const line of report.lines()) log(`[seed] ${line}`)
   const demoToken = options.sampleData ? await demoSession(log) : undefined

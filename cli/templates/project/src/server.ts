@@ -1,25 +1,23 @@
-// `npm start` / `npm run dev`: reads .env, boots the app and serves it until
-// SIGINT or SIGTERM, then shuts Parse Server and the database down cleanly.
+// `npm start` / `npm run dev` (tsx) and `npm run start:prod` (node dist/server.js):
+// reads .env, checks the settings (src/env.ts), boots the app and serves it
+// until SIGINT or SIGTERM, then shuts Parse Server and the database down cleanly.
 loadDotEnv()
+const { loadEnv } = await import('./env.js')
+const { port, host } = validEnvOrExit(loadEnv)
 const { buildApp } = await import('./app.js') // after .env, so every module sees its values
 const { listenOrExit, masterKeyHint } = await import('fastify-parse-kit')
+const { default: closeWithGrace } = await import('close-with-grace')
 
-const port = Number(process.env.PORT || 1337)
-const host = process.env.HOST || '127.0.0.1'
 const app = await buildApp()
 
-let closing = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (closing) return
-    closing = true
-    app.log.info(`${signal}: shutting down`)
-    app.close().then(() => process.exit(0), (error) => {
-      app.log.error(error)
-      process.exit(1)
-    })
-  })
-}
+// A signal, an uncaught error or an unhandled rejection closes the app (Parse
+// Server, the database) once; a close that hangs ends the process after 10 s,
+// as a container's stop grace period would, and a second signal ends it at once.
+closeWithGrace({ delay: 10_000, logger: app.log }, async ({ signal, err }) => {
+  if (err) app.log.error(err, 'shutting down after an error')
+  else app.log.info(`${signal ?? 'exit'}: shutting down`)
+  await app.close()
+})
 
 await listenOrExit(app, { port, host })
 const { mountPath, appId, docs, masterKey } = app.kit.options
@@ -39,6 +37,16 @@ process.stdout.write([
   `  ${masterKeyHint(masterKey)}`,
   ''
 ].join('\n') + '\n')
+
+/** A bad setting stops the boot with the message from src/env.ts, not a stack trace. */
+function validEnvOrExit<T> (load: () => T): T {
+  try {
+    return load()
+  } catch (error) {
+    process.stderr.write(`Cannot start: ${(error as Error).message}\n`)
+    process.exit(1)
+  }
+}
 
 /** Values from .env fill in what the environment does not already set. */
 function loadDotEnv (): void {
