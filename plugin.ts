@@ -56,6 +56,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
     databaseURI: options.databaseURI,
     dataDir: options.dataDir,
     ephemeral: options.ephemeralDatabase,
+    timeoutSeconds: options.databaseTimeout,
     production: options.production,
     onNotice: (line) => fastify.log.warn(line),
     schemaHooks: options.redis !== undefined

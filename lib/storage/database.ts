@@ -6,6 +6,7 @@ import { FileSystemAdapter } from 'parse-server'
 import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../host/parse-internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
+import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
@@ -23,6 +24,8 @@ export interface DatabaseOptions {
   onNotice?: (line: string) => void
   /** Several instances: Parse reloads its schema cache when another instance changes the schema (PostgreSQL LISTEN/NOTIFY, MongoDB change stream). */
   schemaHooks?: boolean
+  /** Longest a database call may wait for an answer before it fails as unavailable (503); default 15. */
+  timeoutSeconds?: number
 }
 
 export interface Database {
@@ -69,13 +72,13 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
     if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir, notice(options), options.schemaHooks === true)
+    return connect(options.databaseURI, undefined, filesDir, options)
   }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
-  return connect(embedded.uri, embedded, filesDir, notice(options), options.schemaHooks === true)
+  return connect(embedded.uri, embedded, filesDir, options)
 }
 
 function notice (options: DatabaseOptions): (line: string) => void {
@@ -83,14 +86,16 @@ function notice (options: DatabaseOptions): (line: string) => void {
 }
 
 /** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
-const POSTGRES_OPTIONS = { connectionTimeoutMillis: 10_000, keepAlive: true }
+export const DEFAULT_TIMEOUT_SECONDS = 15
 const MONGO_SERVER_SELECTION_MS = 5_000
 
-function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, onNotice: (line: string) => void, schemaHooks = false): Database {
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, options: DatabaseOptions): Database {
   const kind = databaseKind(uri)
-  const hooks = schemaHooks ? { enableSchemaHooks: true } : {}
+  const onNotice = notice(options)
+  const hooks = options.schemaHooks === true ? { enableSchemaHooks: true } : {}
   if (kind === 'postgres') {
-    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...POSTGRES_OPTIONS, ...hooks } })
+    const bound = boundedPoolOptions((options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000)
+    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability)
     return {
