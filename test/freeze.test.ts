@@ -51,7 +51,9 @@ function signal (pids: number[], name: NodeJS.Signals): void {
   }
 }
 
-t.test('a frozen PostgreSQL: in-flight calls end within the bound with 503, and the kit recovers when it runs again', { skip: lane.kind !== 'postgres' ? 'runs on the embedded PostgreSQL lane' : false }, async (t) => {
+const freezeSkip = lane.kind === 'mongo' && lane.real ? 'the test only freezes a database it started (the stand-in); a real MongoDB is not stopped from here' : false
+
+t.test('a frozen database: in-flight calls end within the bound with 503, and the kit recovers when it runs again', { skip: freezeSkip }, async (t) => {
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const dataDir = path.join(dir, 'postgres')
@@ -81,16 +83,17 @@ t.test('a frozen PostgreSQL: in-flight calls end within the bound with 503, and 
       calls.push({ kind, phase, status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error', ms: Date.now() - started })
     }
   }
-  const loops = Array.from({ length: CLIENTS }, async (_, index) => {
+  // On the MongoDB stand-in, one client per kind: it lets concurrent transactions overwrite each other.
+  const loops = Array.from({ length: lane.kind === 'postgres' ? CLIENTS : 3 }, async (_, index) => {
     while (state.running) await once((['note', 'order', 'list'] as const)[index % 3])
   })
   const count = (phase: Phase, status: number) => calls.filter((call) => call.phase === phase && call.status === status).length
   t.teardown(async () => { state.running = false; await Promise.all(loops) })
 
-  await until('calls answered before the freeze', () => count('before', 200) >= 20)
+  await until('calls answered before the freeze', () => count('before', 200) >= 10)
 
-  // Freeze this test's cluster only; it runs again whatever happens below.
-  const pids = clusterPids(dataDir)
+  // Freeze this test's own database only; it runs again whatever happens below.
+  const pids = lane.kind === 'postgres' ? clusterPids(dataDir) : [kit.standInPid!]
   let frozen = true
   const thaw = () => { if (frozen) { frozen = false; signal(pids, 'SIGCONT') } }
   t.teardown(thaw)
@@ -98,7 +101,7 @@ t.test('a frozen PostgreSQL: in-flight calls end within the bound with 503, and 
     state.phase = 'frozen'
     signal(pids, 'SIGSTOP')
     const frozenAt = Date.now()
-    await until('503 answers while frozen', () => count('frozen', 503) >= 5, FREEZE_MS)
+    await until('503 answers while frozen', () => count('frozen', 503) >= 3, FREEZE_MS)
     const ready = await kit.request('GET', '/parse/health')
     t.equal(ready.status, 503, 'readiness reports the frozen database')
     t.match(ready.json?.error, /database cannot be reached/, 'with the reason')
@@ -110,7 +113,7 @@ t.test('a frozen PostgreSQL: in-flight calls end within the bound with 503, and 
 
   await until('readiness to recover', async () => (await kit.request('GET', '/parse/health')).status === 200)
   state.phase = 'after'
-  await until('calls answered after the thaw', () => count('after', 200) >= 20)
+  await until('calls answered after the thaw', () => count('after', 200) >= 10)
   state.running = false
   await Promise.all(loops)
 
