@@ -38,11 +38,13 @@ async function until (what: string, condition: () => boolean | Promise<boolean>,
 }
 
 /** The postmaster of this test's cluster and its children (backends, checkpointer, …), by PID. */
-function clusterPids (dataDir: string): number[] {
-  const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-  const children = execFileSync('ps', ['--ppid', String(postmaster), '-o', 'pid='], { encoding: 'utf8' })
-    .split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)
-  return [postmaster, ...children]
+function postmasterOf (dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+}
+
+function childrenOf (pid: number): number[] {
+  return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' })
+    .split('\n').map((line) => Number(line.trim())).filter((child) => child > 0)
 }
 
 function signal (pids: number[], name: NodeJS.Signals): void {
@@ -93,13 +95,19 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
   await until('calls answered before the freeze', () => count('before', 200) >= 10)
 
   // Freeze this test's own database only; it runs again whatever happens below.
-  const pids = lane.kind === 'postgres' ? clusterPids(dataDir) : [kit.standInPid!]
+  const pids = [lane.kind === 'postgres' ? postmasterOf(dataDir) : kit.standInPid!]
   let frozen = true
   const thaw = () => { if (frozen) { frozen = false; signal(pids, 'SIGCONT') } }
   t.teardown(thaw)
   try {
     state.phase = 'frozen'
     signal(pids, 'SIGSTOP')
+    // The postmaster stopped first forks no more backends: now its children.
+    if (lane.kind === 'postgres') {
+      const children = childrenOf(pids[0])
+      pids.push(...children)
+      signal(children, 'SIGSTOP')
+    }
     const frozenAt = Date.now()
     await until('503 answers while frozen', () => count('frozen', 503) >= 3, FREEZE_MS)
     const ready = await kit.request('GET', '/parse/health')
