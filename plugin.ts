@@ -74,6 +74,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     databaseURI: options.databaseURI,
     dataDir: options.dataDir,
     ephemeral: options.ephemeralDatabase,
+    timeoutSeconds: options.databaseTimeout,
     production: options.production,
     onNotice: (line) => fastify.log.warn(line),
     schemaHooks: options.redis !== undefined

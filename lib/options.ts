@@ -21,6 +21,8 @@ export interface KitOptions {
   dataDir?: string
   /** Embedded PostgreSQL without fsync (tests). */
   ephemeralDatabase?: boolean
+  /** Seconds a database query may go unanswered before the call answers 503. Env DATABASE_TIMEOUT. Default 15. */
+  databaseTimeout?: number
   /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
   mountPath?: string
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
@@ -58,6 +60,7 @@ export interface ResolvedOptions {
   databaseURI: string | undefined
   dataDir: string | undefined
   ephemeralDatabase: boolean
+  databaseTimeout: number | undefined
   mountPath: string
   allowAuthRoutes: boolean
   allowedRoutes: AllowedRoute[]
@@ -76,7 +79,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set<keyof KitOptions>([
-  'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'mountPath', 'allowAuthRoutes',
+  'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'databaseTimeout', 'mountPath', 'allowAuthRoutes',
   'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs', 'redis', 'cors'
 ])
 
@@ -109,6 +112,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     databaseURI,
     dataDir: optionalString(input, 'dataDir'),
     ephemeralDatabase: optionalBoolean(input, 'ephemeralDatabase') ?? false,
+    databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
     mountPath,
     allowAuthRoutes: optionalBoolean(input, 'allowAuthRoutes') ?? kit.allowAuthRoutes,
     allowedRoutes: allowedRoutes(input.allowedRoutes),
@@ -162,6 +166,16 @@ function optionalString (input: KitOptions, key: keyof KitOptions): string | und
   if (value === undefined) return undefined
   if (!nonEmptyString(value)) throw new KitOptionsError(key, 'must be a non-empty string')
   return value
+}
+
+/** Seconds, from the option or DATABASE_TIMEOUT: a positive number, at most one hour. */
+function databaseTimeout (value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined
+  const seconds = typeof value === 'string' ? Number(value) : value
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
+    throw new KitOptionsError('databaseTimeout', `must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option; got ${JSON.stringify(value)})`)
+  }
+  return seconds
 }
 
 function optionalBoolean (input: KitOptions, key: keyof KitOptions): boolean | undefined {

@@ -6,6 +6,7 @@ import { FileSystemAdapter } from 'parse-server'
 import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
+import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
@@ -24,6 +25,8 @@ export interface DatabaseOptions {
   onNotice?: (line: string) => void
   /** Several instances: Parse reloads its schema cache when another instance changes the schema (PostgreSQL LISTEN/NOTIFY, MongoDB change stream). */
   schemaHooks?: boolean
+  /** Longest a database call may wait for an answer before it fails as unavailable (503); default 15. */
+  timeoutSeconds?: number
 }
 
 export interface Database {
@@ -70,13 +73,13 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
     if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir, notice(options), options.schemaHooks === true)
+    return connect(options.databaseURI, undefined, filesDir, options)
   }
   if (options.production) {
     throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
-  return connect(embedded.uri, embedded, filesDir, notice(options), options.schemaHooks === true)
+  return connect(embedded.uri, embedded, filesDir, options)
 }
 
 function notice (options: DatabaseOptions): (line: string) => void {
@@ -84,14 +87,18 @@ function notice (options: DatabaseOptions): (line: string) => void {
 }
 
 /** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
-const POSTGRES_OPTIONS = { connectionTimeoutMillis: 10_000, keepAlive: true }
+export const DEFAULT_TIMEOUT_SECONDS = 15
 const MONGO_SERVER_SELECTION_MS = 5_000
+const MONGO_CONNECT_MS = 10_000
 
-function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, onNotice: (line: string) => void, schemaHooks = false): Database {
+function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, options: DatabaseOptions): Database {
   const kind = databaseKind(uri)
-  const hooks = schemaHooks ? { enableSchemaHooks: true } : {}
+  const onNotice = notice(options)
+  const hooks = options.schemaHooks === true ? { enableSchemaHooks: true } : {}
+  const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000
   if (kind === 'postgres') {
-    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...POSTGRES_OPTIONS, ...hooks } })
+    const bound = boundedPoolOptions(timeoutMs)
+    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability)
     return {
@@ -108,8 +115,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const mongoOptions = /[?&]serverSelectionTimeoutMS=/i.test(uri) ? { ...hooks } : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS, ...hooks }
-  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions })
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   const adapter = wrapAdapter(raw, kind, availability)
   const filesAdapter = new GridFSBucketAdapter(uri)
@@ -126,6 +132,20 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       await adapter.handleShutdown()
       await (filesAdapter as { handleShutdown?: () => Promise<void> }).handleShutdown?.()
     }
+  }
+}
+
+/**
+ * A connection that gets no answer within the bound (or no handshake within 10 s) is closed:
+ * MongoNetworkTimeoutError, 503 — as query_timeout does on PostgreSQL. Timeouts set in the URI win.
+ */
+function boundedMongoOptions (uri: string, timeoutMs: number): Record<string, unknown> {
+  const set = (name: string) => new RegExp(`[?&]${name}=`, 'i').test(uri)
+  const csot = set('timeoutMS') // the driver's own overall bound replaces the others
+  return {
+    ...(set('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS }),
+    ...(csot || set('socketTimeoutMS') ? {} : { socketTimeoutMS: timeoutMs }),
+    ...(csot || set('connectTimeoutMS') ? {} : { connectTimeoutMS: Math.min(MONGO_CONNECT_MS, timeoutMs) })
   }
 }
 

@@ -19,7 +19,8 @@ const POSTGRES_MESSAGES = [
   /^Connection terminated/,
   /Client has encountered a connection error and is not queryable/,
   /timeout exceeded when trying to connect/,
-  /^Client was closed and is not queryable/
+  /^Client was closed and is not queryable/,
+  /^Query read timeout/ // no answer within the query bound (lib/storage/postgres/bounded.ts)
 ]
 /** MongoDB driver errors that mean no server could be reached. */
 const MONGO_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'MongoPoolClearedError'])
@@ -61,6 +62,7 @@ export function describeOutage (error: unknown): string {
     if (typeof current.name === 'string' && MONGO_NAMES.has(current.name)) return 'no database server reachable'
     if (typeof current.message === 'string' && /^Connection terminated|not queryable/.test(current.message)) return 'connection lost'
     if (typeof current.message === 'string' && /timeout exceeded/.test(current.message)) return 'connection timed out'
+    if (typeof current.message === 'string' && /^Query read timeout/.test(current.message)) return 'no answer in time'
     current = (current.cause ?? current.underlyingError) as ErrorLike | undefined
   }
   return 'the database cannot be reached'

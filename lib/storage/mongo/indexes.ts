@@ -147,7 +147,8 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
           if (!index.unique && index.name !== '_id_' && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
         }
       }
-      await collection.createIndex(key, options)
+      // A build on a large collection may take long: no request bound (socketTimeoutMS) on it.
+      await collection.createIndex(key, { ...options, timeoutMS: 0 })
       report('created')
     } catch (error) {
       report('failed', (error as Error).message)

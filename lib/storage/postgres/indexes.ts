@@ -4,6 +4,7 @@
 import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
+import { withoutQueryBound } from './bounded.js'
 
 interface PgClient {
   none (query: string, values?: unknown): Promise<null>
@@ -17,7 +18,12 @@ interface PgAdapter {
 
 type Format = (query: string, values?: unknown) => string
 
+/** Index builds may take long on a large table: they run without the request query bound. */
 export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
+  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs))
+}
+
+async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
   const format: Format = (query, values) => adapter._pgp.as.format(query, values)
   const reports: IndexReport[] = []
   for (const spec of specs) {
@@ -74,6 +80,11 @@ export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefin
 
 /** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
 export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+  // Adding a CHECK reads the whole table: no request query bound either.
+  return withoutQueryBound(adapter, (unbounded) => addConstraints(unbounded, models))
+}
+
+async function addConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
   const format: Format = (query, values) => adapter._pgp.as.format(query, values)
   const reports: IndexReport[] = []
   for (const { className, name, command } of postgresConstraintCommands(models, format)) {

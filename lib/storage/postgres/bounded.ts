@@ -1,0 +1,69 @@
+// Bounded waits on PostgreSQL, so that a server that stops answering (frozen,
+// or behind a network partition) makes calls fail with 503 instead of hang.
+// node-postgres's `query_timeout` bounds every query on Parse's pool on the
+// client side; a query that runs out closes its connection, so that nothing
+// queued behind it (a transaction's ROLLBACK, the next request on a pooled
+// connection) waits for it too. The kit's own long work (index builds, CHECK
+// constraints) runs on a connection taken out of the bound.
+
+/** Message node-postgres gives a query that got no answer within `query_timeout`. */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
+
+/** Longest wait for a pooled connection or a new one (capped by the query bound). */
+const CONNECT_MS = 10_000
+/** Idle connections send TCP keep-alives after this long, so a vanished peer is noticed. */
+const KEEPALIVE_DELAY_MS = 10_000
+
+interface PgClientLike { connection?: unknown }
+interface ErrorContext { client?: PgClientLike }
+
+/** Options for Parse's PostgreSQL adapter (`databaseOptions`, passed on to pg-promise and node-postgres). */
+export function boundedPoolOptions (timeoutMs: number): Record<string, unknown> {
+  return {
+    connectionTimeoutMillis: Math.min(CONNECT_MS, timeoutMs),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    query_timeout: timeoutMs,
+    initOptions: { error: closeTimedOutConnection }
+  }
+}
+
+/**
+ * pg-promise's error event, raised before the connection goes back to the pool.
+ * node-postgres answers a timed-out query but leaves the connection waiting for
+ * it; close it (pg's own end(), which pg-promise hides while a query holds the
+ * connection) so that the pool replaces it.
+ */
+function closeTimedOutConnection (error: unknown, context: ErrorContext | undefined): void {
+  if ((error as { message?: unknown } | null)?.message !== QUERY_TIMEOUT_MESSAGE) return
+  const client = context?.client
+  if (!client) return
+  const end = (Object.getPrototypeOf(client) as { end?: (this: PgClientLike) => Promise<void> }).end
+  void end?.call(client)?.catch?.(() => {})
+}
+
+interface PgConnection {
+  client: { connectionParameters?: { query_timeout?: number | false } }
+  done (kill?: boolean): unknown
+}
+interface PgPool { connect (): Promise<PgConnection> }
+
+/**
+ * Runs `work` on an adapter whose queries share one pooled connection with no
+ * query bound: index builds and constraint checks on a large table may take
+ * minutes, and are the kit's own work, not a request waiting for an answer.
+ */
+export async function withoutQueryBound<A extends object, R> (adapter: A, work: (unbounded: A) => Promise<R>): Promise<R> {
+  const pool = (adapter as { _client?: PgPool })._client
+  if (!pool) return work(adapter)
+  const connection = await pool.connect()
+  const parameters = connection.client.connectionParameters
+  const bound = parameters?.query_timeout
+  if (parameters) parameters.query_timeout = false
+  try {
+    return await work(Object.create(adapter, { _client: { value: connection } }) as A)
+  } finally {
+    if (parameters) parameters.query_timeout = bound
+    connection.done()
+  }
+}
