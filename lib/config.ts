@@ -33,6 +33,7 @@ export function resetKitConfig (): void {
   explicit = {}
 }
 
+/** One leading "/", no repeated or trailing "/" ("/" stays "/"): the rule for the mount path and the docs paths. */
 export function normaliseMountPath (mountPath: string): string {
   const trimmed = `/${mountPath}`.replace(/\/+/g, '/').replace(/\/$/, '')
   return trimmed === '' ? '/' : trimmed

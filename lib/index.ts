@@ -11,7 +11,7 @@ export { ParseClass, ParseField, ParseVersionField } from './model/decorators.js
 export { BaseModel } from './model/base-model.js'
 export { validateOrThrow } from './model/validate.js'
 export { createSchemaConfig, type SchemaConfigOptions } from './model/schema-config.js'
-export { catchError, MAX_QUERY_LIMIT } from './model/helpers.js'
+export { catchError, clampLimit, MAX_QUERY_LIMIT } from './model/helpers.js'
 export { ModelDeclarationError, type FieldOptions, type FieldType } from './model/field-options.js'
 export type { ClassOptions, CompoundIndex, ClpOperation } from './model/registry.js'
 

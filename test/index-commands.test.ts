@@ -6,7 +6,7 @@ import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyMongoValidator
 import { openDatabase, currentDatabase } from '../lib/storage/database.js'
 import { printMongoIndexes, printMongoValidators } from '../lib/storage/mongo/indexes.js'
 import { planIndexes } from '../lib/storage/indexes/plan.js'
-import { allModels } from '../lib/model/registry.js'
+import { allModels, modelByName } from '../lib/model/registry.js'
 import { mongoVersionProblem } from '../lib/storage/mongo/probe.js'
 import { lane, startKit } from './helpers/kit.js'
 
@@ -25,7 +25,7 @@ function capture () {
 }
 
 t.test('PostgreSQL unreachable: the exact SQL is printed and nothing counts as applied', async (t) => {
-  t.ok(Gadget)
+  t.equal(modelByName('Gadget')?.model, Gadget, '@ParseClass registered Gadget')
   const database = await openDatabase({ databaseURI: 'postgres://kit:secret@127.0.0.1:1/nowhere' })
   t.teardown(() => database.close())
   const { lines, log } = capture()

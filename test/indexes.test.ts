@@ -5,6 +5,7 @@ import Parse from 'parse/node'
 import type { Db } from 'mongodb'
 import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyMongoValidators, catchError } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
+import { modelByName } from '../lib/model/registry.js'
 import { lane, needsRealMongo, startKit } from './helpers/kit.js'
 
 @ParseClass('Place', {
@@ -33,7 +34,7 @@ interface Pg { any (query: string, values?: unknown): Promise<Array<Record<strin
 
 // eslint-disable-next-line curly -- the whole subtest is the body
 if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', async (t) => {
-  t.ok(Place)
+  t.equal(modelByName('Place')?.model, Place, '@ParseClass registered Place')
   await startKit(t, { indexes: false })
   const pg = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
   const catalogue = async () => new Map((await pg.any("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'Place'")).map((row) => [row.indexname as string, row.indexdef as string]))
@@ -122,7 +123,7 @@ async function mongoDatabase (): Promise<Db> {
 
 function mongoTests (): void {
   t.test('indexes and validators on MongoDB', async (t) => {
-    t.ok(Place)
+    t.equal(modelByName('Place')?.model, Place, '@ParseClass registered Place')
     await startKit(t, { indexes: false })
     const db = await mongoDatabase()
     const catalogue = async () => new Map((await db.collection('Place').indexes() as IndexInfo[]).map((index) => [index.name, index]))

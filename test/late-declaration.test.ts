@@ -2,6 +2,7 @@
 // of being silently neither served nor documented.
 import t from 'tap'
 import { CloudFunction, Route } from '../lib/index.js'
+import { declaredFunctions } from '../lib/routing/registry.js'
 import { appHeaders, startKit } from './helpers/kit.js'
 
 @Route('early')
@@ -10,7 +11,7 @@ class Early {
 }
 
 t.test('a @CloudFunction declared after boot throws, naming it and what to change', async (t) => {
-  t.ok(Early)
+  t.same(declaredFunctions().filter((fn) => fn.owner === Early).map((fn) => fn.label).sort(), ['Early.ping'], '@CloudFunction declared Early')
   const kit = await startKit(t, { docs: { title: 'Late', version: '1.0.0' } })
   t.equal((await kit.request('GET', '/parse/early/ping', { headers: appHeaders })).json, 'pong')
   t.throws(() => {

@@ -19,7 +19,7 @@ class Shipment extends BaseModel {
 }
 
 t.test('index specs use the names Parse stores fields under', async (t) => {
-  t.ok(Shipment)
+  t.equal(modelByName('Shipment')?.model, Shipment, '@ParseClass registered Shipment')
   const model = modelByName('Shipment')!
   const specs = planIndexes([model])
   const types = new Map([...model.fields.values()].map((f) => [f.name, f.type]))

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CloudFunction, Route, type CloudRequest } from '../lib/index.js'
+import { declaredFunctions } from '../lib/routing/registry.js'
 import { appHeaders, startKit } from './helpers/kit.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -21,7 +22,7 @@ class Filters {
 }
 
 t.test('the handler sees declared query fields typed, undeclared ones as strings', async (t) => {
-  t.ok(Filters)
+  t.same(declaredFunctions().filter((fn) => fn.owner === Filters).map((fn) => fn.label).sort(), ['Filters.echo'], '@CloudFunction declared Filters')
   const kit = await startKit(t, { docs: { title: 'Filters', version: '1.0.0' } })
   const answer = await kit.request('GET', '/parse/filters/echo?limit=5&active=true&name=7&page=2', { headers: appHeaders })
   t.equal(answer.status, 200, answer.text)

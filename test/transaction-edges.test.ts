@@ -63,7 +63,6 @@ t.test('MongoDB transient transaction errors become CONFLICT before Parse hides 
 
 t.test('transaction edges', async (t) => {
   const kit = await startKit(t)
-  t.ok(kit)
   const pair = async (tag: string) => Parse.Object.saveAll([
     new Crate({ label: `${tag}-a`, quantity: 1 }),
     new Crate({ label: `${tag}-b`, quantity: 2 })

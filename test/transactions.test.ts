@@ -5,6 +5,7 @@ import {
   BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, Transactional, withTransaction,
   catchError, CONFLICT, CONFLICT_MESSAGE, inTransaction, type CloudRequest
 } from '../lib/index.js'
+import { declaredFunctions } from '../lib/routing/registry.js'
 import { appHeaders, needsRealMongo, startKit } from './helpers/kit.js'
 
 const master = { useMasterKey: true }
@@ -65,7 +66,7 @@ class ShopFunctions {
 const count = (note: string) => new Parse.Query(Ledger).equalTo('note', note).count(master)
 
 t.test('transactions and optimistic locking', async (t) => {
-  t.ok(ShopFunctions)
+  t.same(declaredFunctions().filter((fn) => fn.owner === ShopFunctions).map((fn) => fn.label).sort(), ['ShopFunctions.buyOne', 'ShopFunctions.saveMany', 'ShopFunctions.saveTwoThenThrow', 'ShopFunctions.setQuantity'], '@CloudFunction declared ShopFunctions')
   const kit = await startKit(t)
   const call = (url: string, body: unknown) => kit.request('POST', url, { headers: appHeaders, body })
 

@@ -35,9 +35,9 @@ export async function ensureRole (name: string): Promise<{ role: Parse.Role, cre
   return { role, created: true }
 }
 
-/** Adds users to a role's users relation (and saves the role). */
-export async function addUsersToRole (roleName: string, users: Array<Parse.User | string>): Promise<Parse.Role> {
-  const { role } = await ensureRole(roleName)
+/** Adds users to a role's users relation (and saves the role); a role given by name is created when missing. */
+export async function addUsersToRole (roleOrName: Parse.Role | string, users: Array<Parse.User | string>): Promise<Parse.Role> {
+  const role = await asRole(roleOrName)
   role.getUsers().add(users.map(asUser))
   await role.save(null, master)
   return role
@@ -51,12 +51,19 @@ export async function removeUsersFromRole (roleName: string, users: Array<Parse.
   return role
 }
 
-/** Puts role `member` inside role `container`: every member of `member` then counts as a member of `container`. */
-export async function addRoleToRole (member: string, container: string): Promise<void> {
-  const { role: inner } = await ensureRole(member)
-  const { role: outer } = await ensureRole(container)
+/**
+ * Puts role `member` inside role `container`: every member of `member` then counts as a member of `container`.
+ * Roles given by name are created when missing.
+ */
+export async function addRoleToRole (member: Parse.Role | string, container: Parse.Role | string): Promise<void> {
+  const inner = await asRole(member)
+  const outer = await asRole(container)
   outer.getRoles().add(inner)
   await outer.save(null, master)
+}
+
+async function asRole (role: Parse.Role | string): Promise<Parse.Role> {
+  return typeof role === 'string' ? (await ensureRole(role)).role : role
 }
 
 function asUser (user: Parse.User | string): Parse.User {

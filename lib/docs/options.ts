@@ -1,5 +1,6 @@
 // setupSwagger's configuration and its checks. A mistake fails at boot with a
 // message naming the option; `fail` lets kitPlugin name it "docs.<option>".
+import { normaliseMountPath } from '../config.js'
 
 export interface SwaggerConfig {
   /** Document title. Required. */
@@ -100,7 +101,7 @@ function normaliseUrlPath (value: string, option: string, fail: Fail, rootAllowe
   if (!/^[A-Za-z0-9/._~-]*$/.test(value) || /(^|\/)\.{1,2}(\/|$)/.test(value)) {
     throw fail(option, `must be a plain URL path: letters, digits, "/", ".", "_", "~", "-" and no "." or ".." segments (got ${JSON.stringify(value)})`)
   }
-  const normalised = value.replace(/\/+/g, '/').replace(/\/$/, '') || '/'
+  const normalised = normaliseMountPath(value)
   if (normalised === '/' && !rootAllowed) throw fail(option, 'must not be "/": choose a path of its own, such as "/api-docs"')
   return normalised
 }

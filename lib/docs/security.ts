@@ -1,7 +1,7 @@
 // The credentials a client sends, as OpenAPI security schemes, and which of
 // them each declared function asks for. Schemes describe headers only: no key
 // value is ever written into the document.
-import type { CloudFunctionOptions } from '../routing/options.js'
+import { needsSession, type CloudFunctionOptions } from '../routing/options.js'
 
 export type SecurityRequirement = Record<string, string[]>
 
@@ -39,11 +39,6 @@ export function securitySchemes (): Record<string, Record<string, string>> {
       description: 'The REST API key, required when the server is configured with one.'
     }
   }
-}
-
-/** Whether a function refuses callers without a session (the master key passes). */
-export function needsSession (options: CloudFunctionOptions): boolean {
-  return options.requiresAuth === true || options.validation?.requireUser === true || (options.requireRoles?.length ?? 0) > 0
 }
 
 /** Application id only; application id plus a session token or the master key; or the master key alone (requireMaster). */

@@ -57,6 +57,14 @@ export function fieldTypeName (type: FieldTypeRef | undefined): FieldTypeName {
   return typeof type === 'string' ? type : type.name as FieldTypeName
 }
 
+/**
+ * Whether a function refuses callers without a session (the master key passes).
+ * The enforcement (routing/register.ts) and the documented security (docs/security.ts) both ask here.
+ */
+export function needsSession (options: CloudFunctionOptions): boolean {
+  return options.requiresAuth === true || options.validation?.requireUser === true || (options.requireRoles?.length ?? 0) > 0
+}
+
 export function checkCloudFunctionOptions (where: string, options: CloudFunctionOptions): void {
   const fail = (option: string, problem: string): never => { throw new Error(`${where}: option "${option}" ${problem}`) }
   if (typeof options !== 'object' || options === null) throw new Error(`${where}: options must be an object`)

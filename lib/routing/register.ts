@@ -12,7 +12,7 @@ import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { Type } from '@sinclair/typebox'
-import { HTTP_METHODS, type HttpMethod } from './options.js'
+import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 
 export interface DeclaredRoutesOptions {
@@ -147,8 +147,8 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
 
 /** Session, requiresAuth / requireUser, then roles — all before the body runs. */
 function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): preHandlerAsyncHookHandler {
-  const { requiresAuth, requireMaster, validation, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
-  const needsUser = requiresAuth === true || validation?.requireUser === true || requireRoles.length > 0
+  const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
+  const needsUser = needsSession(fn.options)
   return async (request) => {
     const caller = await resolveCaller(request.kitCredentials!, options.appId, masterKey, request.ip)
     request.kitCaller = caller

@@ -2,7 +2,7 @@
 // missing, with the master key, through the Parse SDK — so the same seed code
 // runs inside the server (at boot) and against a running server over REST.
 import Parse from 'parse/node'
-import { implementACL } from '../access/acl.js'
+import { addRoleToRole, addUsersToRole, ensureRole } from '../access/roles.js'
 import type { SeedReport } from './report.js'
 
 const master = { useMasterKey: true } as const
@@ -12,12 +12,8 @@ export async function seedRoles (names: string[], report?: SeedReport): Promise<
   report?.expect('roles')
   const roles = new Map<string, Parse.Role>()
   for (const name of names) {
-    let role = await new Parse.Query(Parse.Role).equalTo('name', name).first(master)
-    if (!role) {
-      role = new Parse.Role(name, implementACL({ publicRead: true, publicWrite: false }))
-      await role.save(null, master)
-      report?.add('roles', name)
-    }
+    const { role, created } = await ensureRole(name)
+    if (created) report?.add('roles', name)
     roles.set(name, role)
   }
   return roles
@@ -27,8 +23,7 @@ export async function seedRoles (names: string[], report?: SeedReport): Promise<
 export async function nestRole (member: Parse.Role, container: Parse.Role): Promise<void> {
   const already = await container.getRoles().query().equalTo('objectId', member.id).first(master)
   if (already) return
-  container.getRoles().add(member)
-  await container.save(null, master)
+  await addRoleToRole(member, container)
 }
 
 export interface SeedUser { username: string, password: string, email?: string }
@@ -52,8 +47,7 @@ export async function seedMembership (role: Parse.Role, users: Parse.User[]): Pr
     if (!member) missing.push(user)
   }
   if (missing.length === 0) return
-  role.getUsers().add(missing)
-  await role.save(null, master)
+  await addUsersToRole(role, missing)
 }
 
 /**

@@ -1,7 +1,7 @@
 // Bench-only declared endpoints, loaded beside the fixture's functions:
 // {mount}/bench/benchConstant and the two role-checked variants.
 import Parse from 'parse/node'
-import { CloudFunction, MAX_QUERY_LIMIT, queryRows, Route, type CloudRequest } from '../../../lib/index.js'
+import { CloudFunction, clampLimit, queryRows, Route, type CloudRequest } from '../../../lib/index.js'
 import { Note } from '../../../fixtures/models/Note.js'
 import { BENCH_CONSTANT, BENCH_ROLE } from '../shared.js'
 
@@ -22,7 +22,7 @@ export class BenchFunctions {
   /** The fixture's listNotes without `returns`: the answer goes through JSON.stringify instead of a compiled serialiser. */
   @CloudFunction({ methods: ['GET'], validation: { fields: { limit: { type: Number } } } })
   static async benchListNotesUntyped (request: CloudRequest<{ limit?: number }>) {
-    const limit = Math.min(Math.max(Number(request.params.limit ?? 100), 0), MAX_QUERY_LIMIT)
+    const limit = clampLimit(request.params.limit)
     return queryRows(new Parse.Query(Note).descending('createdAt').limit(limit), request, { count: true })
   }
 
