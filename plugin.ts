@@ -27,7 +27,7 @@ export type { KitOptions } from './lib/options.js'
 export interface KitRuntime {
   parse: ParseHost
   options: ReturnType<typeof resolveOptions>
-  database: { kind: string, displayURI: string, embedded: boolean }
+  database: { kind: string, displayURI: string, embedded: boolean, dataDir?: string }
   functions: DeclaredFunction[]
   /**
    * Settles once the declared indexes and database constraints have been applied
@@ -184,7 +184,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   fastify.decorate('kit', {
     parse: host,
     options,
-    database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded },
+    database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded, dataDir: database.dataDir },
     functions,
     indexesApplied
   })

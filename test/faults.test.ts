@@ -121,7 +121,7 @@ t.test('PostgreSQL is SIGKILLed while clients place orders and write notes', { s
   await until('calls acknowledged before the fault', () => clients.count('order', 'before', 200) >= 5 && clients.count('note', 'before', 200) >= 5)
 
   // Kill the server by the PID it recorded, and keep its port taken so that it stays down a while.
-  const [pid, , , port] = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')
+  const [pid, , , port] = readFileSync(path.join(kit.app.kit.database.dataDir ?? dataDir, 'postmaster.pid'), 'utf8').split('\n')
   clients.state.phase = 'outage'
   process.kill(Number(pid), 'SIGKILL')
   const blocker = await occupy(Number(port))
@@ -179,7 +179,7 @@ t.test('a Parse route that reaches Parse as the database goes answers 503, not P
   const kit = await startKit(t, { dataDir })
   t.equal((await kit.request('POST', '/parse/classes/Thing', { headers: masterHeaders, body: { n: 1 } })).status, 201)
   // No call has failed yet, so the gate lets this one through to Parse, whose query meets the dead server.
-  const [pid, , , port] = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')
+  const [pid, , , port] = readFileSync(path.join(kit.app.kit.database.dataDir ?? dataDir, 'postmaster.pid'), 'utf8').split('\n')
   process.kill(Number(pid), 'SIGKILL')
   const blocker = await occupy(Number(port))
   t.teardown(() => new Promise((resolve) => blocker.close(resolve)))

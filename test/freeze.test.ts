@@ -95,7 +95,7 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
   await until('calls answered before the freeze', () => count('before', 200) >= 10)
 
   // Freeze this test's own database only; it runs again whatever happens below.
-  const pids = [lane.kind === 'postgres' ? postmasterOf(dataDir) : kit.standInPid!]
+  const pids = [lane.kind === 'postgres' ? postmasterOf(kit.app.kit.database.dataDir ?? dataDir) : kit.standInPid!]
   let frozen = true
   const thaw = () => { if (frozen) { frozen = false; signal(pids, 'SIGCONT') } }
   t.teardown(thaw)

@@ -34,6 +34,8 @@ export interface Database {
   /** The connection string, with any password replaced by `***`. */
   displayURI: string
   embedded: boolean
+  /** The embedded PostgreSQL's data directory as it runs (it may have moved to a cache directory the OS user postgres can reach). */
+  dataDir?: string
   /** Parse's adapter for this database, wrapped for transactions and version checks. */
   adapter: PostgresStorageAdapter | MongoStorageAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
@@ -105,6 +107,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       kind,
       displayURI: redact(uri),
       embedded: embedded !== undefined,
+      dataDir: embedded?.dataDir,
       adapter,
       filesAdapter: filesOnDisk(filesDir),
       availability,
