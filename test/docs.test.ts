@@ -3,9 +3,8 @@
 // Swagger UI in a real headless Chromium; and the app without @fastify/swagger-ui.
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { register } from 'node:module'
-import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileErrors, validate } from '@readme/openapi-parser'
@@ -16,11 +15,11 @@ import { resetKitConfig } from '../lib/config.js'
 import { kitPlugin } from '../plugin.js'
 import { buildExampleApp } from '../fixtures/app.js'
 import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
+import { launchChromium, noChromium } from './helpers/browser.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const thisFile = fileURLToPath(import.meta.url)
 const CHILD_ROLE = 'FPK_DOCS_TEST_ROLE'
-const CHROMIUM = '/usr/bin/chromium'
 const EXAMPLE_MASTER_KEY = 'example-master-key-for-the-docs-test-7Qx2'
 const FIXTURE_PATHS = [
   '/functions/hello', '/notes/createNote', '/notes/deleteNote', '/notes/getNote', '/notes/listNotes', '/notes/updateNote',
@@ -216,8 +215,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.match((await served.get('/api-docs')).type, /text\/html/, 'Swagger UI at /api-docs')
     })
 
-    const noChromium = existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM} (Debian: apt-get install chromium)`
-    t.test('Swagger UI in headless Chromium lists the endpoints', { skip: noChromium }, async (t) => {
+    t.test('Swagger UI in headless Chromium lists the endpoints', { skip: noChromium() }, async (t) => {
       await browserCheck(t, served.origin)
     })
 
@@ -387,19 +385,8 @@ async function withoutSwaggerUi (): Promise<void> {
 }
 
 async function browserCheck (t: Test, origin: string): Promise<void> {
-  const { chromium } = await import('playwright-core')
-  const userDataDir = mkdtempSync(path.join(tmpdir(), 'fpk-docs-chromium-'))
-  t.teardown(() => rmSync(userDataDir, { recursive: true, force: true }))
   const screenshot = path.join(tempDir('fpk-docs-screenshot-'), 'api-docs.png')
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 1400 },
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'
-    ]
-  })
+  const context = await launchChromium(t, { width: 1280, height: 1400 })
   try {
     const page = context.pages()[0] ?? await context.newPage()
     const response = await page.goto(`${origin}/api-docs`)

@@ -7,6 +7,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
+import { sleep, until } from './helpers/until.js'
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
 /** A call still unanswered after this long counts as hung. */
@@ -18,16 +19,6 @@ const INITIAL_STOCK = 1_000_000
 type Kind = 'order' | 'note'
 type Phase = 'before' | 'outage' | 'after'
 interface Call { kind: Kind, phase: Phase, status: number | 'hung' | 'network error', code?: number, retryAfter?: string | null, id?: string }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 /** Clients placing orders (one transaction each) and creating notes (plain writes), until stopped. */
 function startClients (kit: Kit, options: { token: string, product: string, perKind: number }) {

@@ -9,6 +9,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir } from './helpers/kit.js'
+import { sleep, until } from './helpers/until.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { withoutQueryBound } from '../lib/storage/postgres/bounded.js'
 import { isDatabaseUnavailable } from '../lib/storage/unavailable.js'
@@ -26,16 +27,6 @@ const CLIENTS = 20
 type Kind = 'note' | 'order' | 'list'
 type Phase = 'before' | 'frozen' | 'after'
 interface Call { kind: Kind, phase: Phase, status: number | 'hung' | 'network error', code?: number, retryAfter?: string | null, id?: string, ms: number }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 /** The postmaster of this test's cluster and its children (backends, checkpointer, …), by PID. */
 function postmasterOf (dataDir: string): number {

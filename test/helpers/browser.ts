@@ -15,13 +15,13 @@ export function noChromium (): false | string {
 }
 
 /** A fresh headless Chromium profile, closed and removed when the test ends. */
-export async function launchChromium (t: Test): Promise<BrowserContext> {
+export async function launchChromium (t: Test, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
   const { chromium } = await import('playwright-core')
   const userDataDir = mkdtempSync(path.join(tmpdir(), 'fpk-chromium-'))
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1280, height: 900 },
+    viewport,
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'
