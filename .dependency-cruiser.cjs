@@ -31,6 +31,13 @@ module.exports = {
       to: { path: '^(lib/|plugin\\.ts$|cli/)' }
     },
     {
+      name: 'kit-state-is-a-leaf',
+      severity: 'error',
+      comment: "lib/kit-state.ts holds the running kit's state; every folder may import it, so it imports nothing of the kit.",
+      from: { path: '^lib/kit-state\\.ts$' },
+      to: { path: '^(lib/|plugin\\.ts$|cli/)' }
+    },
+    {
       name: 'only-the-top-mounts',
       severity: 'error',
       comment: 'lib/host/ mounts Parse and the gate; only plugin.ts and the public index build on it.',

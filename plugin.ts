@@ -20,7 +20,8 @@ import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/tr
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import { openCluster, type Cluster } from './lib/cluster/index.js'
-import { claimProcess } from './lib/host/one-per-process.js'
+import { claimProcess, type KitState } from './lib/kit-state.js'
+import { roleCachePart } from './lib/access/role-cache.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -35,6 +36,12 @@ export interface KitRuntime {
    * and at close when the server never listened.
    */
   indexesApplied: Promise<void>
+  /**
+   * Everything this registration keeps while it runs (settings, role cache,
+   * transactions, the open database, the schema lock), dropped at close.
+   * The kit's own parts read it; applications use the exported helpers.
+   */
+  state: KitState
 }
 
 declare module 'fastify' {
@@ -46,17 +53,18 @@ declare module 'fastify' {
 async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> {
   // 1. Options, checked before anything starts.
   const options = resolveOptions(input)
-  // One kit per process (Parse keeps process-wide state): released at close or when boot fails.
-  const release = claimProcess(options.appId)
+  // One kit per process (Parse keeps process-wide state): its state is claimed
+  // here, and dropped at close or when boot fails.
+  const { state, release } = claimProcess(options.appId)
   try {
-    await boot(fastify, options, release)
+    await boot(fastify, options, state, release)
   } catch (error) {
     release()
     throw error
   }
 }
 
-async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolveOptions>, release: () => void): Promise<void> {
+async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolveOptions>, state: KitState, release: () => void): Promise<void> {
   configureKit({
     mountPath: options.mountPath,
     masterKey: options.masterKey,
@@ -78,7 +86,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     production: options.production,
     onNotice: (line) => fastify.log.warn(line),
     schemaHooks: options.redis !== undefined
-  })
+  }, state)
 
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined
@@ -94,6 +102,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
         url: options.redis,
         appId: options.appId,
         log: fastify.log,
+        roleCache: state.get(roleCachePart),
         cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined
       })
       overrides.cacheAdapter ??= cluster.cacheAdapter
@@ -129,8 +138,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       overrides
     })
     await schema.verify()
-    lockSchemas(schema.config.lockSchemas === true)
-    useTransactionalAdapter(database.adapter as never, { directAccess })
+    lockSchemas(state, schema.config.lockSchemas === true)
+    useTransactionalAdapter(state, database.adapter as never, { directAccess })
 
     // 5. Cross-origin policy for everything under the mount path: its preflight
     //    answers come before any app id check. Then Parse's REST surface behind
@@ -158,7 +167,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined,
       rateLimitStore: cluster?.rateLimitStore
     }))
-    functionsServed(true)
+    functionsServed(state, true)
 
     // 7. API documentation: OpenAPI at {docs}/json, Swagger UI at {docs} when installed.
     if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
@@ -168,8 +177,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
     }
   } catch (error) {
-    lockSchemas(false)
-    functionsServed(false)
+    lockSchemas(state, false)
+    functionsServed(state, false)
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await cluster?.close().catch(() => {})
@@ -186,7 +195,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     options,
     database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded, dataDir: database.dataDir },
     functions,
-    indexesApplied
+    indexesApplied,
+    state
   })
 
   // 9. Once listening: the declared indexes and the database-side field constraints.
@@ -209,9 +219,9 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   fastify.addHook('onClose', async () => {
     closing = true
     indexesDone()
-    lockSchemas(false)
-    functionsServed(false)
-    useTransactionalAdapter(undefined)
+    lockSchemas(state, false)
+    functionsServed(state, false)
+    useTransactionalAdapter(state, undefined)
     try {
       await liveQuery?.shutdown()
       await host.shutdown()

@@ -1,5 +1,9 @@
 // Kit-wide settings. Values are read at use time, so configureKit() may run
 // before or after the models are imported; plugin options feed the same store.
+// They belong to the running kit (lib/kit-state.ts): a kit registered after
+// another closed starts from the defaults again.
+import { currentKitState, statePart } from './kit-state.js'
+
 export interface KitConfig {
   mountPath: string
   masterKey: string | undefined
@@ -11,14 +15,16 @@ export interface KitConfig {
 export type KitConfigInput = Partial<KitConfig>
 
 const DEFAULT_MOUNT_PATH = '/parse'
-let explicit: KitConfigInput = {}
+const settings = statePart('settings', () => ({ explicit: {} as KitConfigInput }))
 
 export function configureKit (options: KitConfigInput = {}): KitConfig {
-  explicit = { ...explicit, ...stripUndefined(options) }
+  const own = currentKitState().get(settings)
+  own.explicit = { ...own.explicit, ...stripUndefined(options) }
   return getKitConfig()
 }
 
 export function getKitConfig (): KitConfig {
+  const { explicit } = currentKitState().get(settings)
   return {
     mountPath: normaliseMountPath(explicit.mountPath ?? process.env.mountPath ?? process.env.MOUNT_PATH ?? DEFAULT_MOUNT_PATH),
     masterKey: explicit.masterKey ?? process.env.masterKey ?? process.env.MASTER_KEY,
@@ -30,7 +36,7 @@ export function getKitConfig (): KitConfig {
 
 /** Forgets everything configureKit() was told (tests, and a plugin booting twice in one process). */
 export function resetKitConfig (): void {
-  explicit = {}
+  currentKitState().get(settings).explicit = {}
 }
 
 /** One leading "/", no repeated or trailing "/" ("/" stays "/"): the rule for the mount path and the docs paths. */

@@ -9,8 +9,9 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  RestQuery, SchemaCache, SchemaRules, parseConfig, parseLogger, triggers
+  RestQuery, SchemaCache, SchemaRules, parseLogger, triggers
 } from '../lib/parse/internals.js'
+import { parseConfig } from '../lib/access/parse-config.js'
 import { WRITES } from '../lib/storage/adapter.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
@@ -54,7 +55,7 @@ const parseSource = (file: string) => readFileSync(require.resolve(`parse-server
 t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/lib modules', async (t) => {
   const modules: Array<[string, unknown, string]> = [
     ['Auth.js', AuthModule, 'sessions (access/session.ts), roles (access/roles.ts), queryRows (model/query-rows.ts)'],
-    ['Config.js', Config, 'parseConfig (parse/internals.ts)'],
+    ['Config.js', Config, 'parseConfig (access/parse-config.ts)'],
     ['RestQuery.js', RestQuery, 'queryRows (model/query-rows.ts)'],
     ['Adapters/Cache/SchemaCache.js', SchemaCache, 'a fresh schema cache per server (host/parse-server.ts)'],
     ['Adapters/Storage/Postgres/PostgresStorageAdapter.js', PostgresStorageAdapter, 'the PostgreSQL adapter (storage/database.ts)'],
@@ -67,7 +68,7 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
   ]
   for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
   t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')
-  t.equal(typeof Config.get, 'function', 'Config.get(appId) (parse/internals.ts parseConfig)')
+  t.equal(typeof Config.get, 'function', 'Config.get(appId) (access/parse-config.ts parseConfig)')
 })
 
 t.test('storage adapters: the transactionalSession position of each write in WRITES (storage/adapter.ts)', async (t) => {
@@ -185,7 +186,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const routes = nested.filter((layer) => layer.route && typeof layer.route.path === 'string' && typeof layer.route.methods === 'object')
   t.ok(routes.some((layer) => layer.route!.path === '/classes/:className'), 'Parse mounts its routers at the root: layer.handle.stack holds route.path and route.methods')
 
-  // parse/internals.ts parseConfig and model/schema-lock.ts.
+  // access/parse-config.ts parseConfig and model/schema-lock.ts.
   const config = parseConfig(APP_ID) as { database?: { loadSchema (): Promise<{ schemaData: unknown }> } }
   t.ok(config.database, 'Config.get(appId).database')
   t.ok((await config.database!.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')

@@ -73,14 +73,23 @@ function header (headers: IncomingHttpHeaders, name: string): string | undefined
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
-let expectedDigest: { secret: string, digest: Buffer } | undefined
 
 /** Compares secrets in constant time (hashing first so lengths do not leak either). */
-export function secretsEqual (presented: string | undefined, expected: string | undefined): boolean {
+export function secretsEqual (presented: string | undefined, expected: string | undefined, expectedDigest?: Buffer): boolean {
   if (presented === undefined || expected === undefined || expected === '') return false
-  // The expected side is nearly always the master key: hash it once.
-  if (expectedDigest?.secret !== expected) expectedDigest = { secret: expected, digest: digest(expected) }
-  return timingSafeEqual(digest(presented), expectedDigest.digest)
+  return timingSafeEqual(digest(presented), expectedDigest ?? digest(expected))
+}
+
+/** The master key's digest, made once per rule (a rule is built once per kit at boot) and dropped with it. */
+const ruleDigests = new WeakMap<MasterKeyRule, Buffer>()
+
+function masterKeyDigest (rule: MasterKeyRule): Buffer {
+  let value = ruleDigests.get(rule)
+  if (!value) {
+    value = digest(rule.key)
+    ruleDigests.set(rule, value)
+  }
+  return value
 }
 
 /** Parse Server's own default for `masterKeyIps` (parse-server 9 Options/Definitions). */
@@ -98,7 +107,7 @@ export interface MasterKeyRule {
 /** Decides as Parse's checkIp does: IPv4 and IPv6 are separate; 0.0.0.0/0 and ::/0 open a whole family. */
 export function masterKeyVerdict (presented: string | undefined, ip: string, rule: MasterKeyRule): MasterKeyVerdict {
   if (presented === undefined) return 'absent'
-  if (!secretsEqual(presented, rule.key)) return 'wrong'
+  if (!secretsEqual(presented, rule.key, masterKeyDigest(rule))) return 'wrong'
   return addressAllowed(ip, rule.ips) ? 'master' : 'address'
 }
 

@@ -9,6 +9,10 @@
 // With several instances (the `redis` option), evictions made here are also
 // sent to every other instance, and while that channel is down the cache is
 // bypassed (see lib/cluster/role-evictions.ts).
+//
+// Each kit has its own cache (lib/kit-state.ts); the exported functions act on
+// the running kit's.
+import { currentKitState, statePart } from '../kit-state.js'
 
 export interface RoleCacheOptions {
   ttlMs: number
@@ -22,71 +26,106 @@ export type RoleEviction = { userIds: string[] } | { all: true }
 interface Entry { roles: string[], fetchedAt: number }
 
 const DEFAULT_MAX_USERS = 10_000
-let settings: { ttlMs: number, maxUsers: number } | undefined
-const entries = new Map<string, Entry>()
-/** Bumped by every eviction, so a load that raced with one is not stored. */
-let generation = 0
-let suspended = false
-let broadcast: ((eviction: RoleEviction) => void) | undefined
+
+export class RoleCache {
+  private settings: { ttlMs: number, maxUsers: number } | undefined
+  private readonly entries = new Map<string, Entry>()
+  /** Bumped by every eviction, so a load that raced with one is not stored. */
+  private generation = 0
+  private suspended = false
+  private broadcast: ((eviction: RoleEviction) => void) | undefined
+
+  configure (options: RoleCacheOptions | false): void {
+    if (options !== false) {
+      const { ttlMs, maxUsers = DEFAULT_MAX_USERS } = options
+      if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new Error('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
+      if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new Error('configureRoleCache: maxUsers must be a whole number ≥ 1')
+      this.settings = { ttlMs, maxUsers }
+    } else {
+      this.settings = undefined
+    }
+    this.evict({ all: true })
+    this.broadcast?.({ all: true })
+  }
+
+  invalidate (userId: string): void {
+    this.evict({ userIds: [userId] })
+    this.broadcast?.({ userIds: [userId] })
+  }
+
+  /** Drops entries in this process only (what an eviction received from another instance does). */
+  evict (eviction: RoleEviction): void {
+    this.generation++
+    if ('all' in eviction) this.entries.clear()
+    else for (const id of eviction.userIds) this.entries.delete(id)
+  }
+
+  /** Where invalidate and configure also send their evictions (other instances); undefined stops it. */
+  broadcastTo (send: ((eviction: RoleEviction) => void) | undefined): void {
+    this.broadcast = send
+  }
+
+  /**
+   * While suspended every check reads the role graph and nothing is stored: used
+   * when evictions from other instances could be missed. Entries are dropped on
+   * both transitions.
+   */
+  suspend (value: boolean): void {
+    this.suspended = value
+    this.evict({ all: true })
+  }
+
+  /**
+   * The user's roles, from the cache when young enough. `maxAgeOverride` is a
+   * function's roleCacheMs: 0 never caches, a positive value caches even when the
+   * cache is off.
+   */
+  async roles (userId: string, load: () => Promise<string[]>, maxAgeOverride?: number): Promise<string[]> {
+    const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
+    if (maxAge <= 0 || this.suspended) return load()
+    const entry = this.entries.get(userId)
+    if (entry && Date.now() - entry.fetchedAt < maxAge) return entry.roles
+    const startedAt = Date.now()
+    const startedGeneration = this.generation
+    const roles = await load()
+    if (this.generation !== startedGeneration || this.suspended) return roles
+    // Stamped with the time the read began: the roles are at least that old.
+    this.entries.delete(userId)
+    this.entries.set(userId, { roles, fetchedAt: startedAt })
+    const maxUsers = this.settings?.maxUsers ?? DEFAULT_MAX_USERS
+    while (this.entries.size > maxUsers) this.entries.delete(this.entries.keys().next().value as string)
+    return roles
+  }
+}
+
+/** The running kit's role cache. */
+export const roleCachePart = statePart('role cache', () => new RoleCache())
+const current = () => currentKitState().get(roleCachePart)
 
 export function configureRoleCache (options: RoleCacheOptions | false): void {
-  if (options !== false) {
-    const { ttlMs, maxUsers = DEFAULT_MAX_USERS } = options
-    if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new Error('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
-    if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new Error('configureRoleCache: maxUsers must be a whole number ≥ 1')
-    settings = { ttlMs, maxUsers }
-  } else {
-    settings = undefined
-  }
-  evictRoles({ all: true })
-  broadcast?.({ all: true })
+  current().configure(options)
 }
 
 export function invalidateRoles (userId: string): void {
-  evictRoles({ userIds: [userId] })
-  broadcast?.({ userIds: [userId] })
+  current().invalidate(userId)
 }
 
 /** Drops entries in this process only (what an eviction received from another instance does). */
 export function evictRoles (eviction: RoleEviction): void {
-  generation++
-  if ('all' in eviction) entries.clear()
-  else for (const id of eviction.userIds) entries.delete(id)
+  current().evict(eviction)
 }
 
 /** Where invalidateRoles and configureRoleCache also send their evictions (other instances); undefined stops it. */
 export function broadcastRoleEvictions (send: ((eviction: RoleEviction) => void) | undefined): void {
-  broadcast = send
+  current().broadcastTo(send)
 }
 
-/**
- * While suspended every check reads the role graph and nothing is stored: used
- * when evictions from other instances could be missed. Entries are dropped on
- * both transitions.
- */
+/** See RoleCache.suspend. */
 export function suspendRoleCache (value: boolean): void {
-  suspended = value
-  evictRoles({ all: true })
+  current().suspend(value)
 }
 
-/**
- * The user's roles, from the cache when young enough. `maxAgeOverride` is a
- * function's roleCacheMs: 0 never caches, a positive value caches even when the
- * cache is off.
- */
+/** See RoleCache.roles. */
 export async function cachedRoles (userId: string, load: () => Promise<string[]>, maxAgeOverride?: number): Promise<string[]> {
-  const maxAge = maxAgeOverride ?? settings?.ttlMs ?? 0
-  if (maxAge <= 0 || suspended) return load()
-  const entry = entries.get(userId)
-  if (entry && Date.now() - entry.fetchedAt < maxAge) return entry.roles
-  const startedAt = Date.now()
-  const startedGeneration = generation
-  const roles = await load()
-  if (generation !== startedGeneration || suspended) return roles
-  // Stamped with the time the read began: the roles are at least that old.
-  entries.delete(userId)
-  entries.set(userId, { roles, fetchedAt: startedAt })
-  const maxUsers = settings?.maxUsers ?? DEFAULT_MAX_USERS
-  while (entries.size > maxUsers) entries.delete(entries.keys().next().value as string)
-  return roles
+  return current().roles(userId, load, maxAgeOverride)
 }

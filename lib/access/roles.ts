@@ -2,7 +2,8 @@
 // relation, and a role inside another role's `roles` relation makes its
 // members count as members of that role too.
 import Parse from 'parse/node'
-import { AuthModule, parseConfig } from '../parse/internals.js'
+import { AuthModule } from '../parse/internals.js'
+import { parseConfig } from './parse-config.js'
 import { implementACL } from './acl.js'
 import { cachedRoles } from './role-cache.js'
 

@@ -8,7 +8,8 @@
 // Expired entries, a cache miss, and extendSessionOnUse all take Parse's own
 // getAuthForSessionToken.
 import Parse from 'parse/node'
-import { AuthModule, parseConfig } from '../parse/internals.js'
+import { AuthModule } from '../parse/internals.js'
+import { parseConfig } from './parse-config.js'
 import { KitError } from '../errors.js'
 import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 

@@ -7,6 +7,7 @@ import { sharedRateLimitStore } from './rate-limit-store.js'
 import { SharedParseCache, DEFAULT_CACHE_TTL_MS } from './parse-cache.js'
 import { liveQueryPubSub } from './live-query-pubsub.js'
 import { shareRoleEvictions } from './role-evictions.js'
+import type { RoleCache } from '../access/role-cache.js'
 
 export interface Cluster {
   displayURL: string
@@ -23,7 +24,7 @@ export interface Cluster {
 
 const CONSEQUENCES = 'Meanwhile rate limits count per instance, the role cache and Parse\'s session cache are bypassed, LiveQuery events from other instances are held back.'
 
-export async function openCluster (settings: { url: string, appId: string, log: OutageLogger, cacheTtlMs?: number }): Promise<Cluster> {
+export async function openCluster (settings: { url: string, appId: string, log: OutageLogger, roleCache: RoleCache, cacheTtlMs?: number }): Promise<Cluster> {
   const displayURL = redactRedisURL(settings.url)
   const outage = createOutageLog(settings.log, displayURL, CONSEQUENCES)
   const link = await connectRedis(settings.url, displayURL, outage)
@@ -31,7 +32,7 @@ export async function openCluster (settings: { url: string, appId: string, log: 
   const pubSub = liveQueryPubSub(settings.url, outage)
   let roles: Awaited<ReturnType<typeof shareRoleEvictions>>
   try {
-    roles = await shareRoleEvictions(link, { appId: settings.appId, outage, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
+    roles = await shareRoleEvictions(link, { appId: settings.appId, outage, roleCache: settings.roleCache, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
   } catch (error) {
     await link.close()
     throw error

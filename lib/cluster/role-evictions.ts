@@ -7,7 +7,7 @@
 import { triggers } from '../parse/internals.js'
 import type { RedisLink } from './connection.js'
 import type { OutageLog } from './outage-log.js'
-import { broadcastRoleEvictions, evictRoles, suspendRoleCache, type RoleEviction } from '../access/role-cache.js'
+import type { RoleCache, RoleEviction } from '../access/role-cache.js'
 import { afterCommit } from '../storage/transaction.js'
 
 export interface RoleEvictions {
@@ -16,8 +16,9 @@ export interface RoleEvictions {
   close (): void
 }
 
-export async function shareRoleEvictions (link: RedisLink, settings: { appId: string, outage: OutageLog, forgetParseRoles: (eviction: RoleEviction) => Promise<void> }): Promise<RoleEvictions> {
+export async function shareRoleEvictions (link: RedisLink, settings: { appId: string, outage: OutageLog, roleCache: RoleCache, forgetParseRoles: (eviction: RoleEviction) => Promise<void> }): Promise<RoleEvictions> {
   const { commands, subscriber } = link
+  const { roleCache } = settings
   const channel = `fastify-parse-kit:${settings.appId}:role-evictions`
   // Parse's own role lists (shared in Redis) go first, so no instance reloads stale roles from them.
   const send = async (eviction: RoleEviction) => {
@@ -27,21 +28,21 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
   const onMessage = (from: string, message: string) => {
     if (from !== channel) return
     const eviction = decode(message)
-    if (eviction) evictRoles(eviction)
+    if (eviction) roleCache.evict(eviction)
   }
   // Until the subscription is confirmed again, evictions from others could be missed.
-  const onClose = () => suspendRoleCache(true)
+  const onClose = () => roleCache.suspend(true)
   const onReady = () => {
-    subscriber.subscribe(channel).then(() => suspendRoleCache(false), () => {})
+    subscriber.subscribe(channel).then(() => roleCache.suspend(false), () => {})
   }
   subscriber.on('message', onMessage)
   subscriber.on('close', onClose)
   subscriber.on('ready', onReady)
   await subscriber.subscribe(channel)
-  broadcastRoleEvictions((eviction) => { void send(eviction) })
+  roleCache.broadcastTo((eviction) => { void send(eviction) })
 
   const roleChanged = async () => {
-    evictRoles({ all: true })
+    roleCache.evict({ all: true })
     await send({ all: true })
   }
   return {
@@ -61,11 +62,11 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
       }
     },
     close () {
-      broadcastRoleEvictions(undefined)
+      roleCache.broadcastTo(undefined)
       subscriber.off('message', onMessage)
       subscriber.off('close', onClose)
       subscriber.off('ready', onReady)
-      suspendRoleCache(false)
+      roleCache.suspend(false)
     }
   }
 }

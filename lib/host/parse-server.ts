@@ -1,7 +1,8 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
-import { forgetParseConfig, SchemaCache } from '../parse/internals.js'
+import { SchemaCache } from '../parse/internals.js'
+import { forgetParseConfig } from '../access/parse-config.js'
 
 export interface ParseHostOptions {
   appId: string

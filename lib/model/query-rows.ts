@@ -3,7 +3,8 @@
 // into a Parse.Object and back. The caller's ACLs, class-level permissions,
 // protected fields and find triggers all apply, exactly as on REST.
 import Parse from 'parse/node'
-import { AuthModule, parseConfig, RestQuery } from '../parse/internals.js'
+import { AuthModule, RestQuery } from '../parse/internals.js'
+import { parseConfig } from '../access/parse-config.js'
 
 export interface QueryRowsResult<Row = Record<string, unknown>> {
   results: Row[]

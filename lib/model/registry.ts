@@ -38,6 +38,8 @@ export interface ModelDefinition {
   versionField?: string
 }
 
+// Class metadata, filled when @ParseClass and @ParseField run at import; it
+// outlives any one kit, unlike the runtime state in lib/kit-state.ts.
 const pending = new Map<unknown, Map<string, FieldDefinition>>()
 const byClass = new Map<unknown, ModelDefinition>()
 const byName = new Map<string, ModelDefinition>()

@@ -4,37 +4,44 @@
 // the in-process SDK) goes through its SchemaController's enforceClassExists
 // and enforceFieldExists, so the lock is checked there, with a clear error,
 // before Parse would add anything to the database.
+//
+// Parse's SchemaController is process-wide, so its methods are wrapped once per
+// process (marked on the prototype); whether the lock is on is the running
+// kit's (lib/kit-state.ts), so a kit registered after a locked one starts unlocked.
 import Parse from 'parse/node'
 import { SchemaRules } from '../parse/internals.js'
+import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
-let locked = false
-let installed = false
+const lockPart = statePart('schema lock', () => ({ locked: false }))
+const WRAPPED = Symbol('fastify-parse-kit schema lock')
 
-/** Turns the lock on (after the migration) or off (when the server closes). */
-export function lockSchemas (on: boolean): void {
-  locked = on
-  if (on && !installed) install()
+/** Turns the kit's lock on (after the migration) or off (when the server closes). */
+export function lockSchemas (state: KitState, on: boolean): void {
+  state.get(lockPart).locked = on
+  if (on) install()
 }
 
+/** Whether the running kit has locked its schema. */
 export function schemasLocked (): boolean {
-  return locked
+  return currentKitState().get(lockPart).locked
 }
 
 function install (): void {
-  installed = true
-  const controller = SchemaRules.SchemaController.prototype
+  const controller = SchemaRules.SchemaController.prototype as SchemaRules.SchemaController & { [WRAPPED]?: true }
+  if (controller[WRAPPED]) return
+  controller[WRAPPED] = true
   const enforceClassExists = controller.enforceClassExists
   const enforceFieldExists = controller.enforceFieldExists
   controller.enforceClassExists = function (this: SchemaRules.SchemaController, className: string) {
     // Parse's own classes (sessions, installations, idempotency…) are created when first needed.
-    if (locked && !this.schemaData[className] && !className.startsWith('_')) {
+    if (schemasLocked() && !this.schemaData[className] && !className.startsWith('_')) {
       return Promise.reject(refusal(`class ${className} does not exist`))
     }
     return enforceClassExists.call(this, className)
   }
   controller.enforceFieldExists = function (this: SchemaRules.SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
     const field = fieldName.split('.')[0]
-    if (locked && type && this.schemaData[className] && this.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
+    if (type && schemasLocked() && this.schemaData[className] && this.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
       throw refusal(`class ${className} has no field "${field}"`)
     }
     return enforceFieldExists.call(this, className, fieldName, type, ...(rest as [boolean, boolean]))

@@ -21,20 +21,3 @@ import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 export const makeBatchRoutingPathFunction = ParseBatch.makeBatchRoutingPathFunction
 
 export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }
-
-let cached: { appId: string, config: unknown } | undefined
-
-/**
- * Parse's Config for the kit's own lookups (sessions, roles). Config.get()
- * builds a new config and database controller on every call, which showed in
- * profiles; the kit never puts a transaction on this one, so one is kept per
- * running server (forgotten when a server starts or stops).
- */
-export function parseConfig (appId: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (cached?.appId !== appId || !cached.config) cached = { appId, config: Config.get(appId) }
-  return cached.config
-}
-
-export function forgetParseConfig (): void {
-  cached = undefined
-}

@@ -2,6 +2,7 @@
 // when routes are registered, so decorators that wrap a method (such as
 // @Transactional) may sit above or below @CloudFunction.
 import type { CloudFunctionOptions } from './options.js'
+import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClass = abstract new (...args: any[]) => unknown
@@ -21,18 +22,20 @@ export interface DeclaredFunction extends FunctionDeclaration {
   invoke: (request: unknown) => unknown
 }
 
+// The declarations are class metadata, collected when the decorators run at
+// import; they outlive any one kit. Whether a kit serves them is the kit's state.
 const declarations: FunctionDeclaration[] = []
 const prefixes = new Map<unknown, string>()
 let revision = 0
-let served = false
+const servingPart = statePart('functions served', () => ({ served: false }))
 
 /** Set while a kit serves the declared functions: routes are fixed then, so a late declaration is refused. */
-export function functionsServed (on: boolean): void {
-  served = on
+export function functionsServed (state: KitState, on: boolean): void {
+  state.get(servingPart).served = on
 }
 
 export function addFunction (declaration: FunctionDeclaration): void {
-  if (served) {
+  if (currentKitState().get(servingPart).served) {
     throw new Error(`@CloudFunction ${declaration.owner.name}.${declaration.name}: declared after kitPlugin booted, so it would be neither served nor documented. ` +
       'Import the file before kitPlugin is registered (or list its class or directory in the functions option), then restart.')
   }

@@ -11,6 +11,7 @@ import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
+import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 export type { DatabaseKind }
 
@@ -52,19 +53,22 @@ export function databaseKind (uri: string): DatabaseKind {
   throw new Error(`databaseURI must start with postgres://, mongodb:// or mongodb+srv:// (got "${redact(uri)}")`)
 }
 
-let current: Database | undefined
+/** The database a kit opened (index and validator helpers work on it); forgotten when it closes. */
+const openedPart = statePart('database', () => ({ database: undefined as Database | undefined }))
 
-/** The database kitPlugin opened (index and validator helpers work on it). */
-export function currentDatabase (): Database | undefined {
-  return current
+/** The database of the given kit, by default the one running in this process. */
+export function currentDatabase (state: KitState = currentKitState()): Database | undefined {
+  return state.get(openedPart).database
 }
 
-export async function openDatabase (options: DatabaseOptions): Promise<Database> {
+/** Opens the database and records it as the kit's database (by default the running one's) until it closes. */
+export async function openDatabase (options: DatabaseOptions, state: KitState = currentKitState()): Promise<Database> {
   const database = await open(options)
-  current = database
+  const opened = state.get(openedPart)
+  opened.database = database
   const close = database.close
   database.close = async () => {
-    if (current === database) current = undefined
+    if (opened.database === database) opened.database = undefined
     await close()
   }
   return database

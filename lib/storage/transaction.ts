@@ -5,6 +5,7 @@ import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
 import { isDatabaseUnavailable } from './unavailable.js'
+import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 /** The part of a Parse storage adapter that transactions need. */
 export interface TransactionalAdapter {
@@ -18,17 +19,49 @@ export interface TransactionOptions {
   attempts?: number
 }
 
-let adapter: TransactionalAdapter | undefined
-let directAccess = true
-let declared = 0
 const MAX_CONCURRENT = 8
-let running = 0
-const waiting: Array<() => void> = []
+/** How many methods carry @Transactional: class metadata counted at import, like the other declaration registries. */
+let declared = 0
+
+/**
+ * One kit's transactions: the storage adapter they run on and the queue that
+ * caps how many are open at once. Each open transaction holds a pooled
+ * connection; capping them leaves connections for the work they wait on, so a
+ * burst queues instead of starving the pool.
+ */
+export class TransactionRunner {
+  adapter: TransactionalAdapter | undefined
+  directAccess = true
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  /** How many transactions are open and how many wait for a slot. */
+  get load (): { running: number, waiting: number } {
+    return { running: this.running, waiting: this.waiting.length }
+  }
+
+  slot (): Promise<void> {
+    if (this.running < MAX_CONCURRENT) {
+      this.running++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiting.push(() => { this.running++; resolve() }))
+  }
+
+  release (): void {
+    this.running--
+    this.waiting.shift()?.()
+  }
+}
+
+/** The running kit's transactions. */
+export const transactionsPart = statePart('transactions', () => new TransactionRunner())
 
 /** Called by kitPlugin at boot with the wrapped storage adapter. */
-export function useTransactionalAdapter (next: TransactionalAdapter | undefined, options: { directAccess: boolean } = { directAccess: true }): void {
-  adapter = next
-  directAccess = options.directAccess
+export function useTransactionalAdapter (state: KitState, next: TransactionalAdapter | undefined, options: { directAccess: boolean } = { directAccess: true }): void {
+  const runner = state.get(transactionsPart)
+  runner.adapter = next
+  runner.directAccess = options.directAccess
 }
 
 /** Whether any method is decorated with @Transactional (boot checks directAccess then). */
@@ -49,12 +82,14 @@ export function inTransaction (): boolean {
  */
 export async function withTransaction<T> (body: () => Promise<T> | T, options: TransactionOptions = {}): Promise<T> {
   if (inTransaction()) return body()
+  const runner = currentKitState().get(transactionsPart)
+  const adapter = runner.adapter
   if (!adapter) throw new Error('withTransaction needs a running kitPlugin (no storage adapter is installed yet)')
-  if (!directAccess) throw new Error('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
+  if (!runner.directAccess) throw new Error('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
   const attempts = options.attempts ?? 3
   for (let attempt = 1; ; attempt++) {
     try {
-      return await runOnce(adapter, body)
+      return await runOnce(runner, adapter, body)
     } catch (error) {
       // A lost database is not a conflict (MongoDB labels network errors transient too): answer 503 at once.
       if (isDatabaseUnavailable(error)) throw error
@@ -66,8 +101,8 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
   }
 }
 
-async function runOnce<T> (storage: TransactionalAdapter, body: () => Promise<T> | T): Promise<T> {
-  await slot()
+async function runOnce<T> (runner: TransactionRunner, storage: TransactionalAdapter, body: () => Promise<T> | T): Promise<T> {
+  await runner.slot()
   try {
     const scope: TransactionScope = { session: await storage.createTransactionalSession(), afterCommit: [] }
     let result: T
@@ -81,26 +116,8 @@ async function runOnce<T> (storage: TransactionalAdapter, body: () => Promise<T>
     for (const callback of scope.afterCommit) await callback()
     return result
   } finally {
-    release()
+    runner.release()
   }
-}
-
-/**
- * Each open transaction holds a pooled connection; capping how many run at
- * once leaves connections for the work they wait on, so a burst queues
- * instead of starving the pool.
- */
-function slot (): Promise<void> {
-  if (running < MAX_CONCURRENT) {
-    running++
-    return Promise.resolve()
-  }
-  return new Promise((resolve) => waiting.push(() => { running++; resolve() }))
-}
-
-function release (): void {
-  running--
-  waiting.shift()?.()
 }
 
 /** A short, jittered pause so re-runs of colliding transactions do not collide again. */

@@ -36,6 +36,8 @@ export interface TriggerDeclaration {
   validator?: unknown
 }
 
+// Class metadata, filled when the trigger decorators run at import; it
+// outlives any one kit, unlike the runtime state in lib/kit-state.ts.
 const declarations: TriggerDeclaration[] = []
 
 export function declaredTriggers (): readonly TriggerDeclaration[] {

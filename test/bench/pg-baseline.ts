@@ -4,7 +4,7 @@
 // Fastify route: no Parse, no kit, no checks.
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
-import { parseConfig } from '../../lib/parse/internals.js'
+import { parseConfig } from '../../lib/access/parse-config.js'
 
 interface Statements { find: string, count: string }
 

@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { allModels } from '../../model/registry.js'
 import { currentDatabase } from '../database.js'
+import { currentKitState, KitState } from '../../kit-state.js'
 import { applyPostgresConstraints, applyPostgresIndexes, printPostgresConstraints, printPostgresIndexes } from '../postgres/indexes.js'
 import { applyMongoIndexes, applyMongoSchemaValidators, printMongoIndexes, printMongoValidators } from '../mongo/indexes.js'
 import { planIndexes, type IndexReport } from './plan.js'
@@ -15,8 +16,8 @@ export interface ApplyOptions {
 }
 
 /** Unique, ordered, geospatial, expiry, compound (unique/sparse/partial) and text indexes from the declarations. */
-export async function applyAllIndexes (_server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
-  const database = requireDatabase('applyAllIndexes')
+export async function applyAllIndexes (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
+  const database = requireDatabase(server, 'applyAllIndexes')
   const specs = planIndexes()
   const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
     ? applyPostgresIndexes(database.adapter as never, specs)
@@ -32,8 +33,8 @@ export async function applyAllIndexes (_server?: unknown, options: ApplyOptions 
  * integer, maxLength/minLength, pattern), even writes that bypass the code:
  * a $jsonSchema validator on MongoDB, CHECK constraints on PostgreSQL.
  */
-export async function applyMongoValidators (_server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
-  const database = requireDatabase('applyMongoValidators')
+export async function applyMongoValidators (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
+  const database = requireDatabase(server, 'applyMongoValidators')
   const models = allModels()
   const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
     ? applyPostgresConstraints(database.adapter as never, models)
@@ -44,10 +45,17 @@ export async function applyMongoValidators (_server?: unknown, options: ApplyOpt
   return reports
 }
 
-function requireDatabase (caller: string) {
-  const database = currentDatabase()
+/** The database of the kit registered on `server` (a Fastify instance); without one, the kit running in this process. */
+function requireDatabase (server: unknown, caller: string) {
+  const database = currentDatabase(server === undefined ? currentKitState() : stateOf(server, caller))
   if (!database) throw new Error(`${caller}: no database is open; call it after kitPlugin has booted (e.g. in an onListen hook)`)
   return database
+}
+
+function stateOf (server: unknown, caller: string): KitState {
+  const state = (server as { kit?: { state?: unknown } } | null)?.kit?.state
+  if (!(state instanceof KitState)) throw new Error(`${caller}: pass the Fastify instance kitPlugin is registered on (it has no fastify.kit)`)
+  return state
 }
 
 /** When the database cannot be reached at all, say so and print what would have been run. */

@@ -1,0 +1,23 @@
+// Parse's Config for the kit's own lookups (sessions, roles, queryRows).
+// Config.get() builds a new config and database controller on every call, which
+// showed in profiles; the kit never puts a transaction on this one, so one is
+// kept per running kit (lib/kit-state.ts), and forgotten when its server starts or stops.
+import { Config } from '../parse/internals.js'
+import { currentKitState, statePart } from '../kit-state.js'
+
+const cachePart = statePart('parse config', () => ({ appId: undefined as string | undefined, config: undefined as unknown }))
+
+export function parseConfig (appId: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const cached = currentKitState().get(cachePart)
+  if (cached.appId !== appId || !cached.config) {
+    cached.appId = appId
+    cached.config = Config.get(appId)
+  }
+  return cached.config
+}
+
+export function forgetParseConfig (): void {
+  const cached = currentKitState().get(cachePart)
+  cached.appId = undefined
+  cached.config = undefined
+}
