@@ -35,11 +35,6 @@ export class TransactionRunner {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  /** How many transactions are open and how many wait for a slot. */
-  get load (): { running: number, waiting: number } {
-    return { running: this.running, waiting: this.waiting.length }
-  }
-
   slot (): Promise<void> {
     if (this.running < MAX_CONCURRENT) {
       this.running++
