@@ -159,8 +159,8 @@ function schemaOption (input: KitOptions): SchemaOption | undefined {
   }
   const value = input.schema ?? input.parseServerOptions?.schema
   if (value === undefined) return undefined
-  const problem = checkSchemaOption(value)
-  if (problem) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', problem)
+  const shape = checkSchemaOption(value)
+  if (shape) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
   return value as SchemaOption
 }
 
