@@ -141,7 +141,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     liveQuery: input.liveQuery && { classNames: input.liveQuery.classNames },
     docs: docs(input.docs, mountPath),
     redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
-    cors: resolveCors(input.cors, (problem) => optionError('cors', problem)),
+    cors: resolveCors(input.cors, (problem, kind) => optionError('cors', problem, kind)),
     production: process.env.NODE_ENV === 'production'
   }
 }

@@ -49,6 +49,8 @@ t.test('the schema option: unknown key, wrong type, a whole configuration', asyn
   t.equal(checkSchemaOption({ definitions: [], strict: false }), undefined, 'a whole configuration (with definitions) is accepted')
   t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "parseServerOptions\.schema": lockSchemas must be true or false/ })
+  t.throws(() => resolveOptions({ ...base, cors: { origins: '*' } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "cors": has unknown key "origins"/ })
   t.throws(() => resolveOptions({ ...base, schema: { strict: true, drop: true } as never }),
     { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option/ })
 })
