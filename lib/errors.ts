@@ -1,4 +1,5 @@
 // Errors keep Parse's wire shape {code, error} and its status mapping.
+import createError from '@fastify/error'
 import Parse from 'parse/node'
 
 /** A version-checked save found a stale version. */
@@ -40,3 +41,47 @@ export class KitError extends Parse.Error {
 export function statusForError (error: { code: number, statusCode?: unknown }): number {
   return typeof error.statusCode === 'number' ? error.statusCode : statusForParseCode(error.code)
 }
+
+// Boot-time misconfiguration. Each class carries a stable `code` (README "Error
+// codes"), made with @fastify/error as Fastify makes its own FST_ERR_… errors;
+// the message names the option and says what to write instead.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- @fastify/error's Base parameter wants a plain ErrorConstructor
+type Base = any
+
+/** kitPlugin's options (cors, docs, schema and parseServerOptions included): a key it does not know. */
+export const OptionUnknownError = createError<[message: string]>('FPK_ERR_OPTION_UNKNOWN', '%s')
+/** kitPlugin's options: a value of the wrong shape, a required one missing, or two that contradict each other. */
+export const OptionInvalidError = createError<[message: string]>('FPK_ERR_OPTION_INVALID', '%s')
+/** setupSwagger's configuration (kitPlugin's `docs` too): a key it does not know. */
+export const DocsOptionUnknownError = createError<[message: string]>('FPK_ERR_DOCS_OPTION_UNKNOWN', '%s')
+/** setupSwagger's configuration (kitPlugin's `docs` too): a value it cannot use. */
+export const DocsOptionInvalidError = createError<[message: string]>('FPK_ERR_DOCS_OPTION_INVALID', '%s')
+/** @CloudFunction options: a key it does not know. */
+export const RouteOptionUnknownError = createError<[message: string]>('FPK_ERR_ROUTE_OPTION_UNKNOWN', '%s')
+/** @CloudFunction options: a value it cannot use. */
+export const RouteOptionInvalidError = createError<[message: string]>('FPK_ERR_ROUTE_OPTION_INVALID', '%s')
+/** Any mistake in a model declaration (class, field, trigger); the field and class option errors are kinds of it. */
+export const ModelDeclarationError = createError<[message: string]>('FPK_ERR_MODEL_DECLARATION', '%s')
+/** @ParseField options: a key it does not know. */
+export const FieldOptionUnknownError = createError<[message: string]>('FPK_ERR_FIELD_OPTION_UNKNOWN', '%s', 500, ModelDeclarationError as Base)
+/** @ParseField options: a value it cannot use, or one that does not fit the field's type. */
+export const FieldOptionInvalidError = createError<[message: string]>('FPK_ERR_FIELD_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
+/** @ParseClass options: a key it does not know. */
+export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_UNKNOWN', '%s', 500, ModelDeclarationError as Base)
+/** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
+export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
+
+/** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
+export const kitErrorCodes = {
+  FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
+  FPK_ERR_OPTION_INVALID: OptionInvalidError,
+  FPK_ERR_DOCS_OPTION_UNKNOWN: DocsOptionUnknownError,
+  FPK_ERR_DOCS_OPTION_INVALID: DocsOptionInvalidError,
+  FPK_ERR_ROUTE_OPTION_UNKNOWN: RouteOptionUnknownError,
+  FPK_ERR_ROUTE_OPTION_INVALID: RouteOptionInvalidError,
+  FPK_ERR_MODEL_DECLARATION: ModelDeclarationError,
+  FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
+  FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
+  FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
+  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError
+} as const

@@ -1,7 +1,7 @@
 // The public API of fastify-parse-kit.
 export { kitPlugin, type KitOptions, type KitRuntime } from '../plugin.js'
 export { configureKit, getKitConfig, type KitConfig } from './config.js'
-export { CONFLICT, CONFLICT_MESSAGE } from './errors.js'
+export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes } from './errors.js'
 export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'

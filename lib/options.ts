@@ -5,53 +5,75 @@ import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './doc
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
 import { resolveCors, type CorsOptions, type ResolvedCors } from './access/cors-policy.js'
 import { ipRangesProblem } from './access/credentials.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { dottedName, optionChecker, typed } from './option-schema.js'
+import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
-export interface KitOptions {
+const TIMEOUT_PROBLEM = 'must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option)'
+const declarations = typed<Declarations>(Type.Union([
+  Type.String(),
+  Type.Array(Type.Function([], Type.Unknown())),
+  Type.Array(Type.String({ minLength: 1 }))
+], { problem: 'must be a directory path, a list of directory paths, or a list of classes' }))
+const text = Type.String({ minLength: 1, problem: 'must be a non-empty string' })
+const flag = Type.Boolean({ problem: 'must be true or false' })
+
+/** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
+export const KitOptionsSchema = Type.Object({
   /** Parse application id; every request must carry it. Env APP_ID. */
-  appId?: string
+  appId: Type.Optional(Type.String({ problem: 'must be a string', secret: true })),
   /** Parse master key; required. Env MASTER_KEY (or masterKey). */
-  masterKey?: string
+  masterKey: Type.Optional(Type.String({ problem: 'must be a string', secret: true })),
   /** URL the Parse SDK uses to reach this server. Default http://127.0.0.1:{PORT|1337}{mountPath}. */
-  serverURL?: string
+  serverURL: Type.Optional(text),
   /** postgres://, mongodb:// or mongodb+srv://. Env DATABASE_URI. Unset: embedded PostgreSQL (not in production). */
-  databaseURI?: string
+  databaseURI: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
   /** Data directory of the embedded PostgreSQL. Default .data/postgres. */
-  dataDir?: string
+  dataDir: Type.Optional(text),
   /** Embedded PostgreSQL without fsync (tests). */
-  ephemeralDatabase?: boolean
+  ephemeralDatabase: Type.Optional(flag),
   /** Seconds a database query may go unanswered before the call answers 503. Env DATABASE_TIMEOUT. Default 15. */
-  databaseTimeout?: number
+  databaseTimeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, problem: TIMEOUT_PROBLEM })),
   /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
-  mountPath?: string
+  mountPath: Type.Optional(text),
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
-  allowAuthRoutes?: boolean
+  allowAuthRoutes: Type.Optional(flag),
   /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
-  allowedRoutes?: AllowedRoute[]
+  allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(Type.Object({
+    path: Type.String({ pattern: '^/' }),
+    methods: Type.Optional(Type.Array(Type.String({ minLength: 1 })))
+  }), { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
   /** Role that may manage _Role. Default 'SuperAdmin'. */
-  adminRole?: string
+  adminRole: Type.Optional(text),
   /** Pointer classes fromParams leaves alone. Default ['IMG', 'File']. */
-  excludedPointerClasses?: string[]
+  excludedPointerClasses: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { problem: 'must be a list of strings' })),
   /** Model classes, or directories whose files declare them. */
-  models?: Declarations
+  models: Type.Optional(declarations),
   /** Handler classes, or directories whose files declare them. */
-  functions?: Declarations
+  functions: Type.Optional(declarations),
   /** Passed to Parse Server over the kit's defaults. */
-  parseServerOptions?: Record<string, unknown>
-  /** Schema options ({ lockSchemas, strict, … }) or a whole createSchemaConfig(…) result. Default createSchemaConfig(). */
-  schema?: SchemaOption
+  parseServerOptions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { problem: 'must be an object' })),
+  /** Schema options ({ lockSchemas, strict, … }) or a whole createSchemaConfig(…) result. Default createSchemaConfig(). Checked by its own schema (model/schema-option.ts). */
+  schema: Type.Optional(typed<SchemaOption>(Type.Unknown())),
   /** Create the declared indexes and database constraints once listening. Default true. */
-  indexes?: boolean
+  indexes: Type.Optional(flag),
   /** Push changes of these classes to LiveQuery subscribers (WebSocket on the same port). */
-  liveQuery?: { classNames: string[] }
-  /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. */
-  docs?: SwaggerConfig & { path?: string }
+  liveQuery: Type.Optional(Type.Object({
+    classNames: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })
+  }, { problem: "must be { classNames: ['ClassName', …] }" })),
+  /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. Checked by its own schema (docs/options.ts). */
+  docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
-  redis?: string
-  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. */
-  cors?: boolean | CorsOptions
-}
+  redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. Checked by resolveCors. */
+  cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
+
+export type KitOptions = Static<typeof KitOptionsSchema>
+
+const checkShape = optionChecker(KitOptionsSchema)
 
 export interface ResolvedOptions {
   appId: string
@@ -78,81 +100,74 @@ export interface ResolvedOptions {
   production: boolean
 }
 
-const KNOWN = new Set<keyof KitOptions>([
-  'appId', 'masterKey', 'serverURL', 'databaseURI', 'dataDir', 'ephemeralDatabase', 'databaseTimeout', 'mountPath', 'allowAuthRoutes',
-  'allowedRoutes', 'adminRole', 'excludedPointerClasses', 'models', 'functions', 'parseServerOptions', 'schema', 'indexes', 'liveQuery', 'docs', 'redis', 'cors'
-])
-
-export class KitOptionsError extends Error {
-  constructor (option: string, problem: string) {
-    super(`kitPlugin option "${option}": ${problem}`)
-    this.name = 'KitOptionsError'
-  }
+/** kitPlugin option "<option>": <problem>, with the stable code of its kind. */
+function optionError (option: string, problem: string, kind: 'unknown' | 'invalid' = 'invalid'): Error {
+  const message = `kitPlugin option "${option}": ${problem}`
+  return kind === 'unknown' ? new OptionUnknownError(message) : new OptionInvalidError(message)
 }
 
 export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key as keyof KitOptions)) throw new KitOptionsError(key, `unknown option (known: ${[...KNOWN].join(', ')})`)
-  }
+  const shape = checkShape(input)
+  if (shape) throw optionError(dottedName(shape.path), shape.problem, shape.kind)
   const kit = getKitConfig()
   const appId = input.appId ?? process.env.APP_ID
   const masterKey = input.masterKey ?? kit.masterKey
-  if (!nonEmptyString(appId)) throw new KitOptionsError('appId', 'required: pass appId or set APP_ID')
-  if (!nonEmptyString(masterKey)) throw new KitOptionsError('masterKey', 'required: pass masterKey or set MASTER_KEY. Without it the master key would be refused with no explanation.')
-  if (masterKey === appId) throw new KitOptionsError('masterKey', 'must differ from appId')
-  const mountPath = normaliseMountPath(optionalString(input, 'mountPath') ?? kit.mountPath)
+  if (!nonEmptyString(appId)) throw optionError('appId', 'required: pass appId or set APP_ID')
+  if (!nonEmptyString(masterKey)) throw optionError('masterKey', 'required: pass masterKey or set MASTER_KEY. Without it the master key would be refused with no explanation.')
+  if (masterKey === appId) throw optionError('masterKey', 'must differ from appId')
+  const mountPath = normaliseMountPath(input.mountPath ?? kit.mountPath)
   const port = process.env.PORT ?? '1337'
-  const serverURL = optionalString(input, 'serverURL') ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
-  if (!/^https?:\/\//.test(serverURL)) throw new KitOptionsError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
-  const databaseURI = optionalString(input, 'databaseURI') ?? (process.env.DATABASE_URI || undefined)
+  const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
+  if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
+  const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
   return {
     appId,
     masterKey,
     serverURL,
     databaseURI,
-    dataDir: optionalString(input, 'dataDir'),
-    ephemeralDatabase: optionalBoolean(input, 'ephemeralDatabase') ?? false,
+    dataDir: input.dataDir,
+    ephemeralDatabase: input.ephemeralDatabase ?? false,
     databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
     mountPath,
-    allowAuthRoutes: optionalBoolean(input, 'allowAuthRoutes') ?? kit.allowAuthRoutes,
-    allowedRoutes: allowedRoutes(input.allowedRoutes),
-    adminRole: optionalString(input, 'adminRole') ?? kit.adminRole,
-    excludedPointerClasses: stringList(input, 'excludedPointerClasses') ?? kit.excludedPointerClasses,
-    models: declarations(input, 'models'),
-    functions: declarations(input, 'functions'),
+    allowAuthRoutes: input.allowAuthRoutes ?? kit.allowAuthRoutes,
+    allowedRoutes: (input.allowedRoutes ?? []).map((route) => ({ path: route.path, methods: route.methods?.map((m) => m.toUpperCase()) })),
+    adminRole: input.adminRole ?? kit.adminRole,
+    excludedPointerClasses: input.excludedPointerClasses ?? kit.excludedPointerClasses,
+    models: input.models ?? [],
+    functions: input.functions ?? [],
     parseServerOptions: withoutParseCors(parseServerOptions(input)),
     schema: schemaOption(input),
-    indexes: optionalBoolean(input, 'indexes') ?? true,
-    liveQuery: liveQuery(input.liveQuery),
+    indexes: input.indexes ?? true,
+    liveQuery: input.liveQuery && { classNames: input.liveQuery.classNames },
     docs: docs(input.docs, mountPath),
-    redis: redisURL(optionalString(input, 'redis') ?? (process.env.REDIS_URL || undefined)),
-    cors: resolveCors(input.cors, (problem) => new KitOptionsError('cors', problem)),
+    redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
+    cors: resolveCors(input.cors, (problem, kind) => optionError('cors', problem, kind)),
     production: process.env.NODE_ENV === 'production'
   }
 }
 
 function parseServerOptions (input: KitOptions): Record<string, unknown> {
-  const options = plainObject(input, 'parseServerOptions') ?? {}
+  const options = input.parseServerOptions ?? {}
   const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
-  if (problem) throw new KitOptionsError('parseServerOptions.masterKeyIps', problem)
+  if (problem) throw optionError('parseServerOptions.masterKeyIps', problem)
   return options
 }
 
 function schemaOption (input: KitOptions): SchemaOption | undefined {
-  if (input.schema !== undefined && (input.parseServerOptions as Record<string, unknown> | undefined)?.schema !== undefined) {
-    throw new KitOptionsError('schema', 'is given twice: pass it as the kit\'s schema option only, not also as parseServerOptions.schema')
+  if (input.schema !== undefined && input.parseServerOptions?.schema !== undefined) {
+    throw optionError('schema', 'is given twice: pass it as the kit\'s schema option only, not also as parseServerOptions.schema')
   }
-  const value = input.schema ?? (input.parseServerOptions as Record<string, unknown> | undefined)?.schema
+  const value = input.schema ?? input.parseServerOptions?.schema
   if (value === undefined) return undefined
-  const problem = checkSchemaOption(value)
-  if (problem) throw new KitOptionsError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', problem)
+  const shape = checkSchemaOption(value)
+  if (shape) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
   return value as SchemaOption
 }
 
 /** Parse's own CORS settings would be silently overridden by the kit's policy: say so at boot. */
 function withoutParseCors (options: Record<string, unknown>): Record<string, unknown> {
   for (const key of ['allowOrigin', 'allowHeaders']) {
-    if (key in options) throw new KitOptionsError(`parseServerOptions.${key}`, 'has no effect: the kit answers CORS for Parse\'s routes too. Use the cors option, e.g. cors: { origin: [\'https://app.example.com\'], allowedHeaders: [\'X-Custom\'] }')
+    if (key in options) throw optionError(`parseServerOptions.${key}`, 'has no effect: the kit answers CORS for Parse\'s routes too. Use the cors option, e.g. cors: { origin: [\'https://app.example.com\'], allowedHeaders: [\'X-Custom\'] }')
   }
   return options
 }
@@ -161,79 +176,27 @@ function nonEmptyString (value: unknown): value is string {
   return typeof value === 'string' && value.length > 0
 }
 
-function optionalString (input: KitOptions, key: keyof KitOptions): string | undefined {
-  const value = input[key]
-  if (value === undefined) return undefined
-  if (!nonEmptyString(value)) throw new KitOptionsError(key, 'must be a non-empty string')
-  return value
-}
-
 /** Seconds, from the option or DATABASE_TIMEOUT: a positive number, at most one hour. */
 function databaseTimeout (value: unknown): number | undefined {
   if (value === undefined || value === '') return undefined
   const seconds = typeof value === 'string' ? Number(value) : value
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
-    throw new KitOptionsError('databaseTimeout', `must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option; got ${JSON.stringify(value)})`)
+    throw optionError('databaseTimeout', `${TIMEOUT_PROBLEM} (got ${JSON.stringify(value)})`)
   }
   return seconds
-}
-
-function optionalBoolean (input: KitOptions, key: keyof KitOptions): boolean | undefined {
-  const value = input[key]
-  if (value === undefined) return undefined
-  if (typeof value !== 'boolean') throw new KitOptionsError(key, `must be true or false (got ${JSON.stringify(value)})`)
-  return value
-}
-
-function stringList (input: KitOptions, key: keyof KitOptions): string[] | undefined {
-  const value = input[key]
-  if (value === undefined) return undefined
-  if (!Array.isArray(value) || !value.every(nonEmptyString)) throw new KitOptionsError(key, 'must be a list of strings')
-  return value
-}
-
-function plainObject (input: KitOptions, key: keyof KitOptions): Record<string, unknown> | undefined {
-  const value = input[key]
-  if (value === undefined) return undefined
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new KitOptionsError(key, 'must be an object')
-  return value as Record<string, unknown>
-}
-
-function declarations (input: KitOptions, key: 'models' | 'functions'): Declarations {
-  const value = input[key]
-  if (value === undefined) return []
-  if (typeof value === 'string') return value
-  if (Array.isArray(value) && value.every((item) => typeof item === 'function')) return value as Declarations
-  if (Array.isArray(value) && value.every(nonEmptyString)) return value as string[]
-  throw new KitOptionsError(key, 'must be a directory path, a list of directory paths, or a list of classes')
-}
-
-function allowedRoutes (value: unknown): AllowedRoute[] {
-  if (value === undefined) return []
-  const valid = Array.isArray(value) && value.every((route) =>
-    typeof route === 'object' && route !== null && nonEmptyString(route.path) && route.path.startsWith('/') &&
-    (route.methods === undefined || (Array.isArray(route.methods) && route.methods.every(nonEmptyString))))
-  if (!valid) throw new KitOptionsError('allowedRoutes', "must be a list of { path: '/…', methods?: ['GET', …] }")
-  return (value as AllowedRoute[]).map((route) => ({ path: route.path, methods: route.methods?.map((m) => m.toUpperCase()) }))
 }
 
 /** Checked now, so a docs mistake fails at registration naming "docs.<option>". */
 function docs (value: unknown, mountPath: string): ResolvedOptions['docs'] {
   if (value === undefined) return undefined
-  const fail = (option: string, problem: string) => new KitOptionsError(option === '' ? 'docs' : `docs.${option}`, problem)
+  const fail = (option: string, problem: string, kind: 'unknown' | 'invalid' = 'invalid') => {
+    const message = `kitPlugin option "${option === '' ? 'docs' : `docs.${option}`}": ${problem}`
+    return kind === 'unknown' ? new DocsOptionUnknownError(message) : new DocsOptionInvalidError(message)
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('', 'must be an object such as { title: "My API", version: "1.0.0", path: "/api-docs" }')
   const { path, ...config } = value as SwaggerConfig & { path?: unknown }
   resolveSwaggerConfig(config, mountPath, fail)
   return { config, path: resolveDocsPath(path, fail) }
-}
-
-function liveQuery (value: unknown): { classNames: string[] } | undefined {
-  if (value === undefined) return undefined
-  const classNames = (value as { classNames?: unknown } | null)?.classNames
-  if (typeof value !== 'object' || value === null || !Array.isArray(classNames) || classNames.length === 0 || !classNames.every(nonEmptyString)) {
-    throw new KitOptionsError('liveQuery', "must be { classNames: ['ClassName', …] }")
-  }
-  return { classNames: classNames as string[] }
 }
 
 function redisURL (value: string | undefined): string | undefined {
@@ -241,7 +204,7 @@ function redisURL (value: string | undefined): string | undefined {
   let url: URL | undefined
   try { url = new URL(value) } catch {}
   if (!url || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
-    throw new KitOptionsError('redis', `must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379 (from the option or REDIS_URL; got "${value.replace(/\/\/([^:/@]*):([^@]+)@/, '//$1:***@')}")`)
+    throw optionError('redis', `must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379 (from the option or REDIS_URL; got "${value.replace(/\/\/([^:/@]*):([^@]+)@/, '//$1:***@')}")`)
   }
   return value
 }

@@ -25,13 +25,13 @@ export const PARSE_REQUEST_HEADERS = [
   'X-Parse-Request-Id', 'X-Requested-With', 'Content-Type', 'Pragma', 'Cache-Control'
 ]
 /** Checks the `cors` option; problems come back as text for the caller's option error. */
-export function resolveCors (value: unknown, fail: (problem: string) => Error): ResolvedCors | false {
+export function resolveCors (value: unknown, fail: (problem: string, kind?: 'unknown' | 'invalid') => Error): ResolvedCors | false {
   if (value === false) return false
   if (value === undefined || value === true) return { origin: ['*'], allowedHeaders: [], maxAge: 600 }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail("must be false, true, or { origin: ['https://app.example.com'], allowedHeaders?, maxAge? }")
   const { origin = '*', allowedHeaders = [], maxAge = 600, ...rest } = value as CorsOptions
   const unknown = Object.keys(rest)
-  if (unknown.length > 0) throw fail(`has unknown key "${unknown[0]}" (known: origin, allowedHeaders, maxAge)`)
+  if (unknown.length > 0) throw fail(`has unknown key "${unknown[0]}" (known: origin, allowedHeaders, maxAge)`, 'unknown')
   const origins = Array.isArray(origin) ? origin : [origin]
   if (origins.length === 0) throw fail('origin: list at least one origin, or set cors: false')
   for (const entry of origins) {

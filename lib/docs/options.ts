@@ -1,24 +1,40 @@
 // setupSwagger's configuration and its checks. A mistake fails at boot with a
 // message naming the option; `fail` lets kitPlugin name it "docs.<option>".
+import { Type, type Static } from '@sinclair/typebox'
 import { normaliseMountPath } from '../config.js'
+import { DocsOptionInvalidError, DocsOptionUnknownError } from '../errors.js'
+import { dottedName, optionChecker } from '../option-schema.js'
 
-export interface SwaggerConfig {
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
+const SCHEMES = ['http', 'https', 'ws', 'wss']
+const nonBlank = (problem: string) => Type.String({ pattern: '\\S', problem })
+
+/** setupSwagger's configuration: its type (SwaggerConfig) and its shape check come from here. */
+export const SwaggerConfigSchema = Type.Object({
   /** Document title. Required. */
-  title: string
+  title: nonBlank('required: a non-empty string'),
   /** Version of the project's API. Required. */
-  version: string
+  version: nonBlank('required: a non-empty string'),
   /** Free text. Default "Auto-generated API documentation". */
-  description?: string
+  description: Type.Optional(nonBlank('must be a non-empty string')),
   /** Server URL path the documented paths are relative to. Default: the configured mountPath. */
-  basePath?: string
+  basePath: Type.Optional(nonBlank('must be a non-empty string')),
   /** Shown in the authorize dialog, so readers know which application id to send. */
-  appId?: string
+  appId: Type.Optional(nonBlank('must be a non-empty string')),
   /** Document the REST API key header as required on every operation. Default false. */
-  restApiKey?: boolean
+  restApiKey: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
   /** With schemes, builds the server URLs (as OpenAPI 2's host/schemes/basePath would). */
-  host?: string
-  schemes?: string[]
-}
+  host: Type.Optional(Type.String({ pattern: HOST.source, problem: 'must be a host name with an optional port, without scheme or path, e.g. "api.example.com"' })),
+  schemes: Type.Optional(Type.Array(
+    // Any letter case, as URL schemes are.
+    Type.String({ pattern: `^(?:${SCHEMES.map((scheme) => [...scheme].map((c) => `[${c}${c.toUpperCase()}]`).join('')).join('|')})$` }),
+    { minItems: 1, problem: `must be a non-empty list of ${SCHEMES.join(', ')}` }
+  ))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object such as { title: "My API", version: "1.0.0" }' })
+
+export type SwaggerConfig = Static<typeof SwaggerConfigSchema>
+
+const checkShape = optionChecker(SwaggerConfigSchema)
 
 export interface ResolvedSwaggerConfig {
   title: string
@@ -34,59 +50,30 @@ export interface ResolvedSwaggerConfig {
 export const DEFAULT_DOCS_PATH = '/api-docs'
 export const DEFAULT_DESCRIPTION = 'Auto-generated API documentation'
 
-const KNOWN = new Set<keyof SwaggerConfig>(['title', 'version', 'description', 'basePath', 'appId', 'restApiKey', 'host', 'schemes'])
-const SCHEMES = new Set(['http', 'https', 'ws', 'wss'])
-
 /** Builds the error for an option ('' stands for the configuration as a whole). */
-export type Fail = (option: string, problem: string) => Error
+export type Fail = (option: string, problem: string, kind?: 'unknown' | 'invalid') => Error
 
-export class SwaggerConfigError extends Error {
-  constructor (option: string, problem: string) {
-    super(option === '' ? `setupSwagger configuration: ${problem}` : `setupSwagger option "${option}": ${problem}`)
-    this.name = 'SwaggerConfigError'
-  }
+const setupFail: Fail = (option, problem, kind = 'invalid') => {
+  const message = option === '' ? `setupSwagger configuration: ${problem}` : `setupSwagger option "${option}": ${problem}`
+  return kind === 'unknown' ? new DocsOptionUnknownError(message) : new DocsOptionInvalidError(message)
 }
-
-const setupFail: Fail = (option, problem) => new SwaggerConfigError(option, problem)
 
 /** Checks a SwaggerConfig; basePath falls back to `mountPath`. */
 export function resolveSwaggerConfig (input: unknown, mountPath: string, fail: Fail = setupFail): ResolvedSwaggerConfig {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw fail('', 'must be an object such as { title: "My API", version: "1.0.0" }')
+  const shape = checkShape(input)
+  if (shape) throw fail(dottedName(shape.path), shape.problem, shape.kind)
+  const config = input as SwaggerConfig
+  const basePath = normaliseUrlPath(config.basePath ?? mountPath, 'basePath', fail, true)
+  return {
+    title: config.title,
+    version: config.version,
+    description: config.description ?? DEFAULT_DESCRIPTION,
+    basePath,
+    appId: config.appId,
+    restApiKey: config.restApiKey === true,
+    host: config.host,
+    schemes: (config.schemes ?? []).map((scheme) => scheme.toLowerCase())
   }
-  const config = input as Record<string, unknown>
-  for (const key of Object.keys(config)) {
-    if (!KNOWN.has(key as keyof SwaggerConfig)) throw fail(key, `unknown option (known: ${[...KNOWN].join(', ')})`)
-  }
-  const text = (key: keyof SwaggerConfig, required: boolean): string | undefined => {
-    const value = config[key]
-    if (value === undefined && !required) return undefined
-    if (typeof value !== 'string' || value.trim() === '') {
-      throw fail(key, required ? `required: a non-empty string (got ${JSON.stringify(value)})` : 'must be a non-empty string')
-    }
-    return value
-  }
-  const title = text('title', true)!
-  const version = text('version', true)!
-  const description = text('description', false) ?? DEFAULT_DESCRIPTION
-  const basePath = normaliseUrlPath(text('basePath', false) ?? mountPath, 'basePath', fail, true)
-  const appId = text('appId', false)
-  if (config.restApiKey !== undefined && typeof config.restApiKey !== 'boolean') {
-    throw fail('restApiKey', `must be true or false (got ${JSON.stringify(config.restApiKey)})`)
-  }
-  const host = text('host', false)
-  if (host !== undefined && !/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) {
-    throw fail('host', `must be a host name with an optional port, without scheme or path, e.g. "api.example.com" (got ${JSON.stringify(host)})`)
-  }
-  let schemes: string[] = []
-  if (config.schemes !== undefined) {
-    const list = config.schemes
-    if (!Array.isArray(list) || list.length === 0 || !list.every((s) => typeof s === 'string' && SCHEMES.has(s.toLowerCase()))) {
-      throw fail('schemes', `must be a non-empty list of ${[...SCHEMES].join(', ')} (got ${JSON.stringify(list)})`)
-    }
-    schemes = list.map((s: string) => s.toLowerCase())
-  }
-  return { title, version, description, basePath, appId, restApiKey: config.restApiKey === true, host, schemes }
 }
 
 /** Where the docs are served: "/api-docs" by default; "/" and patterns are refused. */

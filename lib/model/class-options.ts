@@ -1,43 +1,83 @@
 // @ParseClass options, checked when the model file is imported.
-import { ModelDeclarationError, type FieldDefinition } from './field-options.js'
-import type { ClassOptions } from './registry.js'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FieldDefinition } from './field-options.js'
 import { SchemaRules } from '../parse/internals.js'
+import { ClassOptionInvalidError, ClassOptionUnknownError, ModelDeclarationError } from '../errors.js'
+import { optionChecker, typed, type OptionProblem, type OptionStep } from '../option-schema.js'
 
-const CLASS_KEYS = new Set(['description', 'clp', 'compoundIndexes', 'protectedFields'])
-const CLP_OPERATIONS = new Set(['find', 'get', 'count', 'create', 'update', 'delete', 'addField'])
+const CLP_OPERATIONS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const
+export type ClpOperation = typeof CLP_OPERATIONS[number]
+/** Subject → true, e.g. { '*': true } or { 'role:Admin': true, requiresAuthentication: true }. */
+export type ClpSubjects = Record<string, boolean>
+
+const subjects = typed<ClpSubjects>(Type.Record(Type.String(), Type.Literal(true, { problem: 'must be true (leave a subject out to deny it)' }), {
+  problem: "must map subjects to true, e.g. { '*': true } or { [roleKey('Admin')]: true }; {} denies everyone"
+}))
+
+export const CompoundIndexSchema = Type.Object({
+  fields: Type.Array(Type.String(), { minItems: 1, problem: 'must be a non-empty list of field names' }),
+  unique: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
+  sparse: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
+  /** Only rows matching this filter are indexed (MongoDB partialFilterExpression; PostgreSQL WHERE). */
+  partial: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { problem: 'must be a filter object' })),
+  /** A text index over these String fields (one per class). */
+  text: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
+  name: Type.Optional(Type.String({ problem: 'must be text' }))
+}, { problem: 'must be { fields: [...] }' })
+
+export type CompoundIndex = Static<typeof CompoundIndexSchema>
+
+/** @ParseClass's options: their type (ClassOptions) and their shape check come from here; the rules against the declared fields are below. */
+export const ClassOptionsSchema = Type.Object({
+  description: Type.Optional(Type.String({ problem: 'must be text' })),
+  clp: Type.Optional(typed<Partial<Record<ClpOperation, ClpSubjects>>>(Type.Object(
+    Object.fromEntries(CLP_OPERATIONS.map((operation) => [operation, Type.Optional(subjects)])),
+    { additionalProperties: false, unknownKey: 'is not an operation', problem: 'must map operations to subjects' }
+  ))),
+  compoundIndexes: Type.Optional(Type.Array(CompoundIndexSchema, { problem: 'must be a list of { fields: [...] }' })),
+  /** Parse protectedFields: subject → field names hidden from that subject. */
+  protectedFields: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String(), { problem: 'must be a list of field names' }), {
+    problem: 'must map subjects to lists of field names'
+  }))
+}, { additionalProperties: false, unknownKey: 'is not a class option', problem: 'must be an object' })
+
+export type ClassOptions = Static<typeof ClassOptionsSchema>
+
+const checkShape = optionChecker(ClassOptionsSchema)
 const BUILT_IN_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt'])
 /** Parse's own rule (SchemaController.classNameIsValid), without its internal join tables. */
 const validClassName = (name: string) => SchemaRules.classNameIsValid(name) && !name.startsWith('_Join:')
 
+/** How @ParseClass messages name a nested option: clp.find['*'], compoundIndexes[0].fields. */
+function bracketedName (path: OptionStep[]): string {
+  return path.map((step, i) => step.via === 'item' ? `[${step.key}]` : step.via === 'entry' ? `['${step.key}']` : i === 0 ? step.key : `.${step.key}`).join('')
+}
+
+/** The shape problem as @ParseClass words it: "shards" is not a class option, clp: "read" is not an operation, clp.find['*'] must be true. */
+function classProblem ({ kind, path, problem }: OptionProblem): string {
+  if (kind === 'unknown') {
+    const key = `"${path[path.length - 1].key}" ${problem}`
+    return path.length === 1 ? key : `${bracketedName(path.slice(0, -1))}: ${key}`
+  }
+  if (path.length === 0) return `options ${problem}`
+  return path.length === 1 ? `"${path[0].key}" ${problem}` : `${bracketedName(path)} ${problem}`
+}
+
 export function checkClassOptions (className: string, jsName: string, options: ClassOptions, fields: Map<string, FieldDefinition>): void {
   const where = `@ParseClass('${className}') on ${jsName}`
-  const fail = (problem: string): never => { throw new ModelDeclarationError(`${where}: ${problem}`) }
+  const fail = (problem: string, kind: OptionProblem['kind'] = 'invalid'): never => {
+    throw kind === 'unknown' ? new ClassOptionUnknownError(`${where}: ${problem}`) : new ClassOptionInvalidError(`${where}: ${problem}`)
+  }
   if (typeof className !== 'string' || !validClassName(className)) {
-    fail(`Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${SchemaRules.systemClasses.join(', ')})`)
+    throw new ModelDeclarationError(`${where}: Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${SchemaRules.systemClasses.join(', ')})`)
   }
-  if (typeof options !== 'object' || options === null) fail('options must be an object')
-  for (const key of Object.keys(options)) {
-    if (!CLASS_KEYS.has(key)) fail(`"${key}" is not a class option (known: ${[...CLASS_KEYS].join(', ')})`)
-  }
-  if (options.description !== undefined && typeof options.description !== 'string') fail('"description" must be text')
-  if (options.clp !== undefined) {
-    if (typeof options.clp !== 'object' || options.clp === null) fail('"clp" must map operations to subjects')
-    for (const [operation, subjects] of Object.entries(options.clp)) {
-      if (!CLP_OPERATIONS.has(operation)) fail(`clp: "${operation}" is not an operation (known: ${[...CLP_OPERATIONS].join(', ')})`)
-      if (typeof subjects !== 'object' || subjects === null || Array.isArray(subjects)) {
-        fail(`clp.${operation} must map subjects to true, e.g. { '*': true } or { [roleKey('Admin')]: true }; {} denies everyone`)
-      }
-      for (const [subject, allowed] of Object.entries(subjects as object)) {
-        if (allowed !== true) fail(`clp.${operation}['${subject}'] must be true (leave a subject out to deny it)`)
-      }
-    }
-  }
+  const shape = checkShape(options)
+  if (shape) fail(classProblem(shape), shape.kind)
+  // Rules against the declared fields.
   const known = (field: string) => fields.has(field) || BUILT_IN_FIELDS.has(field)
   if (options.compoundIndexes !== undefined) {
-    if (!Array.isArray(options.compoundIndexes)) fail('"compoundIndexes" must be a list of { fields: [...] }')
     let textIndexes = 0
     for (const [i, index] of options.compoundIndexes.entries()) {
-      if (!index || !Array.isArray(index.fields) || index.fields.length === 0) fail(`compoundIndexes[${i}].fields must be a non-empty list of field names`)
       for (const field of index.fields) {
         if (!known(field)) fail(`compoundIndexes[${i}] names "${field}", which is not a declared field`)
       }
@@ -47,13 +87,7 @@ export function checkClassOptions (className: string, jsName: string, options: C
           if (fields.get(field)?.type !== 'String') fail(`compoundIndexes[${i}] is a text index, but "${field}" is not a String field`)
         }
       }
-      if (index.partial !== undefined && (typeof index.partial !== 'object' || index.partial === null)) fail(`compoundIndexes[${i}].partial must be a filter object`)
     }
     if (textIndexes > 1) fail('only one text index per class is possible')
-  }
-  if (options.protectedFields !== undefined) {
-    for (const [subject, names] of Object.entries(options.protectedFields)) {
-      if (!Array.isArray(names) || !names.every((name) => typeof name === 'string')) fail(`protectedFields['${subject}'] must be a list of field names`)
-    }
   }
 }

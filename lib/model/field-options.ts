@@ -1,6 +1,11 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
+import { Type, type Static } from '@sinclair/typebox'
 import { SchemaRules } from '../parse/internals.js'
+import { FieldOptionInvalidError, FieldOptionUnknownError, ModelDeclarationError } from '../errors.js'
+import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
+
+export { ModelDeclarationError }
 
 export const FIELD_TYPES = [
   'String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'GeoPoint',
@@ -9,35 +14,44 @@ export const FIELD_TYPES = [
 
 export type FieldType = typeof FIELD_TYPES[number]
 
-export interface FieldOptions {
-  type: FieldType
-  required?: boolean
+const flag = Type.Boolean({ problem: 'must be true or false' })
+const count = Type.Integer({ minimum: 0, problem: 'must be a whole number ≥ 0' })
+const bound = Type.Number({ problem: 'must be a finite number' })
+
+/** @ParseField's options: their type (FieldOptions) and their shape check come from here; the rules between them are below. */
+export const FieldOptionsSchema = Type.Object({
+  type: Type.Union(FIELD_TYPES.map((type) => Type.Literal(type)), { problem: `must be one of ${FIELD_TYPES.join(', ')}` }),
+  required: Type.Optional(flag),
   /** Value Parse stores when a new object leaves the field unset. */
-  default?: unknown
-  description?: string
+  default: Type.Optional(Type.Unknown()),
+  description: Type.Optional(Type.String({ problem: 'must be text' })),
   /** Unique index; a conflicting non-unique index is dropped first. */
-  unique?: boolean
+  unique: Type.Optional(flag),
   /** Ordered index: true or 1 ascending, -1 descending. */
-  index?: true | 1 | -1
+  index: Type.Optional(Type.Union([Type.Literal(true), Type.Literal(1), Type.Literal(-1)], { problem: 'must be true, 1 or -1' })),
   /** Geospatial (2dsphere) index; GeoPoint only. */
-  geo?: boolean
+  geo: Type.Optional(flag),
   /** Expiry index; Date only. */
-  ttlSeconds?: number
+  ttlSeconds: Type.Optional(count),
   /** String only. */
-  maxLength?: number
-  minLength?: number
-  /** Regular expression the whole value must match; String only. */
-  pattern?: string | RegExp
+  maxLength: Type.Optional(count),
+  minLength: Type.Optional(count),
+  /** Regular expression the whole value must match; String only. (Any object passes the shape; it must be a RegExp, checked below.) */
+  pattern: Type.Optional(typed<string | RegExp>(Type.Union([Type.String(), Type.Object({})], { problem: 'must be a string or a RegExp' }))),
   /** List of allowed values; String only. */
-  enum?: readonly string[]
+  enum: Type.Optional(typed<readonly string[]>(Type.Array(Type.String(), { minItems: 1, problem: 'must be a non-empty list of strings' }))),
   /** Number only. */
-  min?: number
-  max?: number
+  min: Type.Optional(bound),
+  max: Type.Optional(bound),
   /** Number only: whole numbers. */
-  integer?: boolean
+  integer: Type.Optional(flag),
   /** Pointer and Relation: required. Array: elements are pointers to this class. */
-  targetClass?: string
-}
+  targetClass: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }))
+}, { additionalProperties: false, unknownKey: 'is not a field option', problem: "must be an object such as { type: 'String' }" })
+
+export type FieldOptions = Static<typeof FieldOptionsSchema>
+
+const checkShape = optionChecker(FieldOptionsSchema)
 
 export interface FieldDefinition extends FieldOptions {
   name: string
@@ -45,27 +59,15 @@ export interface FieldDefinition extends FieldOptions {
   version?: boolean
 }
 
-const OPTION_KEYS = new Set([
-  'type', 'required', 'default', 'description', 'unique', 'index', 'geo', 'ttlSeconds', 'maxLength',
-  'minLength', 'pattern', 'enum', 'min', 'max', 'integer', 'targetClass'
-])
-
 /** Attribute names Parse owns, or that would shadow a Parse.Object member. */
 const RESERVED = new Set(['objectId', 'id', 'createdAt', 'updatedAt', 'ACL', 'className', 'attributes', 'sessionToken', 'authData'])
 
-export class ModelDeclarationError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'ModelDeclarationError'
-  }
-}
-
 export function checkFieldOptions (className: string, name: string, options: FieldOptions, parseMembers: Set<string>): void {
   const where = `@ParseField ${className}.${name}`
-  const fail = (option: string, problem: string): never => {
-    throw new ModelDeclarationError(`${where}: option "${option}" ${problem}`)
+  const fail = (option: string, problem: string, kind: OptionProblem['kind'] = 'invalid'): never => {
+    const message = option === '' ? `${where}: options ${problem}` : `${where}: option "${option}" ${problem}`
+    throw kind === 'unknown' ? new FieldOptionUnknownError(message) : new FieldOptionInvalidError(message)
   }
-  if (typeof options !== 'object' || options === null) throw new ModelDeclarationError(`${where}: options must be an object such as { type: 'String' }`)
   if (RESERVED.has(name) || parseMembers.has(name)) {
     throw new ModelDeclarationError(`${where}: "${name}" is reserved by Parse (it would clash with Parse.Object); choose another field name`)
   }
@@ -73,46 +75,23 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   if (!SchemaRules.fieldNameIsValid(name)) {
     throw new ModelDeclarationError(`${where}: Parse refuses the field name "${name}": a field name starts with a letter and holds only letters, digits and _ (and is not "length")`)
   }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) fail(key, `is not a field option (known: ${[...OPTION_KEYS].join(', ')})`)
-  }
+  const shape = checkShape(options)
+  if (shape) fail(dottedName(shape.path), shape.problem, shape.kind)
+  // Rules between options, and what the shape cannot say.
   const { type } = options
-  if (!FIELD_TYPES.includes(type)) fail('type', `must be one of ${FIELD_TYPES.join(', ')} (got ${JSON.stringify(type)})`)
   const only = (option: keyof FieldOptions, types: FieldType[]) => {
     if (options[option] !== undefined && !types.includes(type)) fail(option, `is only for ${types.join('/')} fields (this field is ${type})`)
   }
-  const bool = (option: keyof FieldOptions) => {
-    if (options[option] !== undefined && typeof options[option] !== 'boolean') fail(option, 'must be true or false')
-  }
-  const count = (option: keyof FieldOptions) => {
-    const value = options[option]
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) fail(option, `must be a whole number ≥ 0 (got ${JSON.stringify(value)})`)
-  }
-  bool('required'); bool('unique'); bool('geo'); bool('integer')
-  count('maxLength'); count('minLength'); count('ttlSeconds')
   only('maxLength', ['String']); only('minLength', ['String']); only('pattern', ['String']); only('enum', ['String'])
   only('min', ['Number']); only('max', ['Number']); only('integer', ['Number'])
   only('geo', ['GeoPoint']); only('ttlSeconds', ['Date'])
   only('targetClass', ['Pointer', 'Relation', 'Array'])
   if ((type === 'Pointer' || type === 'Relation') && !options.targetClass) fail('targetClass', `is required for type ${type}`)
-  if (options.targetClass !== undefined && (typeof options.targetClass !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.targetClass))) {
-    fail('targetClass', `must be a Parse class name (got ${JSON.stringify(options.targetClass)})`)
-  }
-  for (const bound of ['min', 'max'] as const) {
-    if (options[bound] !== undefined && !Number.isFinite(options[bound])) fail(bound, 'must be a finite number')
-  }
   if (options.min !== undefined && options.max !== undefined && options.min > options.max) fail('min', `is greater than max (${options.min} > ${options.max})`)
   if (options.minLength !== undefined && options.maxLength !== undefined && options.minLength > options.maxLength) fail('minLength', 'is greater than maxLength')
-  if (options.index !== undefined && options.index !== true && options.index !== 1 && options.index !== -1) fail('index', 'must be true, 1 or -1')
-  if (options.pattern !== undefined) {
-    if (typeof options.pattern === 'string') {
-      try { new RegExp(options.pattern) } catch (error) { fail('pattern', `is not a valid regular expression: ${(error as Error).message}`) } // eslint-disable-line no-new -- compiling it is the check
-    } else if (!(options.pattern instanceof RegExp)) fail('pattern', 'must be a string or a RegExp')
-  }
-  if (options.enum !== undefined && (!Array.isArray(options.enum) || options.enum.length === 0 || !options.enum.every((v) => typeof v === 'string'))) {
-    fail('enum', 'must be a non-empty list of strings')
-  }
-  if (options.description !== undefined && typeof options.description !== 'string') fail('description', 'must be text')
+  if (typeof options.pattern === 'string') {
+    try { new RegExp(options.pattern) } catch (error) { fail('pattern', `is not a valid regular expression: ${(error as Error).message}`) } // eslint-disable-line no-new -- compiling it is the check
+  } else if (options.pattern !== undefined && !(options.pattern instanceof RegExp)) fail('pattern', 'must be a string or a RegExp')
   if (options.default !== undefined) {
     const problems = valueProblems(name, options.default, { ...options, required: false })
     if (problems.length > 0) fail('default', `does not satisfy the field itself: ${problems.join('; ')}`)

@@ -2,28 +2,9 @@
 // triggers, indexes, docs) read it; none of them re-inspect classes.
 import type { FieldDefinition } from './field-options.js'
 
-export type ClpOperation = 'find' | 'get' | 'count' | 'create' | 'update' | 'delete' | 'addField'
-/** Subject → true, e.g. { '*': true } or { 'role:Admin': true, requiresAuthentication: true }. */
-export type ClpSubjects = Record<string, boolean>
+import type { ClassOptions } from './class-options.js'
 
-export interface CompoundIndex {
-  fields: string[]
-  unique?: boolean
-  sparse?: boolean
-  /** Only rows matching this filter are indexed (MongoDB partialFilterExpression; PostgreSQL WHERE). */
-  partial?: Record<string, unknown>
-  /** A text index over these String fields (one per class). */
-  text?: boolean
-  name?: string
-}
-
-export interface ClassOptions {
-  description?: string
-  clp?: Partial<Record<ClpOperation, ClpSubjects>>
-  compoundIndexes?: CompoundIndex[]
-  /** Parse protectedFields: subject → field names hidden from that subject. */
-  protectedFields?: Record<string, string[]>
-}
+export type { ClassOptions, ClpOperation, ClpSubjects, CompoundIndex } from './class-options.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ModelClass = abstract new (...args: any[]) => unknown

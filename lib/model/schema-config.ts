@@ -1,25 +1,33 @@
 // createSchemaConfig: the value for Parse Server's `schema` option (its Defined
 // Schemas feature), built from the declared models.
+import { Type, type Static } from '@sinclair/typebox'
 import { getKitConfig } from '../config.js'
+import { typed } from '../option-schema.js'
 import { roleKey } from '../access/acl.js'
 import { allModels, type ModelDefinition } from './registry.js'
 
-export interface SchemaConfigOptions {
+const flag = Type.Boolean({ problem: 'must be true or false' })
+const hook = typed<() => void | Promise<void>>(Type.Function([], Type.Unknown(), { problem: 'must be a function' }))
+
+/** createSchemaConfig's options: their type (SchemaConfigOptions) and their shape check (model/schema-option.ts) come from here. */
+export const SchemaConfigOptionsSchema = Type.Object({
   /** Role permitted to manage _Role. Default: configureKit's adminRole ('SuperAdmin'). */
-  adminRole?: string
+  adminRole: Type.Optional(Type.String({ minLength: 1, problem: 'must be a role name' })),
   /** No save (REST, batch, in-process SDK, master key included) may create a class or a field. Default false. */
-  lockSchemas?: boolean
+  lockSchemas: Type.Optional(flag),
   /** Create missing classes and fields at boot (false: create none; Parse then creates them at the first save unless lockSchemas). Default true. */
-  strict?: boolean
+  strict: Type.Optional(flag),
   /** Destructive: drop and recreate a field whose type changed. Default false. */
-  recreateModifiedFields?: boolean
+  recreateModifiedFields: Type.Optional(flag),
   /** Destructive: remove fields that are not declared. Default false. */
-  deleteExtraFields?: boolean
+  deleteExtraFields: Type.Optional(flag),
   /** Keep indexes the declarations do not describe. Default true. */
-  keepUnknownIndexes?: boolean
-  beforeMigration?: () => void | Promise<void>
-  afterMigration?: () => void | Promise<void>
-}
+  keepUnknownIndexes: Type.Optional(flag),
+  beforeMigration: Type.Optional(hook),
+  afterMigration: Type.Optional(hook)
+})
+
+export type SchemaConfigOptions = Static<typeof SchemaConfigOptionsSchema>
 
 export interface ParseSchemaField { type: string, required?: boolean, defaultValue?: unknown, targetClass?: string }
 export interface ParseClassSchema {

@@ -1,56 +1,80 @@
 // @CloudFunction options and their checks (at import, naming the function and option).
-import { KindGuard, type TSchema } from '@sinclair/typebox'
+import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox'
+import { RouteOptionInvalidError, RouteOptionUnknownError } from '../errors.js'
+import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
 
-export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+export type HttpMethod = typeof HTTP_METHODS[number]
 
+const TYPE_NAMES = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'Any'] as const
 /** A validation field's type: a constructor (String, Number…) as in Parse Cloud validators, or its name. */
-export type FieldTypeName = 'String' | 'Number' | 'Boolean' | 'Date' | 'Object' | 'Array' | 'Any'
+export type FieldTypeName = typeof TYPE_NAMES[number]
 export type FieldTypeRef = FieldTypeName | StringConstructor | NumberConstructor | BooleanConstructor | DateConstructor | ObjectConstructor | ArrayConstructor
 
-export interface ValidationField {
-  type?: FieldTypeRef
-  required?: boolean
-  /** Allowed values. */
-  options?: readonly unknown[]
-  default?: unknown
-  description?: string
-}
+const flag = Type.Boolean({ problem: 'must be true or false' })
+const words = Type.String({ problem: 'must be text' })
 
-export interface CloudFunctionOptions {
-  /** Verbs this function answers; others get 405. Default ['POST']. */
-  methods?: readonly HttpMethod[]
-  description?: string
+/** One field of `validation.fields` (or of `returns` in the same shorthand). */
+export const ValidationFieldSchema = Type.Object({
+  // A constructor passes the shape check; its name is checked against TYPE_NAMES below.
+  type: Type.Optional(typed<FieldTypeRef>(Type.Union([...TYPE_NAMES.map((name) => Type.Literal(name)), Type.Function([], Type.Unknown())], {
+    problem: `must be one of ${TYPE_NAMES.join(', ')}`
+  }))),
+  required: Type.Optional(flag),
+  /** Allowed values. */
+  options: Type.Optional(typed<readonly unknown[]>(Type.Array(Type.Unknown(), { minItems: 1, problem: 'must be a non-empty list of allowed values' }))),
+  default: Type.Optional(Type.Unknown()),
+  description: Type.Optional(words)
+}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { type?, required?, options?, default? }' })
+
+export type ValidationField = Static<typeof ValidationFieldSchema>
+
+const FieldsSchema = Type.Record(Type.String(), ValidationFieldSchema, { problem: 'must map field names to { type?, required?, options?, default? }' })
+
+/** @CloudFunction's options: their type (CloudFunctionOptions) and their shape check come from here. */
+export const CloudFunctionOptionsSchema = Type.Object({
+  /** Verbs this function answers; others get 405. Default ['POST']. Each verb is checked against HTTP_METHODS below, naming the wrong one. */
+  methods: Type.Optional(typed<readonly HttpMethod[]>(Type.Array(Type.String(), { minItems: 1, problem: 'must be a non-empty list of HTTP verbs' }))),
+  description: Type.Optional(words),
   /** Refuse callers without a session (the master key passes). */
-  requiresAuth?: boolean
+  requiresAuth: Type.Optional(flag),
   /** Only a caller presenting the master key passes (sessions and roles do not). */
-  requireMaster?: boolean
-  validation?: {
-    requireUser?: boolean
-    fields?: Record<string, ValidationField>
-  }
+  requireMaster: Type.Optional(flag),
+  validation: Type.Optional(Type.Object({
+    requireUser: Type.Optional(flag),
+    fields: Type.Optional(FieldsSchema)
+  }, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { requireUser?, fields? }' })),
   /**
    * The answer's schema (TypeBox, or fields in the validation shorthand):
    * Fastify serialises with it (fields it does not list are not sent), the
    * API document shows it as the 200 response, and the handler's return type
-   * is checked against it.
+   * is checked against it. Fields are checked below (a TypeBox schema is told by its Kind).
    */
-  returns?: TSchema | Record<string, ValidationField>
+  returns: Type.Optional(typed<TSchema | Record<string, ValidationField>>(Type.Object({}, { problem: 'must be a TypeBox schema or { field: { type, required? } }' }))),
   /** Roles checked before the body runs (inherited roles count). */
-  requireRoles?: readonly string[]
+  requireRoles: Type.Optional(typed<readonly string[]>(Type.Array(Type.String({ minLength: 1 }), { problem: 'must be a list of role names' }))),
   /** true: every listed role; false (default): any of them. */
-  requireAllRoles?: boolean
+  requireAllRoles: Type.Optional(flag),
   /** Role cache lifetime for this function, overriding configureRoleCache; 0 never caches. */
-  roleCacheMs?: number
-  rateLimit?: { windowMs: number, max: number }
+  roleCacheMs: Type.Optional(Type.Integer({ minimum: 0, problem: 'must be a whole number of milliseconds ≥ 0' })),
+  rateLimit: Type.Optional(Type.Object({
+    windowMs: Type.Integer({ minimum: 1 }),
+    max: Type.Integer({ minimum: 1 })
+  }, { problem: 'must be { windowMs: positive integer, max: positive integer }' })),
   /** Replaces the default refusal text (authentication and role checks). */
-  customErrorMessage?: string
-  swagger?: { summary?: string, description?: string, tags?: string[], responses?: Record<string, unknown> }
-}
+  customErrorMessage: Type.Optional(words),
+  swagger: Type.Optional(Type.Object({
+    summary: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    tags: Type.Optional(Type.Array(Type.String())),
+    responses: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
+  }, { problem: 'must be { summary?, description?, tags?, responses? }' }))
+}, { additionalProperties: false, unknownKey: 'is not a @CloudFunction option', problem: 'must be an object' })
 
-export const HTTP_METHODS: HttpMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
-const OPTION_KEYS = new Set(['methods', 'description', 'requiresAuth', 'requireMaster', 'validation', 'requireRoles', 'requireAllRoles', 'roleCacheMs', 'rateLimit', 'customErrorMessage', 'swagger', 'returns'])
-const FIELD_KEYS = new Set(['type', 'required', 'options', 'default', 'description'])
-const TYPE_NAMES: FieldTypeName[] = ['String', 'Number', 'Boolean', 'Date', 'Object', 'Array', 'Any']
+export type CloudFunctionOptions = Static<typeof CloudFunctionOptionsSchema>
+
+const checkShape = optionChecker(CloudFunctionOptionsSchema)
+const checkFieldsShape = optionChecker(FieldsSchema)
 
 export function fieldTypeName (type: FieldTypeRef | undefined): FieldTypeName {
   if (type === undefined) return 'Any'
@@ -66,44 +90,26 @@ export function needsSession (options: CloudFunctionOptions): boolean {
 }
 
 export function checkCloudFunctionOptions (where: string, options: CloudFunctionOptions): void {
-  const fail = (option: string, problem: string): never => { throw new Error(`${where}: option "${option}" ${problem}`) }
-  if (typeof options !== 'object' || options === null) throw new Error(`${where}: options must be an object`)
-  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) fail(key, `is not a @CloudFunction option (known: ${[...OPTION_KEYS].join(', ')})`)
-  if (options.methods !== undefined) {
-    if (!Array.isArray(options.methods) || options.methods.length === 0) fail('methods', 'must be a non-empty list of HTTP verbs')
-    for (const method of options.methods) if (!HTTP_METHODS.includes(method)) fail('methods', `has "${method}"; use ${HTTP_METHODS.join(', ')}`)
+  const fail = (option: string, problem: string, kind: OptionProblem['kind'] = 'invalid'): never => {
+    const message = option === '' ? `${where}: options ${problem}` : `${where}: option "${option}" ${problem}`
+    throw kind === 'unknown' ? new RouteOptionUnknownError(message) : new RouteOptionInvalidError(message)
   }
-  for (const key of ['requiresAuth', 'requireMaster', 'requireAllRoles'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'boolean') fail(key, 'must be true or false')
+  const shape = checkShape(options)
+  if (shape) fail(dottedName(shape.path), shape.problem, shape.kind)
+  for (const method of options.methods ?? []) {
+    if (!HTTP_METHODS.includes(method)) fail('methods', `has "${method}"; use ${HTTP_METHODS.join(', ')}`)
   }
-  if (options.requireRoles !== undefined && (!Array.isArray(options.requireRoles) || !options.requireRoles.every((r) => typeof r === 'string' && r !== ''))) {
-    fail('requireRoles', 'must be a list of role names')
+  if (options.returns !== undefined && !KindGuard.IsSchema(options.returns)) {
+    const fields = checkFieldsShape(options.returns)
+    if (fields) fail(dottedName([{ key: 'returns', via: 'property' }, ...fields.path]), fields.problem, fields.kind)
+    checkTypeNames('returns', options.returns, fail)
   }
-  if (options.roleCacheMs !== undefined && !(Number.isInteger(options.roleCacheMs) && options.roleCacheMs >= 0)) fail('roleCacheMs', 'must be a whole number of milliseconds ≥ 0')
-  if (options.rateLimit !== undefined) {
-    const { windowMs, max } = options.rateLimit ?? {} as never
-    if (!Number.isInteger(windowMs) || windowMs <= 0 || !Number.isInteger(max) || max <= 0) fail('rateLimit', 'must be { windowMs: positive integer, max: positive integer }')
-  }
-  for (const key of ['description', 'customErrorMessage'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'string') fail(key, 'must be text')
-  }
-  if (options.returns !== undefined) {
-    if (typeof options.returns !== 'object' || options.returns === null) fail('returns', 'must be a TypeBox schema or { field: { type, required? } }')
-    if (!KindGuard.IsSchema(options.returns)) checkFields('returns', options.returns as Record<string, ValidationField>, fail)
-  }
-  const validation = options.validation
-  if (validation !== undefined) {
-    if (typeof validation !== 'object' || validation === null) fail('validation', 'must be { requireUser?, fields? }')
-    for (const key of Object.keys(validation)) if (key !== 'requireUser' && key !== 'fields') fail(`validation.${key}`, 'is not supported (known: requireUser, fields)')
-    checkFields('validation.fields', validation.fields ?? {}, fail)
-  }
+  checkTypeNames('validation.fields', options.validation?.fields ?? {}, fail)
 }
 
-function checkFields (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
+/** A constructor passed as a field type must be one of the supported ones (String, Number…). */
+function checkTypeNames (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
   for (const [name, field] of Object.entries(fields)) {
-    if (typeof field !== 'object' || field === null) fail(`${where}.${name}`, 'must be { type?, required?, options?, default? }')
-    for (const key of Object.keys(field)) if (!FIELD_KEYS.has(key)) fail(`${where}.${name}.${key}`, `is not supported (known: ${[...FIELD_KEYS].join(', ')})`)
-    if (!TYPE_NAMES.includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
-    if (field.options !== undefined && (!Array.isArray(field.options) || field.options.length === 0)) fail(`${where}.${name}.options`, 'must be a non-empty list of allowed values')
+    if (!(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
   }
 }

@@ -82,7 +82,9 @@ async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs:
 }
 
 function docsUnsupported (error: unknown): boolean {
-  return error instanceof Error && error.name === 'KitOptionsError' && /"docs"/.test(error.message)
+  // Older checkouts name the error class; newer ones give it a code.
+  const optionError = error instanceof Error && (error.name === 'KitOptionsError' || (error as { code?: unknown }).code === 'FPK_ERR_OPTION_UNKNOWN')
+  return optionError && /"docs"/.test(error.message)
 }
 
 await profiler?.start()

@@ -1,0 +1,213 @@
+// Every option group is one TypeBox schema: its type, its shape check, and its
+// errors' stable codes. No server is needed: the checks run at registration or import.
+import t from 'tap'
+import Fastify from 'fastify'
+import { Type } from '@sinclair/typebox'
+import {
+  BaseModel, CloudFunction, kitErrorCodes, kitPlugin, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
+  type ClassOptions, type CloudFunctionOptions, type FieldOptions, type KitOptions, type SchemaConfigOptions, type SwaggerConfig
+} from '../lib/index.js'
+import { resolveOptions, KitOptionsSchema } from '../lib/options.js'
+import { SwaggerConfigSchema } from '../lib/docs/options.js'
+import { CloudFunctionOptionsSchema, ValidationFieldSchema, type ValidationField } from '../lib/routing/options.js'
+import { FieldOptionsSchema } from '../lib/model/field-options.js'
+import { ClassOptionsSchema, CompoundIndexSchema, type CompoundIndex } from '../lib/model/class-options.js'
+import { SchemaConfigOptionsSchema } from '../lib/model/schema-config.js'
+import { checkSchemaOption } from '../lib/model/schema-option.js'
+import { knownKeys, optionChecker } from '../lib/option-schema.js'
+import { resetKitConfig } from '../lib/config.js'
+
+const base = { appId: 'app', masterKey: 'master' }
+
+t.test('kitPlugin options: unknown key, wrong type, rule between options', async (t) => {
+  t.throws(() => resolveOptions({ ...base, mountpath: '/api' } as never),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "mountpath": unknown option \(known: appId, .*mountPath/ })
+  t.throws(() => resolveOptions({ ...base, indexes: 'no' } as never),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "indexes": must be true or false (got "no")' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: [] } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "liveQuery": must be \{ classNames/ })
+  t.throws(() => resolveOptions({ appId: 'same', masterKey: 'same' }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "masterKey": must differ from appId' })
+  t.throws(() => resolveOptions({ ...base, schema: {}, parseServerOptions: { schema: {} } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /"schema": is given twice/ })
+  // Keys are never echoed into a message.
+  t.throws(() => resolveOptions({ appId: 'app', masterKey: 12345 } as never),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "masterKey": must be a string' })
+  const uri = 'mongodb://u:hidden@h/db'
+  t.throws(() => resolveOptions({ ...base, databaseURI: [uri] } as never), { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "databaseURI": must be a non-empty string' })
+
+  resetKitConfig()
+  const app = Fastify()
+  t.teardown(() => app.close().catch(() => {}))
+  await t.rejects(async () => { await app.register(kitPlugin, { ...base, allowAuthRoute: true } as never) },
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "allowAuthRoute": unknown option/ }, 'through Fastify registration too')
+})
+
+t.test('the schema option: unknown key, wrong type, a whole configuration', async (t) => {
+  t.match(checkSchemaOption({ lockSchema: true }), { kind: 'unknown', problem: /^"lockSchema" is not a schema option \(known: adminRole, lockSchemas/ })
+  t.match(checkSchemaOption({ afterMigration: 'later' }), { kind: 'invalid', problem: 'afterMigration must be a function (got "later")' })
+  t.equal(checkSchemaOption({ definitions: [], strict: false }), undefined, 'a whole configuration (with definitions) is accepted')
+  t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "parseServerOptions\.schema": lockSchemas must be true or false/ })
+  t.throws(() => resolveOptions({ ...base, cors: { origins: '*' } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "cors": has unknown key "origins"/ })
+  t.throws(() => resolveOptions({ ...base, schema: { strict: true, drop: true } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option/ })
+})
+
+t.test('setupSwagger and kitPlugin docs: unknown key, wrong type, rule on the path', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(setupSwagger(app, { title: 'API', version: '1', tittle: 'x' } as never),
+    { code: 'FPK_ERR_DOCS_OPTION_UNKNOWN', message: /^setupSwagger option "tittle": unknown option \(known: title, version/ })
+  await t.rejects(setupSwagger(app, { title: 'API', version: 1 } as never),
+    { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: 'setupSwagger option "version": required: a non-empty string (got 1)' })
+  await t.rejects(setupSwagger(app, { title: 'API', version: '1', schemes: ['HTTPS', 'gopher'] } as never),
+    { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: /^setupSwagger option "schemes": must be a non-empty list of http, https, ws, wss/ })
+  await t.rejects(setupSwagger(app, { title: 'API', version: '1' }, '/'),
+    { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: /^setupSwagger option "path": must not be "\/"/ })
+  await t.rejects(setupSwagger(app, 'docs' as never),
+    { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: /^setupSwagger configuration: must be an object/ })
+  t.throws(() => resolveOptions({ ...base, docs: { title: 'API', version: '1', host: 'https://x.example' } }),
+    { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: /^kitPlugin option "docs\.host": must be a host name/ })
+  t.throws(() => resolveOptions({ ...base, docs: { title: 'API', version: '1', paht: '/docs' } as never }),
+    { code: 'FPK_ERR_DOCS_OPTION_UNKNOWN', message: /^kitPlugin option "docs\.paht": unknown option/ })
+  t.equal(resolveOptions({ ...base, docs: { title: 'API', version: '1', schemes: ['HTTPS'], path: '/docs' } }).docs?.path, '/docs')
+})
+
+t.test('@CloudFunction options: unknown key, wrong type, rule between options', async (t) => {
+  const declare = (options: object) => () => CloudFunction(options as CloudFunctionOptions)(class Owner {}, 'fn', { value: () => {} })
+  t.throws(declare({ requireAuth: true }),
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Owner\.fn: option "requireAuth" is not a @CloudFunction option \(known: methods, .*requiresAuth/ })
+  t.throws(declare({ validation: { fields: { a: { type: 'String', requried: true } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported \(known: type, required, options, default, description\)/ })
+  t.throws(declare({ requireAllRoles: 1 }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: '@CloudFunction Owner.fn: option "requireAllRoles" must be true or false (got 1)' })
+  t.throws(declare({ validation: { fields: { a: { options: [] } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "validation\.fields\.a\.options" must be a non-empty list of allowed values/ })
+  t.throws(declare({ returns: { total: { type: Symbol } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "returns\.total\.type" must be one of String, Number/ })
+  t.throws(declare({ methods: ['GET', 'FETCH'] }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "methods" has "FETCH"; use GET, HEAD/ })
+  t.throws(declare(42 as never), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /Owner\.fn: options must be an object/ })
+  t.doesNotThrow(declare({ returns: Type.Object({ id: Type.String() }) }), 'a TypeBox schema as returns')
+})
+
+t.test('@ParseField options: unknown key, wrong type, rule between options', async (t) => {
+  class Probe extends BaseModel {}
+  const field = (options: object) => () => ParseField(options as FieldOptions)(Probe.prototype, 'probe')
+  t.throws(field({ type: 'String', maxLenght: 3 }),
+    { code: 'FPK_ERR_FIELD_OPTION_UNKNOWN', message: /^@ParseField Probe\.probe: option "maxLenght" is not a field option \(known: type, required/ })
+  t.throws(field({ type: 'Number', integer: 'yes' }),
+    { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: '@ParseField Probe.probe: option "integer" must be true or false (got "yes")' })
+  t.throws(field({ type: 'Number', index: 2 }), { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: /option "index" must be true, 1 or -1 \(got 2\)/ })
+  t.throws(field({ type: 'String', minLength: 5, maxLength: 2 }),
+    { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: /option "minLength" is greater than maxLength/ })
+  t.throws(field({ type: 'String', pattern: {} }), { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: /option "pattern" must be a string or a RegExp/ })
+  t.throws(field({ type: 'String', unique: 'x' }), ModelDeclarationError, 'field option errors are ModelDeclarationErrors')
+  t.throws(() => ParseField({ type: 'String' })(Probe.prototype, 'objectId'),
+    { code: 'FPK_ERR_MODEL_DECLARATION', message: /"objectId" is reserved by Parse/ })
+})
+
+t.test('@ParseClass options: unknown key, wrong type, rule against the fields', async (t) => {
+  // A fresh class each time: a declaration takes the fields declared before it.
+  const declare = (options: object) => () => {
+    class Probe extends BaseModel {}
+    ParseField({ type: 'String' })(Probe.prototype, 'title')
+    ParseField({ type: 'Number' })(Probe.prototype, 'rank')
+    ParseClass('Probe', options as ClassOptions)(Probe)
+  }
+  t.throws(declare({ protectedField: {} }),
+    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /^@ParseClass\('Probe'\) on Probe: "protectedField" is not a class option \(known: description, clp, compoundIndexes, protectedFields\)/ })
+  t.throws(declare({ clp: { delete: {}, destroy: {} } }),
+    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /clp: "destroy" is not an operation \(known: find, get/ })
+  t.throws(declare({ protectedFields: { '*': 'rank' } }),
+    { code: 'FPK_ERR_CLASS_OPTION_INVALID', message: /protectedFields\['\*'\] must be a list of field names \(got "rank"\)/ })
+  t.throws(declare({ compoundIndexes: [{ fields: ['title'] }, { fields: ['rank'], partial: 'x' }] }),
+    { code: 'FPK_ERR_CLASS_OPTION_INVALID', message: /compoundIndexes\[1\]\.partial must be a filter object/ })
+  t.throws(declare({ compoundIndexes: [{ fields: ['title', 'rank'], text: true }] }),
+    { code: 'FPK_ERR_CLASS_OPTION_INVALID', message: /compoundIndexes\[0\] is a text index, but "rank" is not a String field/ })
+  t.throws(declare({ description: 5 }), ModelDeclarationError, 'class option errors are ModelDeclarationErrors')
+})
+
+t.test('the codes are the exported ones', async (t) => {
+  for (const [code, ErrorClass] of Object.entries(kitErrorCodes)) {
+    t.equal(new ErrorClass('x').code, code, code)
+  }
+  t.equal(Object.keys(kitErrorCodes).length, new Set(Object.keys(kitErrorCodes)).size)
+})
+
+// Each sample sets every property its type has (Required<…> makes the compiler
+// insist), and the schema must accept it: schema and type cannot drift apart.
+t.test('every property of each option type is accepted by its schema', async (t) => {
+  class Model extends BaseModel {}
+  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number' }
+  const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
+  const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'] }
+  const schema: Required<SchemaConfigOptions> = {
+    adminRole: 'Admin', lockSchemas: true, strict: false, recreateModifiedFields: false, deleteExtraFields: false, keepUnknownIndexes: true,
+    beforeMigration: () => {}, afterMigration: async () => {}
+  }
+  const kit: Required<KitOptions> = {
+    ...base,
+    serverURL: 'http://127.0.0.1:1337/parse',
+    databaseURI: 'postgres://u:p@127.0.0.1/db',
+    dataDir: '.data/postgres',
+    ephemeralDatabase: true,
+    databaseTimeout: 10,
+    mountPath: '/parse',
+    allowAuthRoutes: true,
+    allowedRoutes: [{ path: '/files/*', methods: ['POST'] }],
+    adminRole: 'Admin',
+    excludedPointerClasses: ['IMG'],
+    models: [Model],
+    functions: ['src/functions'],
+    parseServerOptions: { maxLimit: 100 },
+    schema,
+    indexes: false,
+    liveQuery: { classNames: ['Note'] },
+    docs: { ...docs, path: '/docs' },
+    redis: 'redis://127.0.0.1:6379',
+    cors: { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
+  }
+  const route: Required<CloudFunctionOptions> = {
+    methods: ['GET', 'POST'],
+    description: 'd',
+    requiresAuth: true,
+    requireMaster: false,
+    validation: { requireUser: true, fields: { n: field, s: { type: 'String' } } },
+    returns: { n: field },
+    requireRoles: ['Admin'],
+    requireAllRoles: true,
+    roleCacheMs: 0,
+    rateLimit: { windowMs: 1000, max: 5 },
+    customErrorMessage: 'no',
+    swagger: { summary: 's', description: 'd', tags: ['t'], responses: { 404: { description: 'none' } } }
+  }
+  const fieldOptions: Required<FieldOptions> = {
+    type: 'String', required: true, default: 'a', description: 'd', unique: true, index: -1, geo: false, ttlSeconds: 60,
+    maxLength: 5, minLength: 1, pattern: /^[a-z]+$/i, enum: ['a', 'b'], min: 0, max: 1, integer: true, targetClass: 'Note'
+  }
+  const classOptions: Required<ClassOptions> = {
+    description: 'd',
+    clp: { find: { '*': true }, get: { '*': true }, count: {}, create: { 'role:Admin': true }, update: {}, delete: {}, addField: {} },
+    compoundIndexes: [index],
+    protectedFields: { '*': ['title'] }
+  }
+  const samples = [
+    ['KitOptions', KitOptionsSchema, kit],
+    ['SwaggerConfig', SwaggerConfigSchema, docs],
+    ['SchemaConfigOptions', SchemaConfigOptionsSchema, schema],
+    ['CloudFunctionOptions', CloudFunctionOptionsSchema, route],
+    ['ValidationField', ValidationFieldSchema, field],
+    ['FieldOptions', FieldOptionsSchema, fieldOptions],
+    ['ClassOptions', ClassOptionsSchema, classOptions],
+    ['CompoundIndex', CompoundIndexSchema, index]
+  ] as const
+  for (const [name, schema, sample] of samples) {
+    t.same(Object.keys(sample).sort(), knownKeys(schema).sort(), `${name}: the sample sets every key the schema knows`)
+    t.equal(optionChecker(schema)(sample), undefined, `${name}: every property accepted`)
+  }
+  t.doesNotThrow(() => resolveOptions(kit), 'kitPlugin resolves the full sample')
+  t.doesNotThrow(() => resolveOptions({ ...kit, models: 'src/models', functions: [class Handlers {}], cors: false }), 'the other declaration forms')
+})
