@@ -6,12 +6,12 @@
 import t from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Io } from '../cli/context.js'
 import { main } from '../cli/fpk.js'
+import { freePort } from '../lib/storage/free-port.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -73,17 +73,6 @@ async function fpkHere (cwd: string, ...args: string[]): Promise<Run> {
   }
   const code = await main(['node', 'fpk', ...args], io)
   return { code, stdout, stderr }
-}
-
-async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 interface Http { status: number, text: string, json: any }

@@ -206,6 +206,11 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   })
   t.equal(role.status, 201, 'role Admin created through A')
   const roleId = role.json.objectId as string
+  /** B's answer to adminOnly once B no longer lets `who` in (role evictions travel through Redis). */
+  const refusedOnB = (who: string, token: string) => until(`B to refuse ${who}`, async () => {
+    const answer = await b.call('adminOnly', { token })
+    return answer.status === 200 ? undefined : answer
+  }, EVICTION_DEADLINE_MS)
 
   t.test('a limit of 5 holds across both instances', async (t) => {
     const statuses: number[] = []
@@ -218,10 +223,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     t.equal((await b.call('adminOnly', { token: admin.token })).status, 200, 'B lets the admin in and caches the roles')
     t.equal((await b.call('adminOnly', { token: admin.token })).status, 200, 'from its cache')
     await setMembership(a.origin, roleId, admin.id, 'RemoveRelation')
-    const refused = await until('B to refuse', async () => {
-      const answer = await b.call('adminOnly', { token: admin.token })
-      return answer.status === 200 ? undefined : answer
-    }, EVICTION_DEADLINE_MS)
+    const refused = await refusedOnB('the admin', admin.token)
     t.equal(refused.json.code, 119, 'B refuses with 119 long before the 60 s ttl')
     t.equal((await a.call('adminOnly', { token: admin.token })).json.code, 119, 'and so does A')
     t.ok((await a.call('roleSaves')).json.result >= 2, 'the application\'s own afterSave on _Role still runs on A')
@@ -237,10 +239,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     await client.end()
     t.equal((await b.call('adminOnly', { token: carol.token })).status, 200, 'a direct database write leaves B\'s cache as it was')
     t.equal((await a.call('invalidate', { master: true, body: { userId: carol.id } })).status, 200)
-    const refused = await until('B to refuse carol', async () => {
-      const answer = await b.call('adminOnly', { token: carol.token })
-      return answer.status === 200 ? undefined : answer
-    }, EVICTION_DEADLINE_MS)
+    const refused = await refusedOnB('carol', carol.token)
     t.equal(refused.json.code, 119, 'after invalidateRoles on A, B reads the role graph again')
   })
 
@@ -301,10 +300,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
 
     t.equal((await b.call('adminOnly', { token: bob.token })).status, 200, 'B caches bob as Admin again')
     await setMembership(a.origin, roleId, bob.id, 'RemoveRelation')
-    const refused = await until('B to refuse bob', async () => {
-      const answer = await b.call('adminOnly', { token: bob.token })
-      return answer.status === 200 ? undefined : answer
-    }, EVICTION_DEADLINE_MS)
+    const refused = await refusedOnB('bob', bob.token)
     t.equal(refused.json.code, 119, 'role evictions reach B again')
 
     await saveMemo(a.origin, mine, 'after the outage')

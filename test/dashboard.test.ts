@@ -5,11 +5,11 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import path from 'node:path'
 import { buildExampleApp } from '../fixtures/app.js'
 import { dashboardDecision, mountDashboard } from '../fixtures/dashboard.js'
 import { resetKitConfig } from '../lib/config.js'
+import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
 
@@ -33,17 +33,6 @@ t.test('mounting rules: never without a login', async (t) => {
   t.equal((await app.inject('/dashboard/parse-dashboard-config.json')).statusCode, 404, 'nothing served')
   t.match(lines.join(''), /\/dashboard not mounted: set DASHBOARD_USER and DASHBOARD_PASS/)
 })
-
-async function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 t.test('the example app with parse-dashboard installed and a login configured', async (t) => {
   resetKitConfig()

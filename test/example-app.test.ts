@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import Parse from 'parse/node'
 import { addUsersToRole, CONFLICT } from '../lib/index.js'
-import { runSeed } from '../fixtures/seed.js'
+import { runExampleSeed } from '../fixtures/shop-seed.js'
 import { sentNotifications } from '../fixtures/notifications.js'
 import { Product } from '../fixtures/models/Product.js'
 import { Order } from '../fixtures/models/Order.js'
@@ -24,14 +24,14 @@ t.test('the example shop', async (t) => {
 
   t.test('seeding twice creates nothing the second time, and says so', async (t) => {
     const lines: string[] = []
-    const first = await runSeed({ sampleData: true, log: (line) => lines.push(line), warn: () => {} })
+    const first = await runExampleSeed({ sampleData: true, log: (line) => lines.push(line), warn: () => {} })
     t.same(first.report.createdOf('roles'), ['SuperAdmin', 'Admin', 'Editor'])
     t.same(first.report.createdOf('users'), ['admin', 'demo'])
     t.same(first.report.createdOf('notes'), ['welcome', 'draft-ideas'])
     t.same(first.report.createdOf('products'), ['LAMP-01', 'CHAIR-01', 'MUG-01'])
     t.match(first.demoToken, /^r:/, 'the demo user logs in (for the ready curl)')
     const again: string[] = []
-    const second = await runSeed({ sampleData: true, log: (line) => again.push(line), warn: () => {} })
+    const second = await runExampleSeed({ sampleData: true, log: (line) => again.push(line), warn: () => {} })
     t.equal(second.report.total, 0)
     t.same(again.filter((line) => line.startsWith('[seed]')), [
       '[seed] roles created: none (already present)',
@@ -41,7 +41,7 @@ t.test('the example shop', async (t) => {
       '[seed] coupons created: none (already present)'
     ])
     const warnings: string[] = []
-    await runSeed({ sampleData: false, log: () => {}, warn: (line) => warnings.push(line) })
+    await runExampleSeed({ sampleData: false, log: () => {}, warn: (line) => warnings.push(line) })
     t.match(warnings.join('\n'), /ADMIN_PASSWORD is empty/, 'the default admin password is warned about on every run')
   })
 

@@ -1,24 +1,26 @@
-// The generated project's Note handlers and the resource template, rendered as
-// `fpk new` / `fpk g resource` write them, served by a real kit: the master key
-// alone gets a clear 4xx where a handler needs a user, and a user still works.
+// The generated project's Note handlers (the example app's, as cli/starter.ts
+// copies them) and the resource template, rendered as `fpk new` / `fpk g
+// resource` write them, served by a real kit: the master key alone gets a
+// clear 4xx where a handler needs a user, and a user still works.
 import t from 'tap'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { resourceNames } from '../cli/names.js'
-import { renderTemplate, TEMPLATES_DIR } from '../cli/templates.js'
+import { starterFiles } from '../cli/starter.js'
+import { renderTemplate } from '../cli/templates.js'
 import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Under this checkout, so the rendered files resolve parse and the kit from its node_modules and lib/. */
-function renderProject (): string {
+async function renderProject (): Promise<string> {
   const root = mkdtempSync(path.join(here, 'rendered-'))
   for (const dir of ['models', 'functions']) mkdirSync(path.join(root, dir))
   const kit = path.relative(path.join(root, 'functions'), path.join(here, '..', 'lib', 'index.js')).split(path.sep).join('/')
   const fromKit = (text: string) => text.replaceAll("from 'fastify-parse-kit'", `from '${kit}'`)
-  for (const file of ['models/Note.ts', 'functions/notes.ts']) {
-    writeFileSync(path.join(root, file), fromKit(readFileSync(path.join(TEMPLATES_DIR, 'project', 'src', file), 'utf8')))
+  for (const { file, content } of await starterFiles()) {
+    if (file.startsWith('models/') || file.startsWith('functions/')) writeFileSync(path.join(root, file), fromKit(content))
   }
   return root
 }
@@ -36,7 +38,7 @@ async function renderResource (root: string, name: string): Promise<void> {
 }
 
 t.test('templates: handlers that need a user, called with the master key alone', async (t) => {
-  const root = renderProject()
+  const root = await renderProject()
   t.teardown(() => rmSync(root, { recursive: true, force: true }))
   await renderResource(root, 'Gadget')
   const kit = await startKit(t, { models: path.join(root, 'models'), functions: path.join(root, 'functions') })

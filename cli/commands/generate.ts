@@ -45,7 +45,7 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
     const test = await testFileFor(names, root)
     // A test the user may have extended is kept (and does not block the rest) unless -f.
     if (test && existsSync(test.path) && !options.force) kept.push(test.path)
-    else if (test) files.push(test)
+    else if (test) files.push(test, ...await harnessFor(test.path))
   }
   await writeNewFiles(files, { force: options.force, cwd: io.cwd })
 
@@ -91,7 +91,8 @@ async function functionsFileFor (names: ResourceNames, layout: Layout, model: st
 }
 
 /**
- * test/<prefix>.test.ts, in the style of the project's smoke test: only in a
+ * test/<prefix>.test.ts, in the style of the project's smoke test (both boot
+ * the app through test/harness.ts): only in a
  * project laid out as `fpk new` makes it (src/app.ts exporting buildApp), whose
  * `npm test` runs every test/*.test.ts.
  */
@@ -100,6 +101,16 @@ async function testFileFor (names: ResourceNames, root: string): Promise<OutputF
   if (!existsSync(app) || !/export\s+(async\s+)?function\s+buildApp\b/.test(await readFile(app, 'utf8'))) return undefined
   const test = path.join(root, 'test', `${names.prefix}.test.ts`)
   return { path: test, content: await renderTemplate('resource/test.ts', { ...templateValues(names), appImport: importSpecifier(test, app) }) }
+}
+
+/**
+ * test/harness.ts, which every test of the project boots the app with (fpk new
+ * writes it): written from the same template when missing, never replaced (the
+ * project's other tests use it too).
+ */
+async function harnessFor (test: string): Promise<OutputFile[]> {
+  const harness = path.join(path.dirname(test), 'harness.ts')
+  return existsSync(harness) ? [] : [{ path: harness, content: await renderTemplate('project/test/harness.ts', {}) }]
 }
 
 /** The file (other than `targets`) that declares @ParseClass('<Name>'); a second declaration would fail at boot. */

@@ -8,6 +8,7 @@ import { CliError, type Io } from '../context.js'
 import { kitDependency, kitPackage, kitRange, VENDOR_DIR } from '../kit.js'
 import { kitTarball } from '../vendor.js'
 import { npmInstall } from '../install.js'
+import { starterFiles } from '../starter.js'
 import { displayPath, outputName, renderTemplate, templateFiles, writeNewFiles, type OutputFile, type Values } from '../templates.js'
 import { assistantFiles, chooseAssistants } from './ai.js'
 
@@ -67,6 +68,8 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
       mode: output === '.env' ? 0o600 : undefined // it holds the master key
     })
   }
+  // The Note resource, seeding and serving: the example application's own files.
+  for (const starter of await starterFiles()) files.push({ path: path.join(dir, 'src', starter.file), content: starter.content })
   if (tarball) files.push({ path: path.join(dir, VENDOR_DIR, tarball.name), content: tarball.content })
   files.push(...await assistantFiles(dir, assistants, { projectName: name, modelsDir: 'src/models', functionsDir: 'src/functions' }))
   await writeNewFiles(files, { cwd: io.cwd, force: options.force })

@@ -1,0 +1,34 @@
+// The files `fpk new` copies from the example application (cli/starter.ts):
+// the kit's import becomes the package name, the copy note goes, an import a
+// new project could not resolve is refused, and the package ships every file.
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { KIT_ROOT } from '../cli/kit.js'
+import { STARTER_FILES, starterFiles, starterSource } from '../cli/starter.js'
+
+t.test('every starter file, as a project gets it', async (t) => {
+  const files = await starterFiles()
+  t.same(files.map((file) => file.file), STARTER_FILES)
+  for (const { file, content } of files) {
+    t.notMatch(content, /\.\.\/lib\/|\.\.\/plugin/, `${file}: no path into the kit's checkout`)
+    t.notMatch(content, /cli\/starter\.ts/, `${file}: the copy note is left out`)
+    t.notMatch(content, /@sinclair\/typebox/, `${file}: TypeBox through the kit (a project does not depend on it)`)
+  }
+  const notes = files.find((file) => file.file === 'functions/notes.ts')!.content
+  t.match(notes, /from 'fastify-parse-kit'\n/, 'the kit by its package name')
+  t.match(notes, /from '\.\.\/models\/Note\.js'\n/, 'imports between starter files stay as they are')
+})
+
+t.test('an import a new project would not have is refused', async (t) => {
+  const note = '// `fpk new` copies this file into new projects (cli/starter.ts).\n'
+  t.throws(() => starterSource('seed.ts', `${note}import { Product } from './models/Product.js'\n`), /fixtures\/seed\.ts imports \.\/models\/Product\.js, which a new project does not get/)
+  t.throws(() => starterSource('serve.ts', `${note}import { kitPlugin } from '../plugin.js'\n`), /imports \.\.\/plugin\.js/)
+  t.throws(() => starterSource('roles.ts', 'export const ADMIN = \'Admin\'\n'), /does not say that fpk new copies it/)
+  t.equal(starterSource('serve.ts', `${note}const { listenOrExit } = await import('../lib/index.js')\n`), "const { listenOrExit } = await import('fastify-parse-kit')\n")
+})
+
+t.test('the package ships the starter files (the CLI reads them at run time)', async (t) => {
+  const files: string[] = JSON.parse(readFileSync(path.join(KIT_ROOT, 'package.json'), 'utf8')).files
+  for (const file of STARTER_FILES) t.ok(files.includes(`fixtures/${file}`), `package.json "files" lists fixtures/${file}`)
+})
