@@ -13,6 +13,7 @@ import {
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { WRITES } from '../lib/storage/adapter.js'
+import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
@@ -190,6 +191,15 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const config = parseConfig(APP_ID) as { database?: { loadSchema (): Promise<{ schemaData: unknown }> } }
   t.ok(config.database, 'Config.get(appId).database')
   t.ok((await config.database!.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
+  // parse/one-schema-load.ts: the controller's find loads the schema through this.loadSchema().
+  let loads = 0
+  const counting = Object.create(config.database!, {
+    loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database!.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
+  })
+  const view = withOneSchemaLoad({ database: counting }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
+  await view.database.find('_Role', {}, { limit: 1 })
+  await view.database.find('_Role', {}, { count: true })
+  t.equal(loads, 1, 'DatabaseController#find loads the schema through this.loadSchema(): one load serves a find and a count')
 
   const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
   if (lane.kind === 'postgres') {

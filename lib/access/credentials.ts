@@ -124,12 +124,14 @@ export function ipRangesProblem (ranges: unknown): string | undefined {
   return undefined
 }
 
-const compiled = new WeakMap<string[], { list: BlockList, allIpv4: boolean, allIpv6: boolean }>()
+const compiled = new WeakMap<string[], { list: BlockList, allIpv4: boolean, allIpv6: boolean, verdicts: Map<string, boolean> }>()
+/** Verdicts remembered per list: a master-key caller comes from a handful of addresses, and BlockList.check showed in profiles. */
+const MAX_VERDICTS = 1024
 
 export function addressAllowed (ip: string, ranges: string[]): boolean {
   let entry = compiled.get(ranges)
   if (!entry) {
-    entry = { list: new BlockList(), allIpv4: false, allIpv6: false }
+    entry = { list: new BlockList(), allIpv4: false, allIpv6: false, verdicts: new Map() }
     for (const range of ranges) {
       if (range === '::/0' || range === '::' || range === '::0') { entry.allIpv6 = true; continue }
       if (range === '0.0.0.0/0' || range === '0.0.0.0') { entry.allIpv4 = true; continue }
@@ -140,6 +142,16 @@ export function addressAllowed (ip: string, ranges: string[]): boolean {
     }
     compiled.set(ranges, entry)
   }
+  const known = entry.verdicts.get(ip)
+  if (known !== undefined) return known
+  const verdict = checkAddress(ip, entry)
+  // The list never changes: a full cache is simply started again.
+  if (entry.verdicts.size >= MAX_VERDICTS) entry.verdicts.clear()
+  entry.verdicts.set(ip, verdict)
+  return verdict
+}
+
+function checkAddress (ip: string, entry: { list: BlockList, allIpv4: boolean, allIpv6: boolean }): boolean {
   if (!isIP(ip)) return false
   const v4 = isIPv4(ip)
   if (v4 ? entry.allIpv4 : entry.allIpv6) return true

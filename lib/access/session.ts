@@ -11,7 +11,7 @@ import Parse from 'parse/node'
 import { AuthModule } from '../parse/internals.js'
 import { parseConfig } from './parse-config.js'
 import { KitError } from '../errors.js'
-import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
+import type { Credentials, MasterKeyVerdict } from './credentials.js'
 
 export interface Caller {
   master: boolean
@@ -24,9 +24,11 @@ export interface Caller {
 const MASTER: Caller = Object.freeze({ master: true, user: undefined, userId: undefined })
 const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: undefined })
 
-/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
-export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
-  const verdict = masterKeyVerdict(credentials.masterKey, ip, masterKey)
+/**
+ * `verdict` is masterKeyVerdict() for the credentials, decided once per request;
+ * `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it.
+ */
+export async function resolveCaller (credentials: Credentials, appId: string, verdict: MasterKeyVerdict, ip: string): Promise<Caller> {
   if (verdict === 'master') return MASTER
   if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
   if (verdict === 'address') {

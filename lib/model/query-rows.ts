@@ -5,6 +5,7 @@
 import Parse from 'parse/node'
 import { AuthModule, RestQuery } from '../parse/internals.js'
 import { parseConfig } from '../access/parse-config.js'
+import { withOneSchemaLoad } from '../parse/one-schema-load.js'
 
 export interface QueryRowsResult<Row = Record<string, unknown>> {
   results: Row[]
@@ -17,7 +18,8 @@ export interface QueryCaller { master: boolean, user?: Parse.User, installationI
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: true }): Promise<Required<QueryRowsResult<Row>>>
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options?: { count?: boolean }): Promise<QueryRowsResult<Row>>
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count?: boolean } = {}): Promise<QueryRowsResult<Row>> {
-  const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
+  // One schema load for the whole query (find, count, protected fields) instead of one per step.
+  const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')))
   const auth = caller.master
     ? AuthModule.master(config)
     : caller.user

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, preHandlerAsyncHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
-import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
+import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule, type MasterKeyVerdict } from '../access/credentials.js'
 import { resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
@@ -30,6 +30,8 @@ export interface DeclaredRoutesOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     kitCredentials: Credentials | null
+    /** The master key's verdict, decided once per request (hashing the key shows in profiles). */
+    kitMasterVerdict: MasterKeyVerdict | null
     kitCaller: Caller | null
   }
   interface FastifyContextConfig {
@@ -46,6 +48,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest('kitCredentials', null)
+    scope.decorateRequest('kitMasterVerdict', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     for (const fn of functions) registerFunction(scope, fn, options)
@@ -61,7 +64,7 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
   const onRequest = refuseWrongAppIdHeader(options)
-  const preValidation = [checkApplication(options, masterKey), ...limiter(scope, fn, masterKey), authorize(fn, options, masterKey)]
+  const preValidation = [checkApplication(options, masterKey), ...limiter(scope, fn), authorize(fn, options)]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
@@ -115,11 +118,12 @@ function refuseWrongAppIdHeader (options: DeclaredRoutesOptions) {
 function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const credentials = readCredentials(request.headers, request.body)
-    const masterOk = masterKeyVerdict(credentials.masterKey, request.ip, masterKey) === 'master'
-    if (credentials.appId !== options.appId || (options.restApiKey && !masterOk && !secretsEqual(credentials.restApiKey, options.restApiKey))) {
+    const verdict = masterKeyVerdict(credentials.masterKey, request.ip, masterKey)
+    if (credentials.appId !== options.appId || (options.restApiKey && verdict !== 'master' && !secretsEqual(credentials.restApiKey, options.restApiKey))) {
       return reply.code(403).send({ error: 'unauthorized' })
     }
     request.kitCredentials = credentials
+    request.kitMasterVerdict = verdict
     if (request.body && typeof request.body === 'object') {
       const body = request.body as Record<string, unknown>
       // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
@@ -129,14 +133,14 @@ function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyR
 }
 
 /** The function's own rate limit, one counter for both of its routes; the master key is not limited. */
-function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: MasterKeyRule): preHandlerAsyncHookHandler[] {
+function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsyncHookHandler[] {
   const limit = fn.options.rateLimit
   if (!limit) return []
   return [scope.rateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
-    allowList: (request) => masterKeyVerdict((request as FastifyRequest).kitCredentials?.masterKey, request.ip, masterKey) === 'master',
+    allowList: (request) => (request as FastifyRequest).kitMasterVerdict === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
@@ -146,11 +150,11 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
 }
 
 /** Session, requiresAuth / requireUser, then roles — all before the body runs. */
-function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): preHandlerAsyncHookHandler {
+function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler {
   const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
   const needsUser = needsSession(fn.options)
   return async (request) => {
-    const caller = await resolveCaller(request.kitCredentials!, options.appId, masterKey, request.ip)
+    const caller = await resolveCaller(request.kitCredentials!, options.appId, request.kitMasterVerdict!, request.ip)
     request.kitCaller = caller
     if (caller.master) return
     if (requireMaster === true) {
