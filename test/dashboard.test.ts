@@ -50,7 +50,8 @@ t.test('the example app with parse-dashboard installed and a login configured', 
   const origin = `http://127.0.0.1:${port}`
   const app = await buildExampleApp({
     kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: MASTER_KEY, serverURL: `${origin}/parse` },
-    fastify: { logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' } }
+    // Parse's first boot on a busy machine can outlast Fastify's 10 s default.
+    fastify: { logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 }
   })
   await app.listen({ port, host: '127.0.0.1' })
   t.teardown(async () => {

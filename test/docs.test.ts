@@ -45,7 +45,8 @@ async function startExampleApp (t: Test, logLines?: string[]): Promise<Served> {
     : { level: process.env.TEST_LOG_LEVEL ?? 'error' }
   const app = await buildExampleApp({
     kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: EXAMPLE_MASTER_KEY },
-    fastify: { logger }
+    // Parse's first boot on a busy machine can outlast Fastify's 10 s default.
+    fastify: { logger, pluginTimeout: 120_000 }
   })
   return listen(t, app, dir)
 }
