@@ -7,6 +7,7 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
 // TypeCompiler rather than ajv: the schemas hold functions, classes and RegExps (no JSON), and its errors carry paths we walk back to the option.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { closestPath } from './access/suggest.js'
 
 /** How the check reached a key: an object's property, a record's entry, or a list's item. */
 export interface OptionStep { key: string, via: 'property' | 'entry' | 'item' }
@@ -63,7 +64,11 @@ function explain (root: TSchema, value: unknown, error: ValueError): OptionProbl
   if (unknown) {
     const key = keys[keys.length - 1]
     const word = typeof schema.unknownKey === 'string' ? schema.unknownKey : 'is not a known option'
-    return { kind: 'unknown', path: [...steps, { key, via: 'property' }], problem: `${word} (known: ${knownKeys(schema).join(', ')})` }
+    const known = knownKeys(schema)
+    // A misspelt key names the one meant, by the same closeness rule as "did you mean" for routes.
+    const closest = closestPath(key, known)
+    const hint = closest === undefined ? '' : `; did you mean "${closest}"?`
+    return { kind: 'unknown', path: [...steps, { key, via: 'property' }], problem: `${word}${hint} (known: ${known.join(', ')})` }
   }
   const problem = typeof annotated.schema.problem === 'string' ? annotated.schema.problem : error.message.toLowerCase()
   // `secret` options (keys) are never echoed into logs.

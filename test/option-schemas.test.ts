@@ -21,7 +21,7 @@ const base = { appId: 'app', masterKey: 'master' }
 
 t.test('kitPlugin options: unknown key, wrong type, rule between options', async (t) => {
   t.throws(() => resolveOptions({ ...base, mountpath: '/api' } as never),
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "mountpath": unknown option \(known: appId, .*mountPath/ })
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "mountpath": unknown option; did you mean "mountPath"\? \(known: appId, / })
   t.throws(() => resolveOptions({ ...base, indexes: 'no' } as never),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "indexes": must be true or false (got "no")' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: [] } }),
@@ -40,11 +40,11 @@ t.test('kitPlugin options: unknown key, wrong type, rule between options', async
   const app = Fastify()
   t.teardown(() => app.close().catch(() => {}))
   await t.rejects(async () => { await app.register(kitPlugin, { ...base, allowAuthRoute: true } as never) },
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "allowAuthRoute": unknown option/ }, 'through Fastify registration too')
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "allowAuthRoute": unknown option; did you mean "allowAuthRoutes"\?/ }, 'through Fastify registration too')
 })
 
 t.test('the schema option: unknown key, wrong type, a whole configuration', async (t) => {
-  t.match(checkSchemaOption({ lockSchema: true }), { kind: 'unknown', problem: /^"lockSchema" is not a schema option \(known: adminRole, lockSchemas/ })
+  t.match(checkSchemaOption({ lockSchema: true }), { kind: 'unknown', problem: /^"lockSchema" is not a schema option; did you mean "lockSchemas"\? \(known: adminRole, lockSchemas/ })
   t.match(checkSchemaOption({ afterMigration: 'later' }), { kind: 'invalid', problem: 'afterMigration must be a function (got "later")' })
   t.equal(checkSchemaOption({ definitions: [], strict: false }), undefined, 'a whole configuration (with definitions) is accepted')
   t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } } }),
@@ -52,14 +52,14 @@ t.test('the schema option: unknown key, wrong type, a whole configuration', asyn
   t.throws(() => resolveOptions({ ...base, cors: { origins: '*' } as never }),
     { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "cors": has unknown key "origins"/ })
   t.throws(() => resolveOptions({ ...base, schema: { strict: true, drop: true } as never }),
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option/ })
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option \(known:/ })
 })
 
 t.test('setupSwagger and kitPlugin docs: unknown key, wrong type, rule on the path', async (t) => {
   const app = Fastify()
   t.teardown(() => app.close())
   await t.rejects(setupSwagger(app, { title: 'API', version: '1', tittle: 'x' } as never),
-    { code: 'FPK_ERR_DOCS_OPTION_UNKNOWN', message: /^setupSwagger option "tittle": unknown option \(known: title, version/ })
+    { code: 'FPK_ERR_DOCS_OPTION_UNKNOWN', message: /^setupSwagger option "tittle": unknown option; did you mean "title"\? \(known: title, version/ })
   await t.rejects(setupSwagger(app, { title: 'API', version: 1 } as never),
     { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: 'setupSwagger option "version": required: a non-empty string (got 1)' })
   await t.rejects(setupSwagger(app, { title: 'API', version: '1', schemes: ['HTTPS', 'gopher'] } as never),
@@ -78,9 +78,9 @@ t.test('setupSwagger and kitPlugin docs: unknown key, wrong type, rule on the pa
 t.test('@CloudFunction options: unknown key, wrong type, rule between options', async (t) => {
   const declare = (options: object) => () => CloudFunction(options as CloudFunctionOptions)(class Owner {}, 'fn', { value: () => {} })
   t.throws(declare({ requireAuth: true }),
-    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Owner\.fn: option "requireAuth" is not a @CloudFunction option \(known: methods, .*requiresAuth/ })
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Owner\.fn: option "requireAuth" is not a @CloudFunction option; did you mean "requiresAuth"\? \(known: methods, / })
   t.throws(declare({ validation: { fields: { a: { type: 'String', requried: true } } } }),
-    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported \(known: type, required, options, default, description\)/ })
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported; did you mean "required"\? \(known: type, required, options, default, description\)/ })
   t.throws(declare({ requireAllRoles: 1 }),
     { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: '@CloudFunction Owner.fn: option "requireAllRoles" must be true or false (got 1)' })
   t.throws(declare({ validation: { fields: { a: { options: [] } } } }),
@@ -97,7 +97,7 @@ t.test('@ParseField options: unknown key, wrong type, rule between options', asy
   class Probe extends BaseModel {}
   const field = (options: object) => () => ParseField(options as FieldOptions)(Probe.prototype, 'probe')
   t.throws(field({ type: 'String', maxLenght: 3 }),
-    { code: 'FPK_ERR_FIELD_OPTION_UNKNOWN', message: /^@ParseField Probe\.probe: option "maxLenght" is not a field option \(known: type, required/ })
+    { code: 'FPK_ERR_FIELD_OPTION_UNKNOWN', message: /^@ParseField Probe\.probe: option "maxLenght" is not a field option; did you mean "maxLength"\? \(known: type, required/ })
   t.throws(field({ type: 'Number', integer: 'yes' }),
     { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: '@ParseField Probe.probe: option "integer" must be true or false (got "yes")' })
   t.throws(field({ type: 'Number', index: 2 }), { code: 'FPK_ERR_FIELD_OPTION_INVALID', message: /option "index" must be true, 1 or -1 \(got 2\)/ })
@@ -118,7 +118,7 @@ t.test('@ParseClass options: unknown key, wrong type, rule against the fields', 
     ParseClass('Probe', options as ClassOptions)(Probe)
   }
   t.throws(declare({ protectedField: {} }),
-    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /^@ParseClass\('Probe'\) on Probe: "protectedField" is not a class option \(known: description, clp, compoundIndexes, protectedFields\)/ })
+    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /^@ParseClass\('Probe'\) on Probe: "protectedField" is not a class option; did you mean "protectedFields"\? \(known: description, clp, compoundIndexes, protectedFields\)/ })
   t.throws(declare({ clp: { delete: {}, destroy: {} } }),
     { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /clp: "destroy" is not an operation \(known: find, get/ })
   t.throws(declare({ protectedFields: { '*': 'rank' } }),
