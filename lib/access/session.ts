@@ -9,6 +9,7 @@
 // getAuthForSessionToken.
 import Parse from 'parse/node'
 import { AuthModule, parseConfig } from '../parse/internals.js'
+import { runAsCaller } from '../parse/direct-writes.js'
 import { KitError } from '../errors.js'
 import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 
@@ -61,4 +62,14 @@ function lazyCaller (userId: string, build: () => Parse.User): Caller {
       return user
     }
   }
+}
+
+/**
+ * Runs a handler so that SDK saves it makes with the caller's own session token
+ * reuse the user resolved for this request (see parse/direct-writes.ts)
+ * instead of looking the session up again.
+ */
+export function actingAs<T> (caller: Caller, sessionToken: string | undefined, body: () => T): T {
+  if (caller.master || !caller.userId || !sessionToken) return body()
+  return runAsCaller({ sessionToken, get user () { return caller.user } }, body)
 }

@@ -2,6 +2,7 @@
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 import { forgetParseConfig, SchemaCache } from '../parse/internals.js'
+import { installDirectWrites } from '../parse/direct-writes.js'
 
 export interface ParseHostOptions {
   appId: string
@@ -65,12 +66,15 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   await server.start()
   const app = buildAppLeavingProcessAlone(server)
+  // After the app is built: building it installs the in-process SDK controller that this wraps.
+  const removeDirectWrites = installDirectWrites()
   return {
     server,
     app,
     async shutdown () {
       // Fastify owns and closes the HTTP server; Parse only needs something to close.
       (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
+      removeDirectWrites()
       await server.handleShutdown()
       SchemaCache.default.clear()
       forgetParseConfig()

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
 import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
-import { resolveCaller, type Caller } from '../access/session.js'
+import { actingAs, resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
@@ -185,8 +185,12 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
   }
 }
 
+/** Runs the function; SDK saves it makes with the caller's own session reuse the caller resolved for this request. */
 function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
-  return fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+  const caller = request.kitCaller!
+  const credentials = request.kitCredentials!
+  const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
+  return actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest))
 }
 
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
