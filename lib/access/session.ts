@@ -24,8 +24,12 @@ export interface Caller {
 const MASTER: Caller = Object.freeze({ master: true, user: undefined, userId: undefined })
 const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: undefined })
 
-/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
-export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
+/**
+ * The caller when no lookup is needed — the master key, or no session token —
+ * else undefined (resolveCaller looks the session up). Throws for a master key
+ * that is wrong or presented from an address masterKeyIps does not list.
+ */
+export function callerWithoutLookup (credentials: Credentials, masterKey: MasterKeyRule, ip: string): Caller | undefined {
   const verdict = masterKeyVerdict(credentials.masterKey, ip, masterKey)
   if (verdict === 'master') return MASTER
   if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
@@ -33,8 +37,14 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
     // Parse answers 403 here too.
     throw new KitError(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`, 403)
   }
-  const sessionToken = credentials.sessionToken
-  if (!sessionToken) return NOBODY
+  return credentials.sessionToken ? undefined : NOBODY
+}
+
+/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
+export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
+  const known = callerWithoutLookup(credentials, masterKey, ip)
+  if (known) return known
+  const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
   if (cached) return lazyCaller(cached.objectId as string, () => Parse.Object.fromJSON(cached as never) as Parse.User)

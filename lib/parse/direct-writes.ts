@@ -86,9 +86,10 @@ function singleObjectWrite (method: string, path: string): WriteTarget | undefin
 }
 
 async function write (target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
-  let context: Record<string, unknown>
+  // A copy, as Parse makes: triggers may change their context without reaching the caller's object.
+  let context: Record<string, unknown> = {}
   try {
-    context = structuredClone(options.context ?? {})
+    if (options.context != null) context = structuredClone(options.context)
   } catch (error) {
     throw new Parse.Error(Parse.Error.INVALID_VALUE, `Context contains non-cloneable values: ${(error as Error).message}`)
   }
