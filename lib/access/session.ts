@@ -47,19 +47,24 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
   const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
-  if (cached) return lazyCaller(cached.objectId as string, () => Parse.Object.fromJSON(cached as never) as Parse.User)
+  if (cached) return lazyCaller(cached.objectId as string, () => userFromCache(cached))
   const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
   const user = auth.user as Parse.User | undefined
   return { master: false, user, userId: user?.id }
 }
 
-/** The user JSON Parse cached for this session, unless absent or expired (then Parse's own path decides). */
+/** Parse's cache entry for this session, unless absent or expired (then Parse's own path decides). */
 async function cachedUser (config: any, sessionToken: string): Promise<Record<string, unknown> | undefined> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const entry = await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined
   if (!entry || typeof entry.objectId !== 'string') return undefined
-  const { expiresAt, ...userJSON } = entry
-  if (expiresAt && new Date(expiresAt as string) < new Date()) return undefined
-  return userJSON
+  if (entry.expiresAt && Date.parse(entry.expiresAt as string) < Date.now()) return undefined
+  return entry
+}
+
+/** The user an entry describes (its expiry is the session's, not a field of the user); copied only when a handler reads it. */
+function userFromCache (entry: Record<string, unknown>): Parse.User {
+  const { expiresAt: _expiresAt, ...userJSON } = entry
+  return Parse.Object.fromJSON(userJSON as never) as Parse.User
 }
 
 function lazyCaller (userId: string, build: () => Parse.User): Caller {
