@@ -9,7 +9,7 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  RestQuery, SchemaCache, SchemaRules, parseLogger, triggers
+  RestQuery, SchemaCache, SchemaRules, parseLogger, rest, triggers
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { WRITES } from '../lib/storage/adapter.js'
@@ -58,6 +58,7 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Auth.js', AuthModule, 'sessions (access/session.ts), roles (access/roles.ts), queryRows (model/query-rows.ts)'],
     ['Config.js', Config, 'parseConfig (access/parse-config.ts)'],
     ['RestQuery.js', RestQuery, 'queryRows (model/query-rows.ts)'],
+    ['rest.js', rest, 'handler saves (parse/direct-writes.ts)'],
     ['Adapters/Cache/SchemaCache.js', SchemaCache, 'a fresh schema cache per server (host/parse-server.ts)'],
     ['Adapters/Storage/Postgres/PostgresStorageAdapter.js', PostgresStorageAdapter, 'the PostgreSQL adapter (storage/database.ts)'],
     ['Adapters/Storage/Mongo/MongoStorageAdapter.js', MongoStorageAdapter, 'the MongoDB adapter (storage/database.ts)'],
@@ -136,6 +137,19 @@ t.test('Auth and RestQuery: the calls in access/session.ts, access/roles.ts and 
   t.equal((RestQuery as unknown as { Method: Record<string, unknown> }).Method.find !== undefined, true, 'RestQuery.Method.find')
 })
 
+t.test('rest.create / rest.update and the in-process controller: parse/direct-writes.ts', async (t) => {
+  t.same(parameters(rest.create), ['config', 'auth', 'className', 'restObject', 'context'], 'rest.create(config, auth, className, restObject, context)')
+  t.same(parameters(rest.update), ['config', 'auth', 'className', 'restWhere', 'restObject', 'context'], 'rest.update(config, auth, className, restWhere, restObject, context)')
+  const classes = parseSource('Routers/ClassesRouter.js')
+  t.match(classes, /rest\.default\.create\(req\.config, req\.auth, this\.className\(req\), req\.body \|\| \{\}, req\.info\.context\)/, 'ClassesRouter creates through rest.create with the same arguments')
+  t.match(classes, /rest\.default\.update\(req\.config, req\.auth, this\.className\(req\), where, req\.body \|\| \{\}, req\.info\.context\)/, 'ClassesRouter updates through rest.update with the same arguments')
+  const controller = parseSource('ParseServerRESTController.js')
+  t.match(controller, /function handleRequest\(method, path, data = \{\}, options = \{\}, config\)/, 'the directAccess controller\'s request is handleRequest(method, path, data, options, config)')
+  t.match(controller, /const installationId = options\.installationId \|\| 'cloud'/, 'its Auth carries installationId \'cloud\' by default')
+  const database = parseSource('Controllers/DatabaseController.js')
+  t.match(database, /loadSchema\(options = \{\s*clearCache: false\s*\}\) \{\s*if \(this\.schemaPromise != null\)/, 'DatabaseController#loadSchema(options) keeps only the load in flight (schemaPromise)')
+})
+
 t.test('SchemaController: the name rules and the schema lock (model/*.ts)', async (t) => {
   t.same(parameters(SchemaRules.classNameIsValid), ['className'], 'classNameIsValid(className) (model/class-options.ts, schema-boot.ts)')
   t.same(parameters(SchemaRules.fieldNameIsValid), ['fieldName', 'className'], 'fieldNameIsValid(fieldName, className) (model/field-options.ts, schema-boot.ts)')
@@ -175,6 +189,8 @@ t.test('the REST protocol fields credentials.ts reads the way Parse does', async
 t.test('a running kit: instances hold what the kit reads', async (t) => {
   const kit = await startKit(t, { indexes: false })
   const server = kit.app.kit.parse.server as unknown as Record<string, unknown>
+  const controller = Parse.CoreManager.getRESTController() as unknown as Record<symbol, unknown>
+  t.equal(controller[Symbol.for('fastify-parse-kit.direct-writes')], true, 'directAccess installed Parse\'s handleRequest controller, and parse/direct-writes.ts wrapped it')
   t.equal(typeof server.handleShutdown, 'function', 'ParseServer#handleShutdown() (host/parse-server.ts)')
   t.equal(typeof server.start, 'function', 'ParseServer#start() (host/parse-server.ts)')
   t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')

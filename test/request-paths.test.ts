@@ -12,6 +12,8 @@ import {
 import { masterHeaders, appHeaders, startKit } from './helpers/kit.js'
 
 const afterSaves: string[] = []
+/** What Memo's beforeSave saw last: the user object and the context. */
+const seenByBeforeSave: { user?: Parse.User, context?: Record<string, unknown> } = {}
 
 @ParseClass('Memo', {
   clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { [roleKey('Writer')]: true }, update: { '*': true }, delete: {} }
@@ -22,6 +24,8 @@ class Memo extends BaseModel {
 
   @BeforeSave()
   static stampIt (request: Parse.Cloud.BeforeSaveRequest<Memo>) {
+    seenByBeforeSave.user = request.user
+    seenByBeforeSave.context = request.context
     if (request.object.text === 'refuse me') throw new Parse.Error(Parse.Error.VALIDATION_ERROR, 'refused by beforeSave')
     request.object.stamp = `stamped:${request.object.text}`
   }
@@ -38,6 +42,11 @@ class Counter extends BaseModel {
   @ParseVersionField() declare version: number
 }
 
+@ParseClass('Sealed', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: {}, update: {}, delete: {} } })
+class Sealed extends BaseModel {
+  @ParseField({ type: 'String' }) declare text: string
+}
+
 const writerOnly = (user: Parse.User) => implementACL({ publicRead: false, owner: [{ user, read: true, write: true }] })
 
 @Route('fast')
@@ -50,6 +59,28 @@ export class FastFunctions {
     const options = request.params.asToken ? { sessionToken: request.params.asToken } : asCaller(request)
     await memo.save(null, options)
     return { id: memo.id, stamp: memo.stamp }
+  }
+
+  @CloudFunction({ requiresAuth: true, validation: { fields: { text: { type: String, required: true } } } })
+  static async createMemoWithContext (request: CloudRequest<{ text: string }>) {
+    const memo = new Memo({ text: request.params.text })
+    await memo.save(null, { ...asCaller(request), context: { from: 'handler' } })
+    return { sameUser: seenByBeforeSave.user === request.user, context: seenByBeforeSave.context }
+  }
+
+  @CloudFunction({ validation: { fields: { text: { type: String, required: true } } } })
+  static async createSealed (request: CloudRequest<{ text: string }>) {
+    const sealed = new Sealed({ text: request.params.text })
+    await sealed.save(null, asCaller(request))
+    return { id: sealed.id }
+  }
+
+  @CloudFunction({ requiresAuth: true, validation: { fields: { id: { type: String, required: true } } } })
+  static async bumpCounter (request: CloudRequest<{ id: string }>) {
+    const counter = await new Parse.Query(Counter).get(request.params.id, asCaller(request))
+    counter.value += 1
+    await counter.save(null, asCaller(request))
+    return { value: counter.value, version: counter.version }
   }
 
   @CloudFunction({ requiresAuth: true, validation: { fields: { id: { type: String, required: true }, text: { type: String, required: true } } } })
@@ -176,6 +207,37 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
     const stored = await new Parse.Query(Counter).get(created.json.id, { useMasterKey: true })
     t.equal(stored.value, 2, 'only the first save landed')
     t.equal(stored.version, 2)
+  })
+
+  t.test('a save with the caller\'s own token acts as the caller resolved for the request, and keeps its context', async (t) => {
+    const saved = await post('createMemoWithContext', alice, { text: 'with context' })
+    t.equal(saved.status, 200, saved.text)
+    t.equal(saved.json.sameUser, true, 'beforeSave\'s request.user is the handler\'s own user: the session was not looked up again')
+    t.same(saved.json.context, { from: 'handler' }, 'the save\'s context reaches beforeSave')
+  })
+
+  t.test('class-level permissions: create: {} refuses every user, only the master key writes', async (t) => {
+    const refused = await post('createSealed', alice, { text: 'by alice' })
+    t.equal(refused.json.code, Parse.Error.OPERATION_FORBIDDEN, refused.text)
+    const anonymous = await kit.request('POST', '/parse/fast/createSealed', { headers: appHeaders, body: { text: 'by nobody' } })
+    t.equal(anonymous.json.code, Parse.Error.OPERATION_FORBIDDEN, anonymous.text)
+    t.equal(await new Parse.Query(Sealed).count({ useMasterKey: true }), 0, 'nothing was written')
+    const master = await kit.request('POST', '/parse/fast/createSealed', { headers: masterHeaders, body: { text: 'by master' } })
+    t.equal(master.status, 200, master.text)
+  })
+
+  t.test('the version field on a caller\'s update: each save moves it on by one', async (t) => {
+    const created = await kit.request('POST', '/parse/fast/createCounter', { headers: masterHeaders, body: {} })
+    const counter = await new Parse.Query(Counter).get(created.json.id, { useMasterKey: true })
+    counter.setACL(writerOnly(Parse.User.createWithoutData(alice.id) as Parse.User))
+    await counter.save(null, { useMasterKey: true })
+    t.equal(counter.version, 2)
+    const bumped = await post('bumpCounter', alice, { id: created.json.id })
+    t.same(bumped.json, { value: 2, version: 3 }, bumped.text)
+    const again = await post('bumpCounter', alice, { id: created.json.id })
+    t.same(again.json, { value: 3, version: 4 }, again.text)
+    const hidden = await post('bumpCounter', bob, { id: created.json.id })
+    t.equal(hidden.json.code, Parse.Error.OBJECT_NOT_FOUND, 'the ACL still hides it from bob')
   })
 
   t.test('transactions: a handler\'s save rolls back with the body', async (t) => {

@@ -48,6 +48,14 @@ declare module 'parse-server/lib/RestQuery.js' {
   const RestQuery: RestQueryFn
   export default RestQuery
 }
+declare module 'parse-server/lib/rest.js' {
+  interface WriteResult { response: Record<string, unknown>, status?: number, headers?: Record<string, string>, location?: string }
+  const rest: {
+    create (config: unknown, auth: unknown, className: string, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<WriteResult>
+    update (config: unknown, auth: unknown, className: string, restWhere: Record<string, unknown>, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<WriteResult>
+  }
+  export default rest
+}
 declare module 'parse-server/lib/Controllers/SchemaController.js' {
   export function classNameIsValid (className: string): boolean
   export function fieldNameIsValid (fieldName: string, className?: string): boolean

@@ -29,12 +29,11 @@ export const SDK_BODY_KEYS = [
  * `_SessionToken`, `_MasterKey`, `_InstallationId` replace the headers' when present.
  */
 export function readCredentials (headers: IncomingHttpHeaders, body: unknown): Credentials {
-  const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : {}
-  const fromBody = (key: string) => typeof fields[key] === 'string' && fields[key] !== '' ? fields[key] as string : undefined
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : NO_FIELDS
   // `Authorization: Basic base64(appId:masterKey)` (or `appId:javascript-key=…`) stands in for the headers.
   const basic = basicAuth(header(headers, 'authorization'))
   const headerAppId = basic?.appId || header(headers, 'x-parse-application-id')
-  const useBody = headerAppId === undefined && fromBody('_ApplicationId') !== undefined
+  const useBody = headerAppId === undefined && bodyString(fields, '_ApplicationId') !== undefined
   // Parse overrides only on a non-empty string.
   const method = typeof fields._method === 'string' && fields._method !== '' ? fields._method.toUpperCase() : undefined
   const headerValues: Credentials = {
@@ -49,13 +48,21 @@ export function readCredentials (headers: IncomingHttpHeaders, body: unknown): C
   if (!useBody) return headerValues
   return {
     ...headerValues,
-    appId: fromBody('_ApplicationId'),
-    javascriptKey: fromBody('_JavaScriptKey'),
-    masterKey: fromBody('_MasterKey') ?? headerValues.masterKey,
-    sessionToken: fromBody('_SessionToken') ?? headerValues.sessionToken,
-    installationId: fromBody('_InstallationId') ?? headerValues.installationId,
-    restApiKey: fromBody('_RestAPIKey') ?? headerValues.restApiKey
+    appId: bodyString(fields, '_ApplicationId'),
+    javascriptKey: bodyString(fields, '_JavaScriptKey'),
+    masterKey: bodyString(fields, '_MasterKey') ?? headerValues.masterKey,
+    sessionToken: bodyString(fields, '_SessionToken') ?? headerValues.sessionToken,
+    installationId: bodyString(fields, '_InstallationId') ?? headerValues.installationId,
+    restApiKey: bodyString(fields, '_RestAPIKey') ?? headerValues.restApiKey
   }
+}
+
+const NO_FIELDS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>
+
+/** A non-empty string the body carries under `key`. */
+function bodyString (fields: Record<string, unknown>, key: string): string | undefined {
+  const value = fields[key]
+  return typeof value === 'string' && value !== '' ? value : undefined
 }
 
 /** Parse's httpAuth: exactly two colon-separated parts, the second a master key or `javascript-key=…`. */

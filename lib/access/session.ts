@@ -10,8 +10,9 @@
 import Parse from 'parse/node'
 import { AuthModule } from '../parse/internals.js'
 import { parseConfig } from './parse-config.js'
+import { runAsCaller } from '../parse/direct-writes.js'
 import { KitError } from '../errors.js'
-import type { Credentials, MasterKeyVerdict } from './credentials.js'
+import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 
 export interface Caller {
   master: boolean
@@ -25,33 +26,46 @@ const MASTER: Caller = Object.freeze({ master: true, user: undefined, userId: un
 const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: undefined })
 
 /**
- * `verdict` is masterKeyVerdict() for the credentials, decided once per request;
- * `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it.
+ * The caller when no lookup is needed — the master key, or no session token —
+ * else undefined (resolveCaller looks the session up). Throws for a master key
+ * that is wrong or presented from an address masterKeyIps does not list.
  */
-export async function resolveCaller (credentials: Credentials, appId: string, verdict: MasterKeyVerdict, ip: string): Promise<Caller> {
+export function callerWithoutLookup (credentials: Credentials, masterKey: MasterKeyRule, ip: string): Caller | undefined {
+  const verdict = masterKeyVerdict(credentials.masterKey, ip, masterKey)
   if (verdict === 'master') return MASTER
   if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
   if (verdict === 'address') {
     // Parse answers 403 here too.
     throw new KitError(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`, 403)
   }
-  const sessionToken = credentials.sessionToken
-  if (!sessionToken) return NOBODY
+  return credentials.sessionToken ? undefined : NOBODY
+}
+
+/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
+export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
+  const known = callerWithoutLookup(credentials, masterKey, ip)
+  if (known) return known
+  const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
-  if (cached) return lazyCaller(cached.objectId as string, () => Parse.Object.fromJSON(cached as never) as Parse.User)
+  if (cached) return lazyCaller(cached.objectId as string, () => userFromCache(cached))
   const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
   const user = auth.user as Parse.User | undefined
   return { master: false, user, userId: user?.id }
 }
 
-/** The user JSON Parse cached for this session, unless absent or expired (then Parse's own path decides). */
+/** Parse's cache entry for this session, unless absent or expired (then Parse's own path decides). */
 async function cachedUser (config: any, sessionToken: string): Promise<Record<string, unknown> | undefined> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const entry = await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined
   if (!entry || typeof entry.objectId !== 'string') return undefined
-  const { expiresAt, ...userJSON } = entry
-  if (expiresAt && new Date(expiresAt as string) < new Date()) return undefined
-  return userJSON
+  if (entry.expiresAt && Date.parse(entry.expiresAt as string) < Date.now()) return undefined
+  return entry
+}
+
+/** The user an entry describes (its expiry is the session's, not a field of the user); copied only when a handler reads it. */
+function userFromCache (entry: Record<string, unknown>): Parse.User {
+  const { expiresAt: _expiresAt, ...userJSON } = entry
+  return Parse.Object.fromJSON(userJSON as never) as Parse.User
 }
 
 function lazyCaller (userId: string, build: () => Parse.User): Caller {
@@ -64,4 +78,14 @@ function lazyCaller (userId: string, build: () => Parse.User): Caller {
       return user
     }
   }
+}
+
+/**
+ * Runs a handler so that SDK saves it makes with the caller's own session token
+ * reuse the user resolved for this request (see parse/direct-writes.ts)
+ * instead of looking the session up again.
+ */
+export function actingAs<T> (caller: Caller, sessionToken: string | undefined, body: () => T): T {
+  if (caller.master || !caller.userId || !sessionToken) return body()
+  return runAsCaller({ sessionToken, get user () { return caller.user } }, body)
 }

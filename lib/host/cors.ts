@@ -34,8 +34,10 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
 
 function underMount (url: string, mountPath: string): boolean {
   if (mountPath === '/') return true
-  const path = url.split('?')[0]
-  return path === mountPath || path.startsWith(mountPath + '/')
+  if (!url.startsWith(mountPath)) return false
+  // What follows the mount: nothing, a path, or the query string.
+  const next = url[mountPath.length]
+  return next === undefined || next === '/' || next === '?'
 }
 
 /**

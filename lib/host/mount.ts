@@ -54,11 +54,15 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
   }
   // Before routing, for every route under the mount (declared ones too): a target
   // Fastify and Express could route differently is refused.
-  fastify.addHook('onRequest', async (request, reply) => {
+  // Callback style: no promise per request for a hook every request under the instance passes.
+  fastify.addHook('onRequest', (request, reply, done) => {
     const url = request.raw.url ?? '/'
-    if (!targetsMount(url, options.mountPath)) return
-    const target = mapRequestTarget(url, options.mountPath)
-    if ('refusal' in target) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
+    const target = targetsMount(url, options.mountPath) ? mapRequestTarget(url, options.mountPath) : undefined
+    if (target && 'refusal' in target) {
+      reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
+      return
+    }
+    done()
   })
   await fastify.register(async (scope) => {
     acceptTextPlainJson(scope)

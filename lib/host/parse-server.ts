@@ -2,7 +2,8 @@
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 import { SchemaCache } from '../parse/internals.js'
-import { forgetParseConfig } from '../access/parse-config.js'
+import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
+import { installDirectWrites } from '../parse/direct-writes.js'
 
 export interface ParseHostOptions {
   appId: string
@@ -66,12 +67,15 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   await server.start()
   const app = buildAppLeavingProcessAlone(server)
+  // After the app is built: building it installs the in-process SDK controller that this wraps.
+  const removeDirectWrites = installDirectWrites(() => parseConfig(options.appId))
   return {
     server,
     app,
     async shutdown () {
       // Fastify owns and closes the HTTP server; Parse only needs something to close.
       (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
+      removeDirectWrites()
       await server.handleShutdown()
       SchemaCache.default.clear()
       forgetParseConfig()

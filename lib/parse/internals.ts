@@ -7,6 +7,7 @@ import 'parse-server'
 import AuthModule from 'parse-server/lib/Auth.js'
 import Config from 'parse-server/lib/Config.js'
 import RestQuery from 'parse-server/lib/RestQuery.js'
+import rest from 'parse-server/lib/rest.js'
 import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
@@ -20,4 +21,4 @@ import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
 export const makeBatchRoutingPathFunction = ParseBatch.makeBatchRoutingPathFunction
 
-export { AuthModule, Config, RestQuery, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }
+export { AuthModule, Config, RestQuery, rest, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }

@@ -1,11 +1,11 @@
 // One Fastify route per declared function, at {mount}/{prefix}/{name} (plain
 // JSON) and {mount}/functions/{name} ({result}, as Parse answers), both going
 // through the same checks and the same rate-limit counter.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
-import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule, type MasterKeyVerdict } from '../access/credentials.js'
-import { resolveCaller, type Caller } from '../access/session.js'
+import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
+import { actingAs, callerWithoutLookup, resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
@@ -30,8 +30,6 @@ export interface DeclaredRoutesOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     kitCredentials: Credentials | null
-    /** The master key's verdict, decided once per request (hashing the key shows in profiles). */
-    kitMasterVerdict: MasterKeyVerdict | null
     kitCaller: Caller | null
   }
   interface FastifyContextConfig {
@@ -48,7 +46,6 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest('kitCredentials', null)
-    scope.decorateRequest('kitMasterVerdict', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     for (const fn of functions) registerFunction(scope, fn, options)
@@ -64,7 +61,13 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
   const onRequest = refuseWrongAppIdHeader(options)
-  const preValidation = [checkApplication(options, masterKey), ...limiter(scope, fn), authorize(fn, options)]
+  const admit = checkApplication(options, masterKey)
+  const decide = authorize(fn, options, masterKey)
+  const limits = limiter(scope, fn, masterKey)
+  // Without a rate limit, one callback-style hook does both steps (no promise per request when no session is looked up).
+  const preValidation: preHandlerHookHandler[] = limits.length === 0
+    ? [admitAndAuthorize(admit, decide)]
+    : [asyncAdmit(admit), ...limits as unknown as preHandlerHookHandler[], async (request) => decide(request)]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
@@ -74,13 +77,13 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn)] : preValidation,
+      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,
       handler
     })
   }
   // A verb the function does not take is answered only to a caller with the right app id.
   const refuse = (methods: HttpMethod[], url: string, allowed: HttpMethod[]) => {
-    if (methods.length > 0) scope.route({ method: methods, url, onRequest, preValidation: checkApplication(options, masterKey), handler: methodNotAllowed(allowed) })
+    if (methods.length > 0) scope.route({ method: methods, url, onRequest, preValidation: asyncAdmit(admit), handler: methodNotAllowed(allowed) })
   }
 
   if (fn.prefix) {
@@ -107,40 +110,71 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
 }
 
 /** A wrong app id in the header is refused before the body is even read. */
-function refuseWrongAppIdHeader (options: DeclaredRoutesOptions) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+function refuseWrongAppIdHeader (options: DeclaredRoutesOptions): onRequestHookHandler {
+  return (request, reply, done) => {
     const presented = request.headers['x-parse-application-id']
-    if (presented !== undefined && presented !== options.appId) return reply.code(403).send({ error: 'unauthorized' })
+    if (presented !== undefined && presented !== options.appId) {
+      reply.code(403).send({ error: 'unauthorized' })
+      return
+    }
+    done()
   }
 }
 
-/** Application id (and REST API key when configured) before anything else; SDK keys leave the body. */
-function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+type Admit = (request: FastifyRequest, reply: FastifyReply) => boolean
+
+/** Application id (and REST API key when configured) before anything else; SDK keys leave the body. False once refused (answered 403). */
+function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Admit {
+  return (request, reply) => {
     const credentials = readCredentials(request.headers, request.body)
-    const verdict = masterKeyVerdict(credentials.masterKey, request.ip, masterKey)
-    if (credentials.appId !== options.appId || (options.restApiKey && verdict !== 'master' && !secretsEqual(credentials.restApiKey, options.restApiKey))) {
-      return reply.code(403).send({ error: 'unauthorized' })
+    if (credentials.appId !== options.appId || (options.restApiKey && !restKeyOrMaster(credentials, request.ip, options.restApiKey, masterKey))) {
+      reply.code(403).send({ error: 'unauthorized' })
+      return false
     }
     request.kitCredentials = credentials
-    request.kitMasterVerdict = verdict
     if (request.body && typeof request.body === 'object') {
       const body = request.body as Record<string, unknown>
       // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
       for (const key of SDK_BODY_KEYS) if (key in body) delete body[key]
     }
+    return true
+  }
+}
+
+function restKeyOrMaster (credentials: Credentials, ip: string, restApiKey: string, masterKey: MasterKeyRule): boolean {
+  return masterKeyVerdict(credentials.masterKey, ip, masterKey) === 'master' || secretsEqual(credentials.restApiKey, restApiKey)
+}
+
+function asyncAdmit (admit: Admit): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    if (!admit(request, reply)) return reply
+  }
+}
+
+function admitAndAuthorize (admit: Admit, decide: Authorize): preHandlerHookHandler {
+  return (request, reply, done) => {
+    if (!admit(request, reply)) return
+    let pending: Promise<void> | undefined
+    try {
+      pending = decide(request)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (pending) pending.then(() => done(), done)
+    else done()
   }
 }
 
 /** The function's own rate limit, one counter for both of its routes; the master key is not limited. */
-function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsyncHookHandler[] {
+function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: MasterKeyRule): preHandlerAsyncHookHandler[] {
   const limit = fn.options.rateLimit
   if (!limit) return []
   return [scope.rateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
-    allowList: (request) => (request as FastifyRequest).kitMasterVerdict === 'master',
+    allowList: (request) => masterKeyVerdict((request as FastifyRequest).kitCredentials?.masterKey, request.ip, masterKey) === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
@@ -149,27 +183,44 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsync
   }) as preHandlerAsyncHookHandler]
 }
 
-/** Session, requiresAuth / requireUser, then roles — all before the body runs. */
-function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions): preHandlerAsyncHookHandler {
+type Authorize = (request: FastifyRequest) => Promise<void> | undefined
+
+/**
+ * Session, requiresAuth / requireUser, then roles — all before the body runs.
+ * Answers synchronously (undefined) when nothing has to be looked up: no session token, no roles.
+ */
+function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Authorize {
   const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
   const needsUser = needsSession(fn.options)
-  return async (request) => {
-    const caller = await resolveCaller(request.kitCredentials!, options.appId, request.kitMasterVerdict!, request.ip)
-    request.kitCaller = caller
-    if (caller.master) return
+  const judge = (caller: Caller): Promise<void> | undefined => {
+    if (caller.master) return undefined
     if (requireMaster === true) {
       throw new KitError(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ?? 'Master key required: this function answers only callers presenting the master key.', 403)
     }
     if (needsUser && !caller.userId) {
       throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
     }
-    if (requireRoles.length === 0) return
-    const held = new Set(await getUserRoles(caller.userId!, { cacheMs: roleCacheMs }))
-    const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
-    if (!allowed) {
-      throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
-        `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
+    if (requireRoles.length === 0) return undefined
+    return getUserRoles(caller.userId!, { cacheMs: roleCacheMs }).then((roles) => {
+      const held = new Set(roles)
+      const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
+      if (!allowed) {
+        throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
+          `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
+      }
+    })
+  }
+  return (request) => {
+    const credentials = request.kitCredentials!
+    const known = callerWithoutLookup(credentials, masterKey, request.ip)
+    if (known) {
+      request.kitCaller = known
+      return judge(known)
     }
+    return resolveCaller(credentials, options.appId, masterKey, request.ip).then((caller) => {
+      request.kitCaller = caller
+      return judge(caller)
+    })
   }
 }
 
@@ -189,8 +240,12 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
   }
 }
 
+/** Runs the function; SDK saves it makes with the caller's own session reuse the caller resolved for this request. */
 function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
-  return fn.invoke(buildCloudRequest(request, fn.name, request.kitCaller!, request.kitCredentials!))
+  const caller = request.kitCaller!
+  const credentials = request.kitCredentials!
+  const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
+  return actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest))
 }
 
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {

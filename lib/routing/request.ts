@@ -37,10 +37,9 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
   const params = { ...query, ...body }
   // Named as the caller sent it (the storage adapter refuses it too, naming the stored field).
   refuseNul(params)
-  return {
+  const cloudRequest: CloudRequest = {
     params,
-    // Built from the session on first read (see resolveCaller).
-    get user () { return caller.user },
+    user: undefined,
     master: caller.master,
     installationId: credentials.installationId,
     headers: request.headers,
@@ -49,6 +48,9 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
     log: request.log,
     context: {}
   }
+  // A session's user is built on first read (see resolveCaller); without one (master key, nobody) the field stays plain.
+  if (caller.userId !== undefined) Object.defineProperty(cloudRequest, 'user', { get: () => caller.user, enumerable: true, configurable: true })
+  return cloudRequest
 }
 
 /** SDK options that act as the caller: the master key, the caller's session, or nobody (public access only). */

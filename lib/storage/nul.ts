@@ -11,20 +11,30 @@ export function nulPath (value: unknown, path = '', depth = 0): string | undefin
   if (typeof value === 'string') return value.includes(NUL) ? path || 'value' : undefined
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined
   if (value instanceof Date || ArrayBuffer.isView(value)) return undefined
-  const join = (key: string | number) => path === '' ? String(key) : `${path}.${key}`
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = nulPath(value[i], join(i), depth + 1)
+      const found = childPath(value[i], path, i, depth)
       if (found !== undefined) return found
     }
     return undefined
   }
   for (const key of Object.keys(value)) {
-    if (key.includes(NUL)) return join(key.replaceAll(NUL, '\\u0000'))
-    const found = nulPath((value as Record<string, unknown>)[key], join(key), depth + 1)
+    if (key.includes(NUL)) return join(path, key.replaceAll(NUL, '\\u0000'))
+    const found = childPath((value as Record<string, unknown>)[key], path, key, depth)
     if (found !== undefined) return found
   }
   return undefined
+}
+
+/** A member's path is only spelled out when it is needed: strings (most members) are checked in place. */
+function childPath (child: unknown, path: string, key: string | number, depth: number): string | undefined {
+  if (typeof child === 'string') return child.includes(NUL) ? join(path, key) : undefined
+  if (child === null || typeof child !== 'object') return undefined
+  return nulPath(child, join(path, key), depth + 1)
+}
+
+function join (path: string, key: string | number): string {
+  return path === '' ? String(key) : `${path}.${key}`
 }
 
 /** Throws 142 naming the field when any string in `value` holds a NUL character. */
