@@ -5,7 +5,7 @@
 // and enforceFieldExists, so the lock is checked there, with a clear error,
 // before Parse would add anything to the database.
 import Parse from 'parse/node'
-import { SchemaRules } from '../parse/internals.js'
+import { SchemaRules, type SchemaController } from '../parse/internals.js'
 
 let locked = false
 let installed = false
@@ -25,14 +25,14 @@ function install (): void {
   const controller = SchemaRules.SchemaController.prototype
   const enforceClassExists = controller.enforceClassExists
   const enforceFieldExists = controller.enforceFieldExists
-  controller.enforceClassExists = function (this: SchemaRules.SchemaController, className: string) {
+  controller.enforceClassExists = function (this: SchemaController, className: string) {
     // Parse's own classes (sessions, installations, idempotency…) are created when first needed.
     if (locked && !this.schemaData[className] && !className.startsWith('_')) {
       return Promise.reject(refusal(`class ${className} does not exist`))
     }
     return enforceClassExists.call(this, className)
   }
-  controller.enforceFieldExists = function (this: SchemaRules.SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
+  controller.enforceFieldExists = function (this: SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
     const field = fieldName.split('.')[0]
     if (locked && type && this.schemaData[className] && this.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
       throw refusal(`class ${className} has no field "${field}"`)

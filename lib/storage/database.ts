@@ -3,7 +3,7 @@
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
-import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../parse/internals.js'
+import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
@@ -37,7 +37,7 @@ export interface Database {
   /** The embedded PostgreSQL's data directory as it runs (it may have moved to a cache directory the OS user postgres can reach). */
   dataDir?: string
   /** Parse's adapter for this database, wrapped for transactions and version checks. */
-  adapter: PostgresStorageAdapter | MongoStorageAdapter
+  adapter: PostgresAdapter | MongoAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
   filesAdapter: unknown
   /** Whether the database can be reached right now (readiness, 503s); recovers by itself. */

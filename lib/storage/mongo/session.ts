@@ -6,24 +6,17 @@
 // "Database error". Opening the transaction with one small read, before the
 // session is handed out, leaves nothing to race.
 
-interface Session {
-  abortTransaction (): Promise<unknown>
-  endSession (): Promise<unknown>
-}
-interface Adapter {
-  database: { collection (name: string): { findOne (filter: object, options: object): Promise<unknown> } }
-  _collectionPrefix?: string
-}
+import type { MongoAdapter, MongoTransactionalSession } from '../../parse/internals.js'
 
-export async function openOnServer (adapter: object, session: unknown): Promise<void> {
-  const { database, _collectionPrefix } = adapter as Adapter
+export async function openOnServer (adapter: object, opened: unknown): Promise<void> {
+  const { database, _collectionPrefix } = adapter as MongoAdapter
+  const session = opened as MongoTransactionalSession
   try {
     // _SCHEMA exists once Parse has started; the transaction never writes to it.
     await database.collection(`${_collectionPrefix ?? ''}_SCHEMA`).findOne({}, { session, projection: { _id: 1 } })
   } catch (error) {
-    const open = session as Session
-    await open.abortTransaction().catch(() => {})
-    await open.endSession().catch(() => {})
+    await session.abortTransaction().catch(() => {})
+    await session.endSession().catch(() => {})
     throw error
   }
 }
