@@ -9,6 +9,7 @@ import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
+import { boundedMongoOptions } from './mongo/bounded.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
 
@@ -90,8 +91,6 @@ function notice (options: DatabaseOptions): (line: string) => void {
 
 /** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
 export const DEFAULT_TIMEOUT_SECONDS = 15
-const MONGO_SERVER_SELECTION_MS = 5_000
-const MONGO_CONNECT_MS = 10_000
 
 function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, options: DatabaseOptions): Database {
   const kind = databaseKind(uri)
@@ -118,7 +117,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs, { schemaHooks: options.schemaHooks === true }), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   const adapter = wrapAdapter(raw, kind, availability)
   const filesAdapter = new GridFSBucketAdapter(uri)
@@ -135,20 +134,6 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       await adapter.handleShutdown()
       await (filesAdapter as { handleShutdown?: () => Promise<void> }).handleShutdown?.()
     }
-  }
-}
-
-/**
- * A connection that gets no answer within the bound (or no handshake within 10 s) is closed:
- * MongoNetworkTimeoutError, 503 — as query_timeout does on PostgreSQL. Timeouts set in the URI win.
- */
-function boundedMongoOptions (uri: string, timeoutMs: number): Record<string, unknown> {
-  const set = (name: string) => new RegExp(`[?&]${name}=`, 'i').test(uri)
-  const csot = set('timeoutMS') // the driver's own overall bound replaces the others
-  return {
-    ...(set('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS }),
-    ...(csot || set('socketTimeoutMS') ? {} : { socketTimeoutMS: timeoutMs }),
-    ...(csot || set('connectTimeoutMS') ? {} : { connectTimeoutMS: Math.min(MONGO_CONNECT_MS, timeoutMs) })
   }
 }
 

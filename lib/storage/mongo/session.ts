@@ -20,3 +20,19 @@ export async function openOnServer (adapter: object, opened: unknown): Promise<v
     throw error
   }
 }
+
+/**
+ * Before Parse aborts a transaction. The driver ignores a failed
+ * abortTransaction (as the MongoDB specifications say) and returns the
+ * session's server session to its pool; after a network error it drops that
+ * server session itself, after a timeout (timeoutMS) it does not. A server
+ * that stopped answering may then still hold the old transaction open on it
+ * when it is back, and the next transaction there would meet it. Marked
+ * dirty, the server session is dropped instead (aborts are rare: failures and
+ * conflicts).
+ */
+export function dropAfterAbort (opened: unknown): void {
+  const session = opened as MongoTransactionalSession
+  if (session.hasEnded) return
+  session.serverSession.isDirty = true
+}
