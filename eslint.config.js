@@ -25,5 +25,16 @@ export default [
     // The library types what it handles; tests may read answers as `any`.
     files: ['lib/**/*.ts', 'plugin.ts', 'cli/**/*.ts', 'fixtures/**/*.ts', 'test/bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'error' }
+  },
+  {
+    // Parse's private shapes are declared once, in lib/parse/ (the seam test/parse-contract.test.ts checks).
+    files: ['**/*.ts'],
+    ignores: ['lib/parse/**'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: 'TSModuleDeclaration[id.value=/^parse(-server)?\\u002F/]',
+        message: "Declare Parse's private modules in lib/parse/ only."
+      }]
+    }
   }
 ]

@@ -14,6 +14,7 @@ import { currentDatabase } from '../lib/storage/database.js'
 import { withoutQueryBound } from '../lib/storage/postgres/bounded.js'
 import { isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { resolveOptions } from '../lib/options.js'
+import { boundedMongoOptions } from '../lib/storage/mongo/bounded.js'
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
 /** The kit's bound for this test (option databaseTimeout), in seconds. */
@@ -26,7 +27,7 @@ const CLIENTS = 20
 
 type Kind = 'note' | 'order' | 'list'
 type Phase = 'before' | 'frozen' | 'after'
-interface Call { kind: Kind, phase: Phase, status: number | 'hung' | 'network error', code?: number, retryAfter?: string | null, id?: string, ms: number }
+interface Call { kind: Kind, phase: Phase, status: number | 'hung' | 'network error', code?: number, error?: string, retryAfter?: string | null, id?: string, ms: number }
 
 /** The postmaster of this test's cluster and its children (backends, checkpointer, …), by PID. */
 function postmasterOf (dataDir: string): number {
@@ -69,8 +70,10 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
         : ['GET', '/parse/products/listProducts?limit=5', undefined]
     try {
       const response = await fetch(kit.origin + url, { method, headers, body, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) })
-      const json = await response.json().catch(() => ({})) as { id?: string, objectId?: string, code?: number }
-      calls.push({ kind, phase, status: response.status, code: json.code, retryAfter: response.headers.get('retry-after'), id: json.id ?? json.objectId, ms: Date.now() - started })
+      const json = await response.json().catch(() => ({})) as { id?: string, objectId?: string, code?: number, error?: string }
+      // The error text of an unexpected answer, so that a failure below says what it was.
+      const error = response.status === 200 || response.status === 503 ? undefined : json.error
+      calls.push({ kind, phase, status: response.status, code: json.code, error, retryAfter: response.headers.get('retry-after'), id: json.id ?? json.objectId, ms: Date.now() - started })
       if (response.status === 503) await sleep(100)
     } catch (error) {
       calls.push({ kind, phase, status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error', ms: Date.now() - started })
@@ -121,7 +124,11 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
   t.same(calls.filter((call) => call.status !== 200 && call.status !== 503), [], 'every call answered 200 or 503, never 500')
   t.same(calls.filter((call) => call.status === 503 && (call.code !== 5003 || call.retryAfter !== '1')), [], 'every 503 is {code: 5003, error} with Retry-After')
   t.ok(frozenCalls.some((call) => call.status === 503 && call.ms >= BOUND_SECONDS * 1000 - 500), 'calls caught in flight were answered by the bound')
-  t.comment(`calls: ${calls.length}; during the freeze: ${frozenCalls.length}, longest ${Math.max(...frozenCalls.map((call) => call.ms))} ms; 503: ${calls.filter((c) => c.status === 503).length}`)
+  for (const kind of ['note', 'order', 'list'] as const) {
+    t.ok(frozenCalls.some((call) => call.kind === kind && call.status === 503), `a ${kind === 'order' ? 'transactional createOrder' : kind === 'note' ? 'createNote' : 'listProducts'} call caught by the freeze answered 503`)
+  }
+  const longest = (kind: Kind) => Math.max(0, ...frozenCalls.filter((call) => call.kind === kind).map((call) => call.ms))
+  t.comment(`calls: ${calls.length}; during the freeze: ${frozenCalls.length}, longest ${Math.max(...frozenCalls.map((call) => call.ms))} ms (note ${longest('note')}, order ${longest('order')}, list ${longest('list')}); 503: ${calls.filter((c) => c.status === 503).length}`)
 
   // Every note and order acknowledged 200 (before, during and after) is stored.
   for (const [kind, className] of [['note', 'Note'], ['order', 'Order']] as const) {
@@ -153,4 +160,13 @@ t.test('databaseTimeout is checked at boot', async (t) => {
   for (const bad of [0, -1, 'soon', Number.NaN, 7200]) {
     t.throws(() => resolveOptions({ appId: 'a', masterKey: 'b', databaseTimeout: bad as number }), /databaseTimeout.*seconds above 0/, `refuses ${String(bad)}`)
   }
+})
+
+t.test('the MongoDB bound: timeoutMS covers each whole operation; the URI and schema hooks may ask for per-socket bounds', async (t) => {
+  const plain = 'mongodb://127.0.0.1:27017/app?replicaSet=rs0'
+  t.same(boundedMongoOptions(plain, 5_000, { schemaHooks: false }), { timeoutMS: 5_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'the driver\'s overall bound, server selection and handshake within it')
+  t.same(boundedMongoOptions(plain, 30_000, { schemaHooks: false }), { timeoutMS: 30_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 10_000 }, 'server selection and handshake keep their own shorter caps')
+  t.same(boundedMongoOptions(plain, 5_000, { schemaHooks: true }), { socketTimeoutMS: 5_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'schema hooks (a change stream Parse does not guard): each socket read is bounded instead')
+  t.same(boundedMongoOptions(`${plain}&timeoutMS=2000`, 5_000, { schemaHooks: false }), { serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'timeoutMS in the URI wins')
+  t.same(boundedMongoOptions(`${plain}&socketTimeoutMS=9000&connectTimeoutMS=1000&serverSelectionTimeoutMS=800`, 5_000, { schemaHooks: false }), {}, 'the URI\'s own per-socket timeouts win, and no overall bound is added to them')
 })

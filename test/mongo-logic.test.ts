@@ -4,7 +4,9 @@ import { BaseModel, ParseClass, ParseField, ParseVersionField } from '../lib/ind
 import { modelByName } from '../lib/model/registry.js'
 import { planIndexes } from '../lib/storage/indexes/plan.js'
 import { jsonSchemaFor, mongoFilter, mongoIndex } from '../lib/storage/mongo/indexes.js'
+import { MongoOperationTimeoutError } from 'mongodb'
 import { isTransient } from '../lib/storage/transient.js'
+import { isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { expectedVersion } from '../lib/storage/version.js'
 
 @ParseClass('Shipment', { compoundIndexes: [{ fields: ['customer', 'createdAt'], partial: { customer: 'u1', createdAt: { $gte: '2026-01-01T00:00:00.000Z' } }, sparse: true }] })
@@ -56,6 +58,14 @@ t.test('transient errors are recognised under Parse\'s wrapping', async (t) => {
   t.ok(isTransient({ code: '40001' }), 'PostgreSQL serialization failure')
   t.notOk(isTransient({ code: 137, message: 'duplicate' }))
   t.notOk(isTransient({ code: 112 }), 'a Parse code that happens to be 112 is not a MongoDB error')
+})
+
+t.test('a command past the driver\'s timeoutMS means the database did not answer: 503, not a conflict to re-run', async (t) => {
+  const timedOut = new MongoOperationTimeoutError('Timed out during socket read (4963ms)')
+  timedOut.addErrorLabel('TransientTransactionError') // as the driver labels a failure inside a transaction
+  t.ok(isDatabaseUnavailable(timedOut), 'unavailable')
+  t.ok(isDatabaseUnavailable({ code: 1, message: 'Internal server error.', underlyingError: timedOut }), 'also under Parse\'s wrapping')
+  t.notOk(isTransient(timedOut), 'not re-run as a conflict')
 })
 
 t.test('version filter', async (t) => {

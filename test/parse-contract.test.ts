@@ -9,7 +9,8 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  RestQuery, SchemaCache, SchemaRules, parseLogger, rest, triggers
+  RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
+  type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { WRITES } from '../lib/storage/adapter.js'
@@ -66,11 +67,22 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Controllers/SchemaController.js', SchemaRules, 'name rules and the schema lock (model/*)'],
     ['logger.js', parseLogger, 'migration failures (model/schema-boot.ts)'],
     ['triggers.js', triggers, '_Role evictions (cluster/role-evictions.ts)'],
-    ['Adapters/PubSub/RedisPubSub.js', RedisPubSub, 'LiveQuery over Redis (cluster/live-query-pubsub.ts)']
+    ['Adapters/PubSub/RedisPubSub.js', RedisPubSub, 'LiveQuery over Redis (cluster/live-query-pubsub.ts)'],
+    ['batch.js', makeBatchRoutingPathFunction, 'the inner paths of /batch (host/mount.ts)']
   ]
   for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
   t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')
   t.equal(typeof Config.get, 'function', 'Config.get(appId) (access/parse-config.ts parseConfig)')
+  t.equal(Config.get('no-such-application'), undefined, 'Config.get answers undefined for an application that is not running (parseConfig refuses it)')
+  t.same(parameters(makeBatchRoutingPathFunction), ['originalUrl', 'serverURL', 'publicServerURL'], 'batch.makeBatchRoutingPathFunction(originalUrl, serverURL, publicServerURL)')
+  t.equal(typeof makeBatchRoutingPathFunction('/parse/batch'), 'function', 'makeBatchRoutingPathFunction answers the path mapper')
+  t.same(parameters(GridFSBucketAdapter).slice(0, 2), ['mongoDatabaseURI', 'mongoOptions'], 'new GridFSBucketAdapter(uri, mongoOptions) (storage/database.ts)')
+  for (const Adapter of [PostgresStorageAdapter, MongoStorageAdapter]) {
+    const options = parameters(Adapter)[0]
+    for (const name of ['uri', 'collectionPrefix', Adapter === PostgresStorageAdapter ? 'databaseOptions' : 'mongoOptions']) {
+      t.match(options, new RegExp(`\\b${name}\\b`), `new ${Adapter.name}({ ${name} }) (storage/database.ts)`)
+    }
+  }
 })
 
 t.test('storage adapters: the transactionalSession position of each write in WRITES (storage/adapter.ts)', async (t) => {
@@ -96,6 +108,8 @@ t.test('storage adapters: reads the kit runs on a transaction (storage/adapter.t
     t.equal(parameters(method(t, Adapter.prototype, 'distinct', 'run on the transaction'))[3], 'fieldName', `${Adapter.name}.distinct: argument 3 is the field name (refuseNul on it)`)
     t.equal(parameters(method(t, Adapter.prototype, 'aggregate', 'run on the transaction'))[2], 'pipeline', `${Adapter.name}.aggregate: argument 2 is the pipeline`)
     method(t, Adapter.prototype, 'createTransactionalSession', 'storage/adapter.ts replaces or extends it')
+    t.equal(parameters(method(t, Adapter.prototype, 'commitTransactionalSession', 'storage/transaction.ts commits')).length, 1, `${Adapter.name}.commitTransactionalSession(session)`)
+    t.equal(parameters(method(t, Adapter.prototype, 'abortTransactionalSession', 'storage/transaction.ts aborts')).length, 1, `${Adapter.name}.abortTransactionalSession(session)`)
     method(t, Adapter.prototype, 'handleShutdown', 'storage/database.ts closes the adapter')
     t.same(parameters(method(t, Adapter.prototype, 'ensureUniqueness', 'unique indexes (storage/*/indexes.ts)')), ['className', 'schema', 'fieldNames'], `${Adapter.name}.ensureUniqueness(className, schema, fieldNames)`)
   }
@@ -203,14 +217,20 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const routes = nested.filter((layer) => layer.route && typeof layer.route.path === 'string' && typeof layer.route.methods === 'object')
   t.ok(routes.some((layer) => layer.route!.path === '/classes/:className'), 'Parse mounts its routers at the root: layer.handle.stack holds route.path and route.methods')
 
-  // access/parse-config.ts parseConfig and model/schema-lock.ts.
-  const config = parseConfig(APP_ID) as { database?: { loadSchema (): Promise<{ schemaData: unknown }> } }
+  // access/parse-config.ts parseConfig, access/session.ts and model/schema-lock.ts.
+  const config = parseConfig(APP_ID)
   t.ok(config.database, 'Config.get(appId).database')
-  t.ok((await config.database!.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
+  t.ok(config.database.adapter, 'Config.get(appId).database.adapter')
+  t.ok((await config.database.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
+  t.equal(typeof config.extendSessionOnUse, 'boolean', 'Config.extendSessionOnUse (access/session.ts takes Parse\'s own path when it is on)')
+  t.equal(typeof config.cacheController?.user.get, 'function', 'Config.cacheController.user.get(sessionToken) (access/session.ts reads the cached user)')
+  const user = Parse.User.createWithoutData('contractUser') as Parse.User
+  t.equal(new AuthModule.Auth({ config, isMaster: false, user }).user, user, 'new Auth({ user }).user is the user (access/session.ts, model/query-rows.ts)')
+  t.type(await AuthModule.master(config).getUserRoles(), Array, 'Auth.master(config).getUserRoles() answers a list')
   // parse/one-schema-load.ts: the controller's find loads the schema through this.loadSchema().
   let loads = 0
-  const counting = Object.create(config.database!, {
-    loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database!.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
+  const counting = Object.create(config.database, {
+    loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
   })
   const view = withOneSchemaLoad({ database: counting }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
   await view.database.find('_Role', {}, { limit: 1 })
@@ -219,15 +239,25 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
 
   const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
   if (lane.kind === 'postgres') {
+    // storage/postgres/bounded.ts: one pooled connection without the query bound.
+    const connection = await (adapter as unknown as PostgresAdapter)._client.connect()
+    t.equal(typeof connection.done, 'function', 'adapter._client.connect() answers a connection with done()')
+    t.equal(typeof connection.one, 'function', 'the connection runs queries itself (bounded.ts hands it out as _client)')
+    t.equal(typeof connection.client.connectionParameters?.query_timeout, 'number', 'connection.client.connectionParameters.query_timeout holds the bound')
+    connection.done()
     // storage/postgres/pool.ts, indexes.ts, session.ts, reads.ts.
     for (const name of ['one', 'none', 'any', 'tx']) t.equal(typeof adapter._client[name], 'function', `adapter._client.${name}() (pg-promise)`)
     const pool = adapter._client.$pool as Record<string, unknown>
     t.equal(typeof pool.end, 'function', 'adapter._client.$pool.end() (pool.ts waits for it)')
     t.equal(typeof pool.on, 'function', 'adapter._client.$pool.on()')
     t.equal(typeof pool.totalCount, 'number', 'adapter._client.$pool.totalCount')
+    t.equal(pool.ending, false, 'adapter._client.$pool.ending (pool.ts)')
+    t.equal(pool.ended, false, 'adapter._client.$pool.ended (pool.ts)')
     t.equal(typeof (adapter._pgp as { as: { format: unknown } }).as.format, 'function', 'adapter._pgp.as.format() (postgres/indexes.ts prints commands)')
   } else {
     t.ok(adapter.database, 'adapter.database (mongo/session.ts, the validators)')
     t.equal(typeof adapter._collectionPrefix, 'string', 'adapter._collectionPrefix (mongo/indexes.ts)')
+    const collection = await (adapter as unknown as MongoAdapter)._adaptiveCollection('_SCHEMA')
+    t.equal(typeof collection._mongoCollection.findOne, 'function', "_adaptiveCollection(name)._mongoCollection is the driver's collection (mongo/reads.ts)")
   }
 })

@@ -2,16 +2,18 @@
 // Config.get() builds a new config and database controller on every call, which
 // showed in profiles; the kit never puts a transaction on this one, so one is
 // kept per running kit (lib/kit-state.ts), and forgotten when its server starts or stops.
-import { Config } from '../parse/internals.js'
+import { Config, type ParseConfig } from '../parse/internals.js'
 import { currentKitState, statePart } from '../kit-state.js'
 
-const cachePart = statePart('parse config', () => ({ appId: undefined as string | undefined, config: undefined as unknown }))
+const cachePart = statePart('parse config', () => ({ appId: undefined as string | undefined, config: undefined as ParseConfig | undefined }))
 
-export function parseConfig (appId: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function parseConfig (appId: string): ParseConfig {
   const cached = currentKitState().get(cachePart)
   if (cached.appId !== appId || !cached.config) {
+    const config = Config.get(appId)
+    if (!config) throw new Error(`Parse Server is not running in this process (no application ${appId})`)
     cached.appId = appId
-    cached.config = Config.get(appId)
+    cached.config = config
   }
   return cached.config
 }

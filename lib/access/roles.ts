@@ -21,9 +21,8 @@ export async function getUserRoles (user: Parse.User | string, options: { cacheM
 
 async function loadRoles (id: string): Promise<string[]> {
   const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
-  if (!config) throw new Error('getUserRoles: Parse Server is not running in this process')
   const auth = new AuthModule.Auth({ config, isMaster: false, user: Parse.User.createWithoutData(id) })
-  const roles: string[] = await auth.getUserRoles()
+  const roles = await auth.getUserRoles()
   return roles.map((role) => role.replace(/^role:/, ''))
 }
 

@@ -8,7 +8,7 @@
 // Expired entries, a cache miss, and extendSessionOnUse all take Parse's own
 // getAuthForSessionToken.
 import Parse from 'parse/node'
-import { AuthModule } from '../parse/internals.js'
+import { AuthModule, type ParseConfig } from '../parse/internals.js'
 import { parseConfig } from './parse-config.js'
 import { runAsCaller } from '../parse/direct-writes.js'
 import { KitError } from '../errors.js'
@@ -50,12 +50,12 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
   if (cached) return lazyCaller(cached.objectId as string, () => userFromCache(cached))
   const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
-  const user = auth.user as Parse.User | undefined
+  const user = auth.user
   return { master: false, user, userId: user?.id }
 }
 
 /** Parse's cache entry for this session, unless absent or expired (then Parse's own path decides). */
-async function cachedUser (config: any, sessionToken: string): Promise<Record<string, unknown> | undefined> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function cachedUser (config: ParseConfig, sessionToken: string): Promise<Record<string, unknown> | undefined> {
   const entry = await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined
   if (!entry || typeof entry.objectId !== 'string') return undefined
   if (entry.expiresAt && Date.parse(entry.expiresAt as string) < Date.now()) return undefined

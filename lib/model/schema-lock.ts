@@ -9,7 +9,7 @@
 // process (marked on the prototype); whether the lock is on is the running
 // kit's (lib/kit-state.ts), so a kit registered after a locked one starts unlocked.
 import Parse from 'parse/node'
-import { SchemaRules } from '../parse/internals.js'
+import { SchemaRules, type SchemaController } from '../parse/internals.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 const lockPart = statePart('schema lock', () => ({ locked: false }))
@@ -27,19 +27,19 @@ export function schemasLocked (): boolean {
 }
 
 function install (): void {
-  const controller = SchemaRules.SchemaController.prototype as SchemaRules.SchemaController & { [WRAPPED]?: true }
+  const controller = SchemaRules.SchemaController.prototype as SchemaController & { [WRAPPED]?: true }
   if (controller[WRAPPED]) return
   controller[WRAPPED] = true
   const enforceClassExists = controller.enforceClassExists
   const enforceFieldExists = controller.enforceFieldExists
-  controller.enforceClassExists = function (this: SchemaRules.SchemaController, className: string) {
+  controller.enforceClassExists = function (this: SchemaController, className: string) {
     // Parse's own classes (sessions, installations, idempotency…) are created when first needed.
     if (schemasLocked() && !this.schemaData[className] && !className.startsWith('_')) {
       return Promise.reject(refusal(`class ${className} does not exist`))
     }
     return enforceClassExists.call(this, className)
   }
-  controller.enforceFieldExists = function (this: SchemaRules.SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
+  controller.enforceFieldExists = function (this: SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
     const field = fieldName.split('.')[0]
     if (type && schemasLocked() && this.schemaData[className] && this.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
       throw refusal(`class ${className} has no field "${field}"`)

@@ -19,7 +19,8 @@
 // inside a batch) takes Parse's controller as before.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import Parse from 'parse/node'
-import { AuthModule, rest } from './internals.js'
+import { AuthModule, rest, type ParseConfig } from './internals.js'
+import { withOneSchemaLoad } from './one-schema-load.js'
 
 /** A caller already resolved for this request: its session token and (built on first read) its user. */
 export interface KnownCaller {
@@ -55,7 +56,7 @@ export function runAsCaller<T> (caller: KnownCaller, body: () => T): T {
  * is built); returns the undo. Without directAccess (the SDK goes over HTTP)
  * nothing changes. `parseConfig` gives the running server's Config (the kit keeps one per kit).
  */
-export function installDirectWrites (parseConfig: () => unknown): () => void {
+export function installDirectWrites (parseConfig: () => ParseConfig): () => void {
   const current = Parse.CoreManager.getRESTController() as unknown as RESTController
   if (current[DIRECT] || current.request.name !== 'handleRequest') return () => {}
   const original = current.request
@@ -85,7 +86,7 @@ function singleObjectWrite (method: string, path: string): WriteTarget | undefin
   return { className, objectId }
 }
 
-async function write (serverConfig: unknown, target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
+async function write (serverConfig: ParseConfig, target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
   // A copy, as Parse makes: triggers may change their context without reaching the caller's object.
   let context: Record<string, unknown> = {}
   try {
@@ -93,7 +94,7 @@ async function write (serverConfig: unknown, target: WriteTarget, body: Record<s
   } catch (error) {
     throw new Parse.Error(Parse.Error.INVALID_VALUE, `Context contains non-cloneable values: ${(error as Error).message}`)
   }
-  const config = oneSchemaPerWrite(serverConfig as never)
+  const config = withOneSchemaLoad(serverConfig)
   const auth = await authFor(options, config)
   const result = target.objectId === undefined
     ? await rest.create(config, auth, target.className, body, context)
@@ -102,7 +103,7 @@ async function write (serverConfig: unknown, target: WriteTarget, body: Record<s
 }
 
 /** The Auth Parse's controller builds for these options; the known caller's user when the token is the caller's. */
-async function authFor (options: SaveOptions, config: unknown): Promise<unknown> {
+async function authFor (options: SaveOptions, config: ParseConfig): Promise<unknown> {
   const installationId = options.installationId || 'cloud'
   if (options.useMasterKey) return new AuthModule.Auth({ config, isMaster: true, installationId })
   const sessionToken = typeof options.sessionToken === 'string' ? options.sessionToken : ''
@@ -111,25 +112,4 @@ async function authFor (options: SaveOptions, config: unknown): Promise<unknown>
   const user = known?.sessionToken === sessionToken ? known.user : undefined
   if (user) return new AuthModule.Auth({ config, isMaster: false, installationId, user })
   return AuthModule.getAuthForSessionToken({ config, sessionToken, installationId })
-}
-
-interface DatabaseController { loadSchema (options?: { clearCache?: boolean }): Promise<unknown> }
-
-/**
- * The shared Config with a database controller of this write's own, whose
- * loadSchema() answers the schema this write loaded last (a reload asked with
- * clearCache replaces it; a failed load is not kept).
- */
-function oneSchemaPerWrite (shared: { database: DatabaseController }): unknown {
-  const load = shared.database.loadSchema
-  let loaded: Promise<unknown> | undefined
-  const database = Object.create(shared.database, { schemaPromise: { value: null, writable: true, configurable: true } }) as DatabaseController
-  database.loadSchema = function (this: DatabaseController, options?: { clearCache?: boolean }) {
-    if (loaded && !options?.clearCache) return loaded
-    const attempt = load.call(this, options)
-    loaded = attempt
-    attempt.catch(() => { if (loaded === attempt) loaded = undefined })
-    return attempt
-  }
-  return Object.create(shared as object, { database: { value: database, enumerable: true } })
 }

@@ -2,23 +2,49 @@
 // modules require each other in cycles (Auth ↔ RestWrite): loading one of them
 // first leaves the other holding a half-built module. Importing the package
 // first keeps Parse's own load order; every deep import goes through here.
+// Each module comes in as its module.exports (unknown, parse-server-lib.d.ts)
+// and leaves with the shape the kit relies on (*-shapes.ts), which
+// test/parse-contract.test.ts checks against Parse.
 import './no-log-files.js' // before parse-server loads
 import 'parse-server'
-import AuthModule from 'parse-server/lib/Auth.js'
-import Config from 'parse-server/lib/Config.js'
-import RestQuery from 'parse-server/lib/RestQuery.js'
-import rest from 'parse-server/lib/rest.js'
-import SchemaCache from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
-import { PostgresStorageAdapter } from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
-import { MongoStorageAdapter } from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
-import { GridFSBucketAdapter } from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
-import * as SchemaRules from 'parse-server/lib/Controllers/SchemaController.js'
-import { getLogger as parseLogger } from 'parse-server/lib/logger.js'
-import ParseBatch from 'parse-server/lib/batch.js'
-import triggers from 'parse-server/lib/triggers.js'
-import { RedisPubSub } from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
+import Parse from 'parse/node'
+import AuthExports from 'parse-server/lib/Auth.js'
+import ConfigExports from 'parse-server/lib/Config.js'
+import RestQueryExports from 'parse-server/lib/RestQuery.js'
+import RestExports from 'parse-server/lib/rest.js'
+import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
+import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
+import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
+import GridFSExports from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
+import SchemaControllerExports from 'parse-server/lib/Controllers/SchemaController.js'
+import LoggerExports from 'parse-server/lib/logger.js'
+import BatchExports from 'parse-server/lib/batch.js'
+import TriggersExports from 'parse-server/lib/triggers.js'
+import RedisPubSubExports from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
+import type * as Server from './server-shapes.js'
+import type * as Storage from './storage-shapes.js'
 
+export type * from './server-shapes.js'
+export type * from './storage-shapes.js'
+
+export const AuthModule = AuthExports as Server.AuthModuleExports
+export const Config = ConfigExports as Server.ConfigModuleExports
+export const RestQuery = RestQueryExports as Server.RestQueryExports
+/** rest.create / rest.update: what Parse's ClassesRouter calls for a single-object write. */
+export const rest = RestExports as Server.RestExports
+export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
+export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports
+export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
+export const triggers = TriggersExports as Server.TriggersExports
+export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
-export const makeBatchRoutingPathFunction = ParseBatch.makeBatchRoutingPathFunction
+export const makeBatchRoutingPathFunction = (BatchExports as Server.BatchExports).makeBatchRoutingPathFunction
 
-export { AuthModule, Config, RestQuery, rest, SchemaCache, PostgresStorageAdapter, MongoStorageAdapter, GridFSBucketAdapter, SchemaRules, parseLogger, triggers, RedisPubSub }
+export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
+export const MongoStorageAdapter = (MongoExports as { MongoStorageAdapter: Storage.MongoAdapterClass }).MongoStorageAdapter
+export const GridFSBucketAdapter = (GridFSExports as { GridFSBucketAdapter: Storage.GridFSBucketAdapterClass }).GridFSBucketAdapter
+
+/** Parse.Cloud.run's encoding of a function's result (the SDK's private _encode). */
+export function encodeLikeCloudRun (value: unknown): unknown {
+  return (Parse as unknown as Server.ParseSdkPrivate)._encode(value)
+}

@@ -1,29 +1,30 @@
-// Parse's query engine loads the schema afresh for each step of one query: the
-// find and the count of a `count: 1` query each build a SchemaController (a new
-// Config, every class's schema data, its permissions copied), and a caller
-// without the master key adds more for its protected fields. Within one query
-// the schema cannot usefully change, so one load serves every step.
-
-interface DatabaseLike {
-  loadSchema (options?: { clearCache?: boolean }): Promise<unknown>
-}
+// Parse loads the schema afresh for each step of one operation: a find and the
+// count of a `count: 1` query each build a SchemaController (a new Config,
+// every class's schema data, its permissions copied), a caller without the
+// master key adds more for its protected fields, and one save builds four or
+// five. Parse's DatabaseController keeps none, so that one request never sees
+// two schemas; within one query or one write the schema cannot usefully change,
+// so one load serves every step of it.
+import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
 
 /**
- * A view of Parse's Config whose database controller loads the schema at most
- * once (a load that clears the cache still goes through). Everything else is
- * the shared config and controller themselves, read through the prototype.
+ * A view of Parse's Config whose database controller answers the schema this
+ * operation loaded last: a load asked with clearCache replaces it, a failed
+ * load is not kept. Everything else is the shared config and controller
+ * themselves, read through the prototype.
  */
-export function withOneSchemaLoad<C extends { database: DatabaseLike }> (config: C): C {
+export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C): C {
   const shared = config.database
-  let loaded: Promise<unknown> | undefined
-  const database = Object.create(shared, {
-    loadSchema: {
-      value: (options?: { clearCache?: boolean }) => {
-        if (options?.clearCache) return shared.loadSchema(options)
-        loaded ??= shared.loadSchema(options)
-        return loaded
-      }
-    }
-  }) as DatabaseLike
-  return Object.create(config, { database: { value: database } }) as C
+  const load = shared.loadSchema
+  let loaded: ReturnType<ParseDatabaseController['loadSchema']> | undefined
+  // Its own schemaPromise: Parse's loadSchema parks an in-flight load there.
+  const database = Object.create(shared, { schemaPromise: { value: null, writable: true, configurable: true } }) as ParseDatabaseController
+  database.loadSchema = function (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
+    if (loaded && !options?.clearCache) return loaded
+    const attempt = load.call(this, options)
+    loaded = attempt
+    attempt.catch(() => { if (loaded === attempt) loaded = undefined })
+    return attempt
+  }
+  return Object.create(config, { database: { value: database, enumerable: true } }) as C
 }

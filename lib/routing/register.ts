@@ -9,6 +9,7 @@ import { actingAs, callerWithoutLookup, resolveCaller, type Caller } from '../ac
 import { getUserRoles } from '../access/roles.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
+import { encodeLikeCloudRun } from '../parse/internals.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { Type } from '@sinclair/typebox'
@@ -266,8 +267,7 @@ function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
     // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
     if (typed) return reply.send({ result })
     // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
-    const encoded = (Parse as unknown as { _encode: (value: unknown) => unknown })._encode(result)
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encoded }))
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encodeLikeCloudRun(result) }))
   }
 }
 

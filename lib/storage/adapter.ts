@@ -13,7 +13,7 @@ import { refuseNul } from './nul.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainMissingPostgis } from './postgres/geo.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
-import { openOnServer } from './mongo/session.js'
+import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
 import { outage, reportingOutages } from './outages.js'
 import { isDatabaseUnavailable } from './unavailable.js'
@@ -75,6 +75,12 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         const session = await method.apply(proxy, args)
         await openOnServer(proxy, session)
         return session
+      }
+    }
+    if (property === 'abortTransactionalSession' && kind === 'mongo') {
+      return function (session: unknown) {
+        dropAfterAbort(session)
+        return method.call(proxy, session)
       }
     }
     if (READS.has(property)) {

@@ -3,12 +3,13 @@
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
-import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter } from '../parse/internals.js'
+import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
+import { boundedMongoOptions } from './mongo/bounded.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
@@ -38,7 +39,7 @@ export interface Database {
   /** The embedded PostgreSQL's data directory as it runs (it may have moved to a cache directory the OS user postgres can reach). */
   dataDir?: string
   /** Parse's adapter for this database, wrapped for transactions and version checks. */
-  adapter: PostgresStorageAdapter | MongoStorageAdapter
+  adapter: PostgresAdapter | MongoAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
   filesAdapter: unknown
   /** Whether the database can be reached right now (readiness, 503s); recovers by itself. */
@@ -94,8 +95,6 @@ function notice (options: DatabaseOptions): (line: string) => void {
 
 /** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
 export const DEFAULT_TIMEOUT_SECONDS = 15
-const MONGO_SERVER_SELECTION_MS = 5_000
-const MONGO_CONNECT_MS = 10_000
 
 function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, options: DatabaseOptions): Database {
   const kind = databaseKind(uri)
@@ -122,7 +121,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs, { schemaHooks: options.schemaHooks === true }), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   const adapter = wrapAdapter(raw, kind, availability)
   const filesAdapter = new GridFSBucketAdapter(uri)
@@ -139,20 +138,6 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       await adapter.handleShutdown()
       await (filesAdapter as { handleShutdown?: () => Promise<void> }).handleShutdown?.()
     }
-  }
-}
-
-/**
- * A connection that gets no answer within the bound (or no handshake within 10 s) is closed:
- * MongoNetworkTimeoutError, 503 — as query_timeout does on PostgreSQL. Timeouts set in the URI win.
- */
-function boundedMongoOptions (uri: string, timeoutMs: number): Record<string, unknown> {
-  const set = (name: string) => new RegExp(`[?&]${name}=`, 'i').test(uri)
-  const csot = set('timeoutMS') // the driver's own overall bound replaces the others
-  return {
-    ...(set('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: MONGO_SERVER_SELECTION_MS }),
-    ...(csot || set('socketTimeoutMS') ? {} : { socketTimeoutMS: timeoutMs }),
-    ...(csot || set('connectTimeoutMS') ? {} : { connectTimeoutMS: Math.min(MONGO_CONNECT_MS, timeoutMs) })
   }
 }
 

@@ -7,12 +7,9 @@ import { isTransient } from './transient.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
-/** The part of a Parse storage adapter that transactions need. */
-export interface TransactionalAdapter {
-  createTransactionalSession (): Promise<unknown>
-  commitTransactionalSession (session: unknown): Promise<unknown>
-  abortTransactionalSession (session: unknown): Promise<unknown>
-}
+import type { TransactionalAdapter } from '../parse/internals.js'
+
+export type { TransactionalAdapter }
 
 export interface TransactionOptions {
   /** How many times the body runs at most (the first run included). Default 3. */

@@ -10,7 +10,7 @@ const POSTGRES_TRANSIENT = new Set([
 const MONGO_TRANSIENT_CODES = new Set([112, 251]) // WriteConflict, NoSuchTransaction
 
 /** The database could not be reached: not a conflict between transactions, and no re-run helps. */
-const MONGO_UNREACHABLE = /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout)Error$/
+const MONGO_UNREACHABLE = /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|OperationTimeout)Error$/
 
 export function isTransient (error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {

@@ -23,7 +23,7 @@ const POSTGRES_MESSAGES = [
   /^Query read timeout/ // no answer within the query bound (lib/storage/postgres/bounded.ts)
 ]
 /** MongoDB driver errors that mean no server could be reached. */
-const MONGO_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'MongoPoolClearedError'])
+const MONGO_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'MongoPoolClearedError', 'MongoOperationTimeoutError'])
 
 interface ErrorLike { code?: unknown, name?: unknown, message?: unknown, cause?: unknown, underlyingError?: unknown, reason?: unknown }
 

@@ -4,23 +4,10 @@
 import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
+import type { MongoAdapter as ParseMongoAdapter } from '../../parse/internals.js'
+import type { IndexSpecification } from 'mongodb'
 
-interface MongoCollection {
-  indexes (): Promise<Array<{ name: string, key: Record<string, unknown>, unique?: boolean, [option: string]: unknown }>>
-  createIndex (key: Record<string, unknown>, options: Record<string, unknown>): Promise<string>
-  dropIndex (name: string): Promise<unknown>
-}
-interface MongoDatabase {
-  collection (name: string): MongoCollection
-  command (command: Record<string, unknown>): Promise<unknown>
-  createCollection (name: string, options: Record<string, unknown>): Promise<unknown>
-  listCollections (filter: Record<string, unknown>, options?: Record<string, unknown>): { toArray (): Promise<unknown[]> }
-}
-interface MongoAdapter {
-  connect (): Promise<unknown>
-  database: MongoDatabase
-  _collectionPrefix?: string
-}
+type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database' | '_collectionPrefix'>
 
 const BUILT_IN: Record<string, string> = { createdAt: '_created_at', updatedAt: '_updated_at', objectId: '_id' }
 
@@ -144,11 +131,11 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
       if (spec.unique) {
         // A plain index on the same keys would block the unique one: drop it first.
         for (const index of existing) {
-          if (!index.unique && index.name !== '_id_' && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
+          if (!index.unique && index.name !== undefined && index.name !== '_id_' && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
         }
       }
       // A build on a large collection may take long: no request bound (socketTimeoutMS) on it.
-      await collection.createIndex(key, { ...options, timeoutMS: 0 })
+      await collection.createIndex(key as IndexSpecification, { ...options, timeoutMS: 0 })
       report('created')
     } catch (error) {
       report('failed', (error as Error).message)

@@ -2,6 +2,7 @@
 // for Parse Server 9, and is it a replica set? Parse would otherwise wait half
 // a minute and fail vaguely, or run on a server it does not support.
 import { MongoClient } from 'mongodb'
+import type { MongoAdapter } from '../../parse/internals.js'
 
 /** Parse Server 9 supports MongoDB 7.0.16 and newer. */
 export const MINIMUM_MONGO_VERSION = '7.0.16'
@@ -32,7 +33,7 @@ export async function probeMongo (uri: string, displayURI: string, notice: (line
 
 /** One ping through Parse's own client: answers only when a server does. */
 export async function pingMongo (adapter: object): Promise<void> {
-  const mongo = adapter as { connect (): Promise<unknown>, database: { command (command: object): Promise<unknown> } }
+  const mongo = adapter as MongoAdapter
   await mongo.connect()
   await mongo.database.command({ ping: 1 })
 }

@@ -1,18 +1,17 @@
 // Inside a transaction, MongoDB reads must carry the transaction's session.
 // Parse's Mongo adapter opens collections through _adaptiveCollection(); this
 // hands out collections whose reads add { session }.
+import type { MongoAdapter } from '../../parse/internals.js'
 
 const READS = new Set(['find', 'countDocuments', 'aggregate', 'distinct', 'findOne'])
 
-type Adapter = { _adaptiveCollection (className: string): Promise<{ _mongoCollection: object }> }
-
 export function onTransaction (adapter: object, session: unknown): object {
-  const base = adapter as Adapter
-  return Object.create(adapter, {
+  const base = adapter as MongoAdapter
+  return Object.create(base, {
     _adaptiveCollection: {
       value: async (className: string) => {
         const collection = await base._adaptiveCollection(className)
-        const raw = collection._mongoCollection as Record<string, (...args: unknown[]) => unknown>
+        const raw = collection._mongoCollection as unknown as Record<string, (...args: unknown[]) => unknown>
         const withSession = new Proxy(raw, {
           get (target, property, receiver) {
             const value = Reflect.get(target, property, receiver)

@@ -6,24 +6,33 @@
 // "Database error". Opening the transaction with one small read, before the
 // session is handed out, leaves nothing to race.
 
-interface Session {
-  abortTransaction (): Promise<unknown>
-  endSession (): Promise<unknown>
-}
-interface Adapter {
-  database: { collection (name: string): { findOne (filter: object, options: object): Promise<unknown> } }
-  _collectionPrefix?: string
-}
+import type { MongoAdapter, MongoTransactionalSession } from '../../parse/internals.js'
 
-export async function openOnServer (adapter: object, session: unknown): Promise<void> {
-  const { database, _collectionPrefix } = adapter as Adapter
+export async function openOnServer (adapter: object, opened: unknown): Promise<void> {
+  const { database, _collectionPrefix } = adapter as MongoAdapter
+  const session = opened as MongoTransactionalSession
   try {
     // _SCHEMA exists once Parse has started; the transaction never writes to it.
     await database.collection(`${_collectionPrefix ?? ''}_SCHEMA`).findOne({}, { session, projection: { _id: 1 } })
   } catch (error) {
-    const open = session as Session
-    await open.abortTransaction().catch(() => {})
-    await open.endSession().catch(() => {})
+    await session.abortTransaction().catch(() => {})
+    await session.endSession().catch(() => {})
     throw error
   }
+}
+
+/**
+ * Before Parse aborts a transaction. The driver ignores a failed
+ * abortTransaction (as the MongoDB specifications say) and returns the
+ * session's server session to its pool; after a network error it drops that
+ * server session itself, after a timeout (timeoutMS) it does not. A server
+ * that stopped answering may then still hold the old transaction open on it
+ * when it is back, and the next transaction there would meet it. Marked
+ * dirty, the server session is dropped instead (aborts are rare: failures and
+ * conflicts).
+ */
+export function dropAfterAbort (opened: unknown): void {
+  const session = opened as MongoTransactionalSession
+  if (session.hasEnded) return
+  session.serverSession.isDirty = true
 }

@@ -5,6 +5,7 @@
 // queued behind it (a transaction's ROLLBACK, the next request on a pooled
 // connection) waits for it too. The kit's own long work (index builds, CHECK
 // constraints) runs on a connection taken out of the bound.
+import type { PostgresAdapter } from '../../parse/internals.js'
 
 /** Message node-postgres gives a query that got no answer within `query_timeout`. */
 export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
@@ -42,19 +43,13 @@ function closeTimedOutConnection (error: unknown, context: ErrorContext | undefi
   void end?.call(client)?.catch?.(() => {})
 }
 
-interface PgConnection {
-  client: { connectionParameters?: { query_timeout?: number | false } }
-  done (kill?: boolean): unknown
-}
-interface PgPool { connect (): Promise<PgConnection> }
-
 /**
  * Runs `work` on an adapter whose queries share one pooled connection with no
  * query bound: index builds and constraint checks on a large table may take
  * minutes, and are the kit's own work, not a request waiting for an answer.
  */
 export async function withoutQueryBound<A extends object, R> (adapter: A, work: (unbounded: A) => Promise<R>): Promise<R> {
-  const pool = (adapter as { _client?: PgPool })._client
+  const pool = (adapter as Partial<PostgresAdapter>)._client
   if (!pool) return work(adapter)
   const connection = await pool.connect()
   const parameters = connection.client.connectionParameters

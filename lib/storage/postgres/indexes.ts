@@ -4,17 +4,11 @@
 import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
+import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
 import { withoutQueryBound } from './bounded.js'
 
-interface PgClient {
-  none (query: string, values?: unknown): Promise<null>
-  any (query: string, values?: unknown): Promise<Array<Record<string, unknown>>>
-}
-interface PgAdapter {
-  _client: PgClient
-  _pgp: { as: { format (query: string, values?: unknown): string } }
-  ensureUniqueness (className: string, schema: unknown, fieldNames: string[]): Promise<void>
-}
+type PgAdapter = Pick<PostgresAdapter, '_client' | '_pgp' | 'ensureUniqueness'>
+type PgClient = PgQueries
 
 type Format = (query: string, values?: unknown) => string
 

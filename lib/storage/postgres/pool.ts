@@ -1,11 +1,11 @@
-import type { PostgresStorageAdapter } from '../../parse/internals.js'
+import type { PostgresAdapter } from '../../parse/internals.js'
 
 /**
  * Parse's handleShutdown() ends the pg pool without awaiting it. Stopping the
  * server before the pool's connections close kills the process with
  * "terminating connection due to administrator command", so wait here.
  */
-export async function waitForPostgresPool (adapter: PostgresStorageAdapter, timeoutMs = 10_000): Promise<void> {
+export async function waitForPostgresPool (adapter: PostgresAdapter, timeoutMs = 10_000): Promise<void> {
   const pool = adapter._client?.$pool
   if (!pool) return
   // Clients still closing may hear the server stop; that is expected now, not a crash.
@@ -19,5 +19,5 @@ export async function waitForPostgresPool (adapter: PostgresStorageAdapter, time
 
 /** One trivial query on Parse's own pool: answers only when the server does. */
 export async function pingPostgres (adapter: object): Promise<void> {
-  await (adapter as { _client: { one (query: string): Promise<unknown> } })._client.one('SELECT 1')
+  await (adapter as PostgresAdapter)._client.one('SELECT 1')
 }

@@ -11,11 +11,11 @@
 //   query emits them), so two transactions taking the same rows in another
 //   order queue instead of deadlocking.
 
-interface PgTx { any (query: string, values?: unknown): Promise<unknown> }
+import type { PostgresTransactionalSession } from '../../parse/internals.js'
 
 /** `this` for a Parse adapter method, with its queries sent to the transaction. */
 export function onTransaction (adapter: object, session: unknown, lockRows: boolean): object {
-  const tx = (session as { t: PgTx }).t
+  const tx = (session as PostgresTransactionalSession).t
   const client = lockRows
     ? new Proxy(tx, {
       get (target, property, receiver) {

@@ -6,21 +6,12 @@
 // Here the failure of BEGIN rejects the returned promise, and `result` is
 // always handled (commit and abort still hand its outcome to their callers).
 
-interface PgTask { batch (values: unknown[]): Promise<unknown> }
-interface PgClient { tx (callback: (t: PgTask) => Promise<unknown>): Promise<unknown> }
+import type { PostgresAdapter, PostgresTransactionalSession } from '../../parse/internals.js'
 
-export interface PostgresSession {
-  t: PgTask
-  batch: unknown[]
-  promise: Promise<unknown>
-  resolve: (value: unknown) => void
-  result: Promise<unknown>
-}
-
-export function openTransaction (adapter: object): Promise<PostgresSession> {
-  const client = (adapter as { _client: PgClient })._client
+export function openTransaction (adapter: object): Promise<PostgresTransactionalSession> {
+  const client = (adapter as PostgresAdapter)._client
   return new Promise((resolve, reject) => {
-    const session = { batch: [] as unknown[] } as unknown as PostgresSession
+    const session = { batch: [] as unknown[] } as unknown as PostgresTransactionalSession
     session.result = client.tx((t) => {
       session.t = t
       session.promise = new Promise((settle) => { session.resolve = settle }) // eslint-disable-line promise/param-names -- resolve names the outer promise's

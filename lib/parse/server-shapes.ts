@@ -1,0 +1,117 @@
+// What the kit uses of Parse Server's private modules (Auth, Config,
+// RestQuery, SchemaController, triggers, logger, batch, the schema cache and
+// Redis pub/sub). One declaration per shape; test/parse-contract.test.ts
+// checks every name, arity and argument position against Parse.
+import type Parse from 'parse/node'
+
+/** What a request runs as: Parse's Auth (master, nobody, or a user). */
+export interface ParseAuth {
+  user?: Parse.User
+  getUserRoles (): Promise<string[]>
+}
+
+/** Parse's database controller, as the kit reads it off a Config. */
+export interface ParseDatabaseController {
+  adapter: unknown
+  loadSchema (options?: { clearCache?: boolean }): Promise<SchemaController>
+}
+
+/** Parse's per-application Config (Config.get). */
+export interface ParseConfig {
+  extendSessionOnUse?: boolean
+  cacheController?: { user: { get (sessionToken: string): Promise<unknown> } }
+  database: ParseDatabaseController
+}
+
+export interface AuthModuleExports {
+  Auth: new (options: { config: ParseConfig, isMaster?: boolean, user?: Parse.User, installationId?: string }) => ParseAuth
+  master (config: ParseConfig): ParseAuth
+  nobody (config: ParseConfig): ParseAuth
+  getAuthForSessionToken (options: { config: ParseConfig, sessionToken: string, installationId?: string }): Promise<ParseAuth>
+}
+
+export interface ConfigModuleExports {
+  get (appId: string, mount?: string): ParseConfig | undefined
+}
+
+/** What rest.create / rest.update answer. */
+export interface RestWriteResult {
+  response: Record<string, unknown>
+  status?: number
+  headers?: Record<string, string>
+  location?: string
+}
+
+export interface RestExports {
+  create (config: unknown, auth: unknown, className: string, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<RestWriteResult>
+  update (config: unknown, auth: unknown, className: string, restWhere: Record<string, unknown>, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<RestWriteResult>
+}
+
+export interface RestQueryOptions {
+  method: string
+  config: ParseConfig
+  auth: ParseAuth
+  className: string
+  restWhere?: Record<string, unknown>
+  restOptions?: Record<string, unknown>
+  context?: Record<string, unknown>
+}
+
+export interface RestQueryExports {
+  (options: RestQueryOptions): Promise<{ execute (): Promise<{ results: Array<Record<string, unknown>>, count?: number }> }>
+  Method: { find: string }
+}
+
+/** A SchemaController instance: the loaded schema and the checks every save runs through. */
+export interface SchemaController {
+  schemaData: Record<string, unknown>
+  getExpectedType (className: string, fieldName: string): unknown
+  enforceClassExists (className: string): Promise<SchemaController>
+  enforceFieldExists (className: string, fieldName: string, type: unknown, isValidation?: boolean, maintenance?: boolean): unknown
+}
+
+export interface SchemaControllerExports {
+  classNameIsValid (className: string): boolean
+  fieldNameIsValid (fieldName: string, className?: string): boolean
+  systemClasses: readonly string[]
+  defaultColumns: Record<string, Record<string, unknown> | undefined> & { _Default: Record<string, unknown> }
+  SchemaController: { prototype: SchemaController }
+}
+
+export interface LoggerExports {
+  getLogger (): { error (...args: unknown[]): unknown }
+}
+
+export interface SchemaCacheExports {
+  default: { clear (): void }
+}
+
+export interface BatchExports {
+  /** How Parse's /batch turns an inner request's path into the path its router runs. */
+  makeBatchRoutingPathFunction (originalUrl: string, serverURL?: string, publicServerURL?: string): (requestPath: string) => string
+}
+
+export type TriggerHandler = (request: unknown) => unknown
+
+export interface TriggersExports {
+  Types: Record<'afterSave' | 'afterDelete', string>
+  getTrigger (className: string, triggerType: string, applicationId: string): TriggerHandler | undefined
+  getValidator (name: string, applicationId: string): unknown
+  removeTrigger (type: string, className: string, applicationId: string): void
+  addTrigger (type: string, className: string, handler: TriggerHandler, applicationId: string, validator?: unknown): void
+}
+
+export interface RedisPubSubConfig { redisURL: string, redisOptions?: Record<string, unknown> }
+
+export interface RedisPubSubExports {
+  RedisPubSub: {
+    createPublisher (config: RedisPubSubConfig): unknown
+    createSubscriber (config: RedisPubSubConfig): unknown
+  }
+}
+
+/** Private members of the Parse JavaScript SDK. */
+export interface ParseSdkPrivate {
+  /** Encodes a value the way Parse.Cloud.run's answer carries it. */
+  _encode (value: unknown): unknown
+}
