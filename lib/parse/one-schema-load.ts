@@ -17,14 +17,17 @@ export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (conf
   const shared = config.database
   const load = shared.loadSchema
   let loaded: ReturnType<ParseDatabaseController['loadSchema']> | undefined
-  // Its own schemaPromise: Parse's loadSchema parks an in-flight load there.
-  const database = Object.create(shared, { schemaPromise: { value: null, writable: true, configurable: true } }) as ParseDatabaseController
-  database.loadSchema = function (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
+  function loadSchema (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
     if (loaded && !options?.clearCache) return loaded
     const attempt = load.call(this, options)
     loaded = attempt
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt
   }
+  // Its own schemaPromise: Parse's loadSchema parks an in-flight load there.
+  const database = Object.create(shared, {
+    schemaPromise: { value: null, writable: true, configurable: true },
+    loadSchema: { value: loadSchema, writable: true, configurable: true }
+  }) as ParseDatabaseController
   return Object.create(config, { database: { value: database, enumerable: true } }) as C
 }
