@@ -105,5 +105,15 @@ function checkFields (where: string, fields: Record<string, ValidationField>, fa
     for (const key of Object.keys(field)) if (!FIELD_KEYS.has(key)) fail(`${where}.${name}.${key}`, `is not supported (known: ${[...FIELD_KEYS].join(', ')})`)
     if (!TYPE_NAMES.includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
     if (field.options !== undefined && (!Array.isArray(field.options) || field.options.length === 0)) fail(`${where}.${name}.options`, 'must be a non-empty list of allowed values')
+    // The two schema errors a field could carry into its JSON schema: refused here, since the
+    // schema itself is compiled only on the function's first call (routing/lazy-validation.ts).
+    const repeated = field.options?.find((value, i) => field.options!.findIndex((other) => sameValue(other, value)) !== i)
+    if (repeated !== undefined) fail(`${where}.${name}.options`, `lists ${JSON.stringify(repeated)} twice`)
+    if (field.description !== undefined && typeof field.description !== 'string') fail(`${where}.${name}.description`, 'must be text')
   }
+}
+
+/** Equal as JSON Schema compares enum items (deep, by value). */
+function sameValue (a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b)
 }

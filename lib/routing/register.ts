@@ -11,6 +11,7 @@ import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
+import { lazyValidation, type LazyValidation } from './lazy-validation.js'
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
@@ -48,12 +49,13 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    for (const fn of functions) registerFunction(scope, fn, options)
+    const validation = lazyValidation(scope)
+    for (const fn of functions) registerFunction(scope, fn, options, validation)
   })
   return functions
 }
 
-function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
+function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, validation: LazyValidation): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
   const returns = outputSchema(fn.options)
@@ -69,6 +71,8 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       method: methods,
       url,
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
+      // Compiled on first use (boot stays cheap with many functions), shared with the twin.
+      ...(schema ? { validatorCompiler: validation.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
       preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn)] : preValidation,
