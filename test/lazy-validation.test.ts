@@ -70,7 +70,7 @@ t.test('entity route and twin validate alike, whether compiled at boot or on fir
 })
 
 t.test('field options that would make a broken schema are refused at import', async (t) => {
-  const declare = (field: object) => () => CloudFunction({ validation: { fields: { f: field } } } as never)(class Owner {}, 'fn', { value: () => {} })
+  const declare = (field: object) => () => CloudFunction({ validation: { fields: { f: field } } } as never)(class Owner {}, 'fn', { value: () => {} } as never)
   t.throws(declare({ type: String, options: ['a', 'b', 'a'] }), /validation\.fields\.f\.options" lists "a" twice/)
   t.throws(declare({ type: String, description: 5 }), /validation\.fields\.f\.description" must be text/)
 })
@@ -78,7 +78,7 @@ t.test('field options that would make a broken schema are refused at import', as
 t.test('a malformed response schema still fails boot', async (t) => {
   // After the first kit has closed (one kit per process), with a function declared for this boot only.
   class Broken {}
-  CloudFunction({ returns: Type.Unsafe({ type: 'nonsense' }) })(Broken, 'broken', { value: () => ({}) })
+  CloudFunction({ returns: Type.Unsafe({ type: 'nonsense' }) })(Broken, 'broken', { value: () => ({}) } as never)
   Route('broken')(Broken)
   resetKitConfig()
   const dir = tempDir()

@@ -7,7 +7,8 @@
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale, --no-rate-limit-store,
-// --render (only rewrite latest.md from latest.json), --only=<labels or keys>
+// --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
+// printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_FSYNC=1.
@@ -434,7 +435,18 @@ function renderOnly (): void {
   process.stdout.write(markdown)
 }
 
-const run = args.has('--render') ? Promise.resolve().then(renderOnly) : main()
+/** Only the scale part (boot time, CPU and memory by number of functions): printed, latest.* left as they are. */
+async function scaleOnly (): Promise<void> {
+  const scale = await measureScale()
+  const base = scale.sizes[0]
+  const cpu = (functions: number) => round(median(scale.samples.filter((sample) => sample.functions === functions).map((sample) => sample.bootCpuMs ?? NaN)))
+  process.stdout.write('| functions | routes | boot ms | above 0 | boot CPU ms | above 0 | routes ms | RSS MB | heap MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+  for (const size of scale.sizes) {
+    process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
+  }
+}
+
+const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : main()
 run.catch((error) => {
   process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
   process.exitCode = 1

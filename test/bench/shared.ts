@@ -59,6 +59,8 @@ export interface ScaleSample {
   declareMs: number
   /** register(kitPlugin) → ready(): database, Parse Server, mount, routes, schemas. */
   bootMs: number
+  /** CPU time of this process (user + system) over the same span: steadier than bootMs on a busy machine. */
+  bootCpuMs?: number
   /** First to last declared route registered (the part of boot that depends on N before schema compilation). */
   routeSpanMs: number
   /** First GET /api-docs/json (the document is built), then a second one; null when the docs option is unavailable. */
