@@ -11,7 +11,7 @@
 // printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
-// (10,100,1000), BENCH_FSYNC=1.
+// (10,100,1000), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
 import os from 'node:os'
@@ -46,6 +46,8 @@ const settings = {
   scale: !args.has('--no-scale')
 }
 const TSX = ['--import', 'tsx']
+// Extra node/V8 flags for the bench server only (e.g. BENCH_SERVER_FLAGS=--max-semi-space-size=8), to weigh a production flag.
+const serverFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
 const began = performance.now()
 // Server (with the PostgreSQL it starts) on some cores, this process (autocannon) on the others.
 const cores = coreLayout()
@@ -69,7 +71,8 @@ class ServerProcess {
 
   constructor (logFile: string) {
     const output = createWriteStream(logFile)
-    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    // --expose-gc only lets the runner ask for the live heap after the load (memory-live); it changes no heap sizing.
+    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: [...TSX, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     // Before it boots: PostgreSQL, started by the server, inherits the mask.
     if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
@@ -194,6 +197,9 @@ async function measureThroughput (server: ServerProcess, ready: ServerReady, all
       if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
       log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
+    // Growth from round to round would be a leak; a plateau is the heap V8 keeps for the load.
+    const memory = await server.send<MemorySample>({ cmd: 'memory' })
+    log(`after round ${r + 1}: rss ${memory.rssMB} MB, heap used ${memory.heapUsedMB} MB`)
   }
   return samples
 }
@@ -379,6 +385,7 @@ async function main (): Promise<void> {
   let samples: Map<string, RoundSample[]>
   let profiles: Record<string, ScenarioProfile> | undefined
   let memoryAfterLoad: MemorySample
+  let memoryAfterLoadLive: MemorySample
   let all: Scenario[]
   try {
     ready = await server.ready
@@ -388,6 +395,8 @@ async function main (): Promise<void> {
     if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
     samples = await measureThroughput(server, ready, all)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
+    memoryAfterLoadLive = await server.send<MemorySample>({ cmd: 'memory-live' })
+    log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
     if (settings.profile) profiles = await profileScenarios(server, ready, all)
   } finally {
     await server.close()
@@ -412,7 +421,7 @@ async function main (): Promise<void> {
       pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
+    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
     scenarios,
     ratios,
     profiles,

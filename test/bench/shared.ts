@@ -30,6 +30,8 @@ export type Command =
   | { id: number, cmd: 'profile-start' }
   | { id: number, cmd: 'profile-stop', file: string }
   | { id: number, cmd: 'memory' }
+  /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this). */
+  | { id: number, cmd: 'memory-live' }
   | { id: number, cmd: 'close' }
 
 export type Reply = { id: number, ok: true, value?: unknown } | { id: number, ok: false, error: string }
