@@ -2,7 +2,8 @@
 // many functions): validation must stay exactly what Fastify's own compile gave —
 // the entity route and its /functions twin answer alike, for the function whose
 // route Fastify compiled at boot and for those compiled later — and a schema error
-// is still refused before the server runs.
+// is still refused before the server runs (response schemas, compiled at boot once
+// per schema object: lib/routing/shared-serializers.ts).
 import t from 'tap'
 import Parse from 'parse/node'
 import { Type } from '@sinclair/typebox'
@@ -77,7 +78,9 @@ t.test('field options that would make a broken schema are refused at import', as
 
 t.test('a malformed response schema still fails boot', async (t) => {
   // After the first kit has closed (one kit per process), with a function declared for this boot only.
+  // A sound response schema first: Fastify compiles that one itself, the broken one goes through the kit's shared compiler.
   class Broken {}
+  CloudFunction({ returns: Type.Object({ ok: Type.Boolean() }) })(Broken, 'sound', { value: () => ({ ok: true }) } as never)
   CloudFunction({ returns: Type.Unsafe({ type: 'nonsense' }) })(Broken, 'broken', { value: () => ({}) } as never)
   Route('broken')(Broken)
   resetKitConfig()

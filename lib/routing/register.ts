@@ -12,6 +12,7 @@ import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { lazyValidation, type LazyValidation } from './lazy-validation.js'
+import { sharedSerializers, type SharedSerializers } from './shared-serializers.js'
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
@@ -49,13 +50,13 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    const validation = lazyValidation(scope)
-    for (const fn of functions) registerFunction(scope, fn, options, validation)
+    const compilers = { validation: lazyValidation(scope), serializers: sharedSerializers(scope) }
+    for (const fn of functions) registerFunction(scope, fn, options, compilers)
   })
   return functions
 }
 
-function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, validation: LazyValidation): void {
+function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, compilers: { validation: LazyValidation, serializers: SharedSerializers }): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
   const returns = outputSchema(fn.options)
@@ -72,7 +73,9 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       url,
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       // Compiled on first use (boot stays cheap with many functions), shared with the twin.
-      ...(schema ? { validatorCompiler: validation.forRoute() } : {}),
+      ...(schema ? { validatorCompiler: compilers.validation.forRoute() } : {}),
+      // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
+      ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
       preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn)] : preValidation,
