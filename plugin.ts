@@ -19,7 +19,7 @@ import { functionsServed, type DeclaredFunction } from './lib/routing/registry.j
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
-import { openCluster, type Cluster } from './lib/cluster/index.js'
+import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
 
@@ -98,6 +98,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
 
     // 3b. Cluster mode: Redis for rate limits, role cache evictions, Parse's cache and LiveQuery.
     if (options.redis) {
+      // Loaded only in cluster mode: a single instance never needs the Redis client.
+      const { openCluster } = await import('./lib/cluster/index.js')
       cluster = await openCluster({
         url: options.redis,
         appId: options.appId,

@@ -111,5 +111,15 @@ export function checkCloudFunctionOptions (where: string, options: CloudFunction
 function checkTypeNames (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
   for (const [name, field] of Object.entries(fields)) {
     if (!(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    // A repeated allowed value is the one schema error a field could carry into its JSON schema:
+    // refused here, since the schema itself is compiled only on the function's first call
+    // (routing/lazy-validation.ts).
+    const repeated = field.options?.find((value, i) => field.options!.findIndex((other) => sameValue(other, value)) !== i)
+    if (repeated !== undefined) fail(`${where}.${name}.options`, `lists ${JSON.stringify(repeated)} twice`)
   }
+}
+
+/** Equal as JSON Schema compares enum items (deep, by value). */
+function sameValue (a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b)
 }

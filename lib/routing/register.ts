@@ -12,6 +12,8 @@ import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { encodeLikeCloudRun } from '../parse/internals.js'
 import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
+import { lazyValidation, type LazyValidation } from './lazy-validation.js'
+import { sharedSerializers, type SharedSerializers } from './shared-serializers.js'
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
@@ -49,12 +51,13 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    for (const fn of functions) registerFunction(scope, fn, options)
+    const compilers = { validation: lazyValidation(scope), serializers: sharedSerializers(scope) }
+    for (const fn of functions) registerFunction(scope, fn, options, compilers)
   })
   return functions
 }
 
-function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions): void {
+function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, compilers: { validation: LazyValidation, serializers: SharedSerializers }): void {
   const base = options.mountPath === '/' ? '' : options.mountPath
   const schema = inputSchema(fn.options)
   const returns = outputSchema(fn.options)
@@ -76,6 +79,10 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       method: methods,
       url,
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
+      // Compiled on first use (boot stays cheap with many functions), shared with the twin.
+      ...(schema ? { validatorCompiler: compilers.validation.forRoute() } : {}),
+      // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
+      ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
       preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,

@@ -7,10 +7,11 @@
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale, --no-rate-limit-store,
-// --render (only rewrite latest.md from latest.json), --only=<labels or keys>
+// --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
+// printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
-// (10,100,1000), BENCH_FSYNC=1.
+// (10,100,1000), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
 import os from 'node:os'
@@ -45,6 +46,8 @@ const settings = {
   scale: !args.has('--no-scale')
 }
 const TSX = ['--import', 'tsx']
+// Extra node/V8 flags for the bench server only (e.g. BENCH_SERVER_FLAGS=--max-semi-space-size=8), to weigh a production flag.
+const serverFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
 const began = performance.now()
 // Server (with the PostgreSQL it starts) on some cores, this process (autocannon) on the others.
 const cores = coreLayout()
@@ -68,7 +71,8 @@ class ServerProcess {
 
   constructor (logFile: string) {
     const output = createWriteStream(logFile)
-    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    // --expose-gc only lets the runner ask for the live heap after the load (memory-live); it changes no heap sizing.
+    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: [...TSX, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     // Before it boots: PostgreSQL, started by the server, inherits the mask.
     if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
@@ -193,6 +197,9 @@ async function measureThroughput (server: ServerProcess, ready: ServerReady, all
       if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
       log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
+    // Growth from round to round would be a leak; a plateau is the heap V8 keeps for the load.
+    const memory = await server.send<MemorySample>({ cmd: 'memory' })
+    log(`after round ${r + 1}: rss ${memory.rssMB} MB, heap used ${memory.heapUsedMB} MB`)
   }
   return samples
 }
@@ -378,6 +385,7 @@ async function main (): Promise<void> {
   let samples: Map<string, RoundSample[]>
   let profiles: Record<string, ScenarioProfile> | undefined
   let memoryAfterLoad: MemorySample
+  let memoryAfterLoadLive: MemorySample
   let all: Scenario[]
   try {
     ready = await server.ready
@@ -387,6 +395,8 @@ async function main (): Promise<void> {
     if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
     samples = await measureThroughput(server, ready, all)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
+    memoryAfterLoadLive = await server.send<MemorySample>({ cmd: 'memory-live' })
+    log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
     if (settings.profile) profiles = await profileScenarios(server, ready, all)
   } finally {
     await server.close()
@@ -411,7 +421,7 @@ async function main (): Promise<void> {
       pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
+    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
     scenarios,
     ratios,
     profiles,
@@ -434,7 +444,18 @@ function renderOnly (): void {
   process.stdout.write(markdown)
 }
 
-const run = args.has('--render') ? Promise.resolve().then(renderOnly) : main()
+/** Only the scale part (boot time, CPU and memory by number of functions): printed, latest.* left as they are. */
+async function scaleOnly (): Promise<void> {
+  const scale = await measureScale()
+  const base = scale.sizes[0]
+  const cpu = (functions: number) => round(median(scale.samples.filter((sample) => sample.functions === functions).map((sample) => sample.bootCpuMs ?? NaN)))
+  process.stdout.write('| functions | routes | boot ms | above 0 | boot CPU ms | above 0 | routes ms | RSS MB | heap MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+  for (const size of scale.sizes) {
+    process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
+  }
+}
+
+const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : main()
 run.catch((error) => {
   process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
   process.exitCode = 1

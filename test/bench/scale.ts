@@ -67,7 +67,7 @@ const docsOption = { docs: { title: 'fastify-parse-kit bench', version: '0.0.0' 
 
 const profiler = profileFile ? new PhaseProfiler() : undefined
 
-async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, routeTimes: number[] }> {
+async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, bootCpuMs: number, routeTimes: number[] }> {
   const app = Fastify({ logger: { level: 'warn' }, pluginTimeout: 180_000 })
   const routeTimes: number[] = []
   const declaredPrefix = `${MOUNT}/generated-`
@@ -76,9 +76,11 @@ async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs:
   })
   const options = (withDocs ? { ...baseOptions, ...docsOption } : baseOptions) as KitOptions
   const started = performance.now()
+  const cpu = process.cpuUsage()
   await app.register(kitPlugin, options)
   await app.ready()
-  return { app, bootMs: performance.now() - started, routeTimes }
+  const { user, system } = process.cpuUsage(cpu)
+  return { app, bootMs: performance.now() - started, bootCpuMs: (user + system) / 1000, routeTimes }
 }
 
 function docsUnsupported (error: unknown): boolean {
@@ -98,7 +100,7 @@ try {
   docsNote = 'kitPlugin has no `docs` option in this checkout: OpenAPI generation not measured'
   booted = await boot(false)
 }
-const { app, bootMs, routeTimes } = booted
+const { app, bootMs, bootCpuMs, routeTimes } = booted
 const memory = memorySample()
 
 let docsFirstMs: number | null = null
@@ -126,6 +128,7 @@ const sample: ScaleSample = {
   declaredRoutes: routeTimes.length,
   declareMs,
   bootMs,
+  bootCpuMs,
   routeSpanMs: routeTimes.length > 1 ? routeTimes[routeTimes.length - 1] - routeTimes[0] : 0,
   docsFirstMs,
   docsSecondMs,

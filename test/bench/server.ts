@@ -128,6 +128,9 @@ async function perform (command: Command): Promise<unknown> {
     case 'profile-start': return profiler.start()
     case 'profile-stop': return profiler.stop(command.file)
     case 'memory': return memorySample()
+    case 'memory-live':
+      (globalThis as { gc?: () => void }).gc?.()
+      return memorySample()
     case 'close': return close()
   }
 }

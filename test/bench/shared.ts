@@ -30,6 +30,8 @@ export type Command =
   | { id: number, cmd: 'profile-start' }
   | { id: number, cmd: 'profile-stop', file: string }
   | { id: number, cmd: 'memory' }
+  /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this). */
+  | { id: number, cmd: 'memory-live' }
   | { id: number, cmd: 'close' }
 
 export type Reply = { id: number, ok: true, value?: unknown } | { id: number, ok: false, error: string }
@@ -59,6 +61,8 @@ export interface ScaleSample {
   declareMs: number
   /** register(kitPlugin) → ready(): database, Parse Server, mount, routes, schemas. */
   bootMs: number
+  /** CPU time of this process (user + system) over the same span: steadier than bootMs on a busy machine. */
+  bootCpuMs?: number
   /** First to last declared route registered (the part of boot that depends on N before schema compilation). */
   routeSpanMs: number
   /** First GET /api-docs/json (the document is built), then a second one; null when the docs option is unavailable. */
