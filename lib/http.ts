@@ -11,12 +11,17 @@ import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } 
  */
 export function acceptTextPlainJson (scope: FastifyInstance): void {
   const json = scope.getDefaultJsonParser('error', 'error')
-  scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
-    const text = (body as string).trim()
-    if (text === '') return done(null, undefined)
-    if (text.startsWith('{') || text.startsWith('[')) return json(request, text, done)
-    done(null, body)
-  })
+  scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => textPlainBody(json, request, body as string, done))
+}
+
+type JsonParser = ReturnType<FastifyInstance['getDefaultJsonParser']>
+type ParserDone = NonNullable<Parameters<JsonParser>[2]>
+
+function textPlainBody (json: JsonParser, request: FastifyRequest, body: string, done: ParserDone): unknown {
+  const text = body.trim()
+  if (text === '') return done(null, undefined)
+  if (text.startsWith('{') || text.startsWith('[')) return json(request, text, done)
+  done(null, body)
 }
 
 /**
@@ -24,24 +29,34 @@ export function acceptTextPlainJson (scope: FastifyInstance): void {
  * multipart as JSON, whatever its type (or none), and honours `_method` in all of
  * them. The mount parses them the same way first, under Fastify's body limit, so
  * the gate sees what Parse will act on (Parse then receives that object and does
- * not parse again). Multipart bodies, and uploads (`skip`), stay unread for Parse.
+ * not parse again); text/plain keeps the SDKs' JSON-in-text (acceptTextPlainJson).
+ * Multipart bodies, and uploads (`skip`) of any type, stay unread for Parse: every
+ * parser in the scope is the mount's own, because a body read here would leave
+ * Parse's files router waiting for a stream already consumed.
  */
 export function readBodyAsParseDoes (scope: FastifyInstance, skip: (request: FastifyRequest) => boolean): void {
   const json = scope.getDefaultJsonParser('error', 'error')
   const limit = scope.initialConfig.bodyLimit ?? 1024 * 1024
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+  const unlessUpload = (parse: (request: FastifyRequest, text: string, done: ParserDone) => unknown) =>
+    (request: FastifyRequest, payload: NodeJS.ReadableStream, done: ParserDone) => {
+      if (skip(request)) return done(null)
+      readLimited(payload, limit, request.headers['content-length'], (error, text) => {
+        if (error) return done(error, undefined)
+        parse(request, text!, done)
+      })
+    }
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('application/json', unlessUpload(json))
+  scope.addContentTypeParser('text/plain', unlessUpload((request, text, done) => textPlainBody(json, request, text, done)))
+  scope.addContentTypeParser('application/x-www-form-urlencoded', unlessUpload((_request, text, done) => {
     // A plain object (querystring gives a null-prototype one); repeated keys become arrays, as in Parse.
-    done(null, Object.fromEntries(Object.entries(parseQueryString(body as string))))
-  })
+    done(null, Object.fromEntries(Object.entries(parseQueryString(text))))
+  }))
   scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null))
-  scope.addContentTypeParser('*', (request, payload, done) => {
-    if (skip(request)) return done(null)
-    readLimited(payload, limit, request.headers['content-length'], (error, text) => {
-      if (error) return done(error, undefined)
-      if (text!.trim() === '') return done(null, undefined)
-      json(request, text!, done)
-    })
-  })
+  scope.addContentTypeParser('*', unlessUpload((request, text, done) => {
+    if (text.trim() === '') return done(null, undefined)
+    json(request, text, done)
+  }))
 }
 
 function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: string | undefined, done: (error: FastifyError | null, text?: string) => void): void {

@@ -12,6 +12,8 @@ export function parseConfig (appId: string): ParseConfig {
   if (cached.appId !== appId || !cached.config) {
     const config = Config.get(appId)
     if (!config) throw new Error(`Parse Server is not running in this process (no application ${appId})`)
+    // Parse takes the mount from each request; in-process there is none: the configured address.
+    config.mount = config.serverURL
     cached.appId = appId
     cached.config = config
   }

@@ -13,7 +13,7 @@ import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, type M
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
-import { acceptTextPlainJson, readBodyAsParseDoes, replyWithParseShape } from '../http.js'
+import { readBodyAsParseDoes, replyWithParseShape } from '../http.js'
 import { mapRequestTarget, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
@@ -65,7 +65,6 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     done()
   })
   await fastify.register(async (scope) => {
-    acceptTextPlainJson(scope)
     readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
     // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.

@@ -4,6 +4,7 @@ import { ParseServer } from 'parse-server'
 import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
+import { locateFilesAtServerURL } from './file-urls.js'
 
 export interface ParseHostOptions {
   appId: string
@@ -51,6 +52,8 @@ export const KIT_PARSE_DEFAULTS: Record<string, unknown> = {
 }
 
 export async function startParseServer (options: ParseHostOptions): Promise<ParseHost> {
+  // Only the kit's own adapter: one the application passes (parseServerOptions.filesAdapter) locates its files itself.
+  if (options.filesAdapter && options.overrides?.filesAdapter === undefined) locateFilesAtServerURL(options.filesAdapter, options.serverURL)
   const config = mergeOptions(KIT_PARSE_DEFAULTS, {
     appId: options.appId,
     masterKey: options.masterKey,

@@ -18,6 +18,9 @@ export interface ParseDatabaseController {
 
 /** Parse's per-application Config (Config.get). */
 export interface ParseConfig {
+  /** The API's root URL (file urls, Location headers); Parse derives it from each request. */
+  mount?: string
+  serverURL?: string
   extendSessionOnUse?: boolean
   cacheController?: { user: { get (sessionToken: string): Promise<unknown> } }
   database: ParseDatabaseController
