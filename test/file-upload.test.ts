@@ -95,6 +95,11 @@ t.test('a file\'s url is {serverURL}/files/{appId}/{name} on every read path', a
   const rest = await kit.request('GET', '/parse/classes/Album', { headers: appHeaders })
   t.equal(rest.status, 200, rest.text)
   t.same(rest.json.results[0].cover, expected, 'REST find')
+  // Parse works its mount out from the URL's length before and after decoding: a percent-encoded query once shifted it.
+  const where = encodeURIComponent(JSON.stringify({ title: 'one' }))
+  const filtered = await kit.request('GET', `/parse/classes/Album?where=${where}`, { headers: appHeaders })
+  t.equal(filtered.status, 200, filtered.text)
+  t.same(filtered.json.results[0].cover, expected, 'REST find with an encoded query')
   const rows = await kit.request('GET', '/parse/albums/albumRows', { headers: appHeaders })
   t.equal(rows.status, 200, rows.text)
   t.same(rows.json.results[0].cover, expected, 'queryRows in a handler')
