@@ -115,3 +115,28 @@ t.test('a file\'s url is {serverURL}/files/{appId}/{name} on every read path', a
   t.equal(served.status, 200)
   t.equal(await served.text(), 'cover bytes')
 })
+
+t.test('a file url serves without headers once GET /files is opened, as Parse serves it (<img src>)', async (t) => {
+  const kit = await startKit(t, { serverURL: SERVER_URL, allowedRoutes: [{ path: '/files/*', methods: ['GET'] }] })
+  const created = await upload(kit.origin, 'open.txt', 'shown', 'text/plain')
+  t.equal(created.status, 201, created.text)
+  const path = new URL(created.json.url).pathname
+  const served = await fetch(kit.origin + path)
+  t.equal(served.status, 200, 'no app id header: the path names the app')
+  t.equal(await served.text(), 'shown')
+  const otherApp = await fetch(kit.origin + path.replace(`/files/${APP_ID}/`, '/files/another-app/'))
+  t.equal(otherApp.status, 403, 'a path naming another app is refused')
+  const wrongHeader = await fetch(kit.origin + path, { headers: { 'x-parse-application-id': 'another-app' } })
+  t.equal(wrongHeader.status, 403, 'a header naming another app still wins over the path')
+  const upload403 = await upload(kit.origin, 'no-headers.txt', 'x', 'text/plain', {})
+  t.equal(upload403.status, 403, 'an upload still needs the app id header')
+})
+
+t.test('a file url without headers is refused while /files is closed', async (t) => {
+  const kit = await startKit(t, { serverURL: SERVER_URL })
+  const created = await upload(kit.origin, 'closed.txt', 'hidden', 'text/plain')
+  t.equal(created.status, 201, created.text)
+  const refused = await fetch(kit.origin + new URL(created.json.url).pathname)
+  t.equal(refused.status, 403)
+  t.match(await refused.json(), { code: Parse.Error.OPERATION_FORBIDDEN, error: String })
+})

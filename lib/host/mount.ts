@@ -110,6 +110,18 @@ function isUpload (request: FastifyRequest, mountPath: string): boolean {
   return 'path' in target && /^\/files\/[^/]+\/?$/i.test(target.path)
 }
 
+/** GET/HEAD {mount}/files/{appId}/…: the app id the path names. */
+function fileDownloadAppId (method: string, path: string): string | undefined {
+  if (method !== 'GET' && method !== 'HEAD') return undefined
+  const match = /^\/files\/([^/]+)\/./i.exec(path)
+  if (!match) return undefined
+  try {
+    return decodeURIComponent(match[1])
+  } catch {
+    return undefined
+  }
+}
+
 interface GateOptions extends MountOptions {
   masterKeyRule: MasterKeyRule
   isParseRoute: (path: string) => boolean
@@ -131,7 +143,10 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: a ${request.method} request carries no body here.` })
   }
   const credentials = readCredentials(request.headers, request.body)
-  if (credentials.appId !== options.appId) {
+  // A file's url carries its app id ({mount}/files/{appId}/{name}), as Parse serves it: a
+  // browser's <img src> sends no headers. Whether /files is open is still the policy's call.
+  const appId = credentials.appId ?? fileDownloadAppId(request.method, path)
+  if (appId !== options.appId) {
     return reply.code(403).send({ error: 'unauthorized' })
   }
   // Parse's allowMethodOverride: a POST whose body has a string `_method` runs as that method.
