@@ -68,6 +68,11 @@ export class FastFunctions {
     return { sameUser: seenByBeforeSave.user === request.user, context: seenByBeforeSave.context }
   }
 
+  @CloudFunction({ requiresAuth: true, validation: { fields: { text: { type: String, required: true } } } })
+  static async createMemoWithUncloneableContext (request: CloudRequest<{ text: string }>) {
+    await new Memo({ text: request.params.text }).save(null, { ...asCaller(request), context: { callback: () => {} } })
+  }
+
   @CloudFunction({ validation: { fields: { text: { type: String, required: true } } } })
   static async createSealed (request: CloudRequest<{ text: string }>) {
     const sealed = new Sealed({ text: request.params.text })
@@ -214,6 +219,14 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
     t.equal(saved.status, 200, saved.text)
     t.equal(saved.json.sameUser, true, 'beforeSave\'s request.user is the handler\'s own user: the session was not looked up again')
     t.same(saved.json.context, { from: 'handler' }, 'the save\'s context reaches beforeSave')
+  })
+
+  t.test('a context that cannot be copied is refused as Parse refuses it, and nothing is saved', async (t) => {
+    const refused = await post('createMemoWithUncloneableContext', alice, { text: 'uncloneable' })
+    t.equal(refused.status, 400, refused.text)
+    t.match(refused.json, { code: Parse.Error.INVALID_VALUE, error: /Context contains non-cloneable values/ })
+    const stored = await new Parse.Query('Memo').equalTo('text', 'uncloneable').count({ useMasterKey: true })
+    t.equal(stored, 0)
   })
 
   t.test('class-level permissions: create: {} refuses every user, only the master key writes', async (t) => {
