@@ -8,21 +8,15 @@
 // The schemas are built by the kit from field options checked at import
 // (routing/options.ts), so none can fail to compile later than boot would have.
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify'
+import { afterFirstRoute, type AfterFirstRoute } from './after-first-route.js'
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>
 type RouteSchemaDef = Parameters<FastifySchemaCompiler<FastifySchema>>[0]
 
-export interface LazyValidation {
-  /**
-   * The validatorCompiler for the next route with an input schema: undefined for the
-   * first one, which Fastify compiles itself and so sets up the scope's compiler the
-   * others borrow on their first call.
-   */
-  forRoute (): FastifySchemaCompiler<FastifySchema> | undefined
-}
+/** Compiles on first call, once per schema; the first route with an input schema is Fastify's own. */
+export type LazyValidation = AfterFirstRoute<FastifySchemaCompiler<FastifySchema>>
 
 export function lazyValidation (scope: FastifyInstance): LazyValidation {
-  let eagerTaken = false
   const byPart = new Map<string, WeakMap<object, Validator>>()
   const compiler: FastifySchemaCompiler<FastifySchema> = (route) => {
     const part = route.httpPart ?? ''
@@ -33,13 +27,7 @@ export function lazyValidation (scope: FastifyInstance): LazyValidation {
     if (!validator) cache.set(key, validator = deferred(scope, route))
     return validator
   }
-  return {
-    forRoute () {
-      if (eagerTaken) return compiler
-      eagerTaken = true
-      return undefined
-    }
-  }
+  return afterFirstRoute(compiler)
 }
 
 /** A validator that compiles on its first call; `errors` mirrors the real one's, where Fastify reads them. */

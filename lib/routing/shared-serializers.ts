@@ -4,20 +4,14 @@
 // Declared routes compile each schema object once, at boot as before (a broken
 // schema still fails boot), with the scope's own serializer compiler.
 import type { FastifyInstance, FastifySerializerCompiler } from 'fastify'
+import { afterFirstRoute, type AfterFirstRoute } from './after-first-route.js'
 
 type Serializer = ReturnType<FastifySerializerCompiler<unknown>>
 
-export interface SharedSerializers {
-  /**
-   * The serializerCompiler for the next route with a response schema: undefined for
-   * the first one, which Fastify compiles itself and so sets up the scope's compiler
-   * the others use (their preReady work runs after the first route's).
-   */
-  forRoute (): FastifySerializerCompiler<unknown> | undefined
-}
+/** One serializer per schema object; the first route with a response schema is Fastify's own (its preReady work runs first). */
+export type SharedSerializers = AfterFirstRoute<FastifySerializerCompiler<unknown>>
 
 export function sharedSerializers (scope: FastifyInstance): SharedSerializers {
-  let eagerTaken = false
   const compiled = new WeakMap<object, Serializer>()
   const compiler: FastifySerializerCompiler<unknown> = (route) => {
     const key = route.schema as object
@@ -29,11 +23,5 @@ export function sharedSerializers (scope: FastifyInstance): SharedSerializers {
     }
     return serialize
   }
-  return {
-    forRoute () {
-      if (eagerTaken) return compiler
-      eagerTaken = true
-      return undefined
-    }
-  }
+  return afterFirstRoute(compiler)
 }
