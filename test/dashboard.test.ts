@@ -4,6 +4,7 @@
 // headless Chromium, where the app's classes are listed.
 import t from 'tap'
 import Fastify from 'fastify'
+import { createRequire } from 'node:module'
 import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { buildExampleApp } from '../fixtures/app.js'
@@ -32,6 +33,8 @@ t.test('mounting rules: never without a login', async (t) => {
   t.equal(mounted, false)
   t.equal((await app.inject('/dashboard/parse-dashboard-config.json')).statusCode, 404, 'nothing served')
   t.match(lines.join(''), /\/dashboard not mounted: set DASHBOARD_USER and DASHBOARD_PASS/)
+  const loaded = Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes(`${path.sep}parse-dashboard${path.sep}`))
+  t.same(loaded, [], 'installed but not mounted: the package is never loaded (it weighs some 25 MB)')
 })
 
 t.test('the example app with parse-dashboard installed and a login configured', async (t) => {

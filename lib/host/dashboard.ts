@@ -34,29 +34,38 @@ export function dashboardDecision (installed: boolean, env: NodeJS.ProcessEnv = 
 
 type DashboardFactory = (config: unknown, options: unknown) => unknown
 
-async function loadParseDashboard (): Promise<DashboardFactory | undefined> {
+const DASHBOARD_PACKAGE = 'parse-dashboard' // optional: the application installs it
+
+/** Whether the package can be found, without loading it (it weighs some 25 MB once loaded). */
+function dashboardInstalled (): boolean {
   try {
-    const name = 'parse-dashboard' // optional: the application installs it
-    return ((await import(name)) as { default: DashboardFactory }).default
+    import.meta.resolve(DASHBOARD_PACKAGE)
+    return true
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return undefined
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return false
     throw error
   }
+}
+
+async function loadParseDashboard (): Promise<DashboardFactory> {
+  return ((await import(DASHBOARD_PACKAGE)) as { default: DashboardFactory }).default
 }
 
 /** Mounts Parse Dashboard when installed and configured; logs why not otherwise. Resolves to whether it is served. */
 export async function mountDashboard (app: FastifyInstance, options: DashboardOptions): Promise<boolean> {
   const env = options.env ?? process.env
   const path = (options.path ?? '/dashboard').replace(/\/+$/, '')
-  const Dashboard = await loadParseDashboard()
-  const decision = dashboardDecision(Dashboard !== undefined, env)
+  const installed = dashboardInstalled()
+  const decision = dashboardDecision(installed, env)
   if (!decision.mount) {
-    if (Dashboard) app.log.warn(`[dashboard] ${path} ${decision.reason}`)
+    if (installed) app.log.warn(`[dashboard] ${path} ${decision.reason}`)
     else app.log.info(`[dashboard] ${decision.reason}`)
     return false
   }
   const production = env.NODE_ENV === 'production'
-  const dashboard = Dashboard!({
+  // Loaded only once it is going to be served.
+  const Dashboard = await loadParseDashboard()
+  const dashboard = Dashboard({
     apps: [{ appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, appName: options.appName }],
     users: [{ user: decision.user, pass: decision.pass }],
     trustProxy: 1
