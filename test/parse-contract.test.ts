@@ -8,13 +8,14 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, GridFSBucketAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
   RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { WRITES } from '../lib/storage/adapter.js'
 import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
+import { parseGetPushController } from '../lib/parse/push-without-adapter.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
@@ -68,7 +69,11 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['logger.js', parseLogger, 'migration failures (model/schema-boot.ts)'],
     ['triggers.js', triggers, '_Role evictions (cluster/role-evictions.ts)'],
     ['Adapters/PubSub/RedisPubSub.js', RedisPubSub, 'LiveQuery over Redis (cluster/live-query-pubsub.ts)'],
-    ['batch.js', makeBatchRoutingPathFunction, 'the inner paths of /batch (host/mount.ts)']
+    ['batch.js', makeBatchRoutingPathFunction, 'the inner paths of /batch (host/mount.ts)'],
+    ['Controllers/index.js', Controllers.getPushController, 'push without the adapters (parse/push-without-adapter.ts)'],
+    ['Controllers/PushController.js', PushController, 'push without the adapters'],
+    ['Push/PushQueue.js', PushQueue, 'push without the adapters'],
+    ['Push/PushWorker.js', PushWorker, 'push without the adapters']
   ]
   for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
   t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')
@@ -208,6 +213,10 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.equal(typeof server.handleShutdown, 'function', 'ParseServer#handleShutdown() (host/parse-server.ts)')
   t.equal(typeof server.start, 'function', 'ParseServer#start() (host/parse-server.ts)')
   t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')
+  // parse/push-without-adapter.ts: ParseServer#start takes getPushController from the module's exports object.
+  t.not(Controllers.getPushController, parseGetPushController, 'the kit replaced getPushController on Controllers/index.js')
+  const loadedFiles = Object.keys(createRequire(import.meta.url).cache)
+  t.notOk(loadedFiles.some((file) => file.includes('/firebase-admin/')), 'started without a push option, Parse did not load @parse/push-adapter (firebase-admin)')
 
   // host/parse-routes.ts reads the Express app's router stack.
   const app = kit.app.kit.parse.app as unknown as { router?: { stack?: unknown }, _router?: { stack?: unknown } }
@@ -260,4 +269,30 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
     const collection = await (adapter as unknown as MongoAdapter)._adaptiveCollection('_SCHEMA')
     t.equal(typeof collection._mongoCollection.findOne, 'function', "_adaptiveCollection(name)._mongoCollection is the driver's collection (mongo/reads.ts)")
   }
+})
+
+// Last: Parse's own getPushController loads @parse/push-adapter, which the check above expects unloaded.
+t.test('push without a push option: what parse/push-without-adapter.ts answers is what Parse answers', async (t) => {
+  t.same(parameters(parseGetPushController), ['options'], 'Controllers.getPushController(options)')
+  const source = String(parseGetPushController)
+  t.match(source, /const \{\s*scheduledPush,\s*push\s*\} = options/, 'it reads options.push and options.scheduledPush only')
+  t.match(source, /hasPushSupport = !!\(pushAdapter && push\)/, 'without push there is no push support, whatever the adapter')
+  t.match(source, /new _PushController\.PushController\(\)/, 'new PushController() takes no options')
+  t.match(source, /new _PushQueue\.PushQueue\(pushQueueOptions\)/, 'the queue takes push.queueOptions ({} without push)')
+  t.match(source, /new _PushWorker\.PushWorker\(pushAdapter, pushQueueOptions\)/, 'the worker takes the adapter and push.queueOptions')
+  type Answer = Record<string, unknown>
+  const parse = await parseGetPushController({ scheduledPush: true }) as unknown as Answer
+  const kit = await Controllers.getPushController({ scheduledPush: true }) as unknown as Answer
+  t.same(Object.keys(kit).sort(), Object.keys(parse).sort(), 'the same members')
+  t.same([kit.hasPushSupport, kit.hasPushScheduledSupport], [parse.hasPushSupport, parse.hasPushScheduledSupport], 'no push support, scheduled or not')
+  for (const name of ['pushController', 'pushControllerQueue', 'pushWorker']) {
+    t.equal((kit[name] as object).constructor, (parse[name] as object).constructor, `${name} is the same class`)
+  }
+  const channel = (answer: Answer, name: string) => (answer[name] as { channel: unknown }).channel
+  t.equal(channel(kit, 'pushWorker'), channel(parse, 'pushWorker'), 'the worker listens on the same channel')
+  t.equal(channel(kit, 'pushControllerQueue'), channel(parse, 'pushControllerQueue'), 'the queue publishes on the same channel')
+  const stand = { getValidPushTypes: () => ['ios'], send: async () => [] }
+  const configured = await Controllers.getPushController({ push: { adapter: stand } }) as unknown as Answer
+  t.equal(configured.hasPushSupport, true, "with a push option Parse's own function runs")
+  t.equal((configured.pushWorker as { adapter: unknown }).adapter, stand, 'and its worker holds the configured adapter')
 })

@@ -4,6 +4,7 @@ import { ParseServer } from 'parse-server'
 import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
+import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 
 export interface ParseHostOptions {
@@ -67,6 +68,8 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   // Parse caches schemas process-wide; a server started after another (tests, restarts) must not inherit them.
   SchemaCache.default.clear()
   forgetParseConfig()
+  // Before start(): without a push option, start() need not load the push adapters.
+  installPushWithoutAdapter()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   await server.start()
   const app = buildAppLeavingProcessAlone(server)

@@ -21,6 +21,10 @@ import LoggerExports from 'parse-server/lib/logger.js'
 import BatchExports from 'parse-server/lib/batch.js'
 import TriggersExports from 'parse-server/lib/triggers.js'
 import RedisPubSubExports from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
+import ControllersExports from 'parse-server/lib/Controllers/index.js'
+import PushControllerExports from 'parse-server/lib/Controllers/PushController.js'
+import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
+import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 
@@ -39,6 +43,11 @@ export const triggers = TriggersExports as Server.TriggersExports
 export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
 export const makeBatchRoutingPathFunction = (BatchExports as Server.BatchExports).makeBatchRoutingPathFunction
+/** The exports object ParseServer#start takes getPushController from (parse/push-without-adapter.ts). */
+export const Controllers = ControllersExports as Server.ControllersExports
+export const PushController = (PushControllerExports as Server.PushControllerExports).PushController
+export const PushQueue = (PushQueueExports as Server.PushQueueExports).PushQueue
+export const PushWorker = (PushWorkerExports as Server.PushWorkerExports).PushWorker
 
 export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
 export const MongoStorageAdapter = (MongoExports as { MongoStorageAdapter: Storage.MongoAdapterClass }).MongoStorageAdapter

@@ -113,6 +113,24 @@ export interface RedisPubSubExports {
   }
 }
 
+/** What Controllers/index.js getPushController answers; ParseServer#start spreads it into the app's config. */
+export interface PushControllers {
+  pushController: unknown
+  hasPushSupport: boolean
+  hasPushScheduledSupport: boolean
+  pushControllerQueue: unknown
+  pushWorker: unknown
+}
+
+/** Controllers/index.js: ParseServer#start calls getPushController through this exports object. */
+export interface ControllersExports {
+  getPushController (options: { push?: unknown, scheduledPush?: unknown }): Promise<PushControllers>
+}
+
+export interface PushControllerExports { PushController: new () => unknown }
+export interface PushQueueExports { PushQueue: new (config?: object) => unknown }
+export interface PushWorkerExports { PushWorker: new (adapter: object, subscriberConfig?: object) => unknown }
+
 /** Private members of the Parse JavaScript SDK. */
 export interface ParseSdkPrivate {
   /** Encodes a value the way Parse.Cloud.run's answer carries it. */

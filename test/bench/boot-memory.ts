@@ -26,13 +26,17 @@ const app = await buildExampleApp({
 await app.listen({ port, host: '127.0.0.1' })
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
 const show = (label: string) => {
-  const { rss, heapUsed, external } = process.memoryUsage()
-  process.stdout.write(`${label}: rss ${mb(rss)} MB, heap used ${mb(heapUsed)} MB, external ${mb(external)} MB\n`)
+  const { rss, heapUsed, heapTotal, external } = process.memoryUsage()
+  process.stdout.write(`${label}: rss ${mb(rss)} MB, heap used ${mb(heapUsed)} MB of ${mb(heapTotal)} MB, external ${mb(external)} MB\n`)
 }
 show('after boot')
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc) { gc(); show('after a full GC') }
-if (process.env.BOOT_MEMORY_MODULES) {
+if (process.env.BOOT_MEMORY_DETAIL) {
+  const { readFileSync } = await import('node:fs')
+  const { getHeapSpaceStatistics } = await import('node:v8')
+  for (const space of getHeapSpaceStatistics()) process.stdout.write(`  ${space.space_name}: ${mb(space.space_used_size)} of ${mb(space.physical_space_size)} MB\n`)
+  process.stdout.write(readFileSync('/proc/self/status', 'utf8').split('\n').filter((line) => /^(VmRSS|RssAnon|RssFile|Threads)/.test(line)).join('\n') + '\n')
   const { createRequire } = await import('node:module')
   const cache = createRequire(import.meta.url).cache
   process.stdout.write(`CommonJS modules loaded: ${Object.keys(cache).length}\n`)
