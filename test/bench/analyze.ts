@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { CpuProfile, CallFrame } from './profiler.js'
 import { ROOT, round } from './shared.js'
+import { toSourceFrames } from './compiled.js'
 
 export interface FrameCost {
   function: string
@@ -52,7 +53,7 @@ export const KIT_ORIGIN = 'kit (lib/**)'
 const RUNTIME = new Set(['V8/native', 'V8 (program)', 'node core', 'GC'])
 
 export async function summariseProfile (file: string, top = 8): Promise<ProfileSummary> {
-  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile
+  const profile = toSourceFrames(JSON.parse(await readFile(file, 'utf8')) as CpuProfile)
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)

@@ -92,7 +92,7 @@ export interface BenchResults {
   commit: string
   environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string, pinned?: { server: string, load: string } | null }
   settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
-  server: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } }
+  server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } }
   scenarios: ScenarioResult[]
   ratios: RatioResult[]
   profiles?: Record<string, ScenarioProfile>
@@ -208,7 +208,9 @@ export function renderMarkdown (results: BenchResults): string {
     (results.server.memoryAfterLoadLive
       ? `; after a full garbage collection ${results.server.memoryAfterLoadLive.rssMB} MB (heap ${results.server.memoryAfterLoadLive.heapUsedMB} MB): ` +
         'the difference is garbage V8 had not yet collected, not memory the server keeps'
-      : '') + '. The server runs under tsx (its loader thread adds about 30 MB of RSS that a compiled `start:prod` does not have).', '')
+      : '') + (results.server.runtime === 'compiled'
+      ? '. The server runs compiled (node on tsc\'s output with --enable-source-maps), as `start:prod` does.'
+      : '. The server runs under tsx (its loader thread adds about 30 MB of RSS that a compiled `start:prod` does not have).'), '')
 
   if (results.profiles) {
     const profiles = results.profiles

@@ -6,7 +6,7 @@
 //   3. scale: boot and OpenAPI time with 0/10/100/1000 generated functions
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
-// Flags: --quick (1 s runs, for a smoke test), --no-profile, --no-scale, --no-rate-limit-store,
+// Flags: --quick (1 s runs, for a smoke test), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
 // printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
@@ -23,6 +23,7 @@ import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, pin, sampleTree } from './cpu.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
+import { compileBench } from './compiled.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
 import {
@@ -46,6 +47,10 @@ const settings = {
   scale: !args.has('--no-scale')
 }
 const TSX = ['--import', 'tsx']
+// The server runs compiled, as production does (test/bench/compiled.ts); --tsx runs the sources as they are.
+const serverEntry = args.has('--tsx') || args.has('--render') || args.has('--scale-only')
+  ? { file: path.join(BENCH_DIR, 'server.ts'), loader: TSX }
+  : { file: path.join(compileBench(), 'server.js'), loader: ['--enable-source-maps'] }
 // Extra node/V8 flags for the bench server only (e.g. BENCH_SERVER_FLAGS=--max-semi-space-size=8), to weigh a production flag.
 const serverFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
 const began = performance.now()
@@ -72,7 +77,7 @@ class ServerProcess {
   constructor (logFile: string) {
     const output = createWriteStream(logFile)
     // --expose-gc only lets the runner ask for the live heap after the load (memory-live); it changes no heap sizing.
-    this.child = fork(path.join(BENCH_DIR, 'server.ts'), [], { cwd: ROOT, execArgv: [...TSX, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    this.child = fork(serverEntry.file, [], { cwd: ROOT, execArgv: [...serverEntry.loader, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     // Before it boots: PostgreSQL, started by the server, inherits the mask.
     if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
@@ -421,7 +426,7 @@ async function main (): Promise<void> {
       pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
+    server: { bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
     scenarios,
     ratios,
     profiles,

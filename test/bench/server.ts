@@ -2,7 +2,7 @@
 // friends) plus the bench-only declarations, a bare Fastify route and a
 // Parse.Cloud.define function, on a fresh embedded PostgreSQL. Seeds a user
 // holding the bench role and the Note rows, checks itself, then tells the
-// runner (its parent, over IPC) where it listens. Runs under `--import tsx`.
+// runner (its parent, over IPC) where it listens. Runs compiled (test/bench/compiled.ts), or under tsx with --tsx.
 import path from 'node:path'
 import { rmSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
