@@ -121,7 +121,7 @@ export class SpecimenFunctions {
 
 t.test('the read path answers as Parse does and keeps its rules', async (t) => {
   // Parse's own find route, opened to compare answers with it.
-  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }] })
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }, { path: '/schemas/Specimen', methods: ['PUT'] }] })
   const alice = await kit.signUp('reader-alice')
   const bob = await kit.signUp('reader-bob')
   const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
@@ -248,5 +248,27 @@ t.test('the read path answers as Parse does and keeps its rules', async (t) => {
     }
     const object = await kit.request('GET', `/parse/specimens/objectTyped?id=${publicRow.id}`, { headers: as(alice) })
     t.equal(object.json.marked, 'afterFind saw a public')
+  })
+
+  // Last: it changes Specimen's permissions.
+  t.test('a schema change reaches the very next read (reads share a schema only while it is unchanged)', async (t) => {
+    const before = await kit.request('GET', '/parse/specimens/rowsUntyped', { headers: as(alice) })
+    t.ok(before.json.results.every((row: Record<string, unknown>) => 'weight' in row), 'weight is sent before')
+    const requiresAuthentication = { requiresAuthentication: true }
+    const changed = await kit.request('PUT', '/parse/schemas/Specimen', {
+      headers: masterHeaders,
+      body: {
+        classLevelPermissions: {
+          find: requiresAuthentication, count: requiresAuthentication, get: requiresAuthentication, create: {}, update: {}, delete: {}, addField: {},
+          protectedFields: { '*': ['secret', 'weight'] }
+        }
+      }
+    })
+    t.equal(changed.status, 200, changed.text)
+    const where = encodeURIComponent(JSON.stringify({ objectId: { $exists: true } }))
+    const rest = await kit.request('GET', `/parse/classes/Specimen?order=name&count=1&where=${where}`, { headers: as(alice) })
+    const after = await kit.request('GET', '/parse/specimens/rowsUntyped', { headers: as(alice) })
+    t.equal(after.text, rest.text, 'the same answer as REST under the new permissions')
+    t.ok(after.json.results.every((row: Record<string, unknown>) => !('weight' in row)), 'weight is now protected')
   })
 })
