@@ -7,8 +7,8 @@
 import t from 'tap'
 import Parse from 'parse/node'
 import { Type, type Static } from '@sinclair/typebox'
-import { AfterFind, BaseModel, CloudFunction, ParseClass, ParseField, queryRows, Route, asCaller, type CloudRequest } from '../lib/index.js'
-import { APP_ID, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { AfterFind, BaseModel, CloudFunction, ParseClass, ParseField, queryRows, Route, asCaller, withTransaction, type CloudRequest } from '../lib/index.js'
+import { APP_ID, appHeaders, masterHeaders, needsRealMongo, startKit } from './helpers/kit.js'
 
 @ParseClass('Shelf')
 class Shelf extends BaseModel {
@@ -83,6 +83,31 @@ export class SpecimenFunctions {
     return queryRows(byName(), request, { count: true })
   }
 
+  /** Rows and count of a page: the count is of every row the caller may read, whatever the page holds. */
+  @CloudFunction({ methods: ['GET'], validation: { fields: { limit: { type: Number }, skip: { type: Number }, name: { type: String }, keys: { type: String } } } })
+  static async rowsPaged (request: CloudRequest) {
+    const query = byName()
+    const { limit, skip, name, keys } = request.params as { limit?: number, skip?: number, name?: string, keys?: string }
+    if (limit !== undefined) query.limit(limit)
+    if (skip !== undefined) query.skip(skip)
+    if (name !== undefined) query.equalTo('name', name)
+    if (keys !== undefined) query.select(...keys.split(','))
+    return queryRows(query, request, { count: true })
+  }
+
+  /** A count inside a transaction sees the transaction's own uncommitted row; after the rollback it is gone. */
+  @CloudFunction({ methods: ['POST'] })
+  static async countInTransaction (request: CloudRequest) {
+    let inside: unknown
+    await withTransaction(async () => {
+      await new Specimen({ name: 'c written in the transaction' }).save(null, { useMasterKey: true })
+      inside = await queryRows(byName().limit(1), request, { count: true })
+      throw new Error('roll back')
+    }).catch((error: Error) => { if (error.message !== 'roll back') throw error })
+    const after = await queryRows(byName().limit(1), request, { count: true })
+    return { inside, after }
+  }
+
   @CloudFunction({ methods: ['GET'], returns: SpecimenJSON, validation: { fields: { id: { type: String, required: true } } } })
   static async objectTyped (request: CloudRequest) {
     return new Parse.Query(Specimen).get(request.params.id, asCaller(request))
@@ -96,7 +121,7 @@ export class SpecimenFunctions {
 
 t.test('the read path answers as Parse does and keeps its rules', async (t) => {
   // Parse's own find route, opened to compare answers with it.
-  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }] })
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }, { path: '/schemas/Specimen', methods: ['PUT'] }] })
   const alice = await kit.signUp('reader-alice')
   const bob = await kit.signUp('reader-bob')
   const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
@@ -149,6 +174,39 @@ t.test('the read path answers as Parse does and keeps its rules', async (t) => {
     t.same(row.details.nested, { deeper: [1, 'two', { three: null }] })
   })
 
+  t.test('pages with their count answer exactly what GET /classes answers: limits, skips past the end, conditions, keys', async (t) => {
+    const cases: Array<{ params: Record<string, string>, rest: Record<string, string> }> = [
+      { params: { limit: '1' }, rest: { limit: '1' } },
+      { params: { skip: '1', limit: '1' }, rest: { skip: '1', limit: '1' } },
+      { params: { skip: '5' }, rest: { skip: '5' } }, // an empty page still counts every row
+      { params: { limit: '0' }, rest: { limit: '0' } },
+      { params: { name: 'b alice only' }, rest: { where: JSON.stringify({ name: 'b alice only' }) } },
+      { params: { name: 'nobody' }, rest: { where: JSON.stringify({ name: 'nobody' }) } },
+      { params: { keys: 'name,weight', limit: '1' }, rest: { keys: 'name,weight', limit: '1' } }
+    ]
+    for (const user of [alice, bob]) {
+      for (const { params, rest } of cases) {
+        const where = rest.where ?? JSON.stringify({ objectId: { $exists: true } })
+        const parse = await kit.request('GET', `/parse/classes/Specimen?${new URLSearchParams({ order: 'name', count: '1', ...rest, where })}`, { headers: as(user) })
+        const ours = await kit.request('GET', `/parse/specimens/rowsPaged?${new URLSearchParams(params)}`, { headers: as(user) })
+        t.equal(parse.status, 200, parse.text)
+        t.equal(ours.text, parse.text, `${JSON.stringify(params)} for ${user === alice ? 'alice' : 'bob'}`)
+      }
+    }
+    const empty = await kit.request('GET', '/parse/specimens/rowsPaged?skip=5', { headers: as(alice) })
+    t.same(empty.json, { results: [], count: 2 }, 'no rows on the page, both counted')
+    const page = await kit.request('GET', '/parse/specimens/rowsPaged?limit=1', { headers: as(bob) })
+    t.same([page.json.results.length, page.json.count], [1, 1], 'the ACL hides alice\'s row from the count too')
+  })
+
+  t.test('a count inside a transaction reads on the transaction', { skip: needsRealMongo() }, async (t) => {
+    const answer = await kit.request('POST', '/parse/specimens/countInTransaction', { headers: masterHeaders, body: {} })
+    t.equal(answer.status, 200, answer.text)
+    t.equal(answer.json.inside.count, 3, 'the uncommitted row is counted inside')
+    t.same(answer.json.inside.results.map((row: { name: string }) => row.name), ['a public'])
+    t.equal(answer.json.after.count, 2, 'rolled back: gone after')
+  })
+
   t.test('a Parse object a handler returns answers the same with and without a response schema', async (t) => {
     const untyped = await kit.request('GET', `/parse/specimens/objectUntyped?id=${publicRow.id}`, { headers: as(alice) })
     const typed = await kit.request('GET', `/parse/specimens/objectTyped?id=${publicRow.id}`, { headers: as(alice) })
@@ -190,5 +248,27 @@ t.test('the read path answers as Parse does and keeps its rules', async (t) => {
     }
     const object = await kit.request('GET', `/parse/specimens/objectTyped?id=${publicRow.id}`, { headers: as(alice) })
     t.equal(object.json.marked, 'afterFind saw a public')
+  })
+
+  // Last: it changes Specimen's permissions.
+  t.test('a schema change reaches the very next read (reads share a schema only while it is unchanged)', async (t) => {
+    const before = await kit.request('GET', '/parse/specimens/rowsUntyped', { headers: as(alice) })
+    t.ok(before.json.results.every((row: Record<string, unknown>) => 'weight' in row), 'weight is sent before')
+    const requiresAuthentication = { requiresAuthentication: true }
+    const changed = await kit.request('PUT', '/parse/schemas/Specimen', {
+      headers: masterHeaders,
+      body: {
+        classLevelPermissions: {
+          find: requiresAuthentication, count: requiresAuthentication, get: requiresAuthentication, create: {}, update: {}, delete: {}, addField: {},
+          protectedFields: { '*': ['secret', 'weight'] }
+        }
+      }
+    })
+    t.equal(changed.status, 200, changed.text)
+    const where = encodeURIComponent(JSON.stringify({ objectId: { $exists: true } }))
+    const rest = await kit.request('GET', `/parse/classes/Specimen?order=name&count=1&where=${where}`, { headers: as(alice) })
+    const after = await kit.request('GET', '/parse/specimens/rowsUntyped', { headers: as(alice) })
+    t.equal(after.text, rest.text, 'the same answer as REST under the new permissions')
+    t.ok(after.json.results.every((row: Record<string, unknown>) => !('weight' in row)), 'weight is now protected')
   })
 })

@@ -6,20 +6,25 @@
 // two schemas; within one query or one write the schema cannot usefully change,
 // so one load serves every step of it.
 import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
+import { reusedReadSchema, type ReadSchemaMemo } from './reused-read-schema.js'
 
 /**
  * A view of Parse's Config whose database controller answers the schema this
  * operation loaded last: a load asked with clearCache replaces it, a failed
  * load is not kept. Everything else is the shared config and controller
- * themselves, read through the prototype.
+ * themselves, read through the prototype. A read-only operation may pass the
+ * running kit's memo: its first load then takes the controller an earlier read
+ * built while Parse's schema cache has not changed (reused-read-schema.ts).
  */
-export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C): C {
+export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C, readMemo?: ReadSchemaMemo): C {
   const shared = config.database
   const load = shared.loadSchema
   let loaded: ReturnType<ParseDatabaseController['loadSchema']> | undefined
   function loadSchema (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
     if (loaded && !options?.clearCache) return loaded
-    const attempt = load.call(this, options)
+    // A schema cache with a time to live is refreshed by the loads themselves: those keep loading.
+    const reuse = readMemo && !options?.clearCache && !(this.adapter as { schemaCacheTtl?: number }).schemaCacheTtl
+    const attempt = reuse ? reusedReadSchema(readMemo, () => load.call(this, options)) : load.call(this, options)
     loaded = attempt
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt

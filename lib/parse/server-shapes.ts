@@ -68,6 +68,8 @@ export interface RestQueryExports {
 /** A SchemaController instance: the loaded schema and the checks every save runs through. */
 export interface SchemaController {
   schemaData: Record<string, unknown>
+  /** The server option protectedFields (class → rule → fields), copied from the config when built. */
+  protectedFields?: Record<string, Record<string, unknown> | undefined>
   getExpectedType (className: string, fieldName: string): unknown
   enforceClassExists (className: string): Promise<SchemaController>
   enforceFieldExists (className: string, fieldName: string, type: unknown, isValidation?: boolean, maintenance?: boolean): unknown
@@ -86,7 +88,8 @@ export interface LoggerExports {
 }
 
 export interface SchemaCacheExports {
-  default: { clear (): void }
+  /** all(): a fresh array of the cached class schemas; the entries are replaced (never changed) when a schema changes. */
+  default: { clear (): void, all (): readonly unknown[] }
 }
 
 export interface BatchExports {

@@ -18,6 +18,16 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
     const row = counted.rows[0] as { count?: string, approximate_row_count?: number }
     return { results: found.rows, count: Number(row.count ?? row.approximate_row_count) }
   })
+  // 5pgp: the same statements on Parse's own pool (pg-promise, its own pg and the kit's pool
+  // options): what the driver stack under Parse costs, without Parse.
+  app.get('/bench/pg-baseline-parse-pool', async (_request, reply) => {
+    if (!statements) return reply.code(503).send({ error: 'not armed yet' })
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const client = (parseConfig(appId) as any).database.adapter._client
+    const found = await client.any(statements.find)
+    const row = await client.one(statements.count) as { count?: string, approximate_row_count?: number }
+    return { results: found, count: Number(row.count ?? row.approximate_row_count) }
+  })
 
   return {
     async arm (listNotes) {

@@ -7,6 +7,8 @@ export interface RoundSample {
   reqPerSec: number
   /** CPU time of the server process and its PostgreSQL (postmaster + backends) per answered request, µs; null without /proc. */
   cpuUsPerRequest: number | null
+  /** The part of cpuUsPerRequest spent by the server's node process alone (the rest is PostgreSQL), µs. */
+  nodeCpuUsPerRequest?: number | null
   p50Ms: number
   p99Ms: number
   requests: number

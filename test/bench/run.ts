@@ -154,8 +154,13 @@ async function fire (target: Origin, scenario: Scenario, seconds: number, server
     duration: seconds,
     timeout: 10
   })
-  const cpuMs = before ? cpuMsBetween(before, sampleTree(serverPid!)) : undefined
+  const after = before ? sampleTree(serverPid!) : undefined
+  const cpuMs = before ? cpuMsBetween(before, after!) : undefined
+  // The node process alone (its threads included); the rest of the tree is PostgreSQL.
+  const onlyServer = (tree: Map<number, number>) => new Map([[serverPid!, tree.get(serverPid!) ?? 0]])
+  const nodeMs = before ? cpuMsBetween(onlyServer(before), onlyServer(after!)) : undefined
   return {
+    nodeCpuUsPerRequest: nodeMs === undefined || result.requests.total === 0 ? null : round(1000 * nodeMs / result.requests.total, 0),
     reqPerSec: round(result['2xx'] / result.duration, 0),
     cpuUsPerRequest: cpuMs === undefined || result.requests.total === 0 ? null : round(1000 * cpuMs / result.requests.total, 0),
     p50Ms: result.latency.p50,
@@ -200,7 +205,7 @@ async function measureThroughput (server: ServerProcess, ready: ServerReady, all
       const sample = await fire(ready, scenario, settings.seconds, server.child.pid)
       samples.get(scenario.key)!.push(sample)
       if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
-      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
+      log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req (node ${sample.nodeCpuUsPerRequest ?? '–'})  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
     // Growth from round to round would be a leak; a plateau is the heap V8 keeps for the load.
     const memory = await server.send<MemorySample>({ cmd: 'memory' })

@@ -92,6 +92,11 @@ export function scenarios (server: ServerReady): Scenario[] {
       check: (status, body) => expect(status, 200, body?.results?.length === 10 && typeof body?.count === 'number', '10 rows and a count')
     },
     {
+      key: 'pgBaselineParsePool', label: '5pgp', group: 'read', title: 'the same two SQL statements on Parse\'s own pool (pg-promise), bare Fastify route',
+      method: 'GET', path: '/bench/pg-baseline-parse-pool', headers: app, credentials: 'none (no checks at all)',
+      check: (status, body) => expect(status, 200, body?.results?.length === 10 && typeof body?.count === 'number', '10 rows and a count')
+    },
+    {
       key: 'createNote', label: '6', group: 'write', title: 'declared createNote (validation, beforeSave, insert)',
       method: 'POST', path: `${MOUNT}/notes/createNote`, headers: { ...session, ...json }, body: JSON.stringify(noteBody), credentials: 'session token',
       check: (status, body) => expect(status, 200, typeof body?.objectId === 'string' && typeof body?.slug === 'string', 'a saved note')
