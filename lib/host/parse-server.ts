@@ -4,6 +4,7 @@ import { ParseServer } from 'parse-server'
 import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
+import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 
 export interface ParseHostOptions {
@@ -68,7 +69,13 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   SchemaCache.default.clear()
   forgetParseConfig()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
-  await server.start()
+  const removePasswordStampGuard = guardPasswordStamp()
+  try {
+    await server.start()
+  } catch (error) {
+    removePasswordStampGuard()
+    throw error
+  }
   const app = buildAppLeavingProcessAlone(server)
   // After the app is built: building it installs the in-process SDK controller that this wraps.
   const removeDirectWrites = installDirectWrites(() => parseConfig(options.appId))
@@ -79,6 +86,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
       // Fastify owns and closes the HTTP server; Parse only needs something to close.
       (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
       removeDirectWrites()
+      removePasswordStampGuard()
       await server.handleShutdown()
       SchemaCache.default.clear()
       forgetParseConfig()
