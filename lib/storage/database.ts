@@ -3,13 +3,14 @@
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
-import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { MongoStorageAdapter, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { boundedMongoOptions } from './mongo/bounded.js'
+import { boundedGridFS } from './mongo/files.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
@@ -124,7 +125,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs, { schemaHooks: options.schemaHooks === true }), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   const adapter = wrapAdapter(raw, kind, availability)
-  const filesAdapter = new GridFSBucketAdapter(uri)
+  const filesAdapter = boundedGridFS(uri, timeoutMs, availability)
   return {
     kind,
     displayURI: redact(uri),
