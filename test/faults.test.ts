@@ -8,8 +8,10 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
-import { currentDatabase } from '../lib/storage/database.js'
-import { parseLogger } from '../lib/parse/internals.js'
+import { currentDatabase, openDatabase } from '../lib/storage/database.js'
+import { KitState } from '../lib/kit-state.js'
+import { mongoReplicaSet } from './helpers/mongo.js'
+import { parseLogger, SchemaCache } from '../lib/parse/internals.js'
 
 interface PgClient {
   none (sql: string, values?: unknown[]): Promise<null>
@@ -257,4 +259,27 @@ t.test('passwordPolicy.maxPasswordAge: the stamp Parse writes at login without a
   const again = await kit.request('POST', '/parse/login', { headers: appHeaders, body: credentials })
   t.equal(again.status, 200, again.text)
   await until('the stamp written', async () => (await sql.one('SELECT "_password_changed_at" AS at FROM "_User" WHERE username = $1', [credentials.username])).at !== null)
+})
+
+t.test('schema hooks on MongoDB: an error on Parse\'s schema change stream does not end the process, and the stream is opened again', { skip: lane.kind !== 'mongo' ? 'runs on the MongoDB lane' : lane.real ? 'the stand-in refuses change streams, which makes the stream fail; a real MongoDB does not' : false }, async (t) => {
+  const faults = watchProcessFaults(t)
+  const { uri } = await mongoReplicaSet(t)
+  const notices: string[] = []
+  const database = await openDatabase({ databaseURI: uri, schemaHooks: true, timeoutSeconds: 5, onNotice: (line) => notices.push(line) }, new KitState())
+  t.teardown(() => database.close())
+  const adapter = database.adapter as unknown as { getAllClasses (): Promise<unknown[]>, _stream?: { closed?: boolean } }
+  const schemaCache = (SchemaCache as unknown as { default: { put (all: unknown[]): void, all (): unknown[] } }).default
+  // Parse opens its change stream on its first schema read; the stand-in fails it with an 'error' event.
+  await adapter.getAllClasses()
+  schemaCache.put([{ className: 'Cached', fields: {} }])
+  const first = adapter._stream
+  t.ok(first, 'Parse opened its schema change stream')
+  await until('the stream to fail', () => faults.length > 0 || notices.some((line) => /schema change stream/.test(line)))
+  await sleep(50)
+  t.same(faults.map((error) => (error as Error).message), [], 'no uncaught exception: the process would have ended')
+  t.match(notices.join('\n'), /\[fastify-parse-kit\] MongoDB schema change stream failed \(.*\$changeStream.*\); Parse reloads its schema and watches again/, 'one line says so')
+  await until('the failed stream dropped', () => adapter._stream !== first)
+  t.same(schemaCache.all(), [], 'Parse\'s cached schema is forgotten (a change may have been missed): the next request reads it again')
+  await adapter.getAllClasses()
+  t.ok(adapter._stream && adapter._stream !== first, 'the next schema read watches again')
 })

@@ -1,7 +1,6 @@
 // Parse.File contents on MongoDB (GridFS). Parse's GridFS adapter opens a
 // MongoClient of its own, so it gets the same bound as the storage adapter's
-// client (bounded.ts: timeoutMS covers a whole upload or download; GridFS has
-// no change stream, so schema hooks do not matter here), and its calls report
+// client (bounded.ts: timeoutMS covers a whole upload or download), and its calls report
 // an outage like the storage adapter's: a frozen database fails a file call
 // with 503 instead of hanging it.
 import { GridFSBucketAdapter } from '../../parse/internals.js'
@@ -13,7 +12,7 @@ import type { DatabaseAvailability } from '../availability.js'
 const DATABASE_CALLS = ['createFile', 'deleteFile', 'getFileData', 'getMetadata', 'handleFileStream']
 
 export function boundedGridFS (uri: string, timeoutMs: number, availability: DatabaseAvailability): InstanceType<typeof GridFSBucketAdapter> {
-  const adapter = new GridFSBucketAdapter(uri, boundedMongoOptions(uri, timeoutMs, { schemaHooks: false }))
+  const adapter = new GridFSBucketAdapter(uri, boundedMongoOptions(uri, timeoutMs))
   const methods = adapter as unknown as Record<string, unknown>
   for (const name of DATABASE_CALLS) {
     const method = methods[name]
