@@ -39,6 +39,7 @@ export function unavailableAs503 (_request: unknown, response: ExpressResponse, 
 interface ExpressFileRequest { method: string, url: string }
 interface ExpressEndingResponse extends ExpressResponse {
   statusCode: number
+  headersSent: boolean
   end (...args: unknown[]): unknown
 }
 
@@ -53,7 +54,8 @@ export function failedFileReadsAs503 (availability: DatabaseAvailability) {
     const end = response.end
     response.end = function (this: ExpressEndingResponse, ...args: unknown[]) {
       this.end = end
-      if (this.statusCode !== 404 || availability.reachable) return this.end(...args)
+      // Headers already gone (a ranged read that failed midway): nothing left to change.
+      if (this.statusCode !== 404 || availability.reachable || this.headersSent) return this.end(...args)
       this.status(503)
       this.set('Retry-After', String(RETRY_AFTER_SECONDS))
       this.set('Content-Type', 'application/json; charset=utf-8')
