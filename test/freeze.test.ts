@@ -5,7 +5,7 @@
 // write is stored.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir } from './helpers/kit.js'
@@ -37,6 +37,14 @@ function postmasterOf (dataDir: string): number {
 function childrenOf (pid: number): number[] {
   return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' })
     .split('\n').map((line) => Number(line.trim())).filter((child) => child > 0)
+}
+
+/** Whether every thread of a process is stopped (state T in /proc). */
+function threadsStopped (pid: number): boolean {
+  const threads = readdirSync(`/proc/${pid}/task`)
+  return threads.every((thread) => {
+    try { return /^\d+ \(.*\) [Tt] /.test(readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8')) } catch { return true }
+  })
 }
 
 function signal (pids: number[], name: NodeJS.Signals): void {
@@ -199,6 +207,8 @@ t.test('a frozen MongoDB: file uploads and downloads (GridFS) answer within the 
   t.teardown(thaw)
   try {
     signal([pid], 'SIGSTOP')
+    // A group stop reaches each thread when it next runs: on a loaded machine, wait until none still serves.
+    await until('every thread of the stand-in stopped', () => threadsStopped(pid))
     const read = await download(url)
     t.not(read.status, 'hung', `a download answers within the bound (${CLIENT_TIMEOUT_MS} ms client timeout)`)
     t.equal(read.status, 503, `a download the database cannot serve answers 503: ${JSON.stringify(read)}`)
