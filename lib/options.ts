@@ -5,6 +5,7 @@ import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './doc
 import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
 import { resolveCors, type CorsOptions, type ResolvedCors } from './access/cors-policy.js'
 import { ipRangesProblem } from './access/credentials.js'
+import { HTTP_METHODS } from './routing/options.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
@@ -19,6 +20,17 @@ const declarations = typed<Declarations>(Type.Union([
 ], { problem: 'must be a directory path, a list of directory paths, or a list of classes' }))
 const text = Type.String({ minLength: 1, problem: 'must be a non-empty string' })
 const flag = Type.Boolean({ problem: 'must be true or false' })
+
+/** One more Parse route to open: a path (a trailing `*` opens everything below it) and, optionally, its verbs. Each verb is checked against HTTP_METHODS below. */
+export const AllowedRouteSchema = Type.Object({
+  path: Type.String({ pattern: '^/', problem: "must be a path starting with '/', e.g. '/files/*'" }),
+  methods: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, problem: "must be a non-empty list of HTTP verbs, e.g. ['GET']" }))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { path: '/…', methods?: ['GET', …] }" })
+
+/** LiveQuery: the classes whose changes are pushed to subscribers. Each name is listed once (checked below). */
+export const LiveQueryOptionsSchema = Type.Object({
+  classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" })
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
 
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
@@ -41,10 +53,7 @@ export const KitOptionsSchema = Type.Object({
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
   allowAuthRoutes: Type.Optional(flag),
   /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
-  allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(Type.Object({
-    path: Type.String({ pattern: '^/' }),
-    methods: Type.Optional(Type.Array(Type.String({ minLength: 1 })))
-  }), { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
+  allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(AllowedRouteSchema, { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
   /** Role that may manage _Role. Default 'SuperAdmin'. */
   adminRole: Type.Optional(text),
   /** Pointer classes fromParams leaves alone. Default ['IMG', 'File']. */
@@ -60,14 +69,12 @@ export const KitOptionsSchema = Type.Object({
   /** Create the declared indexes and database constraints once listening. Default true. */
   indexes: Type.Optional(flag),
   /** Push changes of these classes to LiveQuery subscribers (WebSocket on the same port). */
-  liveQuery: Type.Optional(Type.Object({
-    classNames: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })
-  }, { problem: "must be { classNames: ['ClassName', …] }" })),
+  liveQuery: Type.Optional(LiveQueryOptionsSchema),
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. Checked by its own schema (docs/options.ts). */
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
   redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
-  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. Checked by resolveCors. */
+  /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
 
@@ -130,7 +137,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
     mountPath,
     allowAuthRoutes: input.allowAuthRoutes ?? kit.allowAuthRoutes,
-    allowedRoutes: (input.allowedRoutes ?? []).map((route) => ({ path: route.path, methods: route.methods?.map((m) => m.toUpperCase()) })),
+    allowedRoutes: allowedRoutes(input.allowedRoutes ?? []),
     adminRole: input.adminRole ?? kit.adminRole,
     excludedPointerClasses: input.excludedPointerClasses ?? kit.excludedPointerClasses,
     models: input.models ?? [],
@@ -138,12 +145,29 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     parseServerOptions: withoutParseCors(parseServerOptions(input)),
     schema: schemaOption(input),
     indexes: input.indexes ?? true,
-    liveQuery: input.liveQuery && { classNames: input.liveQuery.classNames },
+    liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
     redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
-    cors: resolveCors(input.cors, (problem, kind) => optionError('cors', problem, kind)),
+    cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     production: process.env.NODE_ENV === 'production'
   }
+}
+
+/** Verbs are compared upper-case; one no route answers would open nothing, silently. */
+function allowedRoutes (routes: AllowedRoute[]): AllowedRoute[] {
+  return routes.map((route, index) => {
+    const methods = route.methods?.map((method) => method.toUpperCase())
+    const unknown = methods?.find((method) => !(HTTP_METHODS as readonly string[]).includes(method))
+    if (unknown !== undefined) throw optionError(`allowedRoutes[${index}].methods`, `has "${unknown}"; use ${HTTP_METHODS.join(', ')}`)
+    return { path: route.path, methods }
+  })
+}
+
+function liveQuery (value: KitOptions['liveQuery']): ResolvedOptions['liveQuery'] {
+  if (value === undefined) return undefined
+  const repeated = value.classNames.find((name, index) => value.classNames.indexOf(name) !== index)
+  if (repeated !== undefined) throw optionError('liveQuery.classNames', `lists "${repeated}" twice`)
+  return { classNames: value.classNames }
 }
 
 function parseServerOptions (input: KitOptions): Record<string, unknown> {

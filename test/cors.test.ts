@@ -25,9 +25,9 @@ t.test('the cors option is checked at registration', async (t) => {
   t.same(resolveOptions({ appId: 'a', masterKey: 'm' }).cors, { origin: ['*'], allowedHeaders: [], maxAge: 600 }, 'default: any origin, as Parse Server')
   t.equal(resolveOptions({ appId: 'a', masterKey: 'm', cors: false }).cors, false)
   for (const [cors, message] of [
-    [{ origin: 'https://app.example.com/' }, /kitPlugin option "cors": origin: "https:\/\/app.example.com\/" is not an origin; write scheme:\/\/host\[:port\]/],
-    [{ origin: [] }, /origin: list at least one origin/],
-    [{ origins: ['https://a.example'] }, /unknown key "origins"/],
+    [{ origin: 'https://app.example.com/' }, /kitPlugin option "cors\.origin": "https:\/\/app.example.com\/" is not an origin; write scheme:\/\/host\[:port\]/],
+    [{ origin: [] }, /"cors\.origin": lists no origin: list at least one/],
+    [{ origins: ['https://a.example'] }, /"cors\.origins": unknown option; did you mean "origin"\?/],
     ['yes', /must be false, true, or/],
     [{ maxAge: -1 }, /maxAge/]
   ] as const) {

@@ -8,6 +8,17 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
+import { currentDatabase, openDatabase } from '../lib/storage/database.js'
+import { KitState } from '../lib/kit-state.js'
+import { mongoReplicaSet } from './helpers/mongo.js'
+import { parseLogger, SchemaCache } from '../lib/parse/internals.js'
+
+interface PgClient {
+  none (sql: string, values?: unknown[]): Promise<null>
+  one (sql: string, values?: unknown[]): Promise<Record<string, any>>
+  any (sql: string, values?: unknown[]): Promise<Array<Record<string, any>>>
+  tx (body: (tx: PgClient) => Promise<void>): Promise<void>
+}
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
 /** A call still unanswered after this long counts as hung. */
@@ -203,4 +214,72 @@ t.test('the MongoDB stand-in is killed while clients place orders and write note
   t.same(calls.filter((call) => call.status === 503 && (call.code !== 5003 || call.retryAfter !== '1')), [], 'every 503 is {code: 5003, error} with Retry-After')
   t.same(faults, [], 'no unhandled rejection or uncaught exception')
   t.test('recovery, and every acknowledged call stored', { skip: 'needs real MongoDB: the stand-in keeps its data in memory, so a killed stand-in cannot come back with it' }, async () => {})
+})
+
+t.test('passwordPolicy.maxPasswordAge: the stamp Parse writes at login without awaiting it fails with the database, and the process stays up', { skip: lane.kind !== 'postgres' ? 'holds a row lock and ends one PostgreSQL backend' : false }, async (t) => {
+  const kit = await startKit(t, { allowAuthRoutes: true, parseServerOptions: { passwordPolicy: { maxPasswordAge: 30 } } })
+  const faults = watchProcessFaults(t)
+  const credentials = { username: 'stamped', password: 'stamped-password-1' }
+  t.equal((await kit.request('POST', '/parse/users', { headers: masterHeaders, body: credentials })).status, 201)
+  const sql = (currentDatabase()!.adapter as unknown as { _client: PgClient })._client
+  // A user whose password predates the policy: Parse stamps it at its next login, without awaiting the write.
+  await sql.none('UPDATE "_User" SET "_password_changed_at" = NULL WHERE username = $1', [credentials.username])
+
+  // Another connection holds the user's row, so the stamp waits on it while the login goes on.
+  let release = () => {}
+  let locked = false
+  const holding = sql.tx(async (tx) => {
+    await tx.any('SELECT 1 FROM "_User" WHERE username = $1 FOR UPDATE', [credentials.username])
+    locked = true
+    await new Promise<void>((resolve) => { release = resolve })
+  })
+  await until('the row lock', () => locked)
+  const login = await kit.request('POST', '/parse/login', { headers: appHeaders, body: credentials })
+  t.equal(login.status, 200, `the login answers without waiting for the stamp: ${login.text}`)
+  t.type(login.json?.sessionToken, 'string')
+
+  // The stamp's connection is lost while it waits: the write Parse started fails with the database gone.
+  const waiting = () => sql.any('SELECT pid FROM pg_stat_activity WHERE wait_event_type = \'Lock\' AND query LIKE \'%_password_changed_at%\'')
+  await until('the stamp waiting on the row', async () => (await waiting()).length > 0)
+  const warned: unknown[] = []
+  const logger = parseLogger()
+  const warn = logger.warn
+  logger.warn = (...args: unknown[]) => { warned.push(args[0]); return warn.apply(logger, args) }
+  t.teardown(() => { logger.warn = warn })
+  for (const { pid } of await waiting()) await sql.one('SELECT pg_terminate_backend($1)', [pid])
+  release()
+  await holding
+  await until('the stamp to fail', () => faults.length > 0 || warned.some((line) => /\[passwordPolicy\]/.test(String(line))))
+  await sleep(50) // an unhandled rejection is reported after the turn that left it
+  t.same(faults, [], 'no unhandled rejection: the process would have ended')
+  t.ok(warned.some((line) => /\[passwordPolicy\] a login could not record when the user's password was set/.test(String(line))), 'the lost stamp is logged')
+  await until('readiness after the lost connection', async () => (await kit.request('GET', '/parse/health')).status === 200)
+
+  // The stamp was not written, so the next login tries again, and this time it lands.
+  const again = await kit.request('POST', '/parse/login', { headers: appHeaders, body: credentials })
+  t.equal(again.status, 200, again.text)
+  await until('the stamp written', async () => (await sql.one('SELECT "_password_changed_at" AS at FROM "_User" WHERE username = $1', [credentials.username])).at !== null)
+})
+
+t.test('schema hooks on MongoDB: an error on Parse\'s schema change stream does not end the process, and the stream is opened again', { skip: lane.kind !== 'mongo' ? 'runs on the MongoDB lane' : lane.real ? 'the stand-in refuses change streams, which makes the stream fail; a real MongoDB does not' : false }, async (t) => {
+  const faults = watchProcessFaults(t)
+  const { uri } = await mongoReplicaSet(t)
+  const notices: string[] = []
+  const database = await openDatabase({ databaseURI: uri, schemaHooks: true, timeoutSeconds: 5, onNotice: (line) => notices.push(line) }, new KitState())
+  t.teardown(() => database.close())
+  const adapter = database.adapter as unknown as { getAllClasses (): Promise<unknown[]>, _stream?: { closed?: boolean } }
+  const schemaCache = (SchemaCache as unknown as { default: { put (all: unknown[]): void, all (): unknown[] } }).default
+  // Parse opens its change stream on its first schema read; the stand-in fails it with an 'error' event.
+  await adapter.getAllClasses()
+  schemaCache.put([{ className: 'Cached', fields: {} }])
+  const first = adapter._stream
+  t.ok(first, 'Parse opened its schema change stream')
+  await until('the stream to fail', () => faults.length > 0 || notices.some((line) => /schema change stream/.test(line)))
+  await sleep(50)
+  t.same(faults.map((error) => (error as Error).message), [], 'no uncaught exception: the process would have ended')
+  t.match(notices.join('\n'), /\[fastify-parse-kit\] MongoDB schema change stream failed \(.*\$changeStream.*\); Parse reloads its schema and watches again/, 'one line says so')
+  await until('the failed stream dropped', () => adapter._stream !== first)
+  t.same(schemaCache.all(), [], 'Parse\'s cached schema is forgotten (a change may have been missed): the next request reads it again')
+  await adapter.getAllClasses()
+  t.ok(adapter._stream && adapter._stream !== first, 'the next schema read watches again')
 })

@@ -5,7 +5,7 @@
 // write is stored.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir } from './helpers/kit.js'
@@ -37,6 +37,14 @@ function postmasterOf (dataDir: string): number {
 function childrenOf (pid: number): number[] {
   return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid='], { encoding: 'utf8' })
     .split('\n').map((line) => Number(line.trim())).filter((child) => child > 0)
+}
+
+/** Whether every thread of a process is stopped (state T in /proc). */
+function threadsStopped (pid: number): boolean {
+  const threads = readdirSync(`/proc/${pid}/task`)
+  return threads.every((thread) => {
+    try { return /^\d+ \(.*\) [Tt] /.test(readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8')) } catch { return true }
+  })
 }
 
 function signal (pids: number[], name: NodeJS.Signals): void {
@@ -162,11 +170,55 @@ t.test('databaseTimeout is checked at boot', async (t) => {
   }
 })
 
-t.test('the MongoDB bound: timeoutMS covers each whole operation; the URI and schema hooks may ask for per-socket bounds', async (t) => {
+t.test('the MongoDB bound: timeoutMS covers each whole operation; the URI may ask for per-socket bounds', async (t) => {
   const plain = 'mongodb://127.0.0.1:27017/app?replicaSet=rs0'
-  t.same(boundedMongoOptions(plain, 5_000, { schemaHooks: false }), { timeoutMS: 5_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'the driver\'s overall bound, server selection and handshake within it')
-  t.same(boundedMongoOptions(plain, 30_000, { schemaHooks: false }), { timeoutMS: 30_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 10_000 }, 'server selection and handshake keep their own shorter caps')
-  t.same(boundedMongoOptions(plain, 5_000, { schemaHooks: true }), { socketTimeoutMS: 5_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'schema hooks (a change stream Parse does not guard): each socket read is bounded instead')
-  t.same(boundedMongoOptions(`${plain}&timeoutMS=2000`, 5_000, { schemaHooks: false }), { serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'timeoutMS in the URI wins')
-  t.same(boundedMongoOptions(`${plain}&socketTimeoutMS=9000&connectTimeoutMS=1000&serverSelectionTimeoutMS=800`, 5_000, { schemaHooks: false }), {}, 'the URI\'s own per-socket timeouts win, and no overall bound is added to them')
+  t.same(boundedMongoOptions(plain, 5_000), { timeoutMS: 5_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'the driver\'s overall bound, server selection and handshake within it (schema hooks too: their change stream has a listener)')
+  t.same(boundedMongoOptions(plain, 30_000), { timeoutMS: 30_000, serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 10_000 }, 'server selection and handshake keep their own shorter caps')
+  t.same(boundedMongoOptions(`${plain}&timeoutMS=2000`, 5_000), { serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 }, 'timeoutMS in the URI wins')
+  t.same(boundedMongoOptions(`${plain}&socketTimeoutMS=9000&connectTimeoutMS=1000&serverSelectionTimeoutMS=800`, 5_000), {}, 'the URI\'s own per-socket timeouts win, and no overall bound is added to them')
+})
+
+t.test('a frozen MongoDB: file uploads and downloads (GridFS) answer within the bound, and work again after the thaw', { skip: lane.kind !== 'mongo' ? 'files live in GridFS on the MongoDB lane only' : freezeSkip }, async (t) => {
+  const kit = await startKit(t, { databaseTimeout: 2 })
+  const upload = async (name: string) => {
+    try {
+      const response = await fetch(`${kit.origin}/parse/files/${name}`, { method: 'POST', headers: { ...masterHeaders, 'content-type': 'text/plain' }, body: `contents of ${name}`, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) })
+      return { status: response.status, json: await response.json().catch(() => undefined), retryAfter: response.headers.get('retry-after') }
+    } catch (error) {
+      return { status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error' }
+    }
+  }
+  const download = async (url: string) => {
+    try {
+      const response = await fetch(url.replace(/^https?:\/\/[^/]+/, kit.origin), { headers: masterHeaders, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) })
+      return { status: response.status, text: await response.text() }
+    } catch (error) {
+      return { status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error' }
+    }
+  }
+  const stored = await upload('before.txt')
+  t.equal(stored.status, 201, 'an upload before the freeze')
+  const url = (stored.json as { url: string }).url
+  t.same(await download(url), { status: 200, text: 'contents of before.txt' })
+
+  const pid = kit.standInPid!
+  let frozen = true
+  const thaw = () => { if (frozen) { frozen = false; signal([pid], 'SIGCONT') } }
+  t.teardown(thaw)
+  try {
+    signal([pid], 'SIGSTOP')
+    // A group stop reaches each thread when it next runs: on a loaded machine, wait until none still serves.
+    await until('every thread of the stand-in stopped', () => threadsStopped(pid))
+    const read = await download(url)
+    t.not(read.status, 'hung', `a download answers within the bound (${CLIENT_TIMEOUT_MS} ms client timeout)`)
+    t.equal(read.status, 503, `a download the database cannot serve answers 503: ${JSON.stringify(read)}`)
+    const written = await upload('frozen.txt')
+    t.not(written.status, 'hung', 'an upload answers within the bound')
+    t.same(written, { status: 503, json: { code: 5003, error: 'The database cannot be reached right now. Retry shortly.' }, retryAfter: '1' }, 'an upload the database cannot take answers 503 {code, error}')
+  } finally {
+    thaw()
+  }
+  await until('readiness to recover', async () => (await kit.request('GET', '/parse/health')).status === 200)
+  t.equal((await upload('after.txt')).status, 201, 'uploads work again after the thaw')
+  t.same(await download(url), { status: 200, text: 'contents of before.txt' }, 'and downloads')
 })

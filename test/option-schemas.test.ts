@@ -7,9 +7,10 @@ import {
   BaseModel, CloudFunction, kitErrorCodes, kitPlugin, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
   type ClassOptions, type CloudFunctionOptions, type FieldOptions, type KitOptions, type SchemaConfigOptions, type SwaggerConfig
 } from '../lib/index.js'
-import { resolveOptions, KitOptionsSchema } from '../lib/options.js'
+import { resolveOptions, AllowedRouteSchema, KitOptionsSchema, LiveQueryOptionsSchema } from '../lib/options.js'
+import { CorsOptionsSchema, type CorsOptions } from '../lib/access/cors-policy.js'
 import { SwaggerConfigSchema } from '../lib/docs/options.js'
-import { CloudFunctionOptionsSchema, ValidationFieldSchema, type ValidationField } from '../lib/routing/options.js'
+import { CloudFunctionOptionsSchema, RateLimitSchema, ValidationFieldSchema, type ValidationField } from '../lib/routing/options.js'
 import { FieldOptionsSchema } from '../lib/model/field-options.js'
 import { ClassOptionsSchema, CompoundIndexSchema, type CompoundIndex } from '../lib/model/class-options.js'
 import { SchemaConfigOptionsSchema } from '../lib/model/schema-config.js'
@@ -25,7 +26,7 @@ t.test('kitPlugin options: unknown key, wrong type, rule between options', async
   t.throws(() => resolveOptions({ ...base, indexes: 'no' } as never),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "indexes": must be true or false (got "no")' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: [] } }),
-    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "liveQuery": must be \{ classNames/ })
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "liveQuery\.classNames": must be a non-empty list of class names/ })
   t.throws(() => resolveOptions({ appId: 'same', masterKey: 'same' }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "masterKey": must differ from appId' })
   t.throws(() => resolveOptions({ ...base, schema: {}, parseServerOptions: { schema: {} } }),
@@ -49,8 +50,6 @@ t.test('the schema option: unknown key, wrong type, a whole configuration', asyn
   t.equal(checkSchemaOption({ definitions: [], strict: false }), undefined, 'a whole configuration (with definitions) is accepted')
   t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "parseServerOptions\.schema": lockSchemas must be true or false/ })
-  t.throws(() => resolveOptions({ ...base, cors: { origins: '*' } as never }),
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "cors": has unknown key "origins"/ })
   t.throws(() => resolveOptions({ ...base, schema: { strict: true, drop: true } as never }),
     { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option \(known:/ })
 })
@@ -130,6 +129,54 @@ t.test('@ParseClass options: unknown key, wrong type, rule against the fields', 
   t.throws(declare({ description: 5 }), ModelDeclarationError, 'class option errors are ModelDeclarationErrors')
 })
 
+t.test('kitPlugin cors: unknown key, wrong type, rule on the origins', async (t) => {
+  t.throws(() => resolveOptions({ ...base, cors: { origins: ['https://app.example.com'] } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "cors.origins": unknown option; did you mean "origin"? (known: origin, allowedHeaders, maxAge)' })
+  t.throws(() => resolveOptions({ ...base, cors: { maxAge: '60' } as never }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "cors.maxAge": must be a whole number of seconds ≥ 0 (got "60")' })
+  t.throws(() => resolveOptions({ ...base, cors: { allowedHeaders: ['X Custom'] } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "cors.allowedHeaders": must be a list of header names (got ["X Custom"])' })
+  t.throws(() => resolveOptions({ ...base, cors: ['https://app.example.com'] as never }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "cors": must be false, true, or \{ origin/ })
+  t.throws(() => resolveOptions({ ...base, cors: { origin: 'https://app.example.com/' } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "cors\.origin": "https:\/\/app\.example\.com\/" is not an origin/ }, 'an origin with a path: a rule the schema cannot say')
+  t.throws(() => resolveOptions({ ...base, cors: { origin: [] } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "cors.origin": lists no origin: list at least one, or set cors: false' })
+})
+
+t.test('kitPlugin allowedRoutes items: unknown key, wrong type, rule on the verbs', async (t) => {
+  t.throws(() => resolveOptions({ ...base, allowedRoutes: [{ path: '/files/*', method: ['POST'] }] as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "allowedRoutes[0].method": unknown option; did you mean "methods"? (known: path, methods)' })
+  t.throws(() => resolveOptions({ ...base, allowedRoutes: [{ path: '/files/*' }, { path: '/classes/Note', methods: 'GET' }] as never }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "allowedRoutes[1].methods": must be a non-empty list of HTTP verbs, e.g. [\'GET\'] (got "GET")' })
+  t.throws(() => resolveOptions({ ...base, allowedRoutes: [{ path: 'files' }] }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "allowedRoutes[0].path": must be a path starting with \'/\', e.g. \'/files/*\' (got "files")' })
+  t.throws(() => resolveOptions({ ...base, allowedRoutes: [{ path: '/files/*', methods: ['post', 'PSOT'] }] }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "allowedRoutes[0].methods": has "PSOT"; use GET, HEAD, POST, PUT, PATCH, DELETE' }, 'a verb no route answers')
+  t.same(resolveOptions({ ...base, allowedRoutes: [{ path: '/files/*', methods: ['post'] }] }).allowedRoutes, [{ path: '/files/*', methods: ['POST'] }], 'verbs are compared upper-case')
+})
+
+t.test('kitPlugin liveQuery: unknown key, wrong type, rule on the class names', async (t) => {
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], className: 'Note' } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames)' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: 'Note' } as never }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames": must be a non-empty list of class names, e.g. [\'Message\'] (got "Note")' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note', 'my-notes'] } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames[1]": must be a Parse class name (got "my-notes")' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note', 'Task', 'Note'] } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames": lists "Note" twice' })
+})
+
+t.test('@CloudFunction rateLimit: unknown key, wrong type, both limits required', async (t) => {
+  const declare = (rateLimit: object) => () => CloudFunction({ rateLimit } as CloudFunctionOptions)(class Owner {}, 'fn', { value: () => {} })
+  t.throws(declare({ windowMS: 1000, max: 5 }),
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: '@CloudFunction Owner.fn: option "rateLimit.windowMS" is not supported; did you mean "windowMs"? (known: windowMs, max)' })
+  t.throws(declare({ windowMs: '1m', max: 5 }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: '@CloudFunction Owner.fn: option "rateLimit.windowMs" must be a whole number of milliseconds ≥ 1 (got "1m")' })
+  t.throws(declare({ max: 5 }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /^@CloudFunction Owner\.fn: option "rateLimit(\.windowMs)?" / }, 'a window without its length')
+})
+
 t.test('the codes are the exported ones', async (t) => {
   for (const [code, ErrorClass] of Object.entries(kitErrorCodes)) {
     t.equal(new ErrorClass('x').code, code, code)
@@ -148,6 +195,10 @@ t.test('every property of each option type is accepted by its schema', async (t)
     adminRole: 'Admin', lockSchemas: true, strict: false, recreateModifiedFields: false, deleteExtraFields: false, keepUnknownIndexes: true,
     beforeMigration: () => {}, afterMigration: async () => {}
   }
+  const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
+  const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
+  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'] }
+  const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
     ...base,
     serverURL: 'http://127.0.0.1:1337/parse',
@@ -157,7 +208,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     databaseTimeout: 10,
     mountPath: '/parse',
     allowAuthRoutes: true,
-    allowedRoutes: [{ path: '/files/*', methods: ['POST'] }],
+    allowedRoutes: [allowedRoute],
     adminRole: 'Admin',
     excludedPointerClasses: ['IMG'],
     models: [Model],
@@ -165,10 +216,10 @@ t.test('every property of each option type is accepted by its schema', async (t)
     parseServerOptions: { maxLimit: 100 },
     schema,
     indexes: false,
-    liveQuery: { classNames: ['Note'] },
+    liveQuery,
     docs: { ...docs, path: '/docs' },
     redis: 'redis://127.0.0.1:6379',
-    cors: { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
+    cors
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],
@@ -180,7 +231,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     requireRoles: ['Admin'],
     requireAllRoles: true,
     roleCacheMs: 0,
-    rateLimit: { windowMs: 1000, max: 5 },
+    rateLimit,
     customErrorMessage: 'no',
     swagger: { summary: 's', description: 'd', tags: ['t'], responses: { 404: { description: 'none' } } }
   }
@@ -202,7 +253,11 @@ t.test('every property of each option type is accepted by its schema', async (t)
     ['ValidationField', ValidationFieldSchema, field],
     ['FieldOptions', FieldOptionsSchema, fieldOptions],
     ['ClassOptions', ClassOptionsSchema, classOptions],
-    ['CompoundIndex', CompoundIndexSchema, index]
+    ['CompoundIndex', CompoundIndexSchema, index],
+    ['CorsOptions', CorsOptionsSchema, cors],
+    ['AllowedRoute', AllowedRouteSchema, allowedRoute],
+    ['liveQuery', LiveQueryOptionsSchema, liveQuery],
+    ['rateLimit', RateLimitSchema, rateLimit]
   ] as const
   for (const [name, schema, sample] of samples) {
     t.same(Object.keys(sample).sort(), knownKeys(schema).sort(), `${name}: the sample sets every key the schema knows`)

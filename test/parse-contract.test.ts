@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, Controllers, GridFSBucketAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
   RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
@@ -66,6 +66,7 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Adapters/Storage/Mongo/MongoStorageAdapter.js', MongoStorageAdapter, 'the MongoDB adapter (storage/database.ts)'],
     ['Adapters/Files/GridFSBucketAdapter.js', GridFSBucketAdapter, 'files on MongoDB (storage/database.ts)'],
     ['Controllers/SchemaController.js', SchemaRules, 'name rules and the schema lock (model/*)'],
+    ['Controllers/DatabaseController.js', DatabaseController, 'the login password stamp guard (parse/password-stamp.ts)'],
     ['logger.js', parseLogger, 'migration failures (model/schema-boot.ts)'],
     ['triggers.js', triggers, '_Role evictions (cluster/role-evictions.ts)'],
     ['Adapters/PubSub/RedisPubSub.js', RedisPubSub, 'LiveQuery over Redis (cluster/live-query-pubsub.ts)'],
@@ -167,6 +168,13 @@ t.test('rest.create / rest.update and the in-process controller: parse/direct-wr
   t.match(controller, /const installationId = options\.installationId \|\| 'cloud'/, 'its Auth carries installationId \'cloud\' by default')
   const database = parseSource('Controllers/DatabaseController.js')
   t.match(database, /loadSchema\(options = \{\s*clearCache: false\s*\}\) \{\s*if \(this\.schemaPromise != null\)/, 'DatabaseController#loadSchema(options) keeps only the load in flight (schemaPromise)')
+})
+
+t.test('the password stamp Parse does not await at login: parse/password-stamp.ts', async (t) => {
+  t.same(parameters(DatabaseController.prototype.update).slice(0, 3), ['className', 'query', 'update'], 'DatabaseController#update(className, query, update, …) is what the guard wraps')
+  const users = parseSource('Routers/UsersRouter.js')
+  t.match(users, /\n\s*req\.config\.database\.update\('_User', \{\s*username: user\.username\s*\}, \{\s*_password_changed_at: [^}]*\}\);/, 'UsersRouter stamps with update(\'_User\', {username}, {_password_changed_at}) and nothing more, without awaiting it')
+  t.equal(typeof parseLogger().warn, 'function', 'getLogger().warn (the lost stamp is logged)')
 })
 
 t.test('SchemaController: the name rules and the schema lock (model/*.ts)', async (t) => {

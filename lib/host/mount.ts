@@ -19,7 +19,7 @@ import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
 import { makeBatchRoutingPathFunction } from '../parse/internals.js'
 import { answerHealth, healthPathKind } from './health.js'
-import { refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
+import { failedFileReadsAs503, refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
@@ -76,6 +76,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
     scope.use('/', unavailableAs503 as never)
+    scope.use('/', failedFileReadsAs503(options.availability) as never)
     // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
     scope.use('/', keepKitCorsHeaders as never)
     scope.use('/', options.host.app)

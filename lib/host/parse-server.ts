@@ -5,6 +5,7 @@ import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
 import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
+import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 
 export interface ParseHostOptions {
@@ -71,7 +72,13 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   // Before start(): without a push option, start() need not load the push adapters.
   installPushWithoutAdapter()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
-  await server.start()
+  const removePasswordStampGuard = guardPasswordStamp()
+  try {
+    await server.start()
+  } catch (error) {
+    removePasswordStampGuard()
+    throw error
+  }
   const app = buildAppLeavingProcessAlone(server)
   // After the app is built: building it installs the in-process SDK controller that this wraps.
   const removeDirectWrites = installDirectWrites(() => parseConfig(options.appId))
@@ -82,6 +89,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
       // Fastify owns and closes the HTTP server; Parse only needs something to close.
       (server as unknown as { server: { close: (done: () => void) => void } }).server = { close: (done) => done() }
       removeDirectWrites()
+      removePasswordStampGuard()
       await server.handleShutdown()
       SchemaCache.default.clear()
       forgetParseConfig()

@@ -35,3 +35,32 @@ export function unavailableAs503 (_request: unknown, response: ExpressResponse, 
   }
   next()
 }
+
+interface ExpressFileRequest { method: string, url: string }
+interface ExpressEndingResponse extends ExpressResponse {
+  statusCode: number
+  headersSent: boolean
+  end (...args: unknown[]): unknown
+}
+
+/**
+ * Express middleware in front of Parse's app: Parse answers any failed file
+ * read `404 File not found.`, also when the files adapter could not reach the
+ * database (it reported the outage). Such a read answers 503 {code, error}.
+ */
+export function failedFileReadsAs503 (availability: DatabaseAvailability) {
+  return (request: ExpressFileRequest, response: ExpressEndingResponse, next: () => void): void => {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || !request.url.includes('/files/')) return next()
+    const end = response.end
+    response.end = function (this: ExpressEndingResponse, ...args: unknown[]) {
+      this.end = end
+      // Headers already gone (a ranged read that failed midway): nothing left to change.
+      if (this.statusCode !== 404 || availability.reachable || this.headersSent) return this.end(...args)
+      this.status(503)
+      this.set('Retry-After', String(RETRY_AFTER_SECONDS))
+      this.set('Content-Type', 'application/json; charset=utf-8')
+      return this.end(JSON.stringify({ code: DATABASE_UNAVAILABLE, error: DATABASE_UNAVAILABLE_MESSAGE }))
+    }
+    next()
+  }
+}

@@ -17,6 +17,7 @@ import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/Postgres
 import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 import GridFSExports from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 import SchemaControllerExports from 'parse-server/lib/Controllers/SchemaController.js'
+import DatabaseControllerExports from 'parse-server/lib/Controllers/DatabaseController.js'
 import LoggerExports from 'parse-server/lib/logger.js'
 import BatchExports from 'parse-server/lib/batch.js'
 import TriggersExports from 'parse-server/lib/triggers.js'
@@ -38,6 +39,8 @@ export const RestQuery = RestQueryExports as Server.RestQueryExports
 export const rest = RestExports as Server.RestExports
 export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
 export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports
+/** The class of the per-request database controller (Config.get builds one per request). */
+export const DatabaseController = DatabaseControllerExports as Server.DatabaseControllerClass
 export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
 export const triggers = TriggersExports as Server.TriggersExports
 export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub

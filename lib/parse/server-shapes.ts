@@ -84,7 +84,14 @@ export interface SchemaControllerExports {
 }
 
 export interface LoggerExports {
-  getLogger (): { error (...args: unknown[]): unknown }
+  getLogger (): { error (...args: unknown[]): unknown, warn (...args: unknown[]): unknown }
+}
+
+/** DatabaseController#update(className, query, update, options, skipSanitization, validateOnly, validSchemaController). */
+export type DatabaseUpdate = (className: string, query: Record<string, unknown>, update: Record<string, unknown>, ...rest: unknown[]) => Promise<unknown>
+
+export interface DatabaseControllerClass {
+  prototype: { update: DatabaseUpdate }
 }
 
 export interface SchemaCacheExports {

@@ -31,6 +31,12 @@ export type ValidationField = Static<typeof ValidationFieldSchema>
 
 const FieldsSchema = Type.Record(Type.String(), ValidationFieldSchema, { problem: 'must map field names to { type?, required?, options?, default? }' })
 
+/** @CloudFunction's rateLimit. */
+export const RateLimitSchema = Type.Object({
+  windowMs: Type.Integer({ minimum: 1, problem: 'must be a whole number of milliseconds ≥ 1' }),
+  max: Type.Integer({ minimum: 1, problem: 'must be a whole number of calls ≥ 1' })
+}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { windowMs: positive integer, max: positive integer }' })
+
 /** @CloudFunction's options: their type (CloudFunctionOptions) and their shape check come from here. */
 export const CloudFunctionOptionsSchema = Type.Object({
   /** Verbs this function answers; others get 405. Default ['POST']. Each verb is checked against HTTP_METHODS below, naming the wrong one. */
@@ -57,10 +63,8 @@ export const CloudFunctionOptionsSchema = Type.Object({
   requireAllRoles: Type.Optional(flag),
   /** Role cache lifetime for this function, overriding configureRoleCache; 0 never caches. */
   roleCacheMs: Type.Optional(Type.Integer({ minimum: 0, problem: 'must be a whole number of milliseconds ≥ 0' })),
-  rateLimit: Type.Optional(Type.Object({
-    windowMs: Type.Integer({ minimum: 1 }),
-    max: Type.Integer({ minimum: 1 })
-  }, { problem: 'must be { windowMs: positive integer, max: positive integer }' })),
+  /** At most `max` calls per client address in each window of `windowMs` milliseconds (429 beyond). */
+  rateLimit: Type.Optional(RateLimitSchema),
   /** Replaces the default refusal text (authentication and role checks). */
   customErrorMessage: Type.Optional(words),
   swagger: Type.Optional(Type.Object({

@@ -3,13 +3,15 @@
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
-import { GridFSBucketAdapter, MongoStorageAdapter, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { MongoStorageAdapter, SchemaCache, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { boundedMongoOptions } from './mongo/bounded.js'
+import { boundedGridFS } from './mongo/files.js'
+import { guardSchemaStream } from './mongo/schema-stream.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
@@ -121,10 +123,11 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs, { schemaHooks: options.schemaHooks === true }), ...hooks } })
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
+  if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: () => SchemaCache.default.clear() })
   const adapter = wrapAdapter(raw, kind, availability)
-  const filesAdapter = new GridFSBucketAdapter(uri)
+  const filesAdapter = boundedGridFS(uri, timeoutMs, availability)
   return {
     kind,
     displayURI: redact(uri),

@@ -13,17 +13,15 @@ const SERVER_SELECTION_MS = 5_000
 
 /**
  * Options for Parse's MongoDB adapter (`mongoOptions`, passed on to the driver's MongoClient).
- * Timeouts set in the URI win. Without `timeoutMS` — the URI sets `socketTimeoutMS`, or schema
- * hooks are on — each socket read is bounded instead: with `timeoutMS`, Parse's schema change
- * stream reports a timeout as an 'error' event Parse does not listen to, which would end the process.
+ * Timeouts set in the URI win; a URI with `socketTimeoutMS` (and no `timeoutMS`) keeps its
+ * per-socket bounds. With schema hooks, Parse's schema change stream runs under `timeoutMS`
+ * too: its failures reach the listener schema-stream.ts gives it.
  */
-export function boundedMongoOptions (uri: string, timeoutMs: number, options: { schemaHooks: boolean }): Record<string, unknown> {
+export function boundedMongoOptions (uri: string, timeoutMs: number): Record<string, unknown> {
   const set = (name: string) => new RegExp(`[?&]${name}=`, 'i').test(uri)
-  const overall = !set('timeoutMS') && !set('socketTimeoutMS') && !options.schemaHooks
-  const perSocket = !set('timeoutMS') && !set('socketTimeoutMS') && options.schemaHooks
+  const overall = !set('timeoutMS') && !set('socketTimeoutMS')
   return {
     ...(overall ? { timeoutMS: timeoutMs } : {}),
-    ...(perSocket ? { socketTimeoutMS: timeoutMs } : {}),
     ...(set('serverSelectionTimeoutMS') ? {} : { serverSelectionTimeoutMS: Math.min(SERVER_SELECTION_MS, timeoutMs) }),
     ...(set('connectTimeoutMS') ? {} : { connectTimeoutMS: Math.min(CONNECT_MS, timeoutMs) })
   }
