@@ -93,7 +93,8 @@ t.test('every verb on every declared path answers as pinned', async (t) => {
   const kit = await startKit(t, {
     functions: [VerbFunctions, BareFunctions],
     cors: { origin: [ORIGIN] },
-    parseServerOptions: { restAPIKey: REST_KEY }
+    parseServerOptions: { restAPIKey: REST_KEY },
+    docs: { title: 'verbs', version: '1' }
   })
   const functions = ['onlyPost', 'onlyGet', 'postPut', 'getHead', 'patchDelete', 'limited', 'signedIn']
   const paths = [
@@ -125,4 +126,8 @@ t.test('every verb on every declared path answers as pinned', async (t) => {
     }
   }
   t.matchSnapshot(answers, 'answers')
+  // Refusals are answered, never documented: the document lists only the verbs each path takes.
+  const document = await kit.app.inject({ method: 'GET', url: '/api-docs/json' })
+  t.equal(document.statusCode, 200)
+  t.matchSnapshot(document.json().paths, 'documented paths')
 })
