@@ -4,7 +4,8 @@
 // CORS headers and the body are pinned in a snapshot. How the kit registers its
 // routes (one route per verb, or fewer) must never change one of these answers.
 // Regenerate only when an answer is meant to change: `npx tap --snapshot test/declared-verbs.test.ts`.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { FastifyServerOptions } from 'fastify'
 import { CloudFunction, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
 
@@ -87,15 +88,18 @@ function spellings (path: string): string[] {
   ]
 }
 
-t.test('every verb on every declared path answers as pinned', async (t) => {
-  void VerbFunctions
-  void BareFunctions
+t.test('every verb on every declared path answers as pinned', (t) => pinAnswers(t, {}))
+
+// The router matches other spellings here: a refusal must still reach exactly the spellings the path's own routes do.
+t.test('and with a router that ignores case and trailing slashes', (t) => pinAnswers(t, { routerOptions: { caseSensitive: false, ignoreTrailingSlash: true } }))
+
+async function pinAnswers (t: Test, server: FastifyServerOptions): Promise<void> {
   const kit = await startKit(t, {
     functions: [VerbFunctions, BareFunctions],
     cors: { origin: [ORIGIN] },
     parseServerOptions: { restAPIKey: REST_KEY },
     docs: { title: 'verbs', version: '1' }
-  })
+  }, server)
   const functions = ['onlyPost', 'onlyGet', 'postPut', 'getHead', 'patchDelete', 'limited', 'signedIn']
   const paths = [
     ...functions.flatMap((name) => [`/parse/verbs/${name}`, `/parse/functions/${name}`]),
@@ -130,4 +134,4 @@ t.test('every verb on every declared path answers as pinned', async (t) => {
   const document = await kit.app.inject({ method: 'GET', url: '/api-docs/json' })
   t.equal(document.statusCode, 200)
   t.matchSnapshot(document.json().paths, 'documented paths')
-})
+}
