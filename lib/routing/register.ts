@@ -17,6 +17,7 @@ import { sharedSerializers, type SharedSerializers } from './shared-serializers.
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
+import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -52,13 +53,23 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     const compilers = { validation: lazyValidation(scope), serializers: sharedSerializers(scope) }
-    for (const fn of functions) registerFunction(scope, fn, options, compilers)
+    const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
+    const refusals: Refusal[] = []
+    for (const fn of functions) registerFunction(scope, fn, options, compilers, refusals)
+    // A verb a path does not take is answered only to a caller with the right app id.
+    const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(options), preValidation: asyncAdmit(checkApplication(options, masterKey)) }
+    answerRefusals(scope, baseOf(options), refusals, guards)
   })
   return functions
 }
 
-function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, compilers: { validation: LazyValidation, serializers: SharedSerializers }): void {
-  const base = options.mountPath === '/' ? '' : options.mountPath
+const baseOf = (options: DeclaredRoutesOptions) => options.mountPath === '/' ? '' : options.mountPath
+
+function registerFunction (
+  scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions,
+  compilers: { validation: LazyValidation, serializers: SharedSerializers }, refusals: Refusal[]
+): void {
+  const base = baseOf(options)
   const schema = inputSchema(fn.options)
   const returns = outputSchema(fn.options)
   const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
@@ -89,9 +100,9 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
       handler
     })
   }
-  // A verb the function does not take is answered only to a caller with the right app id.
-  const refuse = (methods: HttpMethod[], url: string, allowed: HttpMethod[]) => {
-    if (methods.length > 0) scope.route({ method: methods, url, onRequest, preValidation: asyncAdmit(admit), handler: methodNotAllowed(allowed) })
+  // Verbs the function does not take: answered 405 by answerRefusals, once every path is known.
+  const refuse = (refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[]) => {
+    if (refused.length > 0) refusals.push({ url, served, refused, allowed })
   }
 
   if (fn.prefix) {
@@ -105,7 +116,7 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
     const response = returns ? { 200: returns } : undefined
     if (inQuery.length > 0) route(inQuery, url, entityHandler(fn), response)
     if (inBody.length > 0) route(inBody, url, entityHandler(fn), response)
-    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, [...declared])
+    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, served[0], [...declared])
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
@@ -114,7 +125,7 @@ function registerFunction (scope: FastifyInstance, fn: DeclaredFunction, options
   const wrapped = returns ? { 200: Type.Object({ result: returns }) } : undefined
   route(['POST'], twin, functionsHandler(fn), wrapped)
   if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), wrapped)
-  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, twinVerbs)
+  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs)
 }
 
 /** A wrong app id in the header is refused before the body is even read. */
@@ -276,12 +287,4 @@ function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
     // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
     return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encodeLikeCloudRun(result) }))
   }
-}
-
-function methodNotAllowed (allowed: HttpMethod[]): RouteHandlerMethod {
-  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
-  return async (request, reply) => reply.code(405).header('allow', allow.join(', ')).send({
-    code: Parse.Error.OPERATION_FORBIDDEN,
-    error: `Method ${request.method} is not allowed here; use ${allowed.join(' or ')}`
-  })
 }

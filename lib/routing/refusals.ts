@@ -1,0 +1,117 @@
+// A verb a declared path does not take is answered 405 (with Allow) by one route
+// for every path, not one route per path: with thousands of declared functions
+// those routes were most of the boot's routing work. The one route is a wildcard
+// under the mount in the declared routes' scope (same body parsers, hooks and
+// error handler as before), behind a router constraint that is derived true only
+// for a declared path asked with a verb it refuses, spelled so that Fastify's
+// router maps it to that path's own routes. Every other request goes where it
+// went before: to the path's own routes, or to Parse's mount.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteShorthandOptions } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import Parse from 'parse/node'
+import type { HttpMethod } from './options.js'
+
+const CONSTRAINT = 'fastifyParseKitRefusedVerb'
+
+export interface Refusal {
+  /** The declared path, as its routes are registered. */
+  url: string
+  /** A verb the path's own routes take: the router must map the request's spelling to that route. */
+  served: HttpMethod
+  /** Verbs answered 405. */
+  refused: HttpMethod[]
+  /** Verbs the 405 names (Allow adds HEAD when GET is there). */
+  allowed: HttpMethod[]
+}
+
+/** The hooks a refusal runs before its 405: the declared routes' app id check. */
+export type RefusalGuards = Pick<RouteShorthandOptions, 'onRequest' | 'preValidation'>
+
+/**
+ * Registers the refusals of every declared path: one constrained wildcard route for
+ * all of them. Paths whose loose spellings collide (they differ only in case, say)
+ * keep a refusal route of their own, as every path had before.
+ */
+export function answerRefusals (scope: FastifyInstance, base: string, refusals: Refusal[], guards: RefusalGuards): void {
+  const byKey = new Map<string, Refusal>()
+  const clashing = new Set<string>()
+  for (const refusal of refusals) {
+    const key = looseKey(refusal.url)
+    if (byKey.has(key)) clashing.add(key)
+    else byKey.set(key, refusal)
+  }
+  const ownRoute = refusals.filter((refusal) => clashing.has(looseKey(refusal.url)))
+  for (const key of clashing) byKey.delete(key)
+  for (const { url, refused, allowed } of ownRoute) {
+    if (refused.length > 0) scope.route({ method: refused, url, ...guards, handler: methodNotAllowed(allowed) })
+  }
+  if (byKey.size === 0) return
+
+  const refusalOf = (request: IncomingMessage): Refusal | undefined => {
+    const url = request.url ?? ''
+    // Every request on the instance passes here: origin-form targets only (the mount refuses the others).
+    if (url.charCodeAt(0) !== 47) return undefined
+    const refusal = byKey.get(looseKey(url))
+    if (refusal === undefined || !refusal.refused.includes(request.method as HttpMethod)) return undefined
+    // The loose key matches more spellings than the router does: this one must reach the path's own route.
+    const route = scope.findRoute({ method: refusal.served, url })
+    return route !== null && !('*' in route.params) ? refusal : undefined
+  }
+  if (!scope.hasConstraintStrategy(CONSTRAINT)) {
+    scope.addConstraintStrategy({
+      name: CONSTRAINT,
+      storage () {
+        const stores = new Map<unknown, unknown>()
+        return { get: (value: unknown) => stores.get(value) ?? null, set: (value: unknown, store: unknown) => { stores.set(value, store) } } as never
+      },
+      deriveConstraint: (request: IncomingMessage) => refusalOf(request) === undefined ? undefined : true,
+      mustMatchWhenDerived: false,
+      validate (value: unknown) {
+        if (value !== true) throw new Error(`${CONSTRAINT} takes only true`)
+      }
+    })
+  }
+  const verbs = [...new Set([...byKey.values()].flatMap((refusal) => refusal.refused))]
+  const answers = new Map([...byKey.values()].map((refusal) => [refusal, methodNotAllowed(refusal.allowed)]))
+  scope.route({
+    method: verbs,
+    url: `${base}/*`,
+    constraints: { [CONSTRAINT]: true },
+    // HEAD is refused explicitly where it is refused.
+    exposeHeadRoute: false,
+    ...guards,
+    handler (request, reply) {
+      const refusal = refusalOf(request.raw)!
+      return answers.get(refusal)!.call(this, request, reply)
+    }
+  })
+}
+
+/**
+ * Lower case, no query string or path parameters, percent-decoded, no empty or
+ * trailing segments: at least every spelling the router could map to the path.
+ */
+function looseKey (url: string): string {
+  let end = url.length
+  const query = url.indexOf('?')
+  if (query !== -1) end = query
+  const semicolon = url.indexOf(';')
+  if (semicolon !== -1 && semicolon < end) end = semicolon
+  let path = url.slice(0, end)
+  if (path.includes('%')) {
+    try {
+      path = decodeURIComponent(path)
+    } catch {}
+  }
+  if (path.includes('//')) path = path.replace(/\/{2,}/g, '/')
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1)
+  return path.toLowerCase()
+}
+
+export function methodNotAllowed (allowed: HttpMethod[]): RouteHandlerMethod {
+  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
+  return async (request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', allow.join(', ')).send({
+    code: Parse.Error.OPERATION_FORBIDDEN,
+    error: `Method ${request.method} is not allowed here; use ${allowed.join(' or ')}`
+  })
+}
