@@ -21,6 +21,7 @@ import LoggerExports from 'parse-server/lib/logger.js'
 import BatchExports from 'parse-server/lib/batch.js'
 import TriggersExports from 'parse-server/lib/triggers.js'
 import RedisPubSubExports from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
+import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 
@@ -37,6 +38,8 @@ export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExp
 export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
 export const triggers = TriggersExports as Server.TriggersExports
 export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
+/** Parse's default cache adapter (access/user-cache.ts reads it synchronously). */
+export const InMemoryCacheAdapter = (InMemoryCacheAdapterExports as Server.InMemoryCacheAdapterExports).InMemoryCacheAdapter
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
 export const makeBatchRoutingPathFunction = (BatchExports as Server.BatchExports).makeBatchRoutingPathFunction
 

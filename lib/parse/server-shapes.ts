@@ -22,7 +22,12 @@ export interface ParseConfig {
   mount?: string
   serverURL?: string
   extendSessionOnUse?: boolean
-  cacheController?: { user: { get (sessionToken: string): Promise<unknown> } }
+  cacheController?: {
+    /** Prefixes every key: `${appId}:user:${sessionToken}` for a session's user. */
+    appId: string
+    adapter: unknown
+    user: { get (sessionToken: string): Promise<unknown> }
+  }
   database: ParseDatabaseController
 }
 
@@ -87,6 +92,11 @@ export interface LoggerExports {
 
 export interface SchemaCacheExports {
   default: { clear (): void }
+}
+
+export interface InMemoryCacheAdapterExports {
+  /** Parse's default cacheAdapter: its `cache` (Parse's LRUCache) answers synchronously, null when absent or expired. */
+  InMemoryCacheAdapter: abstract new (...args: never[]) => { cache: { get (key: string): unknown } }
 }
 
 export interface BatchExports {
