@@ -49,7 +49,7 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
   const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
-  if (cached) return new CachedSessionCaller(cached)
+  if (cached) return new CachedSessionCaller(cached, sessionToken)
   const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
   const user = auth.user
   return { master: false, user, userId: user?.id }
@@ -68,7 +68,7 @@ export function cachedCallerNow (credentials: Credentials, appId: string): Calle
   if (config.extendSessionOnUse) return undefined
   const entry = userCacheEntryNow(config, sessionToken)
   if (entry === ASK_PARSE || !usable(entry)) return undefined
-  return new CachedSessionCaller(entry)
+  return new CachedSessionCaller(entry, sessionToken)
 }
 
 /** Parse's cache entry for this session, unless absent or expired (then Parse's own path decides). */
@@ -88,12 +88,15 @@ function usable (entry: Record<string, unknown> | null | undefined): entry is Re
 class CachedSessionCaller implements Caller {
   readonly master = false
   readonly userId: string
+  /** The session it was read for: the caller is also what runAsCaller needs (see actingAs). */
+  readonly sessionToken: string
   private readonly entry: Record<string, unknown>
   private built: Parse.User | undefined
 
-  constructor (entry: Record<string, unknown>) {
+  constructor (entry: Record<string, unknown>, sessionToken: string) {
     this.entry = entry
     this.userId = entry.objectId as string
+    this.sessionToken = sessionToken
   }
 
   get user (): Parse.User {
@@ -112,5 +115,6 @@ class CachedSessionCaller implements Caller {
  */
 export function actingAs<T> (caller: Caller, sessionToken: string | undefined, body: () => T): T {
   if (caller.master || !caller.userId || !sessionToken) return body()
+  if (caller instanceof CachedSessionCaller && caller.sessionToken === sessionToken) return runAsCaller(caller, body)
   return runAsCaller({ sessionToken, get user () { return caller.user } }, body)
 }
