@@ -128,4 +128,19 @@ t.test('by default any origin may call, as with Parse Server alone', async (t) =
   t.equal(declared.headers.get('access-control-allow-origin'), '*')
   const outside = await kit.request('OPTIONS', '/elsewhere', { headers: { origin: 'https://anywhere.example', 'access-control-request-method': 'GET' } })
   t.equal(outside.headers.get('access-control-allow-origin'), null, 'routes outside the mount path are the application\'s business')
+
+  // No Origin header, no CORS request: no Access-Control-* headers, but Vary: Origin so a cache never hands this answer to a page.
+  for (const [method, url] of [['POST', '/parse/memos/echoMemo'], ['GET', '/parse/health']]) {
+    const plain = await kit.request(method, url, { headers: appHeaders, ...(method === 'POST' ? { body: { text: 'a' } } : {}) })
+    t.equal(plain.status, 200, `${url}: ${plain.text}`)
+    t.equal(plain.headers.get('access-control-allow-origin'), null, `${url}: no allow-origin without Origin`)
+    t.equal(plain.headers.get('access-control-expose-headers'), null, `${url}: no expose-headers without Origin`)
+    t.match(plain.headers.get('vary'), /\bOrigin\b/i, `${url}: Vary: Origin`)
+    const fromPage = await kit.request(method, url, { headers: { ...appHeaders, origin: 'https://anywhere.example' }, ...(method === 'POST' ? { body: { text: 'a' } } : {}) })
+    t.equal(fromPage.headers.get('access-control-allow-origin'), '*', `${url}: with Origin, the policy answers`)
+    t.match(fromPage.headers.get('access-control-expose-headers'), /X-Parse-Job-Status-Id/)
+    t.match(fromPage.headers.get('vary'), /\bOrigin\b/i)
+  }
+  const strict = await kit.request('OPTIONS', '/parse/memos/echoMemo', { headers: { 'access-control-request-method': 'POST' } })
+  t.equal(strict.status, 400, 'a preflight without Origin is still refused by the policy')
 })

@@ -8,11 +8,12 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
   RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
+import { userCacheEntryNow } from '../lib/access/user-cache.js'
 import { WRITES } from '../lib/storage/adapter.js'
 import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
 import { parseGetPushController } from '../lib/parse/push-without-adapter.js'
@@ -241,6 +242,13 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.ok((await config.database.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
   t.equal(typeof config.extendSessionOnUse, 'boolean', 'Config.extendSessionOnUse (access/session.ts takes Parse\'s own path when it is on)')
   t.equal(typeof config.cacheController?.user.get, 'function', 'Config.cacheController.user.get(sessionToken) (access/session.ts reads the cached user)')
+  // access/user-cache.ts reads Parse's default in-memory cache synchronously, under the key Parse's CacheController builds.
+  t.ok(config.cacheController!.adapter instanceof InMemoryCacheAdapter, 'the default cacheAdapter is InMemoryCacheAdapter')
+  const cacheController = config.cacheController as unknown as { user: { put (key: string, value: unknown): Promise<void>, del (key: string): Promise<void> } }
+  await cacheController.user.put('r:contract-token', { objectId: 'contractUser' })
+  t.same(userCacheEntryNow(config, 'r:contract-token'), await config.cacheController!.user.get('r:contract-token'), 'the synchronous read finds the entry cacheController.user.get resolves with')
+  await cacheController.user.del('r:contract-token')
+  t.equal(userCacheEntryNow(config, 'r:contract-token'), null, 'and none once Parse dropped it')
   const user = Parse.User.createWithoutData('contractUser') as Parse.User
   t.equal(new AuthModule.Auth({ config, isMaster: false, user }).user, user, 'new Auth({ user }).user is the user (access/session.ts, model/query-rows.ts)')
   t.type(await AuthModule.master(config).getUserRoles(), Array, 'Auth.master(config).getUserRoles() answers a list')

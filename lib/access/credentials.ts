@@ -30,22 +30,10 @@ export const SDK_BODY_KEYS = [
  */
 export function readCredentials (headers: IncomingHttpHeaders, body: unknown): Credentials {
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : NO_FIELDS
-  // `Authorization: Basic base64(appId:masterKey)` (or `appId:javascript-key=…`) stands in for the headers.
-  const basic = basicAuth(header(headers, 'authorization'))
-  const headerAppId = basic?.appId || header(headers, 'x-parse-application-id')
-  const useBody = headerAppId === undefined && bodyString(fields, '_ApplicationId') !== undefined
   // Parse overrides only on a non-empty string.
   const method = typeof fields._method === 'string' && fields._method !== '' ? fields._method.toUpperCase() : undefined
-  const headerValues: Credentials = {
-    appId: headerAppId,
-    masterKey: basic?.masterKey || header(headers, 'x-parse-master-key'),
-    sessionToken: header(headers, 'x-parse-session-token'),
-    installationId: header(headers, 'x-parse-installation-id'),
-    restApiKey: header(headers, 'x-parse-rest-api-key'),
-    javascriptKey: basic?.javascriptKey || header(headers, 'x-parse-javascript-key'),
-    method
-  }
-  if (!useBody) return headerValues
+  const headerValues = fromHeaders(headers, method)
+  if (headerValues.appId !== undefined || bodyString(fields, '_ApplicationId') === undefined) return headerValues
   return {
     ...headerValues,
     appId: bodyString(fields, '_ApplicationId'),
@@ -54,6 +42,31 @@ export function readCredentials (headers: IncomingHttpHeaders, body: unknown): C
     sessionToken: bodyString(fields, '_SessionToken') ?? headerValues.sessionToken,
     installationId: bodyString(fields, '_InstallationId') ?? headerValues.installationId,
     restApiKey: bodyString(fields, '_RestAPIKey') ?? headerValues.restApiKey
+  }
+}
+
+/**
+ * The credentials when the headers name an application (then, by Parse's rule,
+ * the body's underscore keys do not count and readCredentials answers the same
+ * but `method`), read before the body arrives; undefined when the body may decide.
+ */
+export function readHeaderCredentials (headers: IncomingHttpHeaders): Credentials | undefined {
+  const credentials = fromHeaders(headers, undefined)
+  return credentials.appId === undefined ? undefined : credentials
+}
+
+function fromHeaders (headers: IncomingHttpHeaders, method: string | undefined): Credentials {
+  // `Authorization: Basic base64(appId:masterKey)` (or `appId:javascript-key=…`) stands in for the headers.
+  const authorization = header(headers, 'authorization')
+  const basic = authorization === undefined ? undefined : basicAuth(authorization)
+  return {
+    appId: basic?.appId || header(headers, 'x-parse-application-id'),
+    masterKey: basic?.masterKey || header(headers, 'x-parse-master-key'),
+    sessionToken: header(headers, 'x-parse-session-token'),
+    installationId: header(headers, 'x-parse-installation-id'),
+    restApiKey: header(headers, 'x-parse-rest-api-key'),
+    javascriptKey: basic?.javascriptKey || header(headers, 'x-parse-javascript-key'),
+    method
   }
 }
 

@@ -38,17 +38,40 @@ export function mapRequestTarget (rawUrl: string, mountPath: string): MappedTarg
 }
 
 function underMount (decoded: string, mountPath: string): MappedTarget {
+  const refusal = outsideMount(decoded, mountPath)
+  if (refusal !== undefined) return { refusal }
   const base = mountPath === '/' ? '' : mountPath
-  if (!decoded.startsWith(base) || (decoded.length > base.length && decoded[base.length] !== '/')) {
-    return { refusal: `the path is outside ${mountPath}` }
-  }
   const under = decoded.slice(base.length) || '/'
   return { path: under }
 }
 
+function outsideMount (decoded: string, mountPath: string): string | undefined {
+  const base = mountPath === '/' ? '' : mountPath
+  if (!decoded.startsWith(base) || (decoded.length > base.length && decoded[base.length] !== '/')) {
+    return `the path is outside ${mountPath}`
+  }
+  return undefined
+}
+
+/** Why mapRequestTarget refuses the target, or undefined; a plain path (the common case) is judged without building the mapped target. */
+export function targetRefusal (rawUrl: string, mountPath: string): string | undefined {
+  if (rawUrl.startsWith('/')) {
+    const queryAt = rawUrl.indexOf('?')
+    const rawPath = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt)
+    if (PLAIN_PATH.test(rawPath)) return outsideMount(rawPath, mountPath)
+  }
+  const target = mapRequestTarget(rawUrl, mountPath)
+  return 'refusal' in target ? target.refusal : undefined
+}
+
+/** What may follow the mount in a target that names it: nothing, '/', '?', ';', '\\' or '%'. */
+const MOUNT_FOLLOWERS = ['', '/', '?', ';', '\\', '%']
+
 /** True when a raw target (origin or absolute form) names a path under the mount; used before routing. */
 export function targetsMount (rawUrl: string, mountPath: string): boolean {
   if (mountPath === '/') return true
+  // The mount spelled as configured (the common case): what follows it decides, as below, with no copy of the target.
+  if (rawUrl.startsWith(mountPath)) return MOUNT_FOLLOWERS.includes(rawUrl[mountPath.length] ?? '')
   let path = rawUrl
   if (!rawUrl.startsWith('/')) {
     // Absolute form: the path starts after scheme://authority.

@@ -83,8 +83,8 @@ export class RoleCache {
   async roles (userId: string, load: () => Promise<string[]>, maxAgeOverride?: number): Promise<string[]> {
     const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
     if (maxAge <= 0 || this.suspended) return load()
-    const entry = this.entries.get(userId)
-    if (entry && Date.now() - entry.fetchedAt < maxAge) return entry.roles
+    const fresh = this.fresh(userId, maxAge)
+    if (fresh) return fresh
     const startedAt = Date.now()
     const startedGeneration = this.generation
     const roles = await load()
@@ -95,6 +95,18 @@ export class RoleCache {
     const maxUsers = this.settings?.maxUsers ?? DEFAULT_MAX_USERS
     while (this.entries.size > maxUsers) this.entries.delete(this.entries.keys().next().value as string)
     return roles
+  }
+
+  /** The cached roles when `roles` would answer from the cache, else undefined: the same rules, with no promise. */
+  peek (userId: string, maxAgeOverride?: number): string[] | undefined {
+    const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
+    if (maxAge <= 0 || this.suspended) return undefined
+    return this.fresh(userId, maxAge)
+  }
+
+  private fresh (userId: string, maxAge: number): string[] | undefined {
+    const entry = this.entries.get(userId)
+    return entry && Date.now() - entry.fetchedAt < maxAge ? entry.roles : undefined
   }
 }
 
@@ -123,6 +135,11 @@ export function broadcastRoleEvictions (send: ((eviction: RoleEviction) => void)
 /** See RoleCache.suspend. */
 export function suspendRoleCache (value: boolean): void {
   current().suspend(value)
+}
+
+/** See RoleCache.peek. */
+export function cachedRolesNow (userId: string, maxAgeOverride?: number): string[] | undefined {
+  return current().peek(userId, maxAgeOverride)
 }
 
 /** See RoleCache.roles. */

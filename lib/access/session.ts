@@ -12,6 +12,7 @@ import { AuthModule, type ParseConfig } from '../parse/internals.js'
 import { parseConfig } from './parse-config.js'
 import { runAsCaller } from '../parse/direct-writes.js'
 import { KitError } from '../errors.js'
+import { ASK_PARSE, userCacheEntryNow } from './user-cache.js'
 import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
 
 export interface Caller {
@@ -43,40 +44,67 @@ export function callerWithoutLookup (credentials: Credentials, masterKey: Master
 
 /** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
 export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
-  const known = callerWithoutLookup(credentials, masterKey, ip)
+  const known = callerWithoutLookup(credentials, masterKey, ip) ?? cachedCallerNow(credentials, appId)
   if (known) return known
   const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
-  if (cached) return lazyCaller(cached.objectId as string, () => userFromCache(cached))
+  if (cached) return new CachedSessionCaller(cached, sessionToken)
   const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
   const user = auth.user
   return { master: false, user, userId: user?.id }
 }
 
+/**
+ * The session's caller straight from Parse's in-process cache, with no promise:
+ * undefined when there is no session token, the entry is missing or expired,
+ * extendSessionOnUse is on, or the cache lives elsewhere (resolveCaller decides then).
+ * Call after callerWithoutLookup (it judges the master key).
+ */
+export function cachedCallerNow (credentials: Credentials, appId: string): Caller | undefined {
+  const sessionToken = credentials.sessionToken
+  if (!sessionToken) return undefined
+  const config = parseConfig(appId)
+  if (config.extendSessionOnUse) return undefined
+  const entry = userCacheEntryNow(config, sessionToken)
+  if (entry === ASK_PARSE || !usable(entry)) return undefined
+  return new CachedSessionCaller(entry, sessionToken)
+}
+
 /** Parse's cache entry for this session, unless absent or expired (then Parse's own path decides). */
 async function cachedUser (config: ParseConfig, sessionToken: string): Promise<Record<string, unknown> | undefined> {
-  const entry = await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined
-  if (!entry || typeof entry.objectId !== 'string') return undefined
-  if (entry.expiresAt && Date.parse(entry.expiresAt as string) < Date.now()) return undefined
-  return entry
+  const now = userCacheEntryNow(config, sessionToken)
+  const entry = now === ASK_PARSE ? await config.cacheController?.user.get(sessionToken) as Record<string, unknown> | null | undefined : now
+  return usable(entry) ? entry : undefined
 }
 
-/** The user an entry describes (its expiry is the session's, not a field of the user); copied only when a handler reads it. */
-function userFromCache (entry: Record<string, unknown>): Parse.User {
-  const { expiresAt: _expiresAt, ...userJSON } = entry
-  return Parse.Object.fromJSON(userJSON as never) as Parse.User
+/** An entry naming a user whose session has not expired. */
+function usable (entry: Record<string, unknown> | null | undefined): entry is Record<string, unknown> {
+  if (!entry || typeof entry.objectId !== 'string') return false
+  return !(entry.expiresAt && Date.parse(entry.expiresAt as string) < Date.now())
 }
 
-function lazyCaller (userId: string, build: () => Parse.User): Caller {
-  let user: Parse.User | undefined
-  return {
-    master: false,
-    userId,
-    get user () {
-      user ??= build()
-      return user
+/** A session's caller from Parse's cache entry; the Parse.User (a copy: its expiry is the session's, not a field of the user) is built on first read. */
+class CachedSessionCaller implements Caller {
+  readonly master = false
+  readonly userId: string
+  /** The session it was read for: the caller is also what runAsCaller needs (see actingAs). */
+  readonly sessionToken: string
+  private readonly entry: Record<string, unknown>
+  private built: Parse.User | undefined
+
+  constructor (entry: Record<string, unknown>, sessionToken: string) {
+    this.entry = entry
+    this.userId = entry.objectId as string
+    this.sessionToken = sessionToken
+  }
+
+  get user (): Parse.User {
+    if (!this.built) {
+      const { expiresAt: _expiresAt, ...userJSON } = this.entry
+      this.built = Parse.Object.fromJSON(userJSON as never) as Parse.User
     }
+    return this.built
   }
 }
 
@@ -87,5 +115,6 @@ function lazyCaller (userId: string, build: () => Parse.User): Caller {
  */
 export function actingAs<T> (caller: Caller, sessionToken: string | undefined, body: () => T): T {
   if (caller.master || !caller.userId || !sessionToken) return body()
+  if (caller instanceof CachedSessionCaller && caller.sessionToken === sessionToken) return runAsCaller(caller, body)
   return runAsCaller({ sessionToken, get user () { return caller.user } }, body)
 }

@@ -27,7 +27,11 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
   const outside = { origin: false as const }
   await fastify.register(fastifyCors, {
     delegator: (request: FastifyRequest, callback: (error: Error | null, options: object) => void) => {
-      callback(null, underMount(request.url, mountPath) ? policy : outside)
+      // A request without Origin is no CORS request (a browser sends Origin on every cross-origin call):
+      // its answer needs no Access-Control-* headers, only the `Vary: Origin` every answer gets here.
+      // A preflight without Origin still meets the policy (and its 400).
+      const corsRequest = request.headers.origin !== undefined || request.method === 'OPTIONS'
+      callback(null, corsRequest && underMount(request.url, mountPath) ? policy : outside)
     }
   })
 }

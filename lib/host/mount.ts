@@ -14,7 +14,7 @@ import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../acce
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
 import { readBodyAsParseDoes, replyWithParseShape } from '../http.js'
-import { mapRequestTarget, targetsMount } from '../access/request-target.js'
+import { mapRequestTarget, targetRefusal, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
 import { makeBatchRoutingPathFunction } from '../parse/internals.js'
@@ -57,9 +57,9 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
   // Callback style: no promise per request for a hook every request under the instance passes.
   fastify.addHook('onRequest', (request, reply, done) => {
     const url = request.raw.url ?? '/'
-    const target = targetsMount(url, options.mountPath) ? mapRequestTarget(url, options.mountPath) : undefined
-    if (target && 'refusal' in target) {
-      reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
+    const refusal = targetsMount(url, options.mountPath) ? targetRefusal(url, options.mountPath) : undefined
+    if (refusal !== undefined) {
+      reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${refusal}.` })
       return
     }
     done()

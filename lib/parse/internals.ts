@@ -26,6 +26,7 @@ import ControllersExports from 'parse-server/lib/Controllers/index.js'
 import PushControllerExports from 'parse-server/lib/Controllers/PushController.js'
 import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
 import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
+import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 
@@ -44,6 +45,8 @@ export const DatabaseController = DatabaseControllerExports as Server.DatabaseCo
 export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
 export const triggers = TriggersExports as Server.TriggersExports
 export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
+/** Parse's default cache adapter (access/user-cache.ts reads it synchronously). */
+export const InMemoryCacheAdapter = (InMemoryCacheAdapterExports as Server.InMemoryCacheAdapterExports).InMemoryCacheAdapter
 /** How Parse's /batch turns an inner request's path into the path its router runs. */
 export const makeBatchRoutingPathFunction = (BatchExports as Server.BatchExports).makeBatchRoutingPathFunction
 /** The exports object ParseServer#start takes getPushController from (parse/push-without-adapter.ts). */

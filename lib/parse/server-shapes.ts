@@ -22,7 +22,12 @@ export interface ParseConfig {
   mount?: string
   serverURL?: string
   extendSessionOnUse?: boolean
-  cacheController?: { user: { get (sessionToken: string): Promise<unknown> } }
+  cacheController?: {
+    /** Prefixes every key: `${appId}:user:${sessionToken}` for a session's user. */
+    appId: string
+    adapter: unknown
+    user: { get (sessionToken: string): Promise<unknown> }
+  }
   database: ParseDatabaseController
 }
 
@@ -97,6 +102,11 @@ export interface DatabaseControllerClass {
 export interface SchemaCacheExports {
   /** all(): a fresh array of the cached class schemas; the entries are replaced (never changed) when a schema changes. */
   default: { clear (): void, all (): readonly unknown[] }
+}
+
+export interface InMemoryCacheAdapterExports {
+  /** Parse's default cacheAdapter: its `cache` (Parse's LRUCache) answers synchronously, null when absent or expired. */
+  InMemoryCacheAdapter: abstract new (...args: never[]) => { cache: { get (key: string): unknown } }
 }
 
 export interface BatchExports {

@@ -4,9 +4,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
-import { masterKeyVerdict, readCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
-import { actingAs, callerWithoutLookup, resolveCaller, type Caller } from '../access/session.js'
+import { masterKeyVerdict, readCredentials, readHeaderCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
+import { actingAs, cachedCallerNow, callerWithoutLookup, resolveCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
+import { cachedRolesNow } from '../access/role-cache.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { encodeLikeCloudRun } from '../parse/internals.js'
@@ -75,16 +76,25 @@ function registerFunction (
   const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
-  const onRequest = refuseWrongAppIdHeader(options)
+  const refuseWrongAppId = refuseWrongAppIdHeader(options)
   const admit = checkApplication(options, masterKey)
   const decide = authorize(fn, options, masterKey)
   const limits = limiter(scope, fn, masterKey)
-  // Without a rate limit, one callback-style hook does both steps (no promise per request when no session is looked up).
-  const preValidation: preHandlerHookHandler[] = limits.length === 0
-    ? [admitAndAuthorize(admit, decide)]
+  // Without a rate limit, a caller whose headers name the application is admitted and authorized by
+  // one onRequest hook, before the body is read; a caller whose credentials are in the body (the
+  // JavaScript SDK's text/plain requests) is judged once it is parsed: before validation when the
+  // route has a schema, else as the handler's first step. With a rate limit, the limit comes between
+  // the application check and the session lookup, so each step keeps its own hook.
+  const early = limits.length === 0
+  const onRequest = early ? admitFromHeaders(options.appId, admit, decide) : refuseWrongAppId
+  const late = admitFromBody(admit, decide)
+  const preValidation: preHandlerHookHandler[] = early
+    ? [lateAdmissionHook(late)]
     : [asyncAdmit(admit), ...limits as unknown as preHandlerHookHandler[], async (request) => decide(request)]
-  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
+  const route = (methods: HttpMethod[], url: string, run: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
+    // Nothing runs between the hooks and the handler of a schema-less route: there the handler admits body credentials.
+    const handler = early && !schema ? admittingFirst(late, run) : run
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
       method: methods,
@@ -96,7 +106,9 @@ function registerFunction (
       ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,
+      preValidation: schema && !inQuery
+        ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler]
+        : early && !schema ? undefined : preValidation,
       handler
     })
   }
@@ -131,32 +143,116 @@ function registerFunction (
 /** A wrong app id in the header is refused before the body is even read. */
 function refuseWrongAppIdHeader (options: DeclaredRoutesOptions): onRequestHookHandler {
   return (request, reply, done) => {
-    const presented = request.headers['x-parse-application-id']
-    if (presented !== undefined && presented !== options.appId) {
-      reply.code(403).send({ error: 'unauthorized' })
-      return
-    }
+    if (refusedAppIdHeader(request, reply, options.appId)) return
     done()
   }
 }
 
-type Admit = (request: FastifyRequest, reply: FastifyReply) => boolean
+/** True once a wrong X-Parse-Application-Id header was answered 403. */
+function refusedAppIdHeader (request: FastifyRequest, reply: FastifyReply, appId: string): boolean {
+  const presented = request.headers['x-parse-application-id']
+  if (presented === undefined || presented === appId) return false
+  reply.code(403).send({ error: 'unauthorized' })
+  return true
+}
 
-/** Application id (and REST API key when configured) before anything else; SDK keys leave the body. False once refused (answered 403). */
+type Admit = (request: FastifyRequest, reply: FastifyReply, credentials?: Credentials) => boolean
+
+/**
+ * Application id (and REST API key when configured) before anything else; SDK keys leave the body.
+ * False once refused (answered 403). `credentials`: already read from the headers (onRequest, no body yet).
+ */
 function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Admit {
-  return (request, reply) => {
-    const credentials = readCredentials(request.headers, request.body)
+  return (request, reply, credentials = readCredentials(request.headers, request.body)) => {
     if (credentials.appId !== options.appId || (options.restApiKey && !restKeyOrMaster(credentials, request.ip, options.restApiKey, masterKey))) {
       reply.code(403).send({ error: 'unauthorized' })
       return false
     }
     request.kitCredentials = credentials
-    if (request.body && typeof request.body === 'object') {
-      const body = request.body as Record<string, unknown>
-      // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
-      for (const key of SDK_BODY_KEYS) if (key in body) delete body[key]
-    }
+    withoutSdkKeys(request.body)
     return true
+  }
+}
+
+function withoutSdkKeys (body: unknown): void {
+  if (!body || typeof body !== 'object') return
+  const fields = body as Record<string, unknown>
+  // Only keys that are there: a delete changes the object's shape, which slows every later read of it.
+  for (const key of SDK_BODY_KEYS) if (key in fields) delete fields[key]
+}
+
+/**
+ * onRequest: a caller whose headers name the application (header or Basic auth) is judged here,
+ * exactly as readCredentials would read it with the body (the body's keys do not count then),
+ * checks in the usual order: the app id header, the app id and REST key, then session and roles.
+ * Other callers go on to admitFromBody.
+ */
+function admitFromHeaders (appId: string, admit: Admit, decide: Authorize): onRequestHookHandler {
+  return (request, reply, done) => {
+    if (refusedAppIdHeader(request, reply, appId)) return
+    const credentials = readHeaderCredentials(request.headers)
+    if (credentials === undefined) {
+      done()
+      return
+    }
+    if (!admit(request, reply, credentials)) return
+    settle(decide, request, done)
+  }
+}
+
+/** Runs the authorization step, then `done` (at once when nothing was looked up). */
+function settle (decide: Authorize, request: FastifyRequest, done: (error?: Error) => void): void {
+  let pending: Promise<void> | undefined
+  try {
+    pending = decide(request)
+  } catch (error) {
+    done(error as Error)
+    return
+  }
+  if (pending) pending.then(() => done(), done)
+  else done()
+}
+
+/**
+ * After the body is parsed: a caller admitted from the headers only loses the SDK keys from the body;
+ * any other is admitted from the body and authorized now. True once admitted, false once refused
+ * (answered 403), a promise while a session or roles are looked up; authorization errors are thrown.
+ */
+type LateAdmission = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>
+
+function admitFromBody (admit: Admit, decide: Authorize): LateAdmission {
+  return (request, reply) => {
+    if (request.kitCaller !== null) {
+      withoutSdkKeys(request.body)
+      return true
+    }
+    if (!admit(request, reply)) return false
+    const pending = decide(request)
+    return pending ? pending.then(() => true) : true
+  }
+}
+
+function lateAdmissionHook (late: LateAdmission): preHandlerHookHandler {
+  return (request, reply, done) => {
+    let verdict: boolean | Promise<boolean>
+    try {
+      verdict = late(request, reply)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (verdict === true) done()
+    else if (verdict !== false) verdict.then((admitted) => { if (admitted) done() }, done)
+  }
+}
+
+/** A schema-less route's handler: body credentials are judged first (see admitFromBody). */
+function admittingFirst (late: LateAdmission, run: RouteHandlerMethod): RouteHandlerMethod {
+  return function (request, reply) {
+    const verdict = late(request, reply)
+    if (verdict === true) return run.call(this, request, reply)
+    if (verdict === false) return undefined
+    return verdict.then((admitted) => admitted ? run.call(this, request, reply) : undefined)
   }
 }
 
@@ -167,21 +263,6 @@ function restKeyOrMaster (credentials: Credentials, ip: string, restApiKey: stri
 function asyncAdmit (admit: Admit): preHandlerAsyncHookHandler {
   return async (request, reply) => {
     if (!admit(request, reply)) return reply
-  }
-}
-
-function admitAndAuthorize (admit: Admit, decide: Authorize): preHandlerHookHandler {
-  return (request, reply, done) => {
-    if (!admit(request, reply)) return
-    let pending: Promise<void> | undefined
-    try {
-      pending = decide(request)
-    } catch (error) {
-      done(error as Error)
-      return
-    }
-    if (pending) pending.then(() => done(), done)
-    else done()
   }
 }
 
@@ -220,18 +301,23 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
       throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
     }
     if (requireRoles.length === 0) return undefined
-    return getUserRoles(caller.userId!, { cacheMs: roleCacheMs }).then((roles) => {
-      const held = new Set(roles)
-      const allowed = requireAllRoles ? requireRoles.every((role) => held.has(role)) : requireRoles.some((role) => held.has(role))
-      if (!allowed) {
-        throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
-          `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
-      }
-    })
+    // Roles the cache holds answer at once; others are read (and cached) first.
+    const cached = cachedRolesNow(caller.userId!, roleCacheMs)
+    if (cached) return judgeRoles(cached)
+    return getUserRoles(caller.userId!, { cacheMs: roleCacheMs }).then(judgeRoles)
+  }
+  const judgeRoles = (roles: string[]): undefined => {
+    const allowed = requireAllRoles ? requireRoles.every((role) => roles.includes(role)) : requireRoles.some((role) => roles.includes(role))
+    if (!allowed) {
+      throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
+        `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
+    }
+    return undefined
   }
   return (request) => {
     const credentials = request.kitCredentials!
-    const known = callerWithoutLookup(credentials, masterKey, request.ip)
+    // The master key, no session, or a session Parse's in-process cache holds: no promise.
+    const known = callerWithoutLookup(credentials, masterKey, request.ip) ?? cachedCallerNow(credentials, options.appId)
     if (known) {
       request.kitCaller = known
       return judge(known)
@@ -267,24 +353,32 @@ function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
   return actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest))
 }
 
-function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
-  const typed = fn.options.returns !== undefined
-  return async (request, reply) => {
-    const result = await invoke(fn, request)
-    // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
-    if (typed) return reply.send(result)
-    // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(result ?? null))
+/** Answers with what the function returned; a function that returns a value (not a promise) is answered without a promise. */
+function answering (fn: DeclaredFunction, send: (reply: FastifyReply, result: unknown) => void): RouteHandlerMethod {
+  return (request, reply) => {
+    const result = invoke(fn, request)
+    if (isThenable(result)) return Promise.resolve(result).then((value) => { send(reply, value) })
+    send(reply, result)
+    return undefined
   }
 }
 
+function isThenable (value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
+  // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
+  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send(result) })
+  // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
+  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
+}
+
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
-  const typed = fn.options.returns !== undefined
-  return async (request, reply) => {
-    const result = await invoke(fn, request)
-    // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
-    if (typed) return reply.send({ result })
-    // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ result: encodeLikeCloudRun(result) }))
-  }
+  // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
+  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send({ result }) })
+  // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
+  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(result) })) })
 }

@@ -37,20 +37,23 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
   const params = { ...query, ...body }
   // Named as the caller sent it (the storage adapter refuses it too, naming the stored field).
   refuseNul(params)
-  const cloudRequest: CloudRequest = {
+  const installationId = credentials.installationId
+  const headers = request.headers
+  const ip = request.ip
+  const log = request.log
+  // Without a session (master key, nobody) `user` is a plain field; with one, the user is built on first read (see resolveCaller).
+  if (caller.userId === undefined) return { params, user: undefined, master: caller.master, installationId, headers, ip, functionName, log, context: {} }
+  return {
     params,
-    user: undefined,
+    get user () { return caller.user },
     master: caller.master,
-    installationId: credentials.installationId,
-    headers: request.headers,
-    ip: request.ip,
+    installationId,
+    headers,
+    ip,
     functionName,
-    log: request.log,
+    log,
     context: {}
   }
-  // A session's user is built on first read (see resolveCaller); without one (master key, nobody) the field stays plain.
-  if (caller.userId !== undefined) Object.defineProperty(cloudRequest, 'user', { get: () => caller.user, enumerable: true, configurable: true })
-  return cloudRequest
 }
 
 /** SDK options that act as the caller: the master key, the caller's session, or nobody (public access only). */
