@@ -232,10 +232,26 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const counting = Object.create(config.database, {
     loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
   })
-  const view = withOneSchemaLoad({ database: counting }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
+  const view = withOneSchemaLoad({ database: counting, applicationId: APP_ID }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
   await view.database.find('_Role', {}, { limit: 1 })
   await view.database.find('_Role', {}, { count: true })
   t.equal(loads, 1, 'DatabaseController#find loads the schema through this.loadSchema(): one load serves a find and a count')
+  // parse/one-schema-load.ts: the SchemaController a load builds reads its options through Config.get(appId), which the view answers.
+  const get = Config.get
+  let lookups = 0
+  Config.get = function (...args: Parameters<typeof get>) { lookups++; return get.apply(this, args) }
+  try {
+    const fresh = await config.database.loadSchema({ clearCache: false })
+    t.ok(lookups >= 1, 'SchemaController.load() calls Config.get(appId) when it builds the controller')
+    lookups = 0
+    const viewed = await withOneSchemaLoad(config).database.loadSchema()
+    t.equal(lookups, 0, 'a load through the view: its own config answers the lookup (no new Config)')
+    t.ok((fresh as unknown as { protectedFields?: object }).protectedFields, 'Parse sets a protectedFields option (by default _User email)')
+    t.same((viewed as unknown as { protectedFields: unknown }).protectedFields, (fresh as unknown as { protectedFields: unknown }).protectedFields, 'the same protectedFields option')
+    t.equal((viewed as unknown as { userIdRegEx: RegExp }).userIdRegEx.source, (fresh as unknown as { userIdRegEx: RegExp }).userIdRegEx.source, 'the same allowCustomObjectId rule')
+  } finally {
+    Config.get = get
+  }
 
   const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
   if (lane.kind === 'postgres') {

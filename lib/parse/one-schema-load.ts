@@ -5,6 +5,13 @@
 // five. Parse's DatabaseController keeps none, so that one request never sees
 // two schemas; within one query or one write the schema cannot usefully change,
 // so one load serves every step of it.
+//
+// That one load still builds a Config: Parse's SchemaController constructor
+// calls Config.get(appId) (a new Config and DatabaseController, every option
+// copied) to read two boot-time options, protectedFields and
+// allowCustomObjectId. The operation's own config answers that lookup: it is
+// a view of the same application's Config, so both options are the same ones.
+import { Config } from './internals.js'
 import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
 
 /**
@@ -13,13 +20,13 @@ import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
  * load is not kept. Everything else is the shared config and controller
  * themselves, read through the prototype.
  */
-export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C): C {
+export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database' | 'applicationId'>> (config: C): C {
   const shared = config.database
   const load = shared.loadSchema
   let loaded: ReturnType<ParseDatabaseController['loadSchema']> | undefined
   function loadSchema (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
     if (loaded && !options?.clearCache) return loaded
-    const attempt = load.call(this, options)
+    const attempt = answeringConfigLookups(view, () => load.call(this, options))
     loaded = attempt
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt
@@ -29,5 +36,23 @@ export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (conf
     schemaPromise: { value: null, writable: true, configurable: true },
     loadSchema: { value: loadSchema, writable: true, configurable: true }
   }) as ParseDatabaseController
-  return Object.create(config, { database: { value: database, enumerable: true } }) as C
+  const view = Object.create(config, { database: { value: database, enumerable: true } }) as C
+  return view
+}
+
+/**
+ * Runs `body` (synchronous: it only starts the load) with Config.get(appId)
+ * answering `config` for its own application. The SchemaController is built
+ * before the load's first await, so the lookup it makes is inside.
+ */
+function answeringConfigLookups<T> (config: Pick<ParseConfig, 'applicationId'>, body: () => T): T {
+  const get = Config.get
+  Config.get = function (appId, mount) {
+    return appId === config.applicationId && mount === undefined ? config as ParseConfig : get.call(this, appId, mount)
+  }
+  try {
+    return body()
+  } finally {
+    Config.get = get
+  }
 }
