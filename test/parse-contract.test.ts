@@ -257,7 +257,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const counting = Object.create(config.database, {
     loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
   })
-  const view = withOneSchemaLoad({ database: counting }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
+  const view = withOneSchemaLoad({ database: counting, applicationId: APP_ID }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
   await view.database.find('_Role', {}, { limit: 1 })
   await view.database.find('_Role', {}, { count: true })
   t.equal(loads, 1, 'DatabaseController#find loads the schema through this.loadSchema(): one load serves a find and a count')

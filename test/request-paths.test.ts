@@ -9,7 +9,8 @@ import {
   addUsersToRole, afterCommit, asCaller, BaseModel, BeforeSave, AfterSave, CONFLICT, CloudFunction, ParseClass, ParseField,
   ParseVersionField, queryRows, roleKey, Route, Transactional, implementACL, type CloudRequest
 } from '../lib/index.js'
-import { masterHeaders, appHeaders, startKit } from './helpers/kit.js'
+import { parseConfig } from '../lib/access/parse-config.js'
+import { APP_ID, masterHeaders, appHeaders, startKit } from './helpers/kit.js'
 
 const afterSaves: string[] = []
 /** What Memo's beforeSave saw last: the user object and the context. */
@@ -259,4 +260,36 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
     t.equal(await new Parse.Query(Memo).equalTo('text', 'in a failed transaction').count({ useMasterKey: true }), 0, 'rolled back')
     t.notOk(afterSaves.includes('after commit must not run'))
   })
+
+  t.test('a caller\'s save loads the schema once and reaches the database once: the insert, no session or role lookup', async (t) => {
+    // Memo's create needs the Writer role: the role comes from Parse's role cache, the user from the request.
+    t.equal((await post('createMemo', alice, { text: 'warms the caches' })).status, 200)
+    const calls = countAdapterCalls(parseConfig(APP_ID).database.adapter as unknown as Record<string, unknown>)
+    const saved = await post('createMemo', alice, { text: 'counted' })
+    calls.stop()
+    t.equal(saved.status, 200, saved.text)
+    // watch: what each schema controller Parse builds registers (one per schema load).
+    t.same(calls.seen, ['watch', 'createObject Memo'], 'one schema load, one statement, and it is the insert')
+  })
 })
+
+/** Records each call of the storage adapter's public methods (class name included) until stop(). */
+function countAdapterCalls (adapter: Record<string, unknown>): { seen: string[], stop: () => void } {
+  const seen: string[] = []
+  const names = new Set<string>()
+  for (let proto = Object.getPrototypeOf(adapter); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      // connect: the MongoDB adapter calls it on itself before each operation (a no-op once connected).
+      if (name !== 'constructor' && name !== 'connect' && !name.startsWith('_') && typeof adapter[name] === 'function') names.add(name)
+    }
+  }
+  for (const name of names) {
+    const method = adapter[name] as (...args: unknown[]) => unknown
+    // An own property on the adapter: the kit's wrapper sees a new method and wraps it as before.
+    adapter[name] = function (this: unknown, ...args: unknown[]) {
+      seen.push(typeof args[0] === 'string' ? `${name} ${args[0]}` : name)
+      return method.apply(this, args)
+    }
+  }
+  return { seen, stop: () => { for (const name of names) delete adapter[name] } }
+}

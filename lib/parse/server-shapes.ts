@@ -18,6 +18,7 @@ export interface ParseDatabaseController {
 
 /** Parse's per-application Config (Config.get). */
 export interface ParseConfig {
+  applicationId: string
   /** The API's root URL (file urls, Location headers); Parse derives it from each request. */
   mount?: string
   serverURL?: string
