@@ -117,3 +117,23 @@ t.test('declared endpoints admit callers by Parse\'s rules on every path', async
     t.equal(afterExpiry.json.code, Parse.Error.INVALID_SESSION_TOKEN, afterExpiry.text)
   })
 })
+
+t.test('an application\'s preHandler hooks run only for admitted callers, whatever carries the credentials', async (t) => {
+  void AdmissionFunctions
+  const reached: string[] = []
+  const kit = await startKit(t, {}, {}, (app) => {
+    app.addHook('preHandler', (request, _reply, done) => { reached.push(request.url); done() })
+  })
+  // Schema-less and schema routes, credentials in headers and in a text/plain body (the JavaScript SDK).
+  const refused = [
+    await kit.request('POST', '/parse/admission/masterOnly', { headers: appHeaders, body: {} }),
+    await kit.request('POST', '/parse/admission/masterOnly', { body: { _ApplicationId: APP_ID }, contentType: 'text/plain' }),
+    await kit.request('POST', '/parse/admission/clerksOnly', { body: { _ApplicationId: APP_ID }, contentType: 'text/plain' }),
+    await kit.request('POST', '/parse/admission/clerksWithSchema', { body: { _ApplicationId: APP_ID, amount: 1 }, contentType: 'text/plain' })
+  ]
+  for (const answer of refused) t.ok(answer.status >= 400 && answer.status < 500, `refused: ${answer.status} ${answer.text}`)
+  t.same(reached, [], 'no preHandler hook ran for a refused caller')
+  const admitted = await kit.request('POST', '/parse/admission/open', { body: { _ApplicationId: APP_ID }, contentType: 'text/plain' })
+  t.equal(admitted.status, 200, admitted.text)
+  t.same(reached, ['/parse/admission/open'], 'and it runs for an admitted one')
+})

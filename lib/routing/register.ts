@@ -82,8 +82,8 @@ function registerFunction (
   const limits = limiter(scope, fn, masterKey)
   // Without a rate limit, a caller whose headers name the application is admitted and authorized by
   // one onRequest hook, before the body is read; a caller whose credentials are in the body (the
-  // JavaScript SDK's text/plain requests) is judged once it is parsed: before validation when the
-  // route has a schema, else as the handler's first step. With a rate limit, the limit comes between
+  // JavaScript SDK's text/plain requests) is judged once it is parsed, before validation (and before
+  // any preHandler hook of the application's). With a rate limit, the limit comes between
   // the application check and the session lookup, so each step keeps its own hook.
   const early = limits.length === 0
   const onRequest = early ? admitFromHeaders(options.appId, admit, decide) : refuseWrongAppId
@@ -91,10 +91,8 @@ function registerFunction (
   const preValidation: preHandlerHookHandler[] = early
     ? [lateAdmissionHook(late)]
     : [asyncAdmit(admit), ...limits as unknown as preHandlerHookHandler[], async (request) => decide(request)]
-  const route = (methods: HttpMethod[], url: string, run: RouteHandlerMethod, response?: object) => {
+  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
-    // Nothing runs between the hooks and the handler of a schema-less route: there the handler admits body credentials.
-    const handler = early && !schema ? admittingFirst(late, run) : run
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
       method: methods,
@@ -106,9 +104,7 @@ function registerFunction (
       ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: schema && !inQuery
-        ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler]
-        : early && !schema ? undefined : preValidation,
+      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,
       handler
     })
   }
@@ -243,16 +239,6 @@ function lateAdmissionHook (late: LateAdmission): preHandlerHookHandler {
     }
     if (verdict === true) done()
     else if (verdict !== false) verdict.then((admitted) => { if (admitted) done() }, done)
-  }
-}
-
-/** A schema-less route's handler: body credentials are judged first (see admitFromBody). */
-function admittingFirst (late: LateAdmission, run: RouteHandlerMethod): RouteHandlerMethod {
-  return function (request, reply) {
-    const verdict = late(request, reply)
-    if (verdict === true) return run.call(this, request, reply)
-    if (verdict === false) return undefined
-    return verdict.then((admitted) => admitted ? run.call(this, request, reply) : undefined)
   }
 }
 

@@ -68,7 +68,8 @@ export function tempDir (prefix = 'fpk-test-'): string {
 }
 
 /** `server`: Fastify options over the test defaults (e.g. the kit's recommended kitServerOptions, trustProxy). */
-export async function startKit (t: Test, options: KitOptions = {}, server: FastifyServerOptions = {}): Promise<Kit> {
+/** `beforeKit` runs on the application before the kit registers (hooks of its own, say). */
+export async function startKit (t: Test, options: KitOptions = {}, server: FastifyServerOptions = {}, beforeKit?: (app: FastifyInstance) => void): Promise<Kit> {
   resetKitConfig()
   // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
@@ -78,6 +79,7 @@ export async function startKit (t: Test, options: KitOptions = {}, server: Fasti
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
   // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
   const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000, ...server })
+  beforeKit?.(app)
   // The plugin reads DATABASE_URI at registration, as in an application; an explicit
   // databaseURI option still wins. The embedded PostgreSQL lane never inherits one.
   await withEnv('DATABASE_URI', databaseURI, () => app.register(kitPlugin, {
