@@ -15,7 +15,7 @@ t.test('prefixes are the kebab-case plural of the class name', async (t) => {
 t.test('options are checked when the file is imported', async (t) => {
   const declare = (options: object, name = 'fn') => () => CloudFunction(options as {})(class Owner {}, name, { value: () => {} })
   t.throws(declare({ methods: ['FETCH'] }), /@CloudFunction Owner\.fn: option "methods" has "FETCH"/)
-  t.throws(declare({ rateLimit: { windowMs: 0, max: 1 } }), /option "rateLimit" must be/)
+  t.throws(declare({ rateLimit: { windowMs: 0, max: 1 } }), /option "rateLimit\.windowMs" must be a whole number/)
   t.throws(declare({ requireRoles: 'Admin' }), /option "requireRoles" must be a list/)
   t.throws(declare({ roleCacheMs: -1 }), /option "roleCacheMs"/)
   t.throws(declare({ validation: { fields: { a: { type: Symbol } } } }), /validation\.fields\.a\.type/)
