@@ -167,6 +167,11 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       masterKey: options.masterKey,
       masterKeyIps: masterKeyIpsOf(running),
       restApiKey: typeof overrides.restAPIKey === 'string' ? overrides.restAPIKey : undefined,
+      clientKeys: {
+        clientKey: typeof overrides.clientKey === 'string' ? overrides.clientKey : undefined,
+        javascriptKey: typeof overrides.javascriptKey === 'string' ? overrides.javascriptKey : undefined,
+        dotNetKey: typeof overrides.dotNetKey === 'string' ? overrides.dotNetKey : undefined
+      },
       rateLimitStore: cluster?.rateLimitStore
     }))
     functionsServed(state, true)

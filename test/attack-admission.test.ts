@@ -139,6 +139,25 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     noRun(t, 'signedIn')
   })
 
+  t.test('a session expired after it was cached is judged as Parse judges it', async (t) => {
+    const late = await kit.signUp('late')
+    const headers = { ...appHeaders, 'x-parse-session-token': late.token }
+    const master = { ...appHeaders, 'x-parse-master-key': MASTER_KEY }
+    t.equal((await post('/parse/attack/signedIn', { headers, body: {} })).status, 200, 'cached now')
+    const sessions = await kit.request('GET', `/parse/classes/_Session?where=${encodeURIComponent(JSON.stringify({ sessionToken: late.token }))}`, { headers: master })
+    const expired = await kit.request('PUT', `/parse/classes/_Session/${sessions.json.results[0].objectId}`, {
+      headers: master, body: { expiresAt: { __type: 'Date', iso: new Date(Date.now() - 60_000).toISOString() } }
+    })
+    t.equal(expired.status, 200, expired.text)
+    ran.length = 0
+    const parseSays = await kit.request('GET', '/parse/users/me', { headers })
+    const kitSays = await post('/parse/attack/signedIn', { headers, body: {} })
+    const bodySays = await plain('/parse/attack/signedIn', { _ApplicationId: APP_ID, _SessionToken: late.token })
+    t.equal(kitSays.status === 200, parseSays.status === 200, `Parse: ${parseSays.status} ${parseSays.text}; kit: ${kitSays.status} ${kitSays.text}`)
+    t.equal(bodySays.status === 200, parseSays.status === 200, `body caller: ${bodySays.status} ${bodySays.text}`)
+    ran.length = 0
+  })
+
   t.test('a removed role stops admitting once the function\'s roleCacheMs has passed', async (t) => {
     const headers = { ...appHeaders, 'x-parse-session-token': guard.token }
     t.equal((await post('/parse/attack/guardsOnly', { headers, body: {} })).status, 200)
@@ -171,7 +190,9 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const spellings = [
       '/parse/attack/putOnly', '/parse/attack/putOnly/', '/parse/Attack/putOnly', '/parse/attack/PUTONLY', '/parse/attack/put%4Fnly',
       '/parse//attack/putOnly', '/parse/attack//putOnly', '/parse/attack/putOnly;a=b', '/parse/attack/putOnly?x=1', '/parse/attack/putOnly?x=*',
-      '/parse/attack/putOnly?x=:y', '/parse/attack/putOnly%', '/parse/attack/putOnly%zz', '/parse/attack/%E0%A4%A', '/parse/attack/putOnly%00',
+      '/parse/attack/putOnly?x=:y', '/parse/attack/putOnly?x=:y(', '/parse/attack/putOnly?:a(b', '/parse/attack/putOnly?x=:y(^a)', '/parse/attack/putOnly?**',
+      '/parse/attack/putOnly?x=:a-:b', '/parse/attack/putOnly?x=:y?', '/parse/attack/putOnly?x=::y', '/parse/attack/putOnly?x=:y(a)(b', '/parse/attack/putOnly?(',
+      '/parse/functions/putOnly?:x(', '/parse/functions/putOnly?*', '/parse/attack/putOnly#:x(', '/parse/attack/putOnly%', '/parse/attack/putOnly%zz', '/parse/attack/%E0%A4%A', '/parse/attack/putOnly%00',
       '/parse/attack/putOnly/%2e%2e', '/parse/attack/x/../putOnly', `/parse/attack/putOnly?${'a'.repeat(8000)}`, `/parse/attack/${'p'.repeat(8000)}`,
       '/parse/functions/putOnly', '/parse/functions/putOnly/', '/parse/FUNCTIONS/putOnly', '/parse/functions/putOnly?_method=PUT', '/parse/functions/put%4Fnly',
       '/parse/functions//putOnly', '/parse/functions/putOnly;x', '/parse/functions/putOnly%'
@@ -213,6 +234,18 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     ran.length = 0
   })
 
+  t.test('bodyless verbs without credentials learn nothing: 403 before any 405, never a 2xx or 500', async (t) => {
+    for (const url of ['/parse/attack/putOnly', '/parse/attack/masterOnly', '/parse/functions/putOnly', '/parse/attack/putonly', '/parse/attack/putOnly/']) {
+      for (const method of ['GET', 'HEAD', 'DELETE', 'PATCH', 'POST']) {
+        for (const extra of ['', 'X-Parse-Application-Id: \n', 'X-Parse-Application-Id: other\n', `Authorization: ${basic('other', MASTER_KEY)}\nX-Parse-Application-Id: ${APP_ID}\n`]) {
+          const answer = await raw(kit.origin, `${method} ${url} HTTP/1.1\nHost: x\nConnection: close\n${extra}\n`)
+          t.ok(answer.status === 403 || (answer.status === 400 && method === 'POST'), `${method} ${url} [${extra.trim()}]: ${answer.status} ${answer.body.slice(0, 100)}`)
+        }
+      }
+    }
+    t.same(ran, [], 'nothing ran')
+  })
+
   t.test('absurd request targets leave the server answering', async (t) => {
     for (const target of ['*', 'http://x/parse/attack/putOnly', '/parse/attack/putOnly#frag', '/%', '/parse/%ff%fe', `/parse/${'%41'.repeat(5000)}`]) {
       const answer = await raw(kit.origin, `DELETE ${target} HTTP/1.1\nHost: x\nConnection: close\nX-Parse-Application-Id: ${APP_ID}\n\n`)
@@ -221,4 +254,26 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const alive = await post('/parse/attack/signedIn', { headers: appHeaders, body: {} })
     t.equal(alive.json?.code, Parse.Error.OBJECT_NOT_FOUND, 'still up')
   })
+})
+
+t.test('a configured javascriptKey is required on declared routes as Parse requires it on its own', async (t) => {
+  const kit = await startKit(t, { allowAuthRoutes: true, parseServerOptions: { javascriptKey: 'js-key' } })
+  const parseSays = await kit.request('GET', '/parse/users/me', { headers: { ...appHeaders, 'x-parse-session-token': 'r:x' } })
+  t.equal(parseSays.status, 403, `Parse refuses a caller without the key: ${parseSays.text}`)
+  const parseWithKey = await kit.request('GET', '/parse/users/me', { headers: { ...appHeaders, 'x-parse-javascript-key': 'js-key', 'x-parse-session-token': 'r:x' } })
+  t.not(parseWithKey.status, 403, `Parse admits the key: ${parseWithKey.text}`)
+  const withKey = await kit.request('POST', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-javascript-key': 'js-key' }, body: {} })
+  t.equal(withKey.json?.code, Parse.Error.OBJECT_NOT_FOUND, `with the key, on to the session check: ${withKey.text}`)
+  const keyless = await kit.request('POST', '/parse/attack/signedIn', { headers: appHeaders, body: {} })
+  t.equal(keyless.status, 403, `without the key: ${keyless.text}`)
+  const keylessBody = await kit.request('POST', '/parse/attack/signedIn', { body: { _ApplicationId: APP_ID }, contentType: 'text/plain' })
+  t.equal(keylessBody.status, 403, `without the key (SDK body): ${keylessBody.text}`)
+  const wrongBody = await kit.request('POST', '/parse/attack/signedIn', { body: { _ApplicationId: APP_ID, _JavaScriptKey: 'nope' }, contentType: 'text/plain' })
+  t.equal(wrongBody.status, 403, `a wrong key (SDK body): ${wrongBody.text}`)
+  const rightBody = await kit.request('POST', '/parse/attack/signedIn', { body: { _ApplicationId: APP_ID, _JavaScriptKey: 'js-key' }, contentType: 'text/plain' })
+  t.equal(rightBody.json?.code, Parse.Error.OBJECT_NOT_FOUND, `the key (SDK body): ${rightBody.text}`)
+  const master = await kit.request('POST', '/parse/attack/masterOnly', { headers: { ...appHeaders, 'x-parse-master-key': MASTER_KEY }, body: {} })
+  t.same(master.json, { ran: 'masterOnly' }, 'the master key needs no client key')
+  const refusedVerb = await kit.request('DELETE', '/parse/attack/putOnly', { headers: appHeaders })
+  t.equal(refusedVerb.status, 403, `a refused verb without the key: 403 before 405: ${refusedVerb.text}`)
 })

@@ -13,6 +13,10 @@ export interface Credentials {
   installationId?: string
   restApiKey?: string
   javascriptKey?: string
+  /** X-Parse-Client-Key (iOS/Android SDKs). */
+  clientKey?: string
+  /** X-Parse-Windows-Key (.NET SDK). */
+  dotNetKey?: string
   /** The SDK's method override (`_method`), upper-cased. */
   method?: string
 }
@@ -66,6 +70,8 @@ function fromHeaders (headers: IncomingHttpHeaders, method: string | undefined):
     installationId: header(headers, 'x-parse-installation-id'),
     restApiKey: header(headers, 'x-parse-rest-api-key'),
     javascriptKey: basic?.javascriptKey || header(headers, 'x-parse-javascript-key'),
+    clientKey: header(headers, 'x-parse-client-key'),
+    dotNetKey: header(headers, 'x-parse-windows-key'),
     method
   }
 }

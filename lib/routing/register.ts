@@ -20,6 +20,8 @@ import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
 
+export interface ClientKeys { clientKey?: string, javascriptKey?: string, dotNetKey?: string }
+
 export interface DeclaredRoutesOptions {
   mountPath: string
   appId: string
@@ -28,6 +30,11 @@ export interface DeclaredRoutesOptions {
   masterKeyIps: string[]
   /** When Parse is configured with a REST API key, callers must present it (or the master key). */
   restApiKey?: string
+  /**
+   * Parse's other client keys (clientKey, javascriptKey, dotNetKey): when any client key is
+   * configured, callers must present one that matches (or the master key), as Parse requires.
+   */
+  clientKeys?: ClientKeys
   /** @fastify/rate-limit's `store` (shared counters in cluster mode); unset: in memory. */
   rateLimitStore?: unknown
 }
@@ -159,8 +166,10 @@ type Admit = (request: FastifyRequest, reply: FastifyReply, credentials?: Creden
  * False once refused (answered 403). `credentials`: already read from the headers (onRequest, no body yet).
  */
 function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Admit {
+  const keys = options.clientKeys ?? {}
+  const keysConfigured = Boolean(options.restApiKey || keys.clientKey || keys.javascriptKey || keys.dotNetKey)
   return (request, reply, credentials = readCredentials(request.headers, request.body)) => {
-    if (credentials.appId !== options.appId || (options.restApiKey && !restKeyOrMaster(credentials, request.ip, options.restApiKey, masterKey))) {
+    if (credentials.appId !== options.appId || (keysConfigured && !clientKeyOrMaster(credentials, request.ip, options, masterKey))) {
       reply.code(403).send({ error: 'unauthorized' })
       return false
     }
@@ -242,8 +251,14 @@ function lateAdmissionHook (late: LateAdmission): preHandlerHookHandler {
   }
 }
 
-function restKeyOrMaster (credentials: Credentials, ip: string, restApiKey: string, masterKey: MasterKeyRule): boolean {
-  return masterKeyVerdict(credentials.masterKey, ip, masterKey) === 'master' || secretsEqual(credentials.restApiKey, restApiKey)
+/** Parse's rule: when client keys are configured, any one of them matching (or the master key) admits. */
+function clientKeyOrMaster (credentials: Credentials, ip: string, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): boolean {
+  const keys = options.clientKeys ?? {}
+  return masterKeyVerdict(credentials.masterKey, ip, masterKey) === 'master' ||
+    secretsEqual(credentials.restApiKey, options.restApiKey) ||
+    secretsEqual(credentials.javascriptKey, keys.javascriptKey) ||
+    secretsEqual(credentials.clientKey, keys.clientKey) ||
+    secretsEqual(credentials.dotNetKey, keys.dotNetKey)
 }
 
 function asyncAdmit (admit: Admit): preHandlerAsyncHookHandler {
