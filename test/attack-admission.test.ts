@@ -277,3 +277,26 @@ t.test('a configured javascriptKey is required on declared routes as Parse requi
   const refusedVerb = await kit.request('DELETE', '/parse/attack/putOnly', { headers: appHeaders })
   t.equal(refusedVerb.status, 403, `a refused verb without the key: 403 before 405: ${refusedVerb.text}`)
 })
+
+t.test('masterKeyIps: a forged X-Forwarded-For does not earn the master key, by header or by body', async (t) => {
+  const kit = await startKit(t, { parseServerOptions: { masterKeyIps: ['10.0.0.1'], restAPIKey: 'rest', javascriptKey: 'js-key' } })
+  ran.length = 0
+  // The REST key is presented too, so the master key's address rule is what decides.
+  const forged = { 'x-forwarded-for': '10.0.0.1', 'x-real-ip': '10.0.0.1', 'x-parse-rest-api-key': 'rest' }
+  const header = await kit.request('POST', '/parse/attack/masterOnly', { headers: { ...appHeaders, ...forged, 'x-parse-master-key': MASTER_KEY }, body: {} })
+  t.equal(header.status, 403, header.text)
+  t.match(header.json?.error, /masterKeyIps/, 'refused for its address')
+  const body = await kit.request('POST', '/parse/attack/masterOnly', { headers: forged, body: { _ApplicationId: APP_ID, _MasterKey: MASTER_KEY }, contentType: 'text/plain' })
+  t.equal(body.status, 403, body.text)
+  t.match(body.json?.error, /masterKeyIps/, 'refused for its address')
+  const basicAuth = await kit.request('POST', '/parse/attack/masterOnly', { headers: { ...forged, authorization: basic(APP_ID, MASTER_KEY) }, body: {} })
+  t.equal(basicAuth.status, 403, basicAuth.text)
+  // With restAPIKey and javascriptKey both configured, either one admits (Parse's rule), neither refuses.
+  const jsKey = await kit.request('POST', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-javascript-key': 'js-key' }, body: {} })
+  t.equal(jsKey.json?.code, Parse.Error.OBJECT_NOT_FOUND, jsKey.text)
+  const restKey = await kit.request('POST', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-rest-api-key': 'rest' }, body: {} })
+  t.equal(restKey.json?.code, Parse.Error.OBJECT_NOT_FOUND, restKey.text)
+  const neither = await kit.request('POST', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-rest-api-key': 'js-key' }, body: {} })
+  t.equal(neither.status, 403, neither.text)
+  t.same(ran, [], 'nothing ran')
+})
