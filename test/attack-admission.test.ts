@@ -8,6 +8,8 @@ import { connect } from 'node:net'
 import Parse from 'parse/node'
 import { CloudFunction, Route, addUsersToRole, removeUsersFromRole, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, appHeaders, startKit } from './helpers/kit.js'
+import { AuthModule } from '../lib/parse/internals.js'
+import { parseConfig } from '../lib/access/parse-config.js'
 
 const ran: string[] = []
 
@@ -169,6 +171,43 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const viaBody = await plain('/parse/attack/guardsOnly', { _ApplicationId: APP_ID, _SessionToken: guard.token })
     t.equal(viaBody.json?.code, Parse.Error.OPERATION_FORBIDDEN, viaBody.text)
     noRun(t, 'guardsOnly')
+  })
+
+  t.test('a role relation edited over REST stops admitting once roleCacheMs has passed', async (t) => {
+    const master = { ...appHeaders, 'x-parse-master-key': MASTER_KEY }
+    const keeper = await kit.signUp('keeper')
+    await addUsersToRole('Guard', [keeper.id])
+    const headers = { ...appHeaders, 'x-parse-session-token': keeper.token }
+    t.equal((await post('/parse/attack/guardsOnly', { headers, body: {} })).status, 200, 'admitted, roles cached')
+    const roles = await kit.request('GET', `/parse/roles?where=${encodeURIComponent(JSON.stringify({ name: 'Guard' }))}`, { headers: master })
+    const edited = await kit.request('PUT', `/parse/roles/${roles.json.results[0].objectId}`, {
+      headers: master, body: { users: { __op: 'RemoveRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: keeper.id }] } }
+    })
+    t.equal(edited.status, 200, edited.text)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    ran.length = 0
+    const after = await post('/parse/attack/guardsOnly', { headers, body: {} })
+    t.equal(after.json?.code, Parse.Error.OPERATION_FORBIDDEN, after.text)
+    noRun(t, 'guardsOnly')
+  })
+
+  t.test('a deleted user\'s session is judged as Parse\'s own session auth judges it, and refused once Parse\'s cache lets go', async (t) => {
+    const master = { ...appHeaders, 'x-parse-master-key': MASTER_KEY }
+    const doomed = await kit.signUp('doomed')
+    const headers = { ...appHeaders, 'x-parse-session-token': doomed.token }
+    t.equal((await post('/parse/attack/signedIn', { headers, body: {} })).status, 200, 'cached now')
+    const deleted = await kit.request('DELETE', `/parse/users/${doomed.id}`, { headers: master })
+    t.equal(deleted.status, 200, deleted.text)
+    ran.length = 0
+    // Parse's Auth (what every Parse route uses for a session) reads the same cache first: the kit agrees with it.
+    const parseAuth = await AuthModule.getAuthForSessionToken({ config: parseConfig(APP_ID), sessionToken: doomed.token }).then((auth: any) => auth.user !== undefined, () => false)
+    const kitSays = await post('/parse/attack/signedIn', { headers, body: {} })
+    t.equal(kitSays.status === 200, parseAuth, `Parse's Auth admits: ${parseAuth}; kit: ${kitSays.status} ${kitSays.text}`)
+    // Parse's cacheTTL (5 s by default) bounds it: then both refuse.
+    await new Promise((resolve) => setTimeout(resolve, 5_500))
+    const later = await post('/parse/attack/signedIn', { headers, body: {} })
+    t.equal(later.json?.code, Parse.Error.INVALID_SESSION_TOKEN, later.text)
+    ran.length = 0
   })
 
   t.test('content types: urlencoded, multipart and none never admit a body master key', async (t) => {
