@@ -285,6 +285,32 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     t.same(ran, [], 'nothing ran')
   })
 
+  t.test('odd bodies: never a 500, never admitted without an application id', async (t) => {
+    const bodies = ['null', '[]', '"s"', '123', 'not json', '{', `{"__proto__":{"_ApplicationId":"${APP_ID}","_MasterKey":"${MASTER_KEY}"}}`,
+      `{"constructor":{"prototype":{"_ApplicationId":"${APP_ID}"}}}`, `[{"_ApplicationId":"${APP_ID}","_MasterKey":"${MASTER_KEY}"}]`, '['.repeat(5000) + ']'.repeat(5000)]
+    for (const type of ['text/plain', 'application/json', 'application/json; charset=utf-8']) {
+      for (const body of bodies) {
+        const answer = await post('/parse/attack/masterOnly', { body, contentType: type })
+        t.ok(answer.status >= 400 && answer.status < 500, `${type} ${body.slice(0, 40)}: ${answer.status} ${answer.text.slice(0, 120)}`)
+      }
+    }
+    noRun(t, 'masterOnly')
+  })
+
+  t.test('HEAD on a GET function runs its checks: no session, no handler', async (t) => {
+    ran.length = 0
+    for (const headers of [appHeaders, {}, { ...appHeaders, 'x-parse-session-token': 'r:none' }, { 'x-parse-application-id': 'other' }]) {
+      const answer = await kit.request('HEAD', '/parse/attack/signedIn', { headers })
+      t.ok(answer.status >= 400 && answer.status < 500, `HEAD ${JSON.stringify(headers)}: ${answer.status}`)
+    }
+    const get = await kit.request('GET', '/parse/attack/signedIn', { headers: appHeaders })
+    t.equal(get.json?.code, Parse.Error.OBJECT_NOT_FOUND, get.text)
+    noRun(t, 'signedIn')
+    const signed = await kit.request('HEAD', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-session-token': visitor.token } })
+    t.equal(signed.status, 200, 'a signed-in HEAD is served')
+    ran.length = 0
+  })
+
   t.test('absurd request targets leave the server answering', async (t) => {
     for (const target of ['*', 'http://x/parse/attack/putOnly', '/parse/attack/putOnly#frag', '/%', '/parse/%ff%fe', `/parse/${'%41'.repeat(5000)}`]) {
       const answer = await raw(kit.origin, `DELETE ${target} HTTP/1.1\nHost: x\nConnection: close\nX-Parse-Application-Id: ${APP_ID}\n\n`)
