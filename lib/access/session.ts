@@ -28,7 +28,7 @@ const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: u
 
 /**
  * The caller when no lookup is needed — the master key, or no session token —
- * else undefined (resolveCaller looks the session up). Throws for a master key
+ * else undefined (callerNow reads Parse's cache, else lookUpCaller looks the session up). Throws for a master key
  * that is wrong or presented from an address masterKeyIps does not list.
  */
 export function callerWithoutLookup (credentials: Credentials, masterKey: MasterKeyRule, ip: string): Caller | undefined {
@@ -42,10 +42,17 @@ export function callerWithoutLookup (credentials: Credentials, masterKey: Master
   return credentials.sessionToken ? undefined : NOBODY
 }
 
-/** `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it. */
-export async function resolveCaller (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Promise<Caller> {
-  const known = callerWithoutLookup(credentials, masterKey, ip) ?? cachedCallerNow(credentials, appId)
-  if (known) return known
+/**
+ * The caller when nothing has to be awaited: the master key, no session, or a
+ * session Parse's in-process cache holds; else undefined (lookUpCaller then).
+ * `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it.
+ */
+export function callerNow (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Caller | undefined {
+  return callerWithoutLookup(credentials, masterKey, ip) ?? cachedCallerNow(credentials, appId)
+}
+
+/** The session's caller when callerNow had none: Parse's cache on another adapter, else Parse's session lookup. */
+export async function lookUpCaller (credentials: Credentials, appId: string): Promise<Caller> {
   const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
   const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
@@ -58,10 +65,10 @@ export async function resolveCaller (credentials: Credentials, appId: string, ma
 /**
  * The session's caller straight from Parse's in-process cache, with no promise:
  * undefined when there is no session token, the entry is missing or expired,
- * extendSessionOnUse is on, or the cache lives elsewhere (resolveCaller decides then).
+ * extendSessionOnUse is on, or the cache lives elsewhere (lookUpCaller decides then).
  * Call after callerWithoutLookup (it judges the master key).
  */
-export function cachedCallerNow (credentials: Credentials, appId: string): Caller | undefined {
+function cachedCallerNow (credentials: Credentials, appId: string): Caller | undefined {
   const sessionToken = credentials.sessionToken
   if (!sessionToken) return undefined
   const config = parseConfig(appId)

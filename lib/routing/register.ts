@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
 import { masterKeyVerdict, readCredentials, readHeaderCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
-import { actingAs, cachedCallerNow, callerWithoutLookup, resolveCaller, type Caller } from '../access/session.js'
+import { actingAs, callerNow, lookUpCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { cachedRolesNow } from '../access/role-cache.js'
 import { KitError } from '../errors.js'
@@ -318,12 +318,12 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
   return (request) => {
     const credentials = request.kitCredentials!
     // The master key, no session, or a session Parse's in-process cache holds: no promise.
-    const known = callerWithoutLookup(credentials, masterKey, request.ip) ?? cachedCallerNow(credentials, options.appId)
+    const known = callerNow(credentials, options.appId, masterKey, request.ip)
     if (known) {
       request.kitCaller = known
       return judge(known)
     }
-    return resolveCaller(credentials, options.appId, masterKey, request.ip).then((caller) => {
+    return lookUpCaller(credentials, options.appId).then((caller) => {
       request.kitCaller = caller
       return judge(caller)
     })

@@ -41,7 +41,7 @@ export function buildCloudRequest (request: FastifyRequest, functionName: string
   const headers = request.headers
   const ip = request.ip
   const log = request.log
-  // Without a session (master key, nobody) `user` is a plain field; with one, the user is built on first read (see resolveCaller).
+  // Without a session (master key, nobody) `user` is a plain field; with one, the user is built on first read (see lookUpCaller).
   if (caller.userId === undefined) return { params, user: undefined, master: caller.master, installationId, headers, ip, functionName, log, context: {} }
   return {
     params,
