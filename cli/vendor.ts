@@ -1,21 +1,27 @@
 // The kit as a tarball inside a new project (vendor/fastify-parse-kit-x.y.z.tgz):
 // copied when it already is one, else packed from its folder with `npm pack`
-// (which builds dist/ first in a checkout). The project then installs it like a
-// registry package and keeps working wherever the checkout or the tarball goes.
+// (which builds dist/ first in a checkout, unless dist/ is newer than every
+// source). The project then installs it like a registry package and keeps
+// working wherever the checkout or the tarball goes.
 import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { CliError, type Io } from './context.js'
+import { staleBuildReason } from './kit-build.js'
 import { runningFromCheckout } from './kit.js'
 
 export async function kitTarball (io: Io, source: string): Promise<{ name: string, content: Buffer }> {
   if (source.endsWith('.tgz')) return { name: path.basename(source), content: await readFile(source) }
   const destination = await mkdtemp(path.join(tmpdir(), 'fpk-pack-'))
   try {
-    io.err(`Packing fastify-parse-kit from ${source} (npm pack)…\n`)
-    // A checkout builds dist/ in its prepare script; an installed copy already has it.
-    const args = ['pack', '--pack-destination', destination, ...(runningFromCheckout(source) ? [] : ['--ignore-scripts'])]
+    // A checkout builds dist/ in its prepare script, unless the build there is current; an installed copy already has it.
+    const checkout = runningFromCheckout(source)
+    const stale = checkout ? staleBuildReason(source) : undefined
+    io.err(stale !== undefined
+      ? `Packing fastify-parse-kit from ${source} into vendor/: building it first (${stale}; npm pack runs tsc, a minute or two)…\n`
+      : `Packing fastify-parse-kit from ${source} into vendor/ (npm pack, ${checkout ? 'reusing the build in dist/, which is newer than the sources' : 'the installed package as it is'})…\n`)
+    const args = ['pack', '--pack-destination', destination, ...(stale === undefined ? ['--ignore-scripts'] : [])]
     const { code, output } = await new Promise<{ code: number | null, output: string }>((resolve, reject) => {
       const child = spawn('npm', args, { cwd: source, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' })
       let output = ''

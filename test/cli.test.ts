@@ -3,7 +3,7 @@
 // else from the npm cache or registry), the project boots on its embedded PostgreSQL and answers
 // real HTTP requests; then resources and models are generated and served, and
 // the project's own `npm test` passes.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,15 +11,21 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Io } from '../cli/context.js'
 import { main } from '../cli/fpk.js'
+import { staleBuildReason } from '../cli/kit-build.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
+import { scaled } from './helpers/time-scale.js'
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
 const NPM_LOCK = '/tmp/fpk-npm.lock'
 
-// npm pack, npm install, boots and watcher restarts, and the project's own tests: minutes, not seconds (more on a loaded machine).
-t.setTimeout(14 * 60_000)
+// A build, npm install, boots and watcher restarts, and the project's own tests: minutes, not seconds (more on a loaded machine).
+t.setTimeout(scaled(25 * 60_000))
+const flock = spawnSync('flock', ['--version']).status === 0
+/** A command line run under the lock every npm install or build of this checkout takes (never two at once). */
+const locked = (command: string[], waitMs: number): [string, string[]] =>
+  flock ? ['flock', ['-w', String(Math.round(waitMs / 1000)), NPM_LOCK, ...command]] : [command[0], command.slice(1)]
 
 /** A folder the OS user postgres can traverse (the embedded database runs as that user under root). */
 function tempDir (prefix: string): string {
@@ -47,7 +53,11 @@ function run (command: string, args: string[], options: { cwd: string, env?: Nod
     let stderr = ''
     child.stdout.on('data', (chunk) => { stdout += chunk })
     child.stderr.on('data', (chunk) => { stderr += chunk })
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000)
+    const timeoutMs = options.timeoutMs ?? scaled(60_000)
+    const timer = setTimeout(() => {
+      stderr += `\n[killed: ${command} ${args.join(' ')} was still running after ${Math.round(timeoutMs / 1000)} s]`
+      child.kill('SIGKILL')
+    }, timeoutMs)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -128,17 +138,17 @@ async function startServer (dir: string, tsxArgs = ['src/server.ts'], options: {
     stopping ??= (async () => {
       if (child.exitCode !== null) return
       child.kill('SIGTERM')
-      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), scaled(30_000)).unref())
       const code = await Promise.race([exited, timeout])
       if (code === 'timeout') {
         child.kill('SIGKILL')
-        throw new Error(`the server did not stop within 30 s after SIGTERM:\n${output}`)
+        throw new Error(`the server did not stop after SIGTERM:\n${output}`)
       }
       if (code !== 0) throw new Error(`the server exited with ${code} after SIGTERM:\n${output}`)
     })()
     return stopping
   }
-  const deadline = Date.now() + 150_000
+  const deadline = Date.now() + scaled(150_000)
   for (;;) {
     const ready = /is ready at (http:\/\/\S+)/.exec(output)
     const token = options.token === false ? ['', ''] : /X-Parse-Session-Token: (r:[0-9a-f]+)/.exec(output)
@@ -156,6 +166,45 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const demo = path.join(work, 'demo')
 /** The kit tarball `fpk new demo` packed from this checkout (later projects reuse it through --kit). */
 const tarball = () => path.join(demo, 'vendor', readdirSync(path.join(demo, 'vendor'))[0])
+
+/**
+ * Steps later tests build on. The test that makes one calls done() at its end;
+ * a test that needs one calls needs() first and, when that step failed, is
+ * skipped saying which, so one failed setup is one failure, not a cascade.
+ */
+const STEPS = {
+  build: 'the build of the kit',
+  project: 'fpk new demo',
+  install: 'npm install of the demo project',
+  generated: 'the generated Product and Tag',
+  compiled: 'npm run build of the demo project'
+}
+type Step = keyof typeof STEPS
+const unfinished = new Set(Object.keys(STEPS) as Step[])
+function done (t: Test, step: Step): void {
+  if (t.passing()) unfinished.delete(step)
+}
+function needs (t: Test, ...steps: Step[]): boolean {
+  const missing = steps.filter((step) => unfinished.has(step))
+  if (missing.length === 0) return true
+  t.plan(0, `needs ${missing.map((step) => STEPS[step]).join(' and ')}, which failed above`)
+  return false
+}
+
+t.test('the kit is built once, before any command is timed', async (t) => {
+  // fpk new packs a checkout with npm pack, which runs tsc unless dist/ is current: build it here, under a budget of its own.
+  const stale = staleBuildReason(KIT)
+  if (stale !== undefined) {
+    t.comment(`building the kit (${stale})`)
+    const started = Date.now()
+    const [command, args] = locked(['npm', 'run', 'build'], scaled(10 * 60_000))
+    const built = await run(command, args, { cwd: KIT, timeoutMs: scaled(15 * 60_000) })
+    t.equal(built.code, 0, `npm run build:\n${built.stdout}\n${built.stderr}`)
+    t.comment(`npm run build took ${Math.round((Date.now() - started) / 1000)} s`)
+  }
+  t.equal(staleBuildReason(KIT), undefined, 'dist/ is newer than every source')
+  done(t, 'build')
+})
 
 t.test('--version, --help and unknown commands', async (t) => {
   const version = await fpk(work, '--version')
@@ -179,8 +228,10 @@ t.test('--version, --help and unknown commands', async (t) => {
 })
 
 t.test('fpk new demo -y --no-install writes a project', async (t) => {
+  if (!needs(t, 'build')) return
   const created = await fpk(work, 'new', 'demo', '-y', '--no-install')
   t.equal(created.code, 0, created.stderr)
+  t.match(created.stderr, /npm pack, reusing the build in dist\/, which is newer than the sources/, 'says what it does, and builds nothing')
   t.match(created.stdout, /Created demo \(\d+ files\)/)
   const expected = [
     'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', 'docker-compose.yml', 'README.md', 'AGENTS.md',
@@ -255,9 +306,11 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   t.equal(badAi.code, 1)
   t.match(badAi.stderr, /unknown assistant "9"/)
   t.notOk(existsSync(path.join(work, 'third')), 'a refused new writes nothing')
+  done(t, 'project')
 })
 
 t.test('names are checked before anything is written', async (t) => {
+  if (!needs(t, 'project')) return
   const refusals: Array<[string[], RegExp]> = [
     [['g', 'resource', 'product'], /not a PascalCase name[\s\S]*Did you mean Product\?/],
     [['g', 'resource', 'order-line'], /Did you mean OrderLine\?/],
@@ -344,6 +397,7 @@ t.test('generation follows the layout a project already has', async (t) => {
 })
 
 t.test('new installs with a progress indication, and reports a failed install', async (t) => {
+  if (!needs(t, 'project')) return
   const bin = path.join(work, 'fake-npm')
   mkdirSync(bin, { recursive: true })
   const calls = path.join(work, 'npm-calls.txt')
@@ -361,14 +415,15 @@ t.test('new installs with a progress indication, and reports a failed install', 
 })
 
 t.test('the generated project installs, boots and serves its Note endpoints', async (t) => {
-  const flock = spawnSync('flock', ['--version']).status === 0
-  const install = ['npm', 'install', '--prefer-offline', '--no-audit', '--no-fund']
+  if (!needs(t, 'project')) return
   const started = Date.now()
-  // Never at the same time as another npm install of this checkout (the file: install builds it).
-  const installed = await run(flock ? 'flock' : install[0], flock ? ['-w', '600', NPM_LOCK, ...install] : install.slice(1), { cwd: demo, timeoutMs: 8 * 60_000 })
+  // Never at the same time as another npm install of this checkout.
+  const [command, args] = locked(['npm', 'install', '--prefer-offline', '--no-audit', '--no-fund'], scaled(10 * 60_000))
+  const installed = await run(command, args, { cwd: demo, timeoutMs: scaled(18 * 60_000) })
   t.equal(installed.code, 0, `npm install:\n${installed.stdout}\n${installed.stderr}`)
   t.comment(`npm install took ${Math.round((Date.now() - started) / 1000)} s`)
   t.notMatch(installed.stdout + installed.stderr, /EBADENGINE/, 'no package wants a newer Node')
+  done(t, 'install')
 
   const kit = path.join(demo, 'node_modules', 'fastify-parse-kit')
   t.ok(existsSync(path.join(kit, 'dist', 'lib', 'index.js')), 'the kit was built and installed as a package')
@@ -437,7 +492,19 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
 })
 
+t.test('the packed kit installs as npx --package=<tarball> installs it: no EBADENGINE on Node 20', async (t) => {
+  if (!needs(t, 'project')) return
+  // npx installs the tarball as a dependency, where the kit's own overrides do not apply: its dependencies must suffice.
+  const dir = tempDir('fpk-cli-npx-')
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'npx-like', private: true }))
+  const result = await run('npm', ['install', '--dry-run', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball()], { cwd: dir, timeoutMs: scaled(8 * 60_000) })
+  t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
+  t.notMatch(result.stdout + result.stderr, /EBADENGINE/, `no dependency of the kit wants a newer Node than ${process.version}`)
+})
+
 t.test('g resource, g model, g functions: served by npm run dev without a manual restart', async (t) => {
+  if (!needs(t, 'install')) return
   // `npm run dev` as npm runs it, minus npm: the dev script's tsx watch command line.
   const dev = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.dev.split(' ')
   t.equal(dev[0], 'tsx')
@@ -445,7 +512,7 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   t.teardown(() => server.stop().catch(() => {}))
   /** Waits for the watcher's next boot after a change to the files. */
   const nextBoot = async (before: number, what: string) => {
-    const deadline = Date.now() + 150_000
+    const deadline = Date.now() + scaled(150_000)
     while (server.boots() <= before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
     t.ok(server.boots() > before, `the dev server restarted by itself after ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 1000)) // a second file of the same change may restart it once more
@@ -542,13 +609,16 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   t.ok(docs.json.paths['/products/listProducts'], 'the new endpoints are documented')
   t.ok(docs.json.components.schemas.Tag, 'the new model is documented')
   await server.stop()
+  done(t, 'generated')
 })
 
 t.test('built with npm run build, served by start:prod from dist/ without tsx', async (t) => {
+  if (!needs(t, 'install', 'generated')) return
   const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
-  const built = await run('npm', ['run', 'build'], { cwd: demo, timeoutMs: 4 * 60_000 })
+  const built = await run('npm', ['run', 'build'], { cwd: demo, timeoutMs: scaled(4 * 60_000) })
   t.equal(built.code, 0, `${built.stdout}\n${built.stderr}`)
   for (const file of ['server.js', 'env.js', 'models/Product.js', 'functions/products.js', 'models/Tag.js']) t.ok(existsSync(path.join(demo, 'dist', file)), `dist/${file}`)
+  done(t, 'compiled')
   // start:prod's command line as npm runs it, minus npm and sh: NODE_ENV=production node … dist/server.js.
   const [assignment, command, ...args] = pkg.scripts['start:prod'].split(' ')
   t.equal(assignment, 'NODE_ENV=production')
@@ -578,6 +648,7 @@ t.test('built with npm run build, served by start:prod from dist/ without tsx', 
 })
 
 t.test('a bad setting stops the boot with a message naming it', async (t) => {
+  if (!needs(t, 'compiled')) return
   const boot = (env: Record<string, string>) => run(process.execPath, ['dist/server.js'], { cwd: demo, env: userEnv(env) })
   const port = await boot({ PORT: 'eighty' })
   t.equal(port.code, 1)
@@ -592,6 +663,7 @@ t.test('a bad setting stops the boot with a message naming it', async (t) => {
 })
 
 t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
+  if (!needs(t, 'project')) return
   const written = await fpk(demo, 'ai', '1,6')
   t.equal(written.code, 0, written.stderr)
   t.match(written.stdout, /wrote +CLAUDE\.md/)
@@ -625,7 +697,8 @@ t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
 })
 
 t.test("the generated project's own npm test passes", async (t) => {
-  const result = await run('npm', ['test'], { cwd: demo, timeoutMs: 4 * 60_000 })
+  if (!needs(t, 'install', 'generated')) return
+  const result = await run('npm', ['test'], { cwd: demo, timeoutMs: scaled(6 * 60_000) })
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
   t.match(result.stdout, /# pass 5/, 'the smoke test (3) and the test g resource Product wrote (2)')
   t.match(result.stdout, /# fail 0/)
