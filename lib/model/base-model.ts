@@ -4,6 +4,7 @@ import Parse from 'parse/node'
 import { getKitConfig } from '../config.js'
 import type { FieldDefinition } from './field-options.js'
 import { modelByClass } from './registry.js'
+import { extendSaveJSON } from '../parse/save-json.js'
 
 type Params = Record<string, unknown>
 
@@ -15,17 +16,6 @@ export class BaseModel extends Parse.Object {
     } else {
       super(className ?? registeredClassName(new.target), attributes as Parse.Attributes, options as never)
     }
-  }
-
-  /**
-   * What a save sends. A versioned model always sends the version it was read
-   * at, changed or not, so the server can refuse a stale save (CONFLICT).
-   */
-  override _getSaveJSON (): Parse.Attributes {
-    const json = super._getSaveJSON()
-    const field = this.id ? modelByClass(this.constructor)?.versionField : undefined
-    if (field && !(field in json) && this.get(field) !== undefined) json[field] = this.get(field)
-    return json
   }
 
   /**
@@ -46,6 +36,13 @@ export class BaseModel extends Parse.Object {
     return object
   }
 }
+
+// What a save sends. A versioned model always sends the version it was read
+// at, changed or not, so the server can refuse a stale save (CONFLICT).
+extendSaveJSON(BaseModel, (object, json) => {
+  const field = object.id ? modelByClass(object.constructor)?.versionField : undefined
+  if (field && !(field in json) && object.get(field) !== undefined) json[field] = object.get(field)
+})
 
 function registeredClassName (target: unknown): string {
   const definition = modelByClass(target)

@@ -4,6 +4,7 @@
 // calls afterMigration); boot must fail instead, whichever path the schema
 // configuration came from.
 import { parseLogger, SchemaRules } from '../parse/internals.js'
+import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
 import { allModels } from './registry.js'
@@ -87,7 +88,7 @@ export function checkDefinitions (definitions: ParseClassSchema[]): void {
 }
 
 function isParseColumn (className: string, field: string): boolean {
-  return Boolean(SchemaRules.defaultColumns._Default[field] || SchemaRules.defaultColumns[className]?.[field])
+  return isParseDefaultColumn(className, field)
 }
 
 function onlyStored (definitions: ParseClassSchema[], stored: Awaited<ReturnType<SchemaSource['getAllClasses']>>): ParseClassSchema[] {

@@ -9,11 +9,11 @@
 // process (marked on the prototype); whether the lock is on is the running
 // kit's (lib/kit-state.ts), so a kit registered after a locked one starts unlocked.
 import Parse from 'parse/node'
-import { SchemaRules, type SchemaController } from '../parse/internals.js'
+import { SchemaRules } from '../parse/internals.js'
+import { checkSchemaEnforcement } from '../parse/schema-enforcement.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 const lockPart = statePart('schema lock', () => ({ locked: false }))
-const WRAPPED = Symbol('fastify-parse-kit schema lock')
 
 /** Turns the kit's lock on (after the migration) or off (when the server closes). */
 export function lockSchemas (state: KitState, on: boolean): void {
@@ -27,25 +27,20 @@ export function schemasLocked (): boolean {
 }
 
 function install (): void {
-  const controller = SchemaRules.SchemaController.prototype as SchemaController & { [WRAPPED]?: true }
-  if (controller[WRAPPED]) return
-  controller[WRAPPED] = true
-  const enforceClassExists = controller.enforceClassExists
-  const enforceFieldExists = controller.enforceFieldExists
-  controller.enforceClassExists = function (this: SchemaController, className: string) {
-    // Parse's own classes (sessions, installations, idempotency…) are created when first needed.
-    if (schemasLocked() && !this.schemaData[className] && !className.startsWith('_')) {
-      return Promise.reject(refusal(`class ${className} does not exist`))
+  checkSchemaEnforcement({
+    newClass (controller, className) {
+      // Parse's own classes (sessions, installations, idempotency…) are created when first needed.
+      if (schemasLocked() && !controller.schemaData[className] && !className.startsWith('_')) return refusal(`class ${className} does not exist`)
+      return undefined
+    },
+    newField (controller, className, fieldName, type) {
+      const field = fieldName.split('.')[0]
+      if (type && schemasLocked() && controller.schemaData[className] && controller.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
+        return refusal(`class ${className} has no field "${field}"`)
+      }
+      return undefined
     }
-    return enforceClassExists.call(this, className)
-  }
-  controller.enforceFieldExists = function (this: SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
-    const field = fieldName.split('.')[0]
-    if (type && schemasLocked() && this.schemaData[className] && this.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
-      throw refusal(`class ${className} has no field "${field}"`)
-    }
-    return enforceFieldExists.call(this, className, fieldName, type, ...(rest as [boolean, boolean]))
-  }
+  })
 }
 
 /** Fields Parse adds to its own classes as it works (auth data, hidden bookkeeping). */

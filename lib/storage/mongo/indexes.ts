@@ -5,9 +5,10 @@ import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { MongoAdapter as ParseMongoAdapter } from '../../parse/internals.js'
+import { mongoCollectionPrefix } from '../../parse/adapter-internals.js'
 import type { IndexSpecification } from 'mongodb'
 
-type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database' | '_collectionPrefix'>
+type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database'>
 
 const BUILT_IN: Record<string, string> = { createdAt: '_created_at', updatedAt: '_updated_at', objectId: '_id' }
 
@@ -101,11 +102,11 @@ export function mongoValidatorCommand (model: ModelDefinition, prefix = ''): { c
 
 /** What would be run, for a database that cannot be reached: nothing is applied. */
 export function printMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): IndexReport[] {
-  return specs.map((spec) => ({ className: spec.className, name: spec.name, kind: spec.kind, status: 'printed', command: mongoIndexCommand(spec, models, adapter._collectionPrefix).command }))
+  return specs.map((spec) => ({ className: spec.className, name: spec.name, kind: spec.kind, status: 'printed', command: mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter)).command }))
 }
 
 export function printMongoValidators (adapter: MongoAdapter, models: ModelDefinition[]): IndexReport[] {
-  return models.map((model) => ({ className: model.className, name: `${model.className}_validator`, kind: 'validator', status: 'printed', command: mongoValidatorCommand(model, adapter._collectionPrefix).command }))
+  return models.map((model) => ({ className: model.className, name: `${model.className}_validator`, kind: 'validator', status: 'printed', command: mongoValidatorCommand(model, mongoCollectionPrefix(adapter)).command }))
 }
 
 /** An index with the same keys and the same meaning under another name does the same job. */
@@ -120,7 +121,7 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
   await adapter.connect()
   const reports: IndexReport[] = []
   for (const spec of specs) {
-    const { collection: collectionName, key, options, command } = mongoIndexCommand(spec, models, adapter._collectionPrefix)
+    const { collection: collectionName, key, options, command } = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
     const report = (status: IndexReport['status'], detail?: string) => reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status, command, detail })
     const collection = adapter.database.collection(collectionName)
     const existing = await collection.indexes().catch(() => [])
@@ -148,7 +149,7 @@ export async function applyMongoSchemaValidators (adapter: MongoAdapter, models:
   await adapter.connect()
   const reports: IndexReport[] = []
   for (const model of models) {
-    const { collection: name, validator, command } = mongoValidatorCommand(model, adapter._collectionPrefix)
+    const { collection: name, validator, command } = mongoValidatorCommand(model, mongoCollectionPrefix(adapter))
     try {
       const found = await adapter.database.listCollections({ name }, { nameOnly: true }).toArray()
       if (found.length === 0) await adapter.database.createCollection(name, { validator, validationLevel: 'moderate' })

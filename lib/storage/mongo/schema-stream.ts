@@ -1,5 +1,5 @@
 // With schema hooks (several instances), Parse's MongoDB adapter watches its
-// schema collection with a change stream (`_stream`) and listens only for
+// schema collection with a change stream (parse/adapter-internals.ts) and listens only for
 // 'change'. The stream reports its failures — a wait past `timeoutMS`, a lost
 // server, a server without change streams — as an 'error' event, which unheard
 // ends the process. The kit listens: the failed stream is dropped a moment
@@ -10,18 +10,10 @@
 // away). The pause keeps a stream that fails at once (a server that cannot
 // watch) from looping.
 import { isDatabaseUnavailable } from '../unavailable.js'
+import { takeSchemaStreamSlot, type SchemaChangeStream as ChangeStream } from '../../parse/adapter-internals.js'
 
 /** How long a failed stream stays in place before Parse may open the next one. */
 const REOPEN_AFTER_MS = 1_000
-
-interface ChangeStream {
-  on (event: 'error', listener: (error: unknown) => void): unknown
-  close? (): Promise<unknown>
-}
-
-interface WatchingAdapter {
-  _stream?: ChangeStream
-}
 
 export interface SchemaStreamEvents {
   /** The database could not be reached (the availability watch takes it from here). */
@@ -33,11 +25,9 @@ export interface SchemaStreamEvents {
 }
 
 export function guardSchemaStream (adapter: object, events: SchemaStreamEvents): void {
-  const watching = adapter as WatchingAdapter
-  let stream: ChangeStream | undefined = watching._stream
+  let stream: ChangeStream | undefined
   let lastReason: string | undefined
-  Object.defineProperty(adapter, '_stream', {
-    configurable: true,
+  stream = takeSchemaStreamSlot(adapter, {
     get: () => stream,
     set (value: ChangeStream | undefined) {
       stream = value

@@ -7,13 +7,14 @@
 // session is handed out, leaves nothing to race.
 
 import type { MongoAdapter, MongoTransactionalSession } from '../../parse/internals.js'
+import { mongoCollectionPrefix } from '../../parse/adapter-internals.js'
 
 export async function openOnServer (adapter: object, opened: unknown): Promise<void> {
-  const { database, _collectionPrefix } = adapter as MongoAdapter
+  const { database } = adapter as MongoAdapter
   const session = opened as MongoTransactionalSession
   try {
     // _SCHEMA exists once Parse has started; the transaction never writes to it.
-    await database.collection(`${_collectionPrefix ?? ''}_SCHEMA`).findOne({}, { session, projection: { _id: 1 } })
+    await database.collection(`${mongoCollectionPrefix(adapter)}_SCHEMA`).findOne({}, { session, projection: { _id: 1 } })
   } catch (error) {
     await session.abortTransaction().catch(() => {})
     await session.endSession().catch(() => {})

