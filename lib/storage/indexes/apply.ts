@@ -41,7 +41,7 @@ export async function applyMongoValidators (server?: unknown, options: ApplyOpti
     : applyMongoSchemaValidators(database.adapter as never, models), () => database.kind === 'postgres'
     ? printPostgresConstraints(database.adapter as never, models)
     : printMongoValidators(database.adapter as never, models))
-  summarise(reports, options, '[indexes]')
+  summarise(reports, options, '[constraints]')
   return reports
 }
 
