@@ -6,6 +6,7 @@ import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { MongoAdapter as ParseMongoAdapter } from '../../parse/internals.js'
 import type { IndexSpecification } from 'mongodb'
+import type { ObjectChange } from '../indexes/reconcile.js'
 
 type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database' | '_collectionPrefix'>
 
@@ -169,6 +170,44 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
     }
   }
   return reports
+}
+
+/** What the next boot would do to the indexes, without doing it. */
+export async function planMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
+  await adapter.connect()
+  const changes: ObjectChange[] = []
+  const failures: IndexReport[] = []
+  const existingBy = new Map<string, Array<{ name?: string, key: Record<string, unknown>, [option: string]: unknown }>>()
+  const existingOf = async (className: string) => {
+    if (!existingBy.has(className)) existingBy.set(className, await adapter.database.collection(adapter._collectionPrefix + className).indexes().catch(() => []))
+    return existingBy.get(className)!
+  }
+  for (const spec of specs) {
+    let planned
+    try {
+      planned = mongoIndexCommand(spec, models, adapter._collectionPrefix)
+    } catch (error) {
+      failures.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message })
+      continue
+    }
+    const { key, options } = planned
+    const existing = await existingOf(spec.className)
+    const named = existing.find((index) => index.name === spec.name)
+    const to = describeIndex({ key, ...options })
+    const base = { className: spec.className, name: spec.name, kind: spec.kind }
+    if (named && (spec.kind === 'text' || equivalent(named, key, options))) changes.push({ ...base, action: 'keep', destructive: false })
+    else if (named) changes.push({ ...base, action: 'replace', from: describeIndex(named), to, destructive: Boolean(named.unique) && !options.unique })
+    else if (existing.some((index) => equivalent(index, key, options))) changes.push({ ...base, action: 'keep', destructive: false })
+    else changes.push({ ...base, action: 'create', to, destructive: false })
+  }
+  for (const model of models) {
+    const existing = await existingOf(model.className)
+    for (const name of removedKitIndexes(model.className, existing, specs)) {
+      const index = existing.find((i) => i.name === name)!
+      changes.push({ className: model.className, name, kind: index.unique ? 'unique' : 'ordered', action: 'drop', from: describeIndex(index), destructive: Boolean(index.unique) })
+    }
+  }
+  return { changes, failures }
 }
 
 /** Names of unique and ordered indexes named as the kit names them, on a declared class, that no spec asks for. */
