@@ -153,6 +153,18 @@ t.test('boot, change every kind of declaration, boot again on the same database'
     t.notOk(made.has('Mig_unique_dup'), 'the unique index the data cannot take is missing…')
   })
 
+  // The stand-in has no dropIndexes command: replacing and dropping need a real MongoDB.
+  t.test('MongoDB: the indexes follow the new declaration', { skip: lane.kind === 'mongo' ? needsRealMongo() : 'the MongoDB lane' }, async (t) => {
+    const adapter = currentDatabase()!.adapter as unknown as { connect (): Promise<unknown>, database: { collection (name: string): { indexes (): Promise<Array<{ name: string, key: object, partialFilterExpression?: object }>> } } }
+    await adapter.connect()
+    const made = new Map((await adapter.database.collection('Mig').indexes()).map((index) => [index.name, index]))
+    t.ok(made.has('Mig_sku_1_unique'), 'unique added')
+    t.notOk(made.has('Mig_code_1_unique'), 'unique removed')
+    t.notOk(made.has('Mig_rank_1'), 'index removed')
+    t.same(made.get('Mig_ab')?.key, { b: 1, a: 1 }, 'compound index changed')
+    t.same(made.get('Mig_part')?.partialFilterExpression, { active: false }, 'partial filter changed')
+  })
+
   t.test('each change is one log line; the failure is named and stops nothing else', { skip: lane.kind === 'postgres' ? false : 'log lines of the PostgreSQL reconciliation' }, async (t) => {
     const text = log.lines.join('\n')
     t.ok(log.lines.includes('[constraints] Mig_kind_check replaced: enum a,b → a,c'), text)
