@@ -3,7 +3,7 @@
 // changes, and answers with an exit code a deploy pipeline can stop on. The
 // comparison lives in the library (lib/storage/schema-plan.ts); this file finds
 // the project, its models and its database.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -57,7 +57,10 @@ async function readTypeScript (root: string): Promise<void> {
   const tsconfig = path.join(root, 'tsconfig.json')
   let api: string
   try {
-    api = createRequire(path.join(root, 'package.json')).resolve('tsx/esm/api')
+    // The ESM entry of the project's tsx (require.resolve would give its CommonJS one).
+    const manifest = createRequire(path.join(root, 'package.json')).resolve('tsx/package.json')
+    const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }
+    api = path.join(path.dirname(manifest), exports['./esm/api'].import.default)
   } catch {
     return // plain JavaScript models need no loader
   }
