@@ -69,6 +69,8 @@ t.test('reconciling: created, kept, replaced, dropped; what the kit did not make
     'Mig_qty_check dropped: min 0 (no longer declared)',
     'Mig_unique_code dropped: unique (code) (no longer declared)'
   ])
+  const elsewhere = reconcileObjects([], [{ className: 'Gone', name: 'Gone_unique_x', madeByKit: true, unique: true }], ['Mig'])
+  t.same(elsewhere, [], 'a class no model declares keeps what the kit made on it')
   const several = reconcileObjects([{ className: 'M', name: 'M_f_check', kind: 'validator', definition: 'new', rule: 'maxLength 5; enum a' }],
     [{ className: 'M', name: 'M_f_check', madeByKit: true, definition: 'old', rule: 'maxLength 10; enum a; min 1' }])
   t.equal(describeChange(several[0]), 'M_f_check replaced: maxLength 10 → 5; min 1 → none', 'only the rules that changed')

@@ -23,7 +23,7 @@ export async function planSchemaChanges (database: Pick<Database, 'kind' | 'adap
   const changes = diffSchema(definitions, stored, options)
   const specs = planIndexes(models)
   if (database.kind === 'postgres') {
-    const indexes = await planPostgresIndexes(database.adapter as never, specs)
+    const indexes = await planPostgresIndexes(database.adapter as never, specs, models.map((model) => model.className))
     changes.push(...objectChanges(indexes.changes, 'index'), ...failures(indexes.failures))
     changes.push(...objectChanges(await planPostgresConstraints(database.adapter as never, models), 'constraint'))
   } else {

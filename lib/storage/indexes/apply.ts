@@ -20,7 +20,7 @@ export async function applyAllIndexes (server?: unknown, options: ApplyOptions =
   const database = requireDatabase(server, 'applyAllIndexes')
   const specs = planIndexes()
   const reports = await printWhenUnreachable(options, '[indexes]', async () => database.kind === 'postgres'
-    ? applyPostgresIndexes(database.adapter as never, specs)
+    ? applyPostgresIndexes(database.adapter as never, specs, allModels().map((model) => model.className))
     : applyMongoIndexes(database.adapter as never, specs, allModels()), () => database.kind === 'postgres'
     ? printPostgresIndexes(database.adapter as never, specs)
     : printMongoIndexes(database.adapter as never, specs, allModels()))

@@ -49,10 +49,12 @@ const key = (object: { className: string, name: string }) => `${object.className
 
 /**
  * One change per wanted object (create, replace or keep), then one drop per
- * object the kit made that nothing asks for any more. Objects the kit did not
- * make are never touched.
+ * object the kit made on a declared class that nothing asks for any more.
+ * Objects the kit did not make, and the objects of classes no model declares
+ * (another application may share the database), are never touched.
  */
-export function reconcileObjects (wanted: WantedObject[], found: FoundObject[]): ObjectChange[] {
+export function reconcileObjects (wanted: WantedObject[], found: FoundObject[], declaredClasses?: Iterable<string>): ObjectChange[] {
+  const declared = declaredClasses === undefined ? undefined : new Set(declaredClasses)
   const stored = new Map(found.map((object) => [key(object), object]))
   const changes: ObjectChange[] = []
   const seen = new Set<string>()
@@ -72,7 +74,7 @@ export function reconcileObjects (wanted: WantedObject[], found: FoundObject[]):
     }
   }
   for (const object of found) {
-    if (!object.madeByKit || seen.has(key(object))) continue
+    if (!object.madeByKit || seen.has(key(object)) || (declared && !declared.has(object.className))) continue
     changes.push({ className: object.className, name: object.name, kind: object.unique ? 'unique' : 'ordered', action: 'drop', from: object.rule, destructive: Boolean(object.unique) })
   }
   return changes

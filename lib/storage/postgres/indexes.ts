@@ -14,15 +14,15 @@ type PgClient = PgQueries
 type Format = (query: string, values?: unknown) => string
 
 /** Index builds may take long on a large table: they run without the request query bound. */
-export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
-  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs))
+export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
+  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs, classes))
 }
 
 /** What the next boot would do to the indexes, without doing it. */
-export async function planPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
+export async function planPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
   const { wanted, failures } = wantedIndexes(adapter, specs)
   const changes: ObjectChange[] = []
-  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundIndexes(adapter._client))) {
+  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundIndexes(adapter._client), classes)) {
     // A unique index on the column under another name does the job: the boot makes none.
     const twin = change.action === 'create' && change.kind === 'unique' && change.wanted
       ? await uniqueIndexOn(adapter._client, change.className, specs.find((spec) => spec.className === change.className && uniqueName(spec) === change.name)?.fields[0].name ?? '')
@@ -50,11 +50,11 @@ function wantedIndexes (adapter: PgAdapter, specs: IndexSpec[]): { wanted: Wante
   return { wanted, failures }
 }
 
-async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
+async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
   const { wanted, failures } = wantedIndexes(adapter, specs)
   const reports: IndexReport[] = [...failures]
   const bySpec = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
-  const changes = reconcileObjects(wanted.map((w) => w.object), await foundIndexes(adapter._client))
+  const changes = reconcileObjects(wanted.map((w) => w.object), await foundIndexes(adapter._client), classes)
   for (const change of changes) {
     const target = bySpec.get(`${change.className}\u0000${change.name}`)
     const command = target?.command ?? dropIndexSql(change, adapter)
@@ -188,7 +188,7 @@ export async function applyPostgresConstraints (adapter: PgAdapter, models: Mode
 
 /** What the next boot would do to the CHECK constraints, without doing it. */
 export async function planPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<ObjectChange[]> {
-  return reconcileObjects(wantedConstraints(adapter, models).map((w) => w.object), await foundConstraints(adapter._client))
+  return reconcileObjects(wantedConstraints(adapter, models).map((w) => w.object), await foundConstraints(adapter._client), models.map((model) => model.className))
 }
 
 interface WantedConstraint { object: WantedObject, command: string, check: string }
@@ -212,7 +212,7 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
   const wanted = wantedConstraints(adapter, models)
   const byName = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
   const reports: IndexReport[] = []
-  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundConstraints(adapter._client))) {
+  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundConstraints(adapter._client), models.map((model) => model.className))) {
     const target = byName.get(`${change.className}\u0000${change.name}`)
     const command = target?.command ?? adapter._pgp.as.format('ALTER TABLE $1:name DROP CONSTRAINT $2:name', [change.className, change.name])
     const report = (status: IndexReport['status'], detail?: string) =>
