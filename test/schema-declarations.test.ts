@@ -6,6 +6,8 @@ import Parse from 'parse/node'
 import { BaseModel, ParseClass, ParseField, type ClassOptions, type FieldOptions } from '../lib/index.js'
 import { describeChange, reconcileObjects, type FoundObject, type WantedObject } from '../lib/storage/indexes/reconcile.js'
 import { constraintViolation } from '../lib/storage/constraint-violation.js'
+import { diffSchema, formatPlan, planExitCode, type StoredClass } from '../lib/model/schema-diff.js'
+import type { ParseClassSchema } from '../lib/model/schema-config.js'
 
 t.test('declarations the database could never follow are refused at import, naming class and field', async (t) => {
   const declareClass = (options: ClassOptions) => () => {
@@ -98,4 +100,37 @@ t.test('a database refusal becomes 142 in validateOrThrow\'s words', async (t) =
   t.equal(mongo?.message, 'Refused is invalid: kind must be one of a, b', 'MongoDB document validation')
   t.equal(constraintViolation({ code: '23505' }, 'Refused', {}), undefined, 'a duplicate is not a validation failure')
   t.equal(constraintViolation({ code: '23514', table: 'Other', constraint: 'Other_x_check' }, 'Other', {}), undefined, 'a constraint the kit did not make is left as it is')
+})
+
+t.test('the schema plan: fields, permissions, what is destructive, the exit code', async (t) => {
+  const definitions: ParseClassSchema[] = [
+    { className: 'Mig', fields: { name: { type: 'String' }, qty: { type: 'Number' }, owner: { type: 'Pointer', targetClass: '_User' } }, classLevelPermissions: { find: { '*': true }, delete: {} } },
+    { className: 'Fresh', fields: { title: { type: 'String' } } },
+    { className: '_Role', classLevelPermissions: { find: { '*': true } } }
+  ]
+  const stored: StoredClass[] = [
+    { className: 'Mig', fields: { objectId: { type: 'String' }, name: { type: 'String' }, qty: { type: 'String' }, owner: { type: 'Pointer', targetClass: 'Team' }, old: { type: 'Boolean' } }, classLevelPermissions: { find: { '*': true }, delete: { '*': true } } },
+    { className: '_Role', fields: {}, classLevelPermissions: { find: { '*': true } } }
+  ]
+  const changes = diffSchema(definitions, stored)
+  t.same(changes.map((c) => [c.className, c.detail, c.destructive]), [
+    ['Mig', 'field type changed: qty String → Number (the boot fails until recreateModifiedFields: true or the field is renamed)', true],
+    ['Mig', 'field type changed: owner Pointer<Team> → Pointer<_User> (the boot fails until recreateModifiedFields: true or the field is renamed)', true],
+    ['Mig', 'class-level permission delete: {"*":true} → {}', false],
+    ['Fresh', 'class created with title (String)', false]
+  ], 'an undeclared stored field stays without deleteExtraFields')
+  const dropping = diffSchema(definitions, stored, { deleteExtraFields: true, recreateModifiedFields: true })
+  t.ok(dropping.some((c) => c.detail === 'field dropped: old (Boolean), its values lost' && c.destructive), 'deleteExtraFields drops it')
+  t.ok(dropping.some((c) => /qty String → Number \(dropped and recreated, its values lost\)/.test(c.detail)), 'recreateModifiedFields recreates')
+  t.equal(planExitCode([]), 0)
+  t.equal(planExitCode(changes.filter((c) => !c.destructive)), 1)
+  t.equal(planExitCode(changes), 2)
+  t.equal(formatPlan([]), 'No changes: the database matches the declarations.\n')
+  t.equal(formatPlan(changes.slice(2)), [
+    '  Mig: class-level permission delete: {"*":true} → {}',
+    '  Fresh: class created with title (String)',
+    '',
+    '2 changes at the next boot.',
+    ''
+  ].join('\n'))
 })
