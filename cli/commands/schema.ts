@@ -35,7 +35,10 @@ export async function schemaPlan (io: Io, options: SchemaPlanOptions = {}): Prom
   const databaseURI = io.env?.DATABASE_URI || undefined
   const dataDir = path.resolve(io.cwd, options.dataDir ?? path.join(root, '.data', 'postgres'))
   if (!databaseURI && !existsSync(dataDir)) throw new CliError(`no DATABASE_URI and no embedded database at ${dataDir}: set DATABASE_URI, or pass --data-dir <dir> (the application's dataDir)`)
-  const database = await openDatabase({ databaseURI, dataDir, onNotice: (line) => io.err(`${line}\n`) })
+  const database = await openDatabase({ databaseURI, dataDir, onNotice: (line) => io.err(`${line}\n`) }).catch((error: unknown) => {
+    // A running application holding the embedded database, a URI that does not answer: said in one line.
+    throw new CliError(`cannot open the database: ${(error as Error)?.message ?? String(error)}`)
+  })
   let changes
   try {
     changes = await planSchemaChanges(database, options)
