@@ -210,12 +210,18 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   let closing = false
   if (options.indexes) {
     fastify.addHook('onListen', async () => {
+      // Each step on its own: indexes that cannot be applied leave the constraints to be applied all the same.
+      const step = async (label: string, apply: typeof applyAllIndexes) => {
+        try {
+          await apply(fastify, { log: fastify.log })
+        } catch (error) {
+          // A server closed right after listen has nothing left to index.
+          if (!closing) fastify.log.error({ err: error }, `${label} could not apply the declared ${label === '[indexes]' ? 'indexes' : 'constraints'}`)
+        }
+      }
       try {
-        await applyAllIndexes(fastify, { log: fastify.log })
-        await applyMongoValidators(fastify, { log: fastify.log })
-      } catch (error) {
-        // A server closed right after listen has nothing left to index.
-        if (!closing) fastify.log.error({ err: error }, '[indexes] could not apply the declared indexes and constraints')
+        await step('[indexes]', applyAllIndexes)
+        await step('[constraints]', applyMongoValidators)
       } finally {
         indexesDone()
       }

@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline/promises'
 
 export interface Io {
   cwd: string
+  /** The environment commands may read (DATABASE_URI); none when left out. */
+  env?: Record<string, string | undefined>
   out (text: string): void
   err (text: string): void
   /** Both stdin and stdout are terminals: questions may be asked. */
@@ -25,6 +27,7 @@ export class CliError extends Error {
 export function processIo (): Io {
   return {
     cwd: process.cwd(),
+    env: process.env,
     out: (text) => { process.stdout.write(text) },
     err: (text) => { process.stderr.write(text) },
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),

@@ -6,8 +6,12 @@ import { kitPackage } from './kit.js'
 import { newProject } from './commands/new.js'
 import { generate } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
+import { schemaPlan } from './commands/schema.js'
 
-export function buildProgram (io: Io): Command {
+/** A command's exit code other than 0 (fpk schema plan's 1 and 2). */
+export interface Outcome { exitCode: number }
+
+export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Command {
   const program = new Command('fpk')
   // Set before any subcommand exists: subcommands inherit these settings.
   program
@@ -27,7 +31,8 @@ export function buildProgram (io: Io): Command {
       '  fpk g resource Product                model + createProduct, listProducts, getProduct, updateProduct, deleteProduct',
       '  fpk g model Tag                       model only',
       '  fpk g functions Tag                   the five endpoints for an existing model',
-      '  fpk ai 1,6                            CLAUDE.md and AGENTS.md'
+      '  fpk ai 1,6                            CLAUDE.md and AGENTS.md',
+      '  fpk schema plan                       what the next boot changes in the database (exit 0 none, 1 changes, 2 destructive)'
     ].join('\n'))
 
   program.command('new')
@@ -70,14 +75,28 @@ export function buildProgram (io: Io): Command {
     .option('-f, --force', 'overwrite existing files (they are kept otherwise)')
     .action((targets: string | undefined, options: { yes?: boolean, force?: boolean }) => ai(io, targets, options))
 
+  const schemaCommand = program.command('schema')
+    .description('the database schema the declarations ask for')
+  schemaCommand.command('plan')
+    .description('print what the next boot would change (fields, class-level permissions, indexes, constraints); exit 0 no change, 1 changes, 2 destructive changes')
+    .option('--models <dir>', 'the models directory (default: the project\'s models/)')
+    .option('--data-dir <dir>', 'the embedded PostgreSQL data directory when DATABASE_URI is unset (default .data/postgres)')
+    .option('--delete-extra-fields', 'the application sets schema.deleteExtraFields: undeclared fields will be dropped')
+    .option('--recreate-modified-fields', 'the application sets schema.recreateModifiedFields: retyped fields will be recreated')
+    .addHelpText('after', '\nReads DATABASE_URI, or the project\'s embedded database (stop the application first: one PostgreSQL per data directory).')
+    .action(async (options: { models?: string, dataDir?: string, deleteExtraFields?: boolean, recreateModifiedFields?: boolean }) => {
+      outcome.exitCode = await schemaPlan(io, options)
+    })
+
   return program
 }
 
 /** Runs the command line; resolves to the exit code instead of exiting. */
 export async function main (argv: string[] = process.argv, io: Io = processIo()): Promise<number> {
   try {
-    await buildProgram(io).parseAsync(argv)
-    return 0
+    const outcome = { exitCode: 0 }
+    await buildProgram(io, outcome).parseAsync(argv)
+    return outcome.exitCode
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode // commander has printed its message
     if (error instanceof CliError) {

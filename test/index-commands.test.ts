@@ -36,7 +36,7 @@ t.test('PostgreSQL unreachable: the exact SQL is printed and nothing counts as a
   t.ok(printed.includes('ALTER TABLE "Gadget" ADD CONSTRAINT "Gadget_unique_sku" UNIQUE ("sku")'), 'unique: the constraint')
   t.ok(printed.includes('CREATE INDEX IF NOT EXISTS "Gadget_rank_-1" ON "Gadget" ("rank" DESC)'), 'ordered, descending')
   t.ok(printed.includes('CREATE UNIQUE INDEX IF NOT EXISTS "Gadget_active_code" ON "Gadget" ("code") WHERE "active" = true'), 'unique and partial details')
-  t.match(lines.at(-1), /0 created, 0 already present, 0 failed, 3 not applied/)
+  t.match(lines.at(-1), /0 created, 0 replaced, 0 dropped, 0 already present, 0 failed, 3 not applied/)
   const checks = capture()
   const constraints = await applyMongoValidators(undefined, { log: checks.log })
   t.same(constraints.map((r) => r.status), ['printed'])

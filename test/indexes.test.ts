@@ -96,18 +96,14 @@ if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', as
 
 // eslint-disable-next-line curly -- the whole subtest is the body
 if (lane.kind === 'postgres') t.test('kitPlugin applies them once listening', async (t) => {
-  await startKit(t)
+  const kit = await startKit(t)
+  await kit.app.kit.indexesApplied
   const pg = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
-  const deadline = Date.now() + 10_000
-  let names: string[] = []
-  while (Date.now() < deadline) {
-    names = (await pg.any("SELECT indexname FROM pg_indexes WHERE tablename = 'Place'")).map((row) => row.indexname)
-    const constraints = await pg.any("SELECT conname FROM pg_constraint WHERE conname = 'Place_stars_check'")
-    if (names.includes('Place_unique_slug') && constraints.length === 1) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const names = (await pg.any("SELECT indexname FROM pg_indexes WHERE tablename = 'Place'")).map((row) => row.indexname)
+  const constraints = await pg.any("SELECT conname FROM pg_constraint WHERE conname = 'Place_stars_check'")
   t.ok(names.includes('Place_unique_slug'))
   t.ok(names.includes('Place_title_1_summary_1_text'))
+  t.equal(constraints.length, 1, 'and the constraints')
 })
 
 if (lane.kind === 'mongo') mongoTests()
@@ -203,26 +199,16 @@ function mongoTests (): void {
   })
 
   t.test('kitPlugin applies them once listening', async (t) => {
-    await startKit(t)
+    const kit = await startKit(t)
+    await kit.app.kit.indexesApplied
     const db = await mongoDatabase()
-    const deadline = Date.now() + 10_000
-    let names: string[] = []
-    while (Date.now() < deadline) {
-      names = (await db.collection('Place').indexes().catch(() => [])).map((index) => index.name!)
-      if (names.includes('Place_slug_1_unique') && names.includes('Place_owner_1_createdAt_1')) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    const names = (await db.collection('Place').indexes().catch(() => [])).map((index) => index.name!)
     t.ok(names.includes('Place_slug_1_unique'), names.join(', '))
     t.ok(names.includes('Place_owner_1_createdAt_1'))
 
     t.test('and the validator', { skip: needsRealMongo() }, async (t) => {
-      let validator: unknown
-      while (Date.now() < deadline && !validator) {
-        const [info] = await db.listCollections({ name: 'Place' }).toArray() as Array<{ options?: { validator?: unknown } }>
-        validator = info?.options?.validator
-        if (!validator) await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      t.match(validator, { $jsonSchema: { properties: { stars: { maximum: 5 } } } })
+      const [info] = await db.listCollections({ name: 'Place' }).toArray() as Array<{ options?: { validator?: unknown } }>
+      t.match(info?.options?.validator, { $jsonSchema: { properties: { stars: { maximum: 5 } } } })
     })
   })
 }

@@ -53,6 +53,7 @@ function registeredClassName (target: unknown): string {
 const SKIP = Symbol('skip')
 
 function decodeField (field: FieldDefinition, value: unknown, excluded: Set<string>): unknown {
+  refuseOperations(field, value)
   switch (field.type) {
     case 'Pointer':
       if (excluded.has(field.targetClass!)) return SKIP
@@ -81,10 +82,31 @@ function toPointer (field: FieldDefinition, value: unknown): unknown {
   return Parse.Object.fromJSON({ className: field.targetClass!, objectId: id, __type: 'Pointer' })
 }
 
+/** The typed values a field of each type takes ({ __type: 'Date', iso }…); anything else with __type, and every __op, is refused. */
+const TYPED_VALUES: Partial<Record<string, string>> = { Date: 'Date', Pointer: 'Pointer', GeoPoint: 'GeoPoint', File: 'File', Bytes: 'Bytes', Polygon: 'Polygon' }
+
+/**
+ * A request body holding { "__op": "Increment" } or { "__type": … } would reach
+ * the save as a Parse operation or typed value: an edit the handler never asked for.
+ */
+function refuseOperations (field: FieldDefinition, value: unknown): void {
+  const items = field.type === 'Array' && Array.isArray(value) ? value : [value]
+  for (const item of items) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item) || item instanceof Parse.Object) continue
+    if ('__op' in item) invalid(field, 'a value, not a Parse operation (__op)')
+    const type = (item as { __type?: unknown }).__type
+    const allowed = field.type === 'Array' ? (field.targetClass ? 'Pointer' : undefined) : TYPED_VALUES[field.type]
+    if (type !== undefined && type !== allowed) invalid(field, `a value, not a typed Parse value (__type ${JSON.stringify(type)})`)
+  }
+}
+
+/** Calendar date, optionally with a time and a zone: 2026-11-25, 2026-11-25T10:00:00.000Z, 2026-11-25T10:00+01:00. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+
 function toDate (field: FieldDefinition, value: unknown): unknown {
   if (value === null || value instanceof Date) return value
   const text = typeof value === 'string' ? value : (value as { __type?: string, iso?: string })?.iso
-  const date = typeof text === 'string' ? new Date(text) : undefined
+  const date = typeof text === 'string' && ISO_8601.test(text) ? new Date(text) : undefined
   if (!date || Number.isNaN(date.getTime())) invalid(field, 'an ISO 8601 date')
   return date
 }

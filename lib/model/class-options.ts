@@ -89,5 +89,38 @@ export function checkClassOptions (className: string, jsName: string, options: C
       }
     }
     if (textIndexes > 1) fail('only one text index per class is possible')
+    checkIndexNames(options.compoundIndexes, fail)
+    for (const [i, index] of options.compoundIndexes.entries()) {
+      for (const [field, condition] of Object.entries(index.partial ?? {})) {
+        if (!known(field)) fail(`compoundIndexes[${i}].partial names "${field}", which is not a declared field`)
+        const problem = partialProblem(condition)
+        if (problem) fail(`compoundIndexes[${i}].partial.${field}: ${problem}`)
+      }
+    }
   }
+}
+
+/** Two compound indexes under one name: the second would never be made. */
+function checkIndexNames (indexes: CompoundIndex[], fail: (problem: string) => never): void {
+  const seen = new Map<string, number>()
+  for (const [i, index] of indexes.entries()) {
+    // Unnamed indexes are named after their fields and kind: two alike collide too.
+    const name = index.name ?? `${index.text ? 'text ' : ''}(${index.fields.join(', ')})`
+    const earlier = seen.get(name)
+    if (earlier !== undefined) fail(`compoundIndexes[${i}] ${index.name ? `has the name "${name}" of` : 'is the same index as'} compoundIndexes[${earlier}]; give each index its own name`)
+    seen.set(name, i)
+  }
+}
+
+/** Operators a partial filter may use: what both databases can index by. */
+const PARTIAL_OPERATORS = new Set(['$exists', '$gt', '$gte', '$lt', '$lte', '$ne', '$in'])
+
+function partialProblem (condition: unknown): string | undefined {
+  if (condition === null || typeof condition !== 'object' || condition instanceof Date) return undefined
+  if (Array.isArray(condition)) return 'must be a value or { $operator: value }, not a list'
+  for (const operator of Object.keys(condition)) {
+    if (!PARTIAL_OPERATORS.has(operator)) return `${operator} cannot filter a partial index (use a value, $exists, $gt, $gte, $lt, $lte, $ne or $in)`
+    if (operator === '$in' && !Array.isArray((condition as Record<string, unknown>)[operator])) return '$in must be a list'
+  }
+  return undefined
 }

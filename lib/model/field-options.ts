@@ -59,6 +59,9 @@ export interface FieldDefinition extends FieldOptions {
   version?: boolean
 }
 
+/** hasOwnProperty, toString, valueOf, constructor…: every object has them. */
+const OBJECT_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype))
+
 /** Attribute names Parse owns, or that would shadow a Parse.Object member. */
 const RESERVED = new Set(['objectId', 'id', 'createdAt', 'updatedAt', 'ACL', 'className', 'attributes', 'sessionToken', 'authData'])
 
@@ -67,6 +70,9 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   const fail = (option: string, problem: string, kind: OptionProblem['kind'] = 'invalid'): never => {
     const message = option === '' ? `${where}: options ${problem}` : `${where}: option "${option}" ${problem}`
     throw kind === 'unknown' ? new FieldOptionUnknownError(message) : new FieldOptionInvalidError(message)
+  }
+  if (OBJECT_MEMBERS.has(name)) {
+    throw new ModelDeclarationError(`${where}: "${name}" is a member of every JavaScript object (Object.prototype); a field of that name would replace it on each instance. Choose another field name`)
   }
   if (RESERVED.has(name) || parseMembers.has(name)) {
     throw new ModelDeclarationError(`${where}: "${name}" is reserved by Parse (it would clash with Parse.Object); choose another field name`)
@@ -87,6 +93,10 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   only('geo', ['GeoPoint']); only('ttlSeconds', ['Date'])
   only('targetClass', ['Pointer', 'Relation', 'Array'])
   if ((type === 'Pointer' || type === 'Relation') && !options.targetClass) fail('targetClass', `is required for type ${type}`)
+  // Parse's own rule: a class of the application, or one of its system classes (_User, _Role…).
+  if (options.targetClass !== undefined && !SchemaRules.classNameIsValid(options.targetClass)) {
+    fail('targetClass', `names "${options.targetClass}", which is not a class Parse can point to (an application class name, or one of ${SchemaRules.systemClasses.join(', ')})`)
+  }
   if (options.min !== undefined && options.max !== undefined && options.min > options.max) fail('min', `is greater than max (${options.min} > ${options.max})`)
   if (options.minLength !== undefined && options.maxLength !== undefined && options.minLength > options.maxLength) fail('minLength', 'is greater than maxLength')
   if (typeof options.pattern === 'string') {

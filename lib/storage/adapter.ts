@@ -1,15 +1,16 @@
 // The storage adapter Parse Server is given: Parse's own adapter, wrapped so
 // that work done inside a transaction scope joins the transaction (writes get
 // the session argument, reads run on it), versioned updates are checked,
-// strings the databases cannot store are refused, and deadlocks and
-// serialization failures are recognised here, before Parse rewraps them as an
-// opaque code 1.
+// strings the databases cannot store are refused, and deadlocks,
+// serialization failures and broken field constraints are recognised here,
+// before Parse rewraps them as an opaque code 1.
 import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
 import { sessionFor, transactionScope } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
 import { refuseNul } from './nul.js'
+import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainMissingPostgis } from './postgres/geo.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
@@ -55,7 +56,9 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         // Parse passes null when it has no session of its own.
         if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
         const run = () => property === 'findOneAndUpdate' ? versionedUpdate(proxy, method, args) : method.apply(proxy, args)
-        return withConflicts(run, args[at] == null)
+        return withConflicts(run, args[at] == null).catch((error: unknown) => {
+          throw constraintViolation(error, args[0] as string, property === 'createObject' ? args[2] : args[3]) ?? error
+        })
       }
     }
     if (property === 'handleError' && kind === 'mongo') {

@@ -19,12 +19,12 @@ export interface ApplyOptions {
 export async function applyAllIndexes (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
   const database = requireDatabase(server, 'applyAllIndexes')
   const specs = planIndexes()
-  const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
-    ? applyPostgresIndexes(database.adapter as never, specs)
+  const reports = await printWhenUnreachable(options, '[indexes]', async () => database.kind === 'postgres'
+    ? applyPostgresIndexes(database.adapter as never, specs, allModels().map((model) => model.className))
     : applyMongoIndexes(database.adapter as never, specs, allModels()), () => database.kind === 'postgres'
     ? printPostgresIndexes(database.adapter as never, specs)
     : printMongoIndexes(database.adapter as never, specs, allModels()))
-  summarise(reports, options)
+  summarise(reports, options, '[indexes]')
   return reports
 }
 
@@ -36,12 +36,12 @@ export async function applyAllIndexes (server?: unknown, options: ApplyOptions =
 export async function applyMongoValidators (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
   const database = requireDatabase(server, 'applyMongoValidators')
   const models = allModels()
-  const reports = await printWhenUnreachable(options, async () => database.kind === 'postgres'
+  const reports = await printWhenUnreachable(options, '[constraints]', async () => database.kind === 'postgres'
     ? applyPostgresConstraints(database.adapter as never, models)
     : applyMongoSchemaValidators(database.adapter as never, models), () => database.kind === 'postgres'
     ? printPostgresConstraints(database.adapter as never, models)
     : printMongoValidators(database.adapter as never, models))
-  summarise(reports, options)
+  summarise(reports, options, '[constraints]')
   return reports
 }
 
@@ -59,23 +59,30 @@ function stateOf (server: unknown, caller: string): KitState {
 }
 
 /** When the database cannot be reached at all, say so and print what would have been run. */
-async function printWhenUnreachable (options: ApplyOptions, run: () => Promise<IndexReport[]>, plan: () => IndexReport[]): Promise<IndexReport[]> {
+async function printWhenUnreachable (options: ApplyOptions, label: string, run: () => Promise<IndexReport[]>, plan: () => IndexReport[]): Promise<IndexReport[]> {
   try {
     return await run()
   } catch (error) {
     const printed = plan()
-    if (printed.length > 0) options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); nothing was applied. Run these by hand:\n${printed.map((r) => r.command).join('\n')}`)
-    else options.log?.warn(`[indexes] the database could not be reached (${(error as Error).message}); nothing to apply`)
+    if (printed.length > 0) options.log?.warn(`${label} the database could not be reached (${(error as Error).message}); nothing was applied. Run these by hand:\n${printed.map((r) => r.command).join('\n')}`)
+    else options.log?.warn(`${label} the database could not be reached (${(error as Error).message}); nothing to apply`)
     return printed
   }
 }
 
-function summarise (reports: IndexReport[], options: ApplyOptions): void {
+const CHANGED = new Set<IndexReport['status']>(['created', 'replaced', 'dropped'])
+
+/** One line per change and per failure, then a count that names every failure. */
+function summarise (reports: IndexReport[], options: ApplyOptions, label: string): void {
   for (const report of reports) {
-    if (report.status === 'failed') options.log?.warn(`[indexes] ${report.className}.${report.name} failed: ${report.detail}\n  by hand: ${report.command}`)
-    else if (report.detail) options.log?.info(`[indexes] ${report.className}.${report.name} ${report.status}: ${report.detail}`)
+    if (report.status === 'failed') options.log?.warn(`${label} ${report.className}.${report.name} failed: ${report.detail}${report.command ? `\n  by hand: ${report.command}` : ''}`)
+    else if (CHANGED.has(report.status) && report.detail) options.log?.info(`${label} ${report.detail}`)
+    else if (report.detail) options.log?.info(`${label} ${report.className}.${report.name} ${report.status}: ${report.detail}`)
   }
   const count = (status: IndexReport['status']) => reports.filter((r) => r.status === status).length
   const printed = count('printed')
-  options.log?.[printed > 0 ? 'warn' : 'info'](`[indexes] ${count('created')} created, ${count('exists')} already present, ${count('failed')} failed${printed > 0 ? `, ${printed} not applied (commands printed above)` : ''}`)
+  const failed = reports.filter((r) => r.status === 'failed').map((r) => `${r.className}.${r.name}`)
+  const counts = [`${count('created')} created`, `${count('replaced')} replaced`, `${count('dropped')} dropped`, `${count('exists')} already present`, `${failed.length} failed${failed.length > 0 ? ` (${failed.join(', ')})` : ''}`]
+  if (printed > 0) counts.push(`${printed} not applied (commands printed above)`)
+  options.log?.[printed > 0 || failed.length > 0 ? 'warn' : 'info'](`${label} ${counts.join(', ')}`)
 }

@@ -28,7 +28,8 @@ export interface IndexReport {
   className: string
   name: string
   kind: IndexKind | 'validator'
-  status: 'created' | 'exists' | 'failed' | 'unsupported' | 'printed'
+  /** replaced: it differed from the declaration; dropped: the kit made it and nothing declares it any more. */
+  status: 'created' | 'replaced' | 'dropped' | 'exists' | 'failed' | 'unsupported' | 'printed'
   /** The equivalent command (SQL or mongosh), for people who apply it by hand. */
   command?: string
   detail?: string

@@ -7,6 +7,7 @@ import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { MongoAdapter as ParseMongoAdapter } from '../../parse/internals.js'
 import { mongoCollectionPrefix } from '../../parse/adapter-internals.js'
 import type { IndexSpecification } from 'mongodb'
+import type { ObjectChange } from '../indexes/reconcile.js'
 
 type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database'>
 
@@ -120,29 +121,107 @@ function equivalent (index: { key: Record<string, unknown>, [option: string]: un
 export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): Promise<IndexReport[]> {
   await adapter.connect()
   const reports: IndexReport[] = []
+  const existingBy = new Map<string, Array<{ name?: string, key: Record<string, unknown>, [option: string]: unknown }>>()
   for (const spec of specs) {
-    const { collection: collectionName, key, options, command } = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
+    let planned
+    try {
+      planned = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
+    } catch (error) {
+      reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message })
+      continue
+    }
+    const { collection: collectionName, key, options, command } = planned
     const report = (status: IndexReport['status'], detail?: string) => reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status, command, detail })
     const collection = adapter.database.collection(collectionName)
     const existing = await collection.indexes().catch(() => [])
-    if (existing.some((index) => index.name === spec.name)) { report('exists'); continue }
-    const twin = existing.find((index) => equivalent(index, key, options))
+    existingBy.set(spec.className, existing)
+    const named = existing.find((index) => index.name === spec.name)
+    // A text index is listed under other keys (_fts, _ftsx) than it is made with: its name decides.
+    if (named && (spec.kind === 'text' || equivalent(named, key, options))) { report('exists'); continue }
+    const twin = named ? undefined : existing.find((index) => equivalent(index, key, options))
     if (twin) { report('exists', `as ${twin.name} (same keys and options under another name)`); continue }
     try {
+      if (named) await collection.dropIndex(spec.name)
       if (spec.unique) {
         // A plain index on the same keys would block the unique one: drop it first.
         for (const index of existing) {
-          if (!index.unique && index.name !== undefined && index.name !== '_id_' && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
+          if (!index.unique && index.name !== undefined && index.name !== '_id_' && index.name !== spec.name && JSON.stringify(index.key) === JSON.stringify(key)) await collection.dropIndex(index.name)
         }
       }
       // A build on a large collection may take long: no request bound (socketTimeoutMS) on it.
       await collection.createIndex(key as IndexSpecification, { ...options, timeoutMS: 0 })
-      report('created')
+      report(named ? 'replaced' : 'created', named ? `${spec.name} replaced: ${describeIndex(named)} → ${describeIndex({ key, ...options })}` : `${spec.name} created: ${describeIndex({ key, ...options })}`)
     } catch (error) {
       report('failed', (error as Error).message)
     }
   }
+  // Unique and ordered indexes the kit made (its names) that nothing declares any more.
+  for (const model of models) {
+    const collection = adapter.database.collection(mongoCollectionPrefix(adapter) + model.className)
+    const existing = existingBy.get(model.className) ?? await collection.indexes().catch(() => [])
+    for (const name of removedKitIndexes(model.className, existing, specs)) {
+      const index = existing.find((i) => i.name === name)!
+      const command = `db.getCollection(${JSON.stringify(collection.collectionName)}).dropIndex(${JSON.stringify(name)})`
+      try {
+        await collection.dropIndex(name)
+        reports.push({ className: model.className, name, kind: index.unique ? 'unique' : 'ordered', status: 'dropped', command, detail: `${name} dropped: ${describeIndex(index)} (no longer declared)` })
+      } catch (error) {
+        reports.push({ className: model.className, name, kind: index.unique ? 'unique' : 'ordered', status: 'failed', command, detail: (error as Error).message })
+      }
+    }
+  }
   return reports
+}
+
+/** What the next boot would do to the indexes, without doing it. */
+export async function planMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
+  await adapter.connect()
+  const changes: ObjectChange[] = []
+  const failures: IndexReport[] = []
+  const existingBy = new Map<string, Array<{ name?: string, key: Record<string, unknown>, [option: string]: unknown }>>()
+  const existingOf = async (className: string) => {
+    if (!existingBy.has(className)) existingBy.set(className, await adapter.database.collection(mongoCollectionPrefix(adapter) + className).indexes().catch(() => []))
+    return existingBy.get(className)!
+  }
+  for (const spec of specs) {
+    let planned
+    try {
+      planned = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
+    } catch (error) {
+      failures.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message })
+      continue
+    }
+    const { key, options } = planned
+    const existing = await existingOf(spec.className)
+    const named = existing.find((index) => index.name === spec.name)
+    const to = describeIndex({ key, ...options })
+    const base = { className: spec.className, name: spec.name, kind: spec.kind }
+    if (named && (spec.kind === 'text' || equivalent(named, key, options))) changes.push({ ...base, action: 'keep', destructive: false })
+    else if (named) changes.push({ ...base, action: 'replace', from: describeIndex(named), to, destructive: Boolean(named.unique) && !options.unique })
+    else if (existing.some((index) => equivalent(index, key, options))) changes.push({ ...base, action: 'keep', destructive: false })
+    else changes.push({ ...base, action: 'create', to, destructive: false })
+  }
+  for (const model of models) {
+    const existing = await existingOf(model.className)
+    for (const name of removedKitIndexes(model.className, existing, specs)) {
+      const index = existing.find((i) => i.name === name)!
+      changes.push({ className: model.className, name, kind: index.unique ? 'unique' : 'ordered', action: 'drop', from: describeIndex(index), destructive: Boolean(index.unique) })
+    }
+  }
+  return { changes, failures }
+}
+
+/** Names of unique and ordered indexes named as the kit names them, on a declared class, that no spec asks for. */
+export function removedKitIndexes (className: string, existing: Array<{ name?: string }>, specs: IndexSpec[]): string[] {
+  const planned = new Set(specs.filter((spec) => spec.className === className).map((spec) => spec.name))
+  const kitName = new RegExp(`^${className}_.+_-?1(_unique)?$`)
+  return existing.map((index) => index.name).filter((name): name is string => name !== undefined && kitName.test(name) && !planned.has(name))
+}
+
+function describeIndex (index: { key: Record<string, unknown>, [option: string]: unknown }): string {
+  const options = ['unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds'].filter((option) => index[option] !== undefined && index[option] !== false)
+    .map((option) => `${option} ${JSON.stringify(index[option])}`)
+  return [JSON.stringify(index.key), ...options].join(' ')
 }
 
 export async function applyMongoSchemaValidators (adapter: MongoAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {

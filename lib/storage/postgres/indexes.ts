@@ -7,6 +7,7 @@ import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
 import { pgDatabase, pgFormatter } from '../../parse/adapter-internals.js'
 import { withoutQueryBound } from './bounded.js'
+import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
 type PgAdapter = Pick<PostgresAdapter, 'ensureUniqueness'>
 type PgClient = PgQueries
@@ -14,30 +15,130 @@ type PgClient = PgQueries
 type Format = (query: string, values?: unknown) => string
 
 /** Index builds may take long on a large table: they run without the request query bound. */
-export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
-  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs))
+export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
+  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs, classes))
 }
 
-async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[]): Promise<IndexReport[]> {
+/** What the next boot would do to the indexes, without doing it. */
+export async function planPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
+  const { wanted, failures } = wantedIndexes(adapter, specs)
+  const changes: ObjectChange[] = []
+  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundIndexes(pgDatabase(adapter)!), classes)) {
+    // A unique index on the column under another name does the job: the boot makes none.
+    const twin = change.action === 'create' && change.kind === 'unique' && change.wanted
+      ? await uniqueIndexOn(pgDatabase(adapter)!, change.className, specs.find((spec) => spec.className === change.className && uniqueName(spec) === change.name)?.fields[0].name ?? '')
+      : undefined
+    changes.push(twin ? { ...change, action: 'keep' } : change)
+  }
+  return { changes, failures }
+}
+
+interface WantedIndex { object: WantedObject, spec: IndexSpec, command: string }
+
+/** Each spec's SQL; a spec that has none (an untranslatable partial filter) fails alone. */
+function wantedIndexes (adapter: PgAdapter, specs: IndexSpec[]): { wanted: WantedIndex[], failures: IndexReport[] } {
   const format: Format = pgFormatter(adapter)
-  const client = pgDatabase(adapter)!
-  const reports: IndexReport[] = []
+  const wanted: WantedIndex[] = []
+  const failures: IndexReport[] = []
   for (const spec of specs) {
-    const { name, command } = postgresIndexCommand(spec, format)
-    const report = (status: IndexReport['status'], _command: string, detail?: string) =>
-      reports.push({ className: spec.className, name, kind: spec.kind, status, command, detail })
-    if (spec.kind === 'unique') {
-      if (await indexExists(client, spec.className, name)) { report('exists', command); continue }
-      const twin = await uniqueIndexOn(client, spec.className, spec.fields[0].name)
-      if (twin) { report('exists', command, `as ${twin} (a unique index on the same column under another name)`); continue }
-      await dropConflictingIndexes(client, spec.className, spec.fields[0].name)
-      await attempt(() => adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name]), command, report)
-      continue
+    try {
+      const { name, command } = postgresIndexCommand(spec, format)
+      wanted.push({ spec, command, object: { className: spec.className, name, kind: spec.kind, definition: command, rule: indexRule(spec, format), unique: Boolean(spec.unique) } })
+    } catch (error) {
+      failures.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message })
     }
-    if (await indexExists(client, spec.className, spec.name)) { report('exists', command, ttlNote(spec)); continue }
-    await attempt(() => client.none(command), command, report, ttlNote(spec))
+  }
+  return { wanted, failures }
+}
+
+async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
+  const { wanted, failures } = wantedIndexes(adapter, specs)
+  const reports: IndexReport[] = [...failures]
+  const bySpec = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
+  const changes = reconcileObjects(wanted.map((w) => w.object), await foundIndexes(pgDatabase(adapter)!), classes)
+  for (const change of changes) {
+    const target = bySpec.get(`${change.className}\u0000${change.name}`)
+    const command = target?.command ?? dropIndexSql(change, adapter)
+    const report = (status: IndexReport['status'], detail?: string) =>
+      reports.push({ className: change.className, name: change.name, kind: change.kind, status, command, detail })
+    try {
+      if (change.action === 'drop') {
+        await pgDatabase(adapter)!.none(await dropIndexCommand(pgDatabase(adapter)!, change.className, change.name))
+        report('dropped', describeChange(change))
+        continue
+      }
+      const spec = target!.spec
+      const mark = markOf(target!.object)
+      if (change.action === 'keep') {
+        // Parse's own classes hold Parse's own unique indexes under the same names: never claimed.
+        if (change.record && !spec.className.startsWith('_')) await pgDatabase(adapter)!.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
+        report('exists', ttlNote(spec))
+        continue
+      }
+      if (change.action === 'replace') {
+        await pgDatabase(adapter)!.tx(async (t) => {
+          await t.none(await dropIndexCommand(t, change.className, change.name))
+          await t.none(command)
+          await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
+        })
+        report('replaced', describeChange(change))
+        continue
+      }
+      if (spec.kind === 'unique') {
+        const twin = await uniqueIndexOn(pgDatabase(adapter)!, spec.className, spec.fields[0].name)
+        if (twin) { report('exists', `as ${twin} (a unique index on the same column under another name)`); continue }
+        await dropConflictingIndexes(pgDatabase(adapter)!, spec.className, spec.fields[0].name)
+        await adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
+      } else {
+        await pgDatabase(adapter)!.none(command)
+      }
+      await pgDatabase(adapter)!.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
+      report('created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; '))
+    } catch (error) {
+      report('failed', (error as Error).message)
+    }
   }
   return reports
+}
+
+/** The kit's indexes and every other index a declared name could collide with. */
+async function foundIndexes (client: PgClient): Promise<FoundObject[]> {
+  const rows = await client.any(`
+    SELECT t.relname AS "table", i.relname AS name, obj_description(i.oid, 'pg_class') AS note, x.indisunique AS "unique"
+    FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+    WHERE t.relnamespace = current_schema()::regnamespace AND NOT x.indisprimary`)
+  return rows.map((row) => {
+    const mark = readMark(row.note as string | null)
+    return { className: row.table as string, name: row.name as string, madeByKit: mark !== undefined, definition: mark?.definition, rule: mark?.rule, unique: Boolean(row.unique) }
+  })
+}
+
+/** A unique index Parse's ensureUniqueness made is a table constraint: it goes with the constraint. */
+async function dropIndexCommand (client: PgClient, table: string, name: string): Promise<string> {
+  const constraint = await client.any(`
+    SELECT 1 FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+    WHERE t.relname = $1 AND c.conname = $2 AND t.relnamespace = current_schema()::regnamespace`, [table, name])
+  return constraint.length > 0
+    ? `ALTER TABLE ${quoted(table)} DROP CONSTRAINT ${quoted(name)}`
+    : `DROP INDEX IF EXISTS ${quoted(name)}`
+}
+
+function dropIndexSql (change: ObjectChange, adapter: PgAdapter): string {
+  return pgFormatter(adapter)('DROP INDEX IF EXISTS $1:name', [change.name])
+}
+
+function quoted (name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}
+
+/** The index in words: "unique (sku)", "ordered (rank desc)", "compound (code) unique where active = true". */
+function indexRule (spec: IndexSpec, format: Format): string {
+  const columns = spec.fields.map((field) => `${field.name}${field.direction === -1 ? ' desc' : ''}`).join(', ')
+  const parts = [spec.kind, `(${columns})`]
+  if (spec.kind !== 'unique' && spec.unique) parts.push('unique')
+  if (spec.sparse) parts.push('sparse')
+  if (spec.partial) parts.push(`where ${partialSql(spec.partial, format)}`)
+  return parts.join(' ')
 }
 
 /** The name and the exact SQL that makes a planned index (what is run, and what is printed when the database is away). */
@@ -66,7 +167,13 @@ export function postgresConstraintCommands (models: ModelDefinition[], format: F
 /** What would be run, for a database that cannot be reached: nothing is applied. */
 export function printPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[]): IndexReport[] {
   const format: Format = pgFormatter(adapter)
-  return specs.map((spec) => ({ className: spec.className, kind: spec.kind, status: 'printed', ...postgresIndexCommand(spec, format) }))
+  return specs.map((spec): IndexReport => {
+    try {
+      return { className: spec.className, kind: spec.kind, status: 'printed', ...postgresIndexCommand(spec, format) }
+    } catch (error) {
+      return { className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message }
+    }
+  })
 }
 
 export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): IndexReport[] {
@@ -77,21 +184,122 @@ export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefin
 /** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
 export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
   // Adding a CHECK reads the whole table: no request query bound either.
-  return withoutQueryBound(adapter, (unbounded) => addConstraints(unbounded, models))
+  return withoutQueryBound(adapter, (unbounded) => reconcileConstraints(unbounded, models))
 }
 
-async function addConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+/** What the next boot would do to the CHECK constraints, without doing it. */
+export async function planPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<ObjectChange[]> {
+  return reconcileObjects(wantedConstraints(adapter, models).map((w) => w.object), await foundConstraints(pgDatabase(adapter)!), models.map((model) => model.className))
+}
+
+interface WantedConstraint { object: WantedObject, command: string, check: string }
+
+function wantedConstraints (adapter: PgAdapter, models: ModelDefinition[]): WantedConstraint[] {
   const format: Format = pgFormatter(adapter)
-  const client = pgDatabase(adapter)!
+  const wanted: WantedConstraint[] = []
+  for (const model of models) {
+    for (const field of model.fields.values()) {
+      const check = checkExpression(field, format)
+      if (!check) continue
+      const name = `${model.className}_${field.name}_check`
+      const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name])
+      wanted.push({ check, command, object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
+    }
+  }
+  return wanted
+}
+
+async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+  const wanted = wantedConstraints(adapter, models)
+  const byName = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
   const reports: IndexReport[] = []
-  for (const { className, name, command } of postgresConstraintCommands(models, format)) {
-    const report = (status: IndexReport['status'], _command: string, detail?: string) =>
-      reports.push({ className, name, kind: 'validator', status, command, detail })
-    const exists = await client.any('SELECT 1 FROM pg_constraint WHERE conname = $1', [name])
-    if (exists.length > 0) { report('exists', command); continue }
-    await attempt(() => client.none(command), command, report)
+  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundConstraints(pgDatabase(adapter)!), models.map((model) => model.className))) {
+    const target = byName.get(`${change.className}\u0000${change.name}`)
+    const command = target?.command ?? pgFormatter(adapter)('ALTER TABLE $1:name DROP CONSTRAINT $2:name', [change.className, change.name])
+    const report = (status: IndexReport['status'], detail?: string) =>
+      reports.push({ className: change.className, name: change.name, kind: 'validator', status, command, detail })
+    const comment = (client: PgClient) => client.none('COMMENT ON CONSTRAINT $1:name ON $2:name IS $3', [change.name, change.className, markOf(target!.object)])
+    try {
+      if (change.action === 'drop') {
+        await pgDatabase(adapter)!.none(command)
+        report('dropped', describeChange(change))
+      } else if (change.action === 'keep') {
+        if (change.record) await comment(pgDatabase(adapter)!)
+        report('exists')
+      } else {
+        // Rows saved under the old rule may break the new one: the rule then holds for
+        // every write from now on (NOT VALID), and the rows are counted, not refused.
+        const add = (valid: boolean) => pgDatabase(adapter)!.tx(async (t) => {
+          const drop = change.action === 'replace' ? 'DROP CONSTRAINT $2:name, ' : ''
+          await t.none(`ALTER TABLE $1:name ${drop}ADD CONSTRAINT $2:name CHECK (${target!.check})${valid ? '' : ' NOT VALID'}`, [change.className, change.name])
+          await comment(t)
+        })
+        let note = ''
+        try {
+          await add(true)
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== '23514') throw error
+          await add(false)
+          const [{ count }] = await pgDatabase(adapter)!.any(`SELECT count(*)::int AS count FROM $1:name WHERE NOT (${target!.check})`, [change.className])
+          note = `; ${count} existing row${count === 1 ? '' : 's'} break${count === 1 ? 's' : ''} it: kept, and refused when next saved unless corrected`
+        }
+        report(change.action === 'replace' ? 'replaced' : 'created', describeChange(change) + note)
+      }
+    } catch (error) {
+      report('failed', (error as Error).message)
+    }
   }
   return reports
+}
+
+/**
+ * CHECK constraints the kit made (they carry its mark). One without the mark
+ * under a name the kit gives was made by an earlier version: it is replaced,
+ * since what it checks is unknown.
+ */
+async function foundConstraints (client: PgClient): Promise<FoundObject[]> {
+  const rows = await client.any(`
+    SELECT t.relname AS "table", c.conname AS name, obj_description(c.oid, 'pg_constraint') AS note
+    FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+    WHERE c.contype = 'c' AND t.relnamespace = current_schema()::regnamespace`)
+  return rows.map((row) => {
+    const mark = readMark(row.note as string | null)
+    return { className: row.table as string, name: row.name as string, madeByKit: mark !== undefined, definition: mark?.definition ?? '(unrecorded)', rule: mark?.rule }
+  })
+}
+
+/** The field's database rules in words: "enum a,b; maxLength 10; min 0". */
+export function constraintRule (field: FieldDefinition): string {
+  const rules: string[] = []
+  if (field.type === 'String') {
+    if (field.enum) rules.push(`enum ${field.enum.join(',')}`)
+    if (field.maxLength !== undefined) rules.push(`maxLength ${field.maxLength}`)
+    if (field.minLength !== undefined) rules.push(`minLength ${field.minLength}`)
+    if (field.pattern !== undefined) rules.push(`pattern ${String(field.pattern)}`)
+  }
+  if (field.type === 'Number') {
+    if (field.min !== undefined) rules.push(`min ${field.min}`)
+    if (field.max !== undefined) rules.push(`max ${field.max}`)
+    if (field.integer) rules.push('integer')
+  }
+  return rules.join('; ')
+}
+
+/** The record the kit leaves on what it made, in the object's COMMENT. */
+const MARK = 'fastify-parse-kit '
+
+function markOf (object: WantedObject): string {
+  return MARK + JSON.stringify({ definition: object.definition, rule: object.rule })
+}
+
+function readMark (note: string | null): { definition: string, rule: string } | undefined {
+  if (!note?.startsWith(MARK)) return undefined
+  try {
+    const mark = JSON.parse(note.slice(MARK.length)) as { definition?: unknown, rule?: unknown }
+    return typeof mark.definition === 'string' ? { definition: mark.definition, rule: String(mark.rule ?? '') } : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export function checkExpression (field: FieldDefinition, format: (query: string, values?: unknown) => string): string | undefined {
@@ -161,11 +369,6 @@ function ttlNote (spec: IndexSpec): string | undefined {
   return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made; delete expired rows with a scheduled job' : undefined
 }
 
-async function indexExists (client: PgClient, table: string, name: string): Promise<boolean> {
-  const rows = await client.any('SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1 AND indexname = $2', [table, name])
-  return rows.length > 0
-}
-
 /** The name of a whole-table unique index on exactly this column, if there is one. */
 async function uniqueIndexOn (client: PgClient, table: string, column: string): Promise<string | undefined> {
   const rows = await client.any(`
@@ -184,13 +387,4 @@ async function dropConflictingIndexes (client: PgClient, table: string, column: 
     JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = x.indkey[0]
     WHERE t.relname = $1 AND a.attname = $2 AND x.indnatts = 1 AND NOT x.indisunique AND NOT x.indisprimary`, [table, column])
   for (const row of rows) await client.none('DROP INDEX IF EXISTS $1:name', [row.name])
-}
-
-async function attempt (run: () => Promise<unknown>, command: string, report: (status: IndexReport['status'], command: string, detail?: string) => void, note?: string): Promise<void> {
-  try {
-    await run()
-    report('created', command, note)
-  } catch (error) {
-    report('failed', command, (error as Error).message)
-  }
 }
