@@ -10,12 +10,38 @@ import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } 
  * parser (which refuses __proto__ / constructor.prototype poisoning), and keep plain text as text.
  */
 export function acceptTextPlainJson (scope: FastifyInstance): void {
-  const json = scope.getDefaultJsonParser('error', 'error')
+  const json = explainedJsonParser(scope)
+  scope.removeContentTypeParser('application/json')
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, json)
   scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => textPlainBody(json, request, body as string, done))
 }
 
 type JsonParser = ReturnType<FastifyInstance['getDefaultJsonParser']>
 type ParserDone = NonNullable<Parameters<JsonParser>[2]>
+
+export const POISONED_BODY_MESSAGE = 'Body refused on purpose: it is valid JSON, but it has a "__proto__" key or a "constructor" key holding "prototype", ' +
+  'which could change the prototype of every object the server builds from it. Rename that key.'
+
+/**
+ * Fastify's JSON parser (which refuses __proto__ and constructor.prototype keys), saying
+ * so when that is why a body was refused, instead of calling valid JSON invalid.
+ */
+function explainedJsonParser (scope: FastifyInstance): JsonParser {
+  const json = scope.getDefaultJsonParser('error', 'error')
+  return (request, body, done) => json(request, body, (error, value) => {
+    if (error && isValidJson(body)) return done(clientError(400, 'FST_ERR_CTP_INVALID_JSON_BODY', POISONED_BODY_MESSAGE), undefined)
+    done(error, value)
+  })
+}
+
+function isValidJson (text: string | Buffer): boolean {
+  try {
+    JSON.parse(text.toString())
+    return true
+  } catch {
+    return false
+  }
+}
 
 function textPlainBody (json: JsonParser, request: FastifyRequest, body: string, done: ParserDone): unknown {
   const text = body.trim()
@@ -35,7 +61,7 @@ function textPlainBody (json: JsonParser, request: FastifyRequest, body: string,
  * Parse's files router waiting for a stream already consumed.
  */
 export function readBodyAsParseDoes (scope: FastifyInstance, skip: (request: FastifyRequest) => boolean): void {
-  const json = scope.getDefaultJsonParser('error', 'error')
+  const json = explainedJsonParser(scope)
   const limit = scope.initialConfig.bodyLimit ?? 1024 * 1024
   const unlessUpload = (parse: (request: FastifyRequest, text: string, done: ParserDone) => unknown) =>
     (request: FastifyRequest, payload: NodeJS.ReadableStream, done: ParserDone) => {
@@ -95,7 +121,7 @@ export function replyWithParseShape (error: FastifyError | Error, request: Fasti
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
     const custom = request.routeOptions.config.cloudFunction?.options.customErrorMessage
-    reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: custom ?? error.message })
+    reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: custom ?? validationMessage(fastifyError) })
     return
   }
   if (!isParseError(error) && isDatabaseUnavailable(error)) error = new DatabaseUnavailableError(error)
@@ -115,4 +141,18 @@ export function replyWithParseShape (error: FastifyError | Error, request: Fasti
   }
   request.log.error({ err: error }, 'unhandled error')
   reply.code(500).send({ code: Parse.Error.INTERNAL_SERVER_ERROR, error: 'Internal server error' })
+}
+
+interface ValidationIssue { keyword: string, instancePath: string, params: Record<string, unknown>, message?: string }
+
+/**
+ * Fastify's message ("body/title must be string"), but an enum refusal names the
+ * values it allows instead of "must be equal to one of the allowed values".
+ */
+function validationMessage (error: FastifyError): string {
+  const issue = (error.validation as ValidationIssue[] | undefined)?.[0]
+  const allowed = issue?.keyword === 'enum' ? issue.params.allowedValues : undefined
+  if (!Array.isArray(allowed)) return error.message
+  const where = `${error.validationContext ?? 'body'}${issue!.instancePath}`
+  return `${where} must be one of ${allowed.map((value) => typeof value === 'string' ? value : JSON.stringify(value)).join(', ')}`
 }

@@ -188,7 +188,7 @@ t.test('the codes are the exported ones', async (t) => {
 // insist), and the schema must accept it: schema and type cannot drift apart.
 t.test('every property of each option type is accepted by its schema', async (t) => {
   class Model extends BaseModel {}
-  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number' }
+  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number', maxLength: 3, minLength: 1, pattern: '^[a-z]+$', min: 0, max: 9, integer: true, items: String }
   const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
   const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'] }
   const schema: Required<SchemaConfigOptions> = {

@@ -18,6 +18,7 @@ import { sharedSerializers, type SharedSerializers } from './shared-serializers.
 import { Type } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
+import { bodyIsAnObject } from './body-shape.js'
 import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface ClientKeys { clientKey?: string, javascriptKey?: string, dotNetKey?: string }
@@ -60,7 +61,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    const compilers = { validation: lazyValidation(scope), serializers: sharedSerializers(scope) }
+    const compilers = { validation: lazyValidation(), serializers: sharedSerializers(scope) }
     const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
     const refusals: Refusal[] = []
     for (const fn of functions) registerFunction(scope, fn, options, compilers, refusals)
@@ -111,7 +112,9 @@ function registerFunction (
       ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,
+      preValidation: inQuery
+        ? preValidation
+        : [...preValidation, bodyIsAnObject, ...(schema ? [declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : [])],
       handler
     })
   }
