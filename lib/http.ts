@@ -56,19 +56,28 @@ function textPlainBody (json: JsonParser, request: FastifyRequest, body: string,
  * them. The mount parses them the same way first, under Fastify's body limit, so
  * the gate sees what Parse will act on (Parse then receives that object and does
  * not parse again); text/plain keeps the SDKs' JSON-in-text (acceptTextPlainJson).
- * Multipart bodies, and uploads (`skip`) of any type, stay unread for Parse: every
- * parser in the scope is the mount's own, because a body read here would leave
- * Parse's files router waiting for a stream already consumed.
+ * Multipart bodies, and uploads of any type, stay unread for Parse: every parser in
+ * the scope is the mount's own, because a body read here would leave Parse's files
+ * router waiting for a stream already consumed. An upload whose headers carry no
+ * application id (the JavaScript SDK sends its credentials and the file's base64 in
+ * a JSON body) is read whole, under the same limit, and handed to Parse as the
+ * bytes Parse would have read (`upload` answers 'raw' for it).
  */
-export function readBodyAsParseDoes (scope: FastifyInstance, skip: (request: FastifyRequest) => boolean): void {
+export type UploadBody = 'unread' | 'raw' | undefined
+
+export function readBodyAsParseDoes (scope: FastifyInstance, upload: (request: FastifyRequest) => UploadBody): void {
   const json = explainedJsonParser(scope)
   const limit = scope.initialConfig.bodyLimit ?? 1024 * 1024
+  const raw = (request: FastifyRequest, payload: NodeJS.ReadableStream, done: ParserDone) =>
+    readLimited(payload, limit, request.headers['content-length'], (error, bytes) => done(error, error ? undefined : bytes))
   const unlessUpload = (parse: (request: FastifyRequest, text: string, done: ParserDone) => unknown) =>
     (request: FastifyRequest, payload: NodeJS.ReadableStream, done: ParserDone) => {
-      if (skip(request)) return done(null)
-      readLimited(payload, limit, request.headers['content-length'], (error, text) => {
+      const kind = upload(request)
+      if (kind === 'unread') return done(null)
+      if (kind === 'raw') return raw(request, payload, done)
+      readLimited(payload, limit, request.headers['content-length'], (error, bytes) => {
         if (error) return done(error, undefined)
-        parse(request, text!, done)
+        parse(request, bytes!.toString('utf8'), done)
       })
     }
   scope.removeAllContentTypeParsers()
@@ -78,23 +87,23 @@ export function readBodyAsParseDoes (scope: FastifyInstance, skip: (request: Fas
     // A plain object (querystring gives a null-prototype one); repeated keys become arrays, as in Parse.
     done(null, Object.fromEntries(Object.entries(parseQueryString(text))))
   }))
-  scope.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null))
+  scope.addContentTypeParser('multipart/form-data', (request, payload, done) => upload(request) === 'raw' ? raw(request, payload, done) : done(null))
   scope.addContentTypeParser('*', unlessUpload((request, text, done) => {
     if (text.trim() === '') return done(null, undefined)
     json(request, text, done)
   }))
 }
 
-function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: string | undefined, done: (error: FastifyError | null, text?: string) => void): void {
+function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: string | undefined, done: (error: FastifyError | null, bytes?: Buffer) => void): void {
   if (declared !== undefined && Number(declared) > limit) return done(clientError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'))
   const chunks: Buffer[] = []
   let received = 0
   let finished = false
-  const finish = (error: FastifyError | null, text?: string) => {
+  const finish = (error: FastifyError | null, bytes?: Buffer) => {
     if (finished) return
     finished = true
     payload.removeListener('data', onData)
-    done(error, text)
+    done(error, bytes)
   }
   const onData = (chunk: Buffer) => {
     received += chunk.length
@@ -105,7 +114,7 @@ function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: s
   payload.on('error', (error: Error) => finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', error.message)))
   payload.on('end', () => {
     if (declared !== undefined && Number(declared) !== received) return finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'Request body size did not match Content-Length'))
-    finish(null, Buffer.concat(chunks).toString('utf8'))
+    finish(null, Buffer.concat(chunks))
   })
 }
 

@@ -63,8 +63,11 @@ t.test('returns', async (t) => {
     t.equal(saved.json.name, 'circle')
     const stored = await new Parse.Query(Shape).get(saved.json.objectId, { useMasterKey: true })
     t.equal(stored.secret, 'kept in the database')
+    // On Parse's /functions path the object keeps the tags Parse.Cloud.run decodes into a Parse.Object.
     const wrapped = await post('/parse/functions/saved')
-    t.same(Object.keys(wrapped.json.result).sort(), ['createdAt', 'name', 'objectId'])
+    t.same(Object.keys(wrapped.json.result).sort(), ['__type', 'className', 'createdAt', 'name', 'objectId'])
+    t.match(wrapped.json.result, { __type: 'Object', className: 'Shape', name: 'circle' })
+    t.notMatch(wrapped.text, /secret/)
   })
 
   t.test('without returns the answer is sent whole', async (t) => {
