@@ -6,6 +6,7 @@ import { kitPackage } from './kit.js'
 import { newProject } from './commands/new.js'
 import { generate } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
+import { client, DEFAULT_CLIENT_OUT } from './commands/client.js'
 
 export function buildProgram (io: Io): Command {
   const program = new Command('fpk')
@@ -27,7 +28,8 @@ export function buildProgram (io: Io): Command {
       '  fpk g resource Product                model + createProduct, listProducts, getProduct, updateProduct, deleteProduct',
       '  fpk g model Tag                       model only',
       '  fpk g functions Tag                   the five endpoints for an existing model',
-      '  fpk ai 1,6                            CLAUDE.md and AGENTS.md'
+      '  fpk ai 1,6                            CLAUDE.md and AGENTS.md',
+      '  fpk client --out src/api-client.ts    typed client types from the running server\'s API document'
     ].join('\n'))
 
   program.command('new')
@@ -62,6 +64,12 @@ export function buildProgram (io: Io): Command {
     .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite an existing functions file')
     .action((name: string, options: { force?: boolean }) => generate(io, 'functions', name, options))
+
+  program.command('client')
+    .description('TypeScript types for a typed API client (openapi-fetch), generated from the OpenAPI document by openapi-typescript')
+    .option('--out <file>', 'where to write the types', DEFAULT_CLIENT_OUT)
+    .option('--from <url or file>', 'the OpenAPI document (default: the running server\'s http://127.0.0.1:$PORT$DOCS_PATH/json)')
+    .action((options: { out?: string, from?: string }) => client(io, options))
 
   program.command('ai')
     .description('write assistant instruction files about this kit\'s rules and traps')

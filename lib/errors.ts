@@ -71,6 +71,9 @@ export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_C
 /** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
 export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
 
+/** `fpk client`: openapi-typescript (an optional peer dependency) is not installed. */
+export const ClientGeneratorMissingError = createError<[message: string]>('FPK_ERR_CLIENT_GENERATOR_MISSING', '%s')
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -83,5 +86,6 @@ export const kitErrorCodes = {
   FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
-  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError
+  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
+  FPK_ERR_CLIENT_GENERATOR_MISSING: ClientGeneratorMissingError
 } as const
