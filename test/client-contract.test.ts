@@ -46,7 +46,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
     t.match(types, /"Retry-After"\?: number/, 'Retry-After is a typed header')
   })
 
-  const client = createClient<any>({ baseUrl: `${origin}/parse` }) // eslint-disable-line @typescript-eslint/no-explicit-any
+  const client = createClient<any>({ baseUrl: `${origin}/parse` })
   const answers: Answer[] = []
   const call = async (path: string, method: string, input: string, init: { headers?: Record<string, string>, params?: Record<string, unknown>, body?: unknown, raw?: string, contentType?: string }) => {
     const headers = init.headers ?? as.app
@@ -65,7 +65,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
     }
     const operation = `${method.toUpperCase()} ${path}`
     answers.push({ operation, method, path, status: response.status, body, headers: response.headers, input })
-    return { status: response.status, body: body as any } // eslint-disable-line @typescript-eslint/no-explicit-any
+    return { status: response.status, body: body as any }
   }
   const appHeaders = { 'x-parse-application-id': app.kit.options.appId }
   const as = { app: appHeaders, user: { ...appHeaders, 'x-parse-session-token': token! }, master: { ...appHeaders, 'x-parse-master-key': MASTER_KEY } }
@@ -91,7 +91,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
 
   t.test('invalid inputs derived from each operation\'s schema', async (t) => {
     let calls = 0
-    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
       for (const method of METHODS) {
         const operation = item[method]
         if (!operation) continue
@@ -105,7 +105,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
           : call(path, method, input, { headers, body: values })
         for (const headers of [{}, as.app, as.user, as.master]) await send('valid sample', valid, headers)
         for (const [name, schema] of Object.entries(fields)) {
-          for (const [label, value] of wrongValues(schema as Record<string, any>, inQuery)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+          for (const [label, value] of wrongValues(schema as Record<string, any>, inQuery)) {
             const answer = await send(`${name} ${label}`, { ...valid, [name]: value })
             calls++
             if (!inQuery || label !== 'absent') {
@@ -172,7 +172,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
 })
 
 /** A value of the right type for a field schema. */
-function sample (schema: Record<string, any>): unknown { // eslint-disable-line @typescript-eslint/no-explicit-any
+function sample (schema: Record<string, any>): unknown {
   if (schema.enum) return schema.enum[0]
   switch (schema.type) {
     case 'string': return schema.format === 'date-time' ? new Date(0).toISOString() : 'x'
@@ -185,7 +185,7 @@ function sample (schema: Record<string, any>): unknown { // eslint-disable-line 
 }
 
 /** Values a field must refuse, by its schema (as the query string sees them when `inQuery`). */
-function wrongValues (schema: Record<string, any>, inQuery: boolean): [string, unknown][] { // eslint-disable-line @typescript-eslint/no-explicit-any
+function wrongValues (schema: Record<string, any>, inQuery: boolean): [string, unknown][] {
   const wrong: [string, unknown][] = []
   if (schema.enum) wrong.push(['not allowed', 'zzz-not-allowed'])
   if (schema.maxLength !== undefined) wrong.push(['too long', 'x'.repeat(schema.maxLength + 1)])
@@ -204,7 +204,7 @@ function wrongValues (schema: Record<string, any>, inQuery: boolean): [string, u
 }
 
 /** OpenAPI 3.0's `nullable` as JSON Schema, and #/components/... kept addressable. */
-function openApi30ToJsonSchema (value: any): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+function openApi30ToJsonSchema (value: any): any {
   if (Array.isArray(value)) return value.map(openApi30ToJsonSchema)
   if (!value || typeof value !== 'object') return value
   const copy: Record<string, unknown> = {}
