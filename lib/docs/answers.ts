@@ -33,14 +33,15 @@ export function errorResponses (options: CloudFunctionOptions, method: string): 
     hasFields || inBody ? `142: ${inBody ? 'the body is not a JSON object, or ' : ''}a parameter is missing, of the wrong type or out of its bounds (the message names it)` : undefined,
     inBody ? '107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)' : undefined,
     needsSession(options) && options.requireMaster !== true ? '101: no session token (or an expired one); send X-Parse-Session-Token' : undefined,
+    (options.requireRoles?.length ?? 0) > 0 && options.requireMaster !== true
+      ? `119: the caller has ${options.requireAllRoles ? 'not every one' : 'none'} of the roles ${options.requireRoles!.join(', ')}`
+      : undefined,
     '102: a request the server will not route (odd request target, method override header)',
-    '141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)'
+    '119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)'
   ].filter(Boolean)
   const forbidden = [
     'No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)',
-    options.requireMaster === true ? '119: this function answers only callers presenting the master key' : undefined,
-    (options.requireRoles?.length ?? 0) > 0 ? `119: the caller lacks the required role (${options.requireRoles!.join(', ')})` : undefined,
-    '119: the function refused the caller itself'
+    options.requireMaster === true ? '119: this function answers only callers presenting the master key' : undefined
   ].filter(Boolean)
   const responses: Record<string, ResponseObject> = {
     400: answer(`Refused request.\n\n${list(badRequest)}`),

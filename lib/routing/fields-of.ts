@@ -25,7 +25,7 @@ export type FieldFor<T> =
 
 export function fieldsOf<M, K extends keyof M & string> (
   model: abstract new (...args: never[]) => M, names: readonly K[], options: FieldsOfOptions = {}
-): { [P in K]: FieldFor<M[P]> } {
+): { [P in NoInfer<K>]: FieldFor<M[P]> } {
   const definition = modelByClass(model as unknown as ModelClass)
   if (!definition) throw new RouteOptionInvalidError(`fieldsOf: ${(model as { name?: string }).name ?? 'this class'} is not a @ParseClass model (declare it with @ParseClass, and import its file first)`)
   const fields: Record<string, ValidationField> = {}
@@ -36,7 +36,7 @@ export function fieldsOf<M, K extends keyof M & string> (
     }
     fields[name] = validationField(field, options.optional === true)
   }
-  return fields as { [P in K]: FieldFor<M[P]> }
+  return fields as { [P in NoInfer<K>]: FieldFor<M[P]> }
 }
 
 function validationField (field: FieldDefinition, optional: boolean): ValidationField {

@@ -6072,7 +6072,7 @@ Object {
             Refused request.
             
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6087,7 +6087,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6177,7 +6176,7 @@ Object {
             Refused request.
             
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6192,7 +6191,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6295,7 +6293,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6310,7 +6308,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6450,7 +6447,7 @@ Object {
             
             - 142: a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6465,7 +6462,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6576,7 +6572,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6591,7 +6587,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6727,7 +6722,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6742,7 +6737,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -6876,7 +6870,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -6891,7 +6885,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -7014,7 +7007,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -7029,7 +7022,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -7150,7 +7142,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -7165,7 +7157,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -7276,7 +7267,7 @@ Object {
             
             - 101: no session token (or an expired one); send X-Parse-Session-Token
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -7291,7 +7282,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -13438,7 +13428,7 @@ Object {
             Refused request.
             
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -13453,7 +13443,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -13543,7 +13532,7 @@ Object {
             Refused request.
             
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -13558,7 +13547,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -13661,7 +13649,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -13676,7 +13664,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -13816,7 +13803,7 @@ Object {
             
             - 142: a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -13831,7 +13818,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -13942,7 +13928,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -13957,7 +13943,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -14093,7 +14078,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -14108,7 +14093,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -14242,7 +14226,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -14257,7 +14241,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -14380,7 +14363,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -14395,7 +14378,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -14516,7 +14498,7 @@ Object {
             - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
             - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -14531,7 +14513,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
@@ -14642,7 +14623,7 @@ Object {
             
             - 101: no session token (or an expired one); send X-Parse-Session-Token
             - 102: a request the server will not route (odd request target, method override header)
-            - 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
           ),
         },
         "403": Object {
@@ -14657,7 +14638,6 @@ Object {
             Refused caller.
             
             - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
-            - 119: the function refused the caller itself
           ),
         },
         "404": Object {
