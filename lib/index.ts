@@ -30,6 +30,7 @@ export {
 export { Route, CloudFunction, ProtectedCloudFunction } from './routing/decorators.js'
 export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routing/options.js'
 export { asCaller, requireUser, type CloudRequest } from './routing/request.js'
+export { fieldsOf, type FieldsOfOptions, type FieldFor } from './routing/fields-of.js'
 // TypeBox, for `returns` schemas, without a dependency of the project's own.
 export { Type, type Static } from '@sinclair/typebox'
 export type { AuthenticatedRequest, RequestOf, ParamsOf, ReturnOf, FieldsParams } from './routing/typing.js'

@@ -170,7 +170,10 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       const create = document.paths['/notes/createNote'].post.requestBody.content['application/json'].schema
       t.same(Object.keys(create.properties), ['title', 'body', 'status'])
       t.same(create.required, ['title'])
-      t.equal(create.properties.title.description, 'Headline, at most 200 characters')
+      // fieldsOf(Note, …): the model's description and limits, not restated by the handler.
+      t.equal(create.properties.title.description, 'Headline')
+      t.equal(create.properties.title.maxLength, 200)
+      t.same(create.properties.status.enum, ['draft', 'published'])
       t.equal(document.paths['/notes/createNote'].post.summary, 'Creates a note owned by the caller; published notes are public.', 'description → summary')
       t.same(document.paths['/notes/listNotes'].get.tags, ['notes'])
       t.same(document.paths['/functions/hello'].get.tags, ['functions'])

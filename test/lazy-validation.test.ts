@@ -43,10 +43,16 @@ t.test('entity route and twin validate alike, whether compiled at boot or on fir
   for (const name of ['first', 'later']) {
     const answers = []
     for (const url of [`/parse/checks/${name}`, `/parse/functions/${name}`]) {
-      const ok = await call('POST', url, { title: 't', count: '5', flag: 'true', status: 'draft', extra: 'kept' })
+      const ok = await call('POST', url, { title: 't', count: 5, flag: true, status: 'draft', extra: 'kept' })
       t.equal(ok.status, 200, ok.text)
       const result = url.includes('/functions/') ? ok.json.result : ok.json
-      t.same(result.params, { title: 't', count: 5, flag: true, status: 'draft', extra: 'kept', level: 3 }, `${url}: coerced, defaulted, undeclared kept`)
+      t.same(result.params, { title: 't', count: 5, flag: true, status: 'draft', extra: 'kept', level: 3 }, `${url}: defaulted, undeclared kept`)
+      // A JSON body has types: a wrong one is refused naming the field, never converted.
+      for (const [field, value] of [['count', '5'], ['flag', 'true'], ['title', 12345], ['title', null]] as const) {
+        const converted = await call('POST', url, { title: 't', [field]: value })
+        t.equal(converted.status, 400, `${url} ${field}=${JSON.stringify(value)}: ${converted.text}`)
+        t.match(converted.json, { code: Parse.Error.VALIDATION_ERROR, error: new RegExp(`body/${field} must be`) })
+      }
       const missing = await call('POST', url, { count: 1 })
       const badEnum = await call('POST', url, { title: 't', status: 'gone' })
       const badType = await call('POST', url, { title: 't', count: 'many' })
@@ -55,6 +61,7 @@ t.test('entity route and twin validate alike, whether compiled at boot or on fir
         t.equal(refused.json.code, Parse.Error.VALIDATION_ERROR)
       }
       t.match(missing.json.error, /title/)
+      t.equal(badEnum.json.error, 'body/status must be one of draft, published', 'an enum refusal names the allowed values')
       answers.push([missing.json, badEnum.json, badType.json])
     }
     t.same(answers[0], answers[1], `${name}: the twin refuses with the same answers as the entity route`)

@@ -4,7 +4,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
-  BaseModel, CloudFunction, kitErrorCodes, kitPlugin, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
+  BaseModel, CloudFunction, fieldsOf, kitErrorCodes, kitPlugin, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
   type ClassOptions, type CloudFunctionOptions, type FieldOptions, type KitOptions, type SchemaConfigOptions, type SwaggerConfig
 } from '../lib/index.js'
 import { resolveOptions, AllowedRouteSchema, KitOptionsSchema, LiveQueryOptionsSchema } from '../lib/options.js'
@@ -79,7 +79,7 @@ t.test('@CloudFunction options: unknown key, wrong type, rule between options', 
   t.throws(declare({ requireAuth: true }),
     { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Owner\.fn: option "requireAuth" is not a @CloudFunction option; did you mean "requiresAuth"\? \(known: methods, / })
   t.throws(declare({ validation: { fields: { a: { type: 'String', requried: true } } } }),
-    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported; did you mean "required"\? \(known: type, required, options, default, description\)/ })
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported; did you mean "required"\? \(known: type, required, options, default, description, maxLength, minLength, pattern, min, max, integer, items\)/ })
   t.throws(declare({ requireAllRoles: 1 }),
     { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: '@CloudFunction Owner.fn: option "requireAllRoles" must be true or false (got 1)' })
   t.throws(declare({ validation: { fields: { a: { options: [] } } } }),
@@ -188,7 +188,7 @@ t.test('the codes are the exported ones', async (t) => {
 // insist), and the schema must accept it: schema and type cannot drift apart.
 t.test('every property of each option type is accepted by its schema', async (t) => {
   class Model extends BaseModel {}
-  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number' }
+  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number', maxLength: 3, minLength: 1, pattern: '^[a-z]+$', min: 0, max: 9, integer: true, items: String }
   const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
   const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'] }
   const schema: Required<SchemaConfigOptions> = {
@@ -265,4 +265,34 @@ t.test('every property of each option type is accepted by its schema', async (t)
   }
   t.doesNotThrow(() => resolveOptions(kit), 'kitPlugin resolves the full sample')
   t.doesNotThrow(() => resolveOptions({ ...kit, models: 'src/models', functions: [class Handlers {}], cors: false }), 'the other declaration forms')
+})
+
+t.test('validation field limits and fieldsOf are checked at import', async (t) => {
+  const declare = (options: object) => () => CloudFunction(options as CloudFunctionOptions)(class Owner {}, 'fn', { value: () => {} })
+  t.throws(declare({ validation: { fields: { a: { type: 'String', pattern: '(' } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /^@CloudFunction Owner\.fn: option "validation\.fields\.a\.pattern" is not a valid regular expression/ })
+  t.throws(declare({ validation: { fields: { a: { type: 'Array', items: 'Thing' } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.items" must be one of String, Number/ })
+  t.throws(declare({ validation: { fields: { a: { type: 'String', maxLength: -1 } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.maxLength" must be a whole number ≥ 0/ })
+
+  @ParseClass('FieldsOfProbe')
+  class Probe extends BaseModel {
+    @ParseField({ type: 'String', required: true, maxLength: 20, pattern: /[a-z]+/ }) declare slug: string
+    @ParseField({ type: 'Number', min: 0, max: 9, integer: true }) declare rank: number
+    @ParseField({ type: 'String', enum: ['a', 'b'] }) declare kind: 'a' | 'b'
+    @ParseField({ type: 'Array', targetClass: 'Tag' }) declare tags: unknown[]
+    @ParseField({ type: 'Pointer', targetClass: '_User' }) declare owner: unknown
+  }
+  t.same(fieldsOf(Probe, ['slug', 'rank', 'kind', 'tags', 'owner']), {
+    slug: { type: 'String', maxLength: 20, pattern: '^(?:[a-z]+)$', required: true },
+    rank: { type: 'Number', min: 0, max: 9, integer: true },
+    kind: { type: 'String', options: ['a', 'b'] },
+    tags: { type: 'Array', items: 'String', description: 'Tag ids' },
+    owner: { type: 'String', description: '_User id' }
+  })
+  t.same(fieldsOf(Probe, ['slug'], { optional: true }), { slug: { type: 'String', maxLength: 20, pattern: '^(?:[a-z]+)$' } }, 'optional: nothing required')
+  t.throws(() => fieldsOf(Probe, ['nope' as 'slug']), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: 'fieldsOf(FieldsOfProbe): no @ParseField "nope"; its fields are slug, rank, kind, tags, owner' })
+  class NotAModel extends BaseModel {}
+  t.throws(() => fieldsOf(NotAModel, []), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /^fieldsOf: NotAModel is not a @ParseClass model/ })
 })

@@ -63,8 +63,11 @@ t.test('returns', async (t) => {
     t.equal(saved.json.name, 'circle')
     const stored = await new Parse.Query(Shape).get(saved.json.objectId, { useMasterKey: true })
     t.equal(stored.secret, 'kept in the database')
+    // On Parse's /functions path the object keeps the tags Parse.Cloud.run decodes into a Parse.Object.
     const wrapped = await post('/parse/functions/saved')
-    t.same(Object.keys(wrapped.json.result).sort(), ['createdAt', 'name', 'objectId'])
+    t.same(Object.keys(wrapped.json.result).sort(), ['__type', 'className', 'createdAt', 'name', 'objectId'])
+    t.match(wrapped.json.result, { __type: 'Object', className: 'Shape', name: 'circle' })
+    t.notMatch(wrapped.text, /secret/)
   })
 
   t.test('without returns the answer is sent whole', async (t) => {
@@ -79,7 +82,8 @@ t.test('returns', async (t) => {
     const shorthand = document.paths['/shapes/shorthand'].post.responses['200']
     t.equal(shorthand.description, 'What shorthand answers', 'a description of its own, not "Default Response"')
     t.same(shorthand.content['application/json'].schema.required, ['id'])
-    t.same(Object.keys(document.paths['/shapes/untyped'].get.responses), ['200'])
+    // Besides its 200, every operation lists the refusals it can give (docs/reference/http-answers.md).
+    t.same(Object.keys(document.paths['/shapes/untyped'].get.responses), ['200', '400', '403', '404', '405', '500', '503'])
     t.equal(document.paths['/shapes/untyped'].get.responses['200'].description, 'Default Response', 'no returns: no schema')
   })
 })

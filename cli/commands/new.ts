@@ -52,6 +52,8 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
     version_fastify: kitRange('fastify'),
     version_fastify_express: kitRange('@fastify/express'),
     version_fastify_swagger_ui: kitRange('@fastify/swagger-ui'),
+    version_openapi_fetch: kitRange('openapi-fetch'),
+    version_openapi_typescript: kitRange('openapi-typescript'),
     version_parse: kitRange('parse'),
     version_router: kitRange('router'),
     version_tsx: kitRange('tsx'),

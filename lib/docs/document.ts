@@ -3,7 +3,8 @@
 // per model. Built on first request; built again when a model or function is
 // declared afterwards (the registries' revisions change).
 import { modelRevision } from '../model/registry.js'
-import { functionRevision } from '../routing/registry.js'
+import { declaredFunctions, functionRevision } from '../routing/registry.js'
+import { ERROR_SCHEMA, errorResponses, errorSchema } from './answers.js'
 import type { OpenApiDocument, RouteCollector } from './collector.js'
 import { FUNCTION_EXTENSION } from './operations.js'
 import type { ResolvedSwaggerConfig } from './options.js'
@@ -45,12 +46,21 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
     paths: rebasePaths(paths, config.basePath, origins),
     components: { ...components, schemas: { ...components.schemas, ...modelSchemas() }, securitySchemes: schemes }
   }
+  const functions = new Map(declaredFunctions().map((fn) => [fn.name, fn]))
+  let answersErrors = false
   for (const [method, operation] of operations(document)) {
     if (!operation[FUNCTION_EXTENSION]) continue
     if (config.restApiKey && Array.isArray(operation.security)) operation.security = withRestApiKey(operation.security)
     // Every verb but GET and HEAD takes a JSON body, declared fields or not.
     if (method !== 'get' && method !== 'head' && !operation.requestBody) operation.requestBody = openBody()
+    const fn = functions.get(operation[FUNCTION_EXTENSION])
+    if (!fn) continue
+    // What the function documents itself (its 200, swagger.responses) stays as it is.
+    const errors = errorResponses(fn.options, method)
+    operation.responses = { ...operation.responses, ...Object.fromEntries(Object.entries(errors).filter(([status]) => !operation.responses?.[status])) }
+    answersErrors = true
   }
+  if (answersErrors) document.components.schemas[ERROR_SCHEMA] ??= errorSchema()
   return document
 }
 

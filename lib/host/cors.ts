@@ -36,6 +36,21 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
   })
 }
 
+/**
+ * Parse sends `Access-Control-Expose-Headers: X-Parse-Job-Status-Id, X-Parse-Push-Status-Id` on
+ * every answer, CORS request or not: the JavaScript SDK reads those headers only when that
+ * header names them (Parse.Cloud.startJob's id, Parse.Push.send's status id). Every answer
+ * under the mount gets it here, whatever the cors option; a CORS policy's own list (which
+ * names them too) is left as it is.
+ */
+export function exposeParseHeaders (fastify: FastifyInstance, mountPath: string): void {
+  const value = EXPOSED_HEADERS.join(', ')
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (!reply.hasHeader('access-control-expose-headers') && underMount(request.url, mountPath)) reply.header('access-control-expose-headers', value)
+    done()
+  })
+}
+
 function underMount (url: string, mountPath: string): boolean {
   if (mountPath === '/') return true
   if (!url.startsWith(mountPath)) return false

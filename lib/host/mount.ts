@@ -9,11 +9,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyExpress from '@fastify/express'
 import Parse from 'parse/node'
-import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, type MasterKeyRule } from '../access/credentials.js'
+import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, readHeaderCredentials, type Credentials, type MasterKeyRule } from '../access/credentials.js'
 import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
-import { readBodyAsParseDoes, replyWithParseShape } from '../http.js'
+import { readBodyAsParseDoes, replyWithParseShape, type UploadBody } from '../http.js'
 import { mapRequestTarget, targetRefusal, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
@@ -65,7 +65,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     done()
   })
   await fastify.register(async (scope) => {
-    readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
+    readBodyAsParseDoes(scope, (request) => uploadBody(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
     // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.
     scope.setNotFoundHandler((request, reply) => {
@@ -111,6 +111,31 @@ function isUpload (request: FastifyRequest, mountPath: string): boolean {
   return 'path' in target && /^\/files\/[^/]+\/?$/i.test(target.path)
 }
 
+/**
+ * How an upload's body is read: left unread for Parse's files router when the headers name the
+ * application (streaming stays streaming), read whole ('raw', bounded by the body limit) when
+ * they do not, since the JavaScript SDK then sends its credentials inside a JSON body.
+ */
+function uploadBody (request: FastifyRequest, mountPath: string): UploadBody {
+  if (!isUpload(request, mountPath)) return undefined
+  return readHeaderCredentials(request.headers) === undefined ? 'raw' : 'unread'
+}
+
+/**
+ * The credentials as Parse reads them. An upload read whole is a Buffer: Parse parses it as
+ * JSON for the SDK's `_ApplicationId`, `_MasterKey`, `_SessionToken` (and ignores `_method`).
+ */
+function credentialsOf (request: FastifyRequest): Credentials {
+  if (!Buffer.isBuffer(request.body)) return readCredentials(request.headers, request.body)
+  let fields: unknown
+  try {
+    fields = JSON.parse(request.body.toString('utf8'))
+  } catch {
+    fields = undefined // Parse answers such an upload 403 too: no application id
+  }
+  return { ...readCredentials(request.headers, fields), method: undefined }
+}
+
 /** GET/HEAD {mount}/files/{appId}/…: the app id the path names. */
 function fileDownloadAppId (method: string, path: string): string | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined
@@ -143,7 +168,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (BODYLESS.has(request.method) && hasBody(request)) {
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: a ${request.method} request carries no body here.` })
   }
-  const credentials = readCredentials(request.headers, request.body)
+  const credentials = credentialsOf(request)
   // A file's url carries its app id ({mount}/files/{appId}/{name}), as Parse serves it: a
   // browser's <img src> sends no headers. Whether /files is open is still the policy's call.
   const appId = credentials.appId ?? fileDownloadAppId(request.method, path)
@@ -177,7 +202,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
-  refuseNul(request.body)
+  if (!Buffer.isBuffer(request.body)) refuseNul(request.body)
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,

@@ -39,6 +39,7 @@ export const KIT_PARSE_DEFAULTS: Record<string, unknown> = {
   directAccess: true,
   logsFolder: null,
   logLevels: { cloudFunctionSuccess: 'silent', triggerAfter: 'silent', triggerBeforeSuccess: 'silent' },
+  // The server's own host names (serverURL, publicServerURL) are added at start: see ownHosts.
   fileUpload: { allowedFileUrlDomains: [] },
   pages: { encodePageParamHeaders: true },
   readOnlyMasterKeyIps: ['127.0.0.1', '::1'],
@@ -57,6 +58,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   // Only the kit's own adapter: one the application passes (parseServerOptions.filesAdapter) locates its files itself.
   if (options.filesAdapter && options.overrides?.filesAdapter === undefined) locateFilesAtServerURL(options.filesAdapter, options.serverURL)
   const config = mergeOptions(KIT_PARSE_DEFAULTS, {
+    fileUpload: { allowedFileUrlDomains: ownHosts(options.serverURL, options.overrides?.publicServerURL) },
     appId: options.appId,
     masterKey: options.masterKey,
     serverURL: options.serverURL,
@@ -95,6 +97,23 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
       forgetParseConfig()
     }
   }
+}
+
+/**
+ * The host names of the server's own file URLs: a client that copies a Parse.File from one
+ * object to another sends its URL back, and Parse refuses URLs of hosts it does not list
+ * (`[]` refuses every URL, its own included). Others are added with
+ * parseServerOptions.fileUpload.allowedFileUrlDomains, which replaces this list.
+ */
+export function ownHosts (...urls: unknown[]): string[] {
+  const hosts = new Set<string>()
+  for (const url of urls) {
+    if (typeof url !== 'string') continue
+    try {
+      hosts.add(new URL(url).hostname)
+    } catch {} // Parse itself refuses a malformed serverURL / publicServerURL
+  }
+  return [...hosts]
 }
 
 /**

@@ -1,22 +1,37 @@
-// Fastify compiles every route's input schema (ajv) when the server gets ready:
-// about a millisecond each, seconds for an application with a thousand declared
-// functions, most of which one process may never see called. Declared routes
-// compile theirs on first use instead, with the very compiler Fastify would have
-// used (the scope's: same ajv instance and options — coercion, defaults), once
-// per schema object and request part, so a function's entity route and its
-// /functions twin share one validator.
+// Declared routes validate with compilers of their own, built the way Fastify
+// builds its default (@fastify/ajv-compiler, ajv-formats, defaults applied):
+// - bodies are validated, not converted: a JSON body already has types, and a
+//   wrong one (12345 for a title, null for a list) is refused naming the field;
+// - query strings keep Fastify's conversion ("20" → 20), since every value
+//   arrives as text.
+// Fastify compiles every route's input schema when the server gets ready:
+// about a millisecond each, seconds for an application with a thousand
+// declared functions, most of which one process may never see called. So each
+// schema compiles on first use instead, once per schema object and request
+// part: a function's entity route and its /functions twin share one validator.
 // The schemas are built by the kit from field options checked at import
 // (routing/options.ts), so none can fail to compile later than boot would have.
-import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify'
-import { afterFirstRoute, type AfterFirstRoute } from './after-first-route.js'
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import { AjvCompiler } from '@fastify/ajv-compiler'
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>
 type RouteSchemaDef = Parameters<FastifySchemaCompiler<FastifySchema>>[0]
 
-/** Compiles on first call, once per schema; the first route with an input schema is Fastify's own. */
-export type LazyValidation = AfterFirstRoute<FastifySchemaCompiler<FastifySchema>>
+export interface LazyValidation {
+  /** The compiler for a declared route: compiles each schema on its first call. */
+  forRoute (): FastifySchemaCompiler<FastifySchema>
+}
 
-export function lazyValidation (scope: FastifyInstance): LazyValidation {
+/** Fastify's defaults for ajv (useDefaults, removeAdditional, coerceTypes 'array') but, for bodies, no conversion. */
+const BODY_OPTIONS = { coerceTypes: false }
+const QUERY_OPTIONS = { coerceTypes: 'array' as const }
+
+export function lazyValidation (): LazyValidation {
+  const factory = AjvCompiler()
+  const compilers = {
+    body: factory({}, { customOptions: BODY_OPTIONS }) as FastifySchemaCompiler<FastifySchema>,
+    other: factory({}, { customOptions: QUERY_OPTIONS }) as FastifySchemaCompiler<FastifySchema>
+  }
   const byPart = new Map<string, WeakMap<object, Validator>>()
   const compiler: FastifySchemaCompiler<FastifySchema> = (route) => {
     const part = route.httpPart ?? ''
@@ -24,21 +39,17 @@ export function lazyValidation (scope: FastifyInstance): LazyValidation {
     if (!cache) byPart.set(part, cache = new WeakMap())
     const key = route.schema as object
     let validator = cache.get(key)
-    if (!validator) cache.set(key, validator = deferred(scope, route))
+    if (!validator) cache.set(key, validator = deferred(part === 'body' ? compilers.body : compilers.other, route))
     return validator
   }
-  return afterFirstRoute(compiler)
+  return { forRoute: () => compiler }
 }
 
 /** A validator that compiles on its first call; `errors` mirrors the real one's, where Fastify reads them. */
-function deferred (scope: FastifyInstance, route: RouteSchemaDef): Validator {
+function deferred (compile: FastifySchemaCompiler<FastifySchema>, route: RouteSchemaDef): Validator {
   let real: Validator | undefined
   const validate: Validator = (data) => {
-    if (!real) {
-      const compile = scope.validatorCompiler as FastifySchemaCompiler<FastifySchema> | undefined
-      if (!compile) throw new Error(`no validator compiler set up for ${route.method} ${route.url}`)
-      real = compile(route)
-    }
+    real ??= compile(route)
     const valid = real(data)
     validate.errors = real.errors
     return valid

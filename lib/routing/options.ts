@@ -24,8 +24,21 @@ export const ValidationFieldSchema = Type.Object({
   /** Allowed values. */
   options: Type.Optional(typed<readonly unknown[]>(Type.Array(Type.Unknown(), { minItems: 1, problem: 'must be a non-empty list of allowed values' }))),
   default: Type.Optional(Type.Unknown()),
-  description: Type.Optional(words)
-}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { type?, required?, options?, default? }' })
+  description: Type.Optional(words),
+  /** String: length bounds. */
+  maxLength: Type.Optional(Type.Integer({ minimum: 0, problem: 'must be a whole number ≥ 0' })),
+  minLength: Type.Optional(Type.Integer({ minimum: 0, problem: 'must be a whole number ≥ 0' })),
+  /** String: a regular expression (JSON Schema `pattern`: it matches anywhere unless anchored). */
+  pattern: Type.Optional(Type.String({ problem: 'must be a regular expression as text' })),
+  /** Number: bounds, and whole numbers only. */
+  min: Type.Optional(Type.Number({ problem: 'must be a finite number' })),
+  max: Type.Optional(Type.Number({ problem: 'must be a finite number' })),
+  integer: Type.Optional(flag),
+  /** Array: the type of every element (ids: String). */
+  items: Type.Optional(typed<FieldTypeRef>(Type.Union([...TYPE_NAMES.map((name) => Type.Literal(name)), Type.Function([], Type.Unknown())], {
+    problem: `must be one of ${TYPE_NAMES.join(', ')}`
+  })))
+}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { type?, required?, options?, default?, description?, maxLength?, minLength?, pattern?, min?, max?, integer?, items? }' })
 
 export type ValidationField = Static<typeof ValidationFieldSchema>
 
@@ -115,6 +128,14 @@ export function checkCloudFunctionOptions (where: string, options: CloudFunction
 function checkTypeNames (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
   for (const [name, field] of Object.entries(fields)) {
     if (!(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    if (field.items !== undefined && !(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.items))) fail(`${where}.${name}.items`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    if (field.pattern !== undefined) {
+      try {
+        new RegExp(field.pattern, 'u') // eslint-disable-line no-new
+      } catch (error) {
+        fail(`${where}.${name}.pattern`, `is not a valid regular expression: ${(error as Error).message}`)
+      }
+    }
     // A repeated allowed value is the one schema error a field could carry into its JSON schema:
     // refused here, since the schema itself is compiled only on the function's first call
     // (routing/lazy-validation.ts).

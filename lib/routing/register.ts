@@ -15,9 +15,10 @@ import { buildCloudRequest } from './request.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { lazyValidation, type LazyValidation } from './lazy-validation.js'
 import { sharedSerializers, type SharedSerializers } from './shared-serializers.js'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
+import { bodyIsAnObject } from './body-shape.js'
 import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface ClientKeys { clientKey?: string, javascriptKey?: string, dotNetKey?: string }
@@ -60,7 +61,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.decorateRequest('kitCredentials', null)
     scope.decorateRequest('kitCaller', null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    const compilers = { validation: lazyValidation(scope), serializers: sharedSerializers(scope) }
+    const compilers = { validation: lazyValidation(), serializers: sharedSerializers(scope) }
     const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
     const refusals: Refusal[] = []
     for (const fn of functions) registerFunction(scope, fn, options, compilers, refusals)
@@ -111,7 +112,9 @@ function registerFunction (
       ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: schema && !inQuery ? [...preValidation, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : preValidation,
+      preValidation: inQuery
+        ? preValidation
+        : [...preValidation, bodyIsAnObject, ...(schema ? [declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : [])],
       handler
     })
   }
@@ -137,7 +140,7 @@ function registerFunction (
   // read is harmless), GET only for functions that declare GET, every other verb 405.
   const twin = `${base}/functions/${fn.name}`
   const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
-  const wrapped = returns ? { 200: Type.Object({ result: returns }) } : undefined
+  const wrapped = returns ? { 200: Type.Object({ result: asCloudRunResult(returns) }) } : undefined
   route(['POST'], twin, functionsHandler(fn), wrapped)
   if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), wrapped)
   refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs)
@@ -378,8 +381,31 @@ function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
 }
 
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
-  // With `returns`, the answer is the schema's plain JSON (a Parse.Object through its toJSON()).
-  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send({ result }) })
+  // With `returns`, the answer is the schema's JSON; a Parse.Object keeps the tags Parse.Cloud.run
+  // decodes back into a Parse.Object (`__type`, `className`), as Parse Cloud Code answers it.
+  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send({ result: taggedIfParseObject(result) }) })
   // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
   return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(result) })) })
+}
+
+function taggedIfParseObject (result: unknown): unknown {
+  if (!(result instanceof Parse.Object)) return result
+  return { ...result.toJSON(), __type: 'Object', className: result.className }
+}
+
+/**
+ * The /functions twin's `result`: the declared answer and, when it is an object, the two tags
+ * a returned Parse.Object carries there (without them in the schema, the serialiser drops them).
+ */
+function asCloudRunResult (returns: TSchema): TSchema {
+  const schema = returns as TSchema & { type?: unknown, properties?: Record<string, unknown> }
+  if (schema.type !== 'object' || !schema.properties || '__type' in schema.properties) return returns
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      __type: { type: 'string', enum: ['Object'], description: 'Set when the function answered a Parse.Object: Parse.Cloud.run decodes it into one' },
+      className: { type: 'string', description: 'The Parse class of that object' }
+    }
+  } as TSchema
 }

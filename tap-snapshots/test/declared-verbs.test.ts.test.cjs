@@ -2976,30 +2976,30 @@ Object {
   "POST /parse/functions/%67etHead [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyGet [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyGet [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
-  "POST /parse/functions/%6fnlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/%6fnlyGet [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/%6fnlyGet [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyGet [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyGet [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyGet [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyPost [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/functions/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/%6fnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyPost [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyPost [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3115,8 +3115,8 @@ Object {
   "POST /parse/functions/onlyGet [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
+  "POST /parse/functions/OnlyGet [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyGet [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3124,8 +3124,8 @@ Object {
   "POST /parse/functions/onlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
+  "POST /parse/functions/OnlyGet [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/OnlyGet [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -3133,14 +3133,14 @@ Object {
   "POST /parse/functions/onlyGet [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyGet [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyGet [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
+  "POST /parse/functions/OnlyGet [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
+  "POST /parse/functions/OnlyGet [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /PARSE/FUNCTIONS/ONLYGET [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyGet [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
@@ -3171,15 +3171,15 @@ Object {
   "POST /parse/functions/onlyGet?limit=3 [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyGet/ [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyGet/ [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
-  "POST /parse/functions/onlyGet/ [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet/ [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/onlyGet/ [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/onlyGet/ [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyGet/ [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet/ [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/onlyGet/ [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/onlyGet/ [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/onlyGet/ [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet/ [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/onlyGet/ [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyGet/ [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet/ [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/onlyGet/ [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyGet/ [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyGet/ [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3190,8 +3190,8 @@ Object {
   "POST /parse/functions/onlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/functions/OnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3199,8 +3199,8 @@ Object {
   "POST /parse/functions/onlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/functions/OnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/OnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -3208,14 +3208,14 @@ Object {
   "POST /parse/functions/onlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/functions/OnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/functions/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/functions/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
@@ -3231,30 +3231,30 @@ Object {
   "POST /PARSE/FUNCTIONS/ONLYPOST [xml body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost?limit=3 [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost?limit=3 [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/onlyPost?limit=3 [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost?limit=3 [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyPost?limit=3 [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/onlyPost?limit=3 [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyPost/ [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost/ [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/functions/onlyPost/ [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost/ [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost/ [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/onlyPost/ [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost/ [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost/ [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost/ [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/onlyPost/ [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/onlyPost/ [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost/ [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost/ [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost/ [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost/ [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost/ [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost/ [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyPost/ [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3351,15 +3351,15 @@ Object {
   "POST /parse/verbs/%6fnlyGet [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/%6fnlyPost [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/%6fnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/verbs/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/%6fnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/%6fnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
-  "POST /parse/verbs/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/%6fnlyPost [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/%6fnlyPost [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3535,8 +3535,8 @@ Object {
   "POST /parse/verbs/onlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/VERBS/ONLYPOST [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/verbs/OnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/verbs/OnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/VERBS/ONLYPOST [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/OnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -3544,8 +3544,8 @@ Object {
   "POST /parse/verbs/onlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/OnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/VERBS/ONLYPOST [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/verbs/OnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/verbs/OnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/VERBS/ONLYPOST [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/OnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -3553,14 +3553,14 @@ Object {
   "POST /parse/verbs/onlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/OnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /PARSE/VERBS/ONLYPOST [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/verbs/OnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/verbs/OnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/VERBS/ONLYPOST [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/OnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/VERBS/ONLYPOST [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
-  "POST /parse/verbs/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
+  "POST /parse/verbs/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /PARSE/VERBS/ONLYPOST [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/OnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
@@ -3576,30 +3576,30 @@ Object {
   "POST /PARSE/VERBS/ONLYPOST [xml body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost?limit=3 [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
-  "POST /parse/verbs/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost?limit=3 [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/onlyPost/ [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost/ [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/verbs/onlyPost/ [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost/ [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost/ [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/onlyPost/ [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost/ [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost/ [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost/ [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/onlyPost/ [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
-  "POST /parse/verbs/onlyPost/ [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost/ [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost/ [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost/ [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost/ [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost/ [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost/ [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/onlyPost/ [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -6060,6 +6060,92 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6077,6 +6163,92 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -6107,6 +6279,133 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "429": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "155: more than 1000 calls in 60000 ms from this address",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6134,6 +6433,93 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -6171,6 +6557,114 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -6214,6 +6708,114 @@ Object {
           },
           "description": "What patchDelete answers",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6254,6 +6856,114 @@ Object {
           },
           "description": "What patchDelete answers",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6283,6 +6993,114 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6310,6 +7128,114 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -6327,6 +7253,93 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 101: no session token (or an expired one); send X-Parse-Session-Token
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -9319,30 +10332,30 @@ Object {
   "POST /parse/functions/%67etHead [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyGet [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyGet [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
-  "POST /parse/functions/%6fnlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/%6fnlyGet [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/%6fnlyGet [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyGet [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/%6fnlyGet [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyGet [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyGet [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyGet [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyPost [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/functions/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/%6fnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/%6fnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/%6fnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/%6fnlyPost [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/%6fnlyPost [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9458,7 +10471,7 @@ Object {
   "POST /parse/functions/onlyGet [_method PROPFIND in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: unknown method override \\\\\\"PROPFIND\\\\\\".\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [app id + REST key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [app id + REST key]": "400 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYGET [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9467,7 +10480,7 @@ Object {
   "POST /parse/functions/onlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyGet [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [cors simple]": "200 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYGET [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -9476,13 +10489,13 @@ Object {
   "POST /parse/functions/onlyGet [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyGet [json body]": "500 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYGET [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [master key]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [master key]": "400 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYGET [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyGet [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyGet [override header]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{}}}",
   "POST /parse/functions/OnlyGet [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the x-http-method-override header is not honoured here; send the method itself.\\"}",
   "POST /PARSE/FUNCTIONS/ONLYGET [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyGet [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyGet\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
@@ -9533,7 +10546,7 @@ Object {
   "POST /parse/functions/onlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: unknown method override \\\\\\"PROPFIND\\\\\\".\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYPOST [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9542,7 +10555,7 @@ Object {
   "POST /parse/functions/onlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYPOST [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -9551,13 +10564,13 @@ Object {
   "POST /parse/functions/onlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/OnlyPost [json body]": "500 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYPOST [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [master key]": "400 content-type=application/json; charset=utf-8 ",
   "POST /PARSE/FUNCTIONS/ONLYPOST [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/OnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/functions/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the x-http-method-override header is not honoured here; send the method itself.\\"}",
   "POST /PARSE/FUNCTIONS/ONLYPOST [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}}",
@@ -9574,15 +10587,15 @@ Object {
   "POST /PARSE/FUNCTIONS/ONLYPOST [xml body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/functions/onlyPost?limit=3 [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost?limit=3 [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/functions/onlyPost?limit=3 [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [json body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
-  "POST /parse/functions/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/functions/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/functions/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/functions/onlyPost?limit=3 [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"result\\":{\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}}",
   "POST /parse/functions/onlyPost?limit=3 [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/functions/onlyPost?limit=3 [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9694,15 +10707,15 @@ Object {
   "POST /parse/verbs/%6fnlyGet [xml body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/%6fnlyPost [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/%6fnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/verbs/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/%6fnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/%6fnlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
-  "POST /parse/verbs/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/%6fnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/%6fnlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/%6fnlyPost [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/%6fnlyPost [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9878,7 +10891,7 @@ Object {
   "POST /parse/verbs/onlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: unknown method override \\\\\\"PROPFIND\\\\\\".\\"}",
   "POST /PARSE/VERBS/ONLYPOST [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [app id + REST key]": "404 content-type=application/json; charset=utf-8 {\\"code\\":101,\\"error\\":\\"No route POST /parse/verbs/OnlyPost. Did you mean /parse/verbs/onlyPost?\\"}",
   "POST /PARSE/VERBS/ONLYPOST [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -9887,7 +10900,7 @@ Object {
   "POST /parse/verbs/onlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/OnlyPost [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/VERBS/ONLYPOST [cors preflight]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [cors simple]": "404 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":101,\\"error\\":\\"No route POST /parse/verbs/OnlyPost. Did you mean /parse/verbs/onlyPost?\\"}",
   "POST /PARSE/VERBS/ONLYPOST [cors simple]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
@@ -9896,13 +10909,13 @@ Object {
   "POST /parse/verbs/onlyPost [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/OnlyPost [json body]": "404 content-type=application/json; charset=utf-8 {\\"code\\":101,\\"error\\":\\"No route POST /parse/verbs/OnlyPost. Did you mean /parse/verbs/onlyPost?\\"}",
   "POST /PARSE/VERBS/ONLYPOST [json body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [master key]": "404 content-type=application/json; charset=utf-8 {\\"code\\":101,\\"error\\":\\"No route POST /parse/verbs/OnlyPost. Did you mean /parse/verbs/onlyPost?\\"}",
   "POST /PARSE/VERBS/ONLYPOST [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/OnlyPost [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /PARSE/VERBS/ONLYPOST [no credentials]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
-  "POST /parse/verbs/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/OnlyPost [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the x-http-method-override header is not honoured here; send the method itself.\\"}",
   "POST /PARSE/VERBS/ONLYPOST [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"title\\":\\"x\\"}}",
@@ -9919,15 +10932,15 @@ Object {
   "POST /PARSE/VERBS/ONLYPOST [xml body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Request refused: the path is outside /parse.\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [_method GET in body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost?limit=3 [_method PROPFIND in body]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [app id + REST key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [app id, no REST key]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [cors preflight]": "403 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [cors simple]": "400 access-control-allow-origin=https://app.example.com content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [invalid json]": "400 content-type=application/json; charset=utf-8 {\\"code\\":107,\\"error\\":\\"Body is not valid JSON but content-type is set to 'application/json'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [json body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
-  "POST /parse/verbs/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [master key]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [no credentials]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
-  "POST /parse/verbs/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must be object\\"}",
+  "POST /parse/verbs/onlyPost?limit=3 [override header]": "400 content-type=application/json; charset=utf-8 {\\"code\\":142,\\"error\\":\\"body must have required property 'title'\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [SDK text/plain body]": "200 content-type=application/json; charset=utf-8 {\\"fn\\":\\"onlyPost\\",\\"params\\":{\\"limit\\":\\"3\\",\\"title\\":\\"x\\"}}",
   "POST /parse/verbs/onlyPost?limit=3 [urlencoded body]": "415 content-type=application/json; charset=utf-8 {\\"code\\":102,\\"error\\":\\"Unsupported Media Type\\"}",
   "POST /parse/verbs/onlyPost?limit=3 [wrong app id]": "403 content-type=application/json; charset=utf-8 {\\"error\\":\\"unauthorized\\"}",
@@ -12403,6 +13416,92 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12420,6 +13519,92 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -12450,6 +13635,133 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "429": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "155: more than 1000 calls in 60000 ms from this address",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12477,6 +13789,93 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -12514,6 +13913,114 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [
@@ -12557,6 +14064,114 @@ Object {
           },
           "description": "What patchDelete answers",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12597,6 +14212,114 @@ Object {
           },
           "description": "What patchDelete answers",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12626,6 +14349,114 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12653,6 +14484,114 @@ Object {
         "200": Object {
           "description": "Default Response",
         },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 142: the body is not a JSON object, or a parameter is missing, of the wrong type or out of its bounds (the message names it)
+            - 107: the body is not valid JSON, or has a "__proto__" / "constructor.prototype" key (refused on purpose)
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "413": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body is larger than the server's body limit",
+        },
+        "415": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "The body's Content-Type is not application/json or text/plain (JSON text)",
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
+        },
       },
       "security": Array [
         Object {
@@ -12670,6 +14609,93 @@ Object {
       "responses": Object {
         "200": Object {
           "description": "Default Response",
+        },
+        "400": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused request.
+            
+            - 101: no session token (or an expired one); send X-Parse-Session-Token
+            - 102: a request the server will not route (odd request target, method override header)
+            - 119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)
+          ),
+        },
+        "403": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": String(
+            Refused caller.
+            
+            - No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)
+          ),
+        },
+        "404": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)",
+        },
+        "405": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "119: this path does not take that verb; \`Allow\` lists the ones it takes",
+          "headers": Object {
+            "Allow": Object {
+              "description": "The verbs this path takes",
+              "schema": Object {
+                "type": "string",
+              },
+            },
+          },
+        },
+        "500": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "1: an unexpected error (logged on the server; the answer says no more)",
+        },
+        "503": Object {
+          "content": Object {
+            "application/json": Object {
+              "schema": Object {
+                "$ref": "#/components/schemas/ErrorAnswer",
+              },
+            },
+          },
+          "description": "5003: the database cannot be reached; try again after \`Retry-After\`",
+          "headers": Object {
+            "Retry-After": Object {
+              "description": "Seconds to wait before trying again",
+              "schema": Object {
+                "minimum": 0,
+                "type": "integer",
+              },
+            },
+          },
         },
       },
       "security": Array [

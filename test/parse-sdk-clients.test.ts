@@ -1,0 +1,112 @@
+// What Parse JavaScript SDK clients get through the kit, with every route opened
+// as an SDK application would (allowAuthRoutes, allowedRoutes /*): the SDK runs in
+// a child process and speaks real HTTP, so directAccess never routes it in process.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import Parse from 'parse/node'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Type, type CloudRequest } from '../lib/index.js'
+import { APP_ID, MASTER_KEY, appHeaders, startKit, type Kit } from './helpers/kit.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+@ParseClass('SdkMemo')
+class SdkMemo extends BaseModel {
+  @ParseField({ type: 'String' }) declare text: string
+}
+
+const SdkMemoJSON = Type.Object({ objectId: Type.String(), text: Type.String(), createdAt: Type.String({ format: 'date-time' }) })
+
+class SdkFunctions {
+  @CloudFunction({ returns: SdkMemoJSON, validation: { fields: { text: { type: String, required: true } } } })
+  static async makeSdkMemo (request: CloudRequest) {
+    return new SdkMemo({ text: request.params.text }).save(null, { useMasterKey: true })
+  }
+}
+
+async function sdk (kit: Kit, scenario: string, sessionToken = ''): Promise<any> {
+  const args = [path.join(here, 'helpers', 'sdk-scenario.mjs'), `${kit.origin}/parse`, APP_ID, MASTER_KEY, scenario, sessionToken]
+  const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 120_000 })
+  return JSON.parse(stdout)
+}
+
+t.test('Parse SDK clients', async (t) => {
+  const kit = await startKit(t, {
+    models: [SdkMemo],
+    functions: [SdkFunctions],
+    allowAuthRoutes: true,
+    allowedRoutes: [{ path: '/*' }],
+    parseServerOptions: {
+      cloud: (parse: typeof Parse) => {
+        parse.Cloud.job('tally', async () => 'counted')
+      }
+    }
+  })
+  const user = await kit.signUp('sdk-client')
+
+  t.test('Parse.Cloud.startJob answers the job status id, and the status can be read', async (t) => {
+    const answer = await sdk(kit, 'startJob')
+    t.ok(answer.ok, JSON.stringify(answer))
+    t.type(answer.id, 'string', 'the id came through X-Parse-Job-Status-Id')
+    t.equal(answer.status, 'succeeded')
+    // The header the SDK needs is exposed without Origin too (a Node client sends none).
+    const raw = await kit.request('POST', '/parse/jobs/tally', { headers: { ...appHeaders, 'x-parse-master-key': MASTER_KEY }, body: {} })
+    t.ok(raw.headers.get('x-parse-job-status-id'))
+    t.match(raw.headers.get('access-control-expose-headers'), /X-Parse-Job-Status-Id/)
+  })
+
+  t.test('byte-array and base64 uploads with credentials in the body are admitted as Parse admits them', async (t) => {
+    const answer = await sdk(kit, 'uploads', user.token)
+    t.ok(answer.ok, JSON.stringify(answer))
+    t.match(answer.bytes, /\/parse\/files\/test-app\/.*bytes\.txt$/)
+    t.equal(answer.content, 'hello', 'the base64 upload stored its bytes')
+    const upload = (body: unknown) => kit.request('POST', '/parse/files/raw.txt', { body, contentType: 'text/plain' })
+    const base64 = Buffer.from('raw').toString('base64')
+    const withMaster = await upload({ base64, _ApplicationId: APP_ID, _MasterKey: MASTER_KEY })
+    t.equal(withMaster.status, 201, withMaster.text)
+    const withSession = await upload({ base64, _ApplicationId: APP_ID, _SessionToken: user.token })
+    t.equal(withSession.status, 201, withSession.text)
+    const anonymous = await upload({ base64 })
+    t.equal(anonymous.status, 403, 'no application id: refused')
+    // As with Parse alone: a wrong master key is no master key, and public uploads are off by default.
+    for (const body of [{ base64, _ApplicationId: APP_ID, _MasterKey: 'wrong' }, { base64, _ApplicationId: APP_ID }]) {
+      const refused = await upload(body)
+      t.match({ status: refused.status, ...refused.json }, { status: 400, code: Parse.Error.FILE_SAVE_ERROR, error: /public is disabled/ }, JSON.stringify(body))
+    }
+    const oversized = await upload({ base64: 'A'.repeat(1024 * 1024 + 16), _ApplicationId: APP_ID, _MasterKey: MASTER_KEY })
+    t.equal(oversized.status, 413, 'bounded by the body limit')
+  })
+
+  t.test('a streaming upload with header credentials stays a stream', async (t) => {
+    const response = await fetch(`${kit.origin}/parse/files/streamed.bin`, {
+      method: 'POST',
+      headers: { ...appHeaders, 'x-parse-master-key': MASTER_KEY, 'x-parse-upload-mode': 'stream', 'content-type': 'application/octet-stream' },
+      body: Buffer.from([0, 1, 2, 3])
+    })
+    t.equal(response.status, 201, await response.clone().text())
+    const { url } = await response.json() as { url: string }
+    const read = await fetch(url.replace(/^https?:\/\/[^/]+/, kit.origin))
+    t.same([...Buffer.from(await read.arrayBuffer())], [0, 1, 2, 3])
+  })
+
+  t.test('a copied Parse.File saves: the server\'s own host is an allowed file URL domain', async (t) => {
+    const answer = await sdk(kit, 'copyFile')
+    t.ok(answer.ok, JSON.stringify(answer))
+    t.match(answer.url, /^http:\/\/127\.0\.0\.1:\d+\/parse\/files\//)
+    const elsewhere = await kit.request('POST', '/parse/classes/Holder', {
+      headers: { ...appHeaders, 'x-parse-master-key': MASTER_KEY },
+      body: { doc: { __type: 'File', name: 'x.txt', url: 'http://elsewhere.example/x.txt' } }
+    })
+    t.equal(elsewhere.status, 400, 'another host stays refused')
+    t.equal(elsewhere.json?.code, Parse.Error.FILE_SAVE_ERROR)
+  })
+
+  t.test('Parse.Cloud.run of a function with returns gives a Parse.Object', async (t) => {
+    const answer = await sdk(kit, 'cloudRunObject')
+    t.ok(answer.ok, JSON.stringify(answer))
+    t.match(answer, { isParseObject: true, className: 'SdkMemo', text: 'from the SDK', createdAt: true })
+    t.type(answer.id, 'string')
+  })
+})
