@@ -279,6 +279,11 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
     t.equal(pool.ending, false, 'adapter._client.$pool.ending (pool.ts)')
     t.equal(pool.ended, false, 'adapter._client.$pool.ended (pool.ts)')
     t.equal(typeof (adapter._pgp as { as: { format: unknown } }).as.format, 'function', 'adapter._pgp.as.format() (postgres/indexes.ts prints commands)')
+    // storage/constraint-violation.ts reads the raw error the adapter's queries raise.
+    const client = (adapter as unknown as PostgresAdapter)._client
+    await client.none('CREATE TEMP TABLE "ContractCheck" ("qty" double precision CONSTRAINT "ContractCheck_qty_check" CHECK ("qty" >= 0))')
+    const refused = await client.none('INSERT INTO "ContractCheck" VALUES (-1)').then(() => undefined, (error: unknown) => error as Record<string, unknown>)
+    t.match(refused, { code: '23514', constraint: 'ContractCheck_qty_check', table: 'ContractCheck' }, 'a CHECK violation carries SQLSTATE 23514, the constraint and the table')
   } else {
     t.ok(adapter.database, 'adapter.database (mongo/session.ts, the validators)')
     t.equal(typeof adapter._collectionPrefix, 'string', 'adapter._collectionPrefix (mongo/indexes.ts)')
