@@ -57,12 +57,13 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
   const changes = reconcileObjects(wanted.map((w) => w.object), await foundIndexes(adapter._client), classes)
   for (const change of changes) {
     const target = bySpec.get(`${change.className}\u0000${change.name}`)
-    const command = target?.command ?? dropIndexSql(change, adapter)
+    let command = target?.command
     const report = (status: IndexReport['status'], detail?: string) =>
       reports.push({ className: change.className, name: change.name, kind: change.kind, status, command, detail })
     try {
       if (change.action === 'drop') {
-        await adapter._client.none(await dropIndexCommand(adapter._client, change.className, change.name))
+        command = await dropIndexCommand(adapter._client, change.className, change.name)
+        await adapter._client.none(command)
         report('dropped', describeChange(change))
         continue
       }
@@ -77,7 +78,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
       if (change.action === 'replace') {
         await adapter._client.tx(async (t) => {
           await t.none(await dropIndexCommand(t, change.className, change.name))
-          await t.none(command)
+          await t.none(target!.command)
           await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
         })
         report('replaced', describeChange(change))
@@ -89,7 +90,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
         await dropConflictingIndexes(adapter._client, spec.className, spec.fields[0].name)
         await adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
       } else {
-        await adapter._client.none(command)
+        await adapter._client.none(target!.command)
       }
       await adapter._client.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
       report('created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; '))
@@ -120,10 +121,6 @@ async function dropIndexCommand (client: PgClient, table: string, name: string):
   return constraint.length > 0
     ? `ALTER TABLE ${quoted(table)} DROP CONSTRAINT ${quoted(name)}`
     : `DROP INDEX IF EXISTS ${quoted(name)}`
-}
-
-function dropIndexSql (change: ObjectChange, adapter: PgAdapter): string {
-  return adapter._pgp.as.format('DROP INDEX IF EXISTS $1:name', [change.name])
 }
 
 function quoted (name: string): string {
