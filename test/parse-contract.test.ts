@@ -313,6 +313,11 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
     t.equal(pool.ending, false, 'pgPool(adapter).ending (pool.ts)')
     t.equal(pool.ended, false, 'pgPool(adapter).ended (pool.ts)')
     t.equal(pgFormatter(adapter)('$1:name', ['Note']), '"Note"', "pgFormatter(adapter) renders with pg-promise's as.format (postgres/indexes.ts prints commands)")
+    // storage/constraint-violation.ts reads the raw error the adapter's queries raise.
+    const client = database
+    await client.none('CREATE TEMP TABLE "ContractCheck" ("qty" double precision CONSTRAINT "ContractCheck_qty_check" CHECK ("qty" >= 0))')
+    const refused = await client.none('INSERT INTO "ContractCheck" VALUES (-1)').then(() => undefined, (error: unknown) => error as Record<string, unknown>)
+    t.match(refused, { code: '23514', constraint: 'ContractCheck_qty_check', table: 'ContractCheck' }, 'a CHECK violation carries SQLSTATE 23514, the constraint and the table')
   } else {
     t.ok(adapter.database, 'adapter.database (mongo/session.ts, the validators)')
     t.equal(mongoCollectionPrefix(adapter), '', 'mongoCollectionPrefix(adapter) (mongo/indexes.ts)')

@@ -70,4 +70,18 @@ t.test('fpk schema plan', async (t) => {
     t.equal(code, 1)
     t.match(nowhere.err.join(''), /^fpk: no DATABASE_URI and no embedded database at .*none: set DATABASE_URI, or pass --data-dir/)
   })
+
+  t.test('an embedded database the application holds is refused in one line', { skip: lane.kind === 'postgres' ? false : 'the embedded PostgreSQL' }, async (t) => {
+    // A database of its own: the process now holds the last version (v4) of PlanItem.
+    const held = path.join(root, 'held', 'postgres')
+    const running = await startKit(t, { models: models('v4'), dataDir: held })
+    await running.app.kit.indexesApplied
+    const run = io(root, {})
+    const code = await main(['node', 'fpk', 'schema', 'plan', '--models', models('v4'), '--data-dir', held], run.value)
+    const result = { code, err: run.err.join('') }
+    await running.app.close()
+    t.equal(result.code, 1)
+    t.match(result.err, /^fpk: cannot open the database: The data directory .* is in use by PostgreSQL \(pid \d+\) of another running instance/)
+    t.notMatch(result.err, /\n\s+at /, 'no stack trace')
+  })
 })

@@ -9,7 +9,7 @@ import { getKitConfig } from '../config.js'
 import { planIndexes } from './indexes/plan.js'
 import { describeChange, type ObjectChange } from './indexes/reconcile.js'
 import { planPostgresConstraints, planPostgresIndexes } from './postgres/indexes.js'
-import { planMongoIndexes } from './mongo/indexes.js'
+import { planMongoIndexes, planMongoValidators } from './mongo/indexes.js'
 import type { Database } from './database.js'
 
 export type { PlanChange } from '../model/schema-diff.js'
@@ -29,6 +29,7 @@ export async function planSchemaChanges (database: Pick<Database, 'kind' | 'adap
   } else {
     const indexes = await planMongoIndexes(database.adapter as never, specs, models)
     changes.push(...objectChanges(indexes.changes, 'index'), ...failures(indexes.failures))
+    changes.push(...objectChanges(await planMongoValidators(database.adapter as never, models) ?? [], 'constraint'))
   }
   return changes
 }

@@ -211,6 +211,31 @@ export async function planMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[
   return { changes, failures }
 }
 
+/**
+ * Validators the next boot would replace: those whose stored $jsonSchema
+ * differs from the declared one. A database that cannot list its collections'
+ * options (the wire stand-in) tells nothing: undefined.
+ */
+export async function planMongoValidators (adapter: MongoAdapter, models: ModelDefinition[]): Promise<ObjectChange[] | undefined> {
+  await adapter.connect()
+  let stored: Map<string, unknown>
+  try {
+    const collections = await adapter.database.listCollections({}).toArray() as Array<{ name: string, options?: { validator?: unknown } }>
+    stored = new Map(collections.map((collection) => [collection.name, collection.options?.validator]))
+  } catch {
+    return undefined
+  }
+  const changes: ObjectChange[] = []
+  for (const model of models) {
+    const { collection, validator } = mongoValidatorCommand(model, adapter._collectionPrefix)
+    const name = `${model.className}_validator`
+    const before = stored.get(collection)
+    if (JSON.stringify(before ?? null) === JSON.stringify(validator)) continue
+    changes.push({ className: model.className, name, kind: 'validator', action: before ? 'replace' : 'create', from: before ? '$jsonSchema as stored' : undefined, to: '$jsonSchema as declared', destructive: false })
+  }
+  return changes
+}
+
 /** Names of unique and ordered indexes named as the kit names them, on a declared class, that no spec asks for. */
 export function removedKitIndexes (className: string, existing: Array<{ name?: string }>, specs: IndexSpec[]): string[] {
   const planned = new Set(specs.filter((spec) => spec.className === className).map((spec) => spec.name))

@@ -58,12 +58,13 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
   const changes = reconcileObjects(wanted.map((w) => w.object), await foundIndexes(pgDatabase(adapter)!), classes)
   for (const change of changes) {
     const target = bySpec.get(`${change.className}\u0000${change.name}`)
-    const command = target?.command ?? dropIndexSql(change, adapter)
+    let command = target?.command
     const report = (status: IndexReport['status'], detail?: string) =>
       reports.push({ className: change.className, name: change.name, kind: change.kind, status, command, detail })
     try {
       if (change.action === 'drop') {
-        await pgDatabase(adapter)!.none(await dropIndexCommand(pgDatabase(adapter)!, change.className, change.name))
+        command = await dropIndexCommand(pgDatabase(adapter)!, change.className, change.name)
+        await pgDatabase(adapter)!.none(command)
         report('dropped', describeChange(change))
         continue
       }
@@ -78,7 +79,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
       if (change.action === 'replace') {
         await pgDatabase(adapter)!.tx(async (t) => {
           await t.none(await dropIndexCommand(t, change.className, change.name))
-          await t.none(command)
+          await t.none(target!.command)
           await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
         })
         report('replaced', describeChange(change))
@@ -90,7 +91,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
         await dropConflictingIndexes(pgDatabase(adapter)!, spec.className, spec.fields[0].name)
         await adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
       } else {
-        await pgDatabase(adapter)!.none(command)
+        await pgDatabase(adapter)!.none(target!.command)
       }
       await pgDatabase(adapter)!.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
       report('created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; '))
@@ -121,10 +122,6 @@ async function dropIndexCommand (client: PgClient, table: string, name: string):
   return constraint.length > 0
     ? `ALTER TABLE ${quoted(table)} DROP CONSTRAINT ${quoted(name)}`
     : `DROP INDEX IF EXISTS ${quoted(name)}`
-}
-
-function dropIndexSql (change: ObjectChange, adapter: PgAdapter): string {
-  return pgFormatter(adapter)('DROP INDEX IF EXISTS $1:name', [change.name])
 }
 
 function quoted (name: string): string {
