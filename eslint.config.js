@@ -8,11 +8,11 @@ const PRIVATE_MODULES = {
 }
 const PRIVATE_MEMBERS = [
   {
-    selector: 'MemberExpression[computed=false][property.name=/^[_$]/]',
+    selector: 'MemberExpression[computed=false][property.name=/^(_(?!_)|[$])/]',
     message: `A private member (underscore or $): reach Parse's and its drivers' private surface through ${SEAM}.`
   },
   {
-    selector: 'MemberExpression[computed=true][property.value=/^[_$]/]',
+    selector: 'MemberExpression[computed=true][property.value=/^(_(?!_)|[$])/]',
     message: `A private member (underscore or $): reach Parse's and its drivers' private surface through ${SEAM}.`
   }
 ]

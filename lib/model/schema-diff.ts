@@ -1,7 +1,7 @@
 // What the next boot's schema migration (Parse's Defined Schemas) would change
 // in the stored schema: classes and fields added, fields dropped or retyped,
 // class-level permissions replaced. Pure: the stored schema is passed in.
-import { SchemaRules } from '../parse/internals.js'
+import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import type { ParseClassSchema } from './schema-config.js'
 
 export interface StoredClass {
@@ -66,7 +66,7 @@ export function diffSchema (definitions: ParseClassSchema[], stored: StoredClass
 }
 
 function isParseColumn (className: string, field: string): boolean {
-  return Boolean(SchemaRules.defaultColumns._Default[field] || SchemaRules.defaultColumns[className]?.[field])
+  return isParseDefaultColumn(className, field)
 }
 
 function describe (field: { type: string, targetClass?: string }): string {

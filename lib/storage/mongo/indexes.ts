@@ -227,7 +227,7 @@ export async function planMongoValidators (adapter: MongoAdapter, models: ModelD
   }
   const changes: ObjectChange[] = []
   for (const model of models) {
-    const { collection, validator } = mongoValidatorCommand(model, adapter._collectionPrefix)
+    const { collection, validator } = mongoValidatorCommand(model, mongoCollectionPrefix(adapter))
     const name = `${model.className}_validator`
     const before = stored.get(collection)
     if (JSON.stringify(before ?? null) === JSON.stringify(validator)) continue
