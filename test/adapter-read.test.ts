@@ -8,11 +8,11 @@
 // and still answers exactly as REST does, errors included.
 import t from 'tap'
 import Parse from 'parse/node'
-import { AfterFind, BaseModel, ParseClass, ParseField, addUsersToRole, queryRows } from '../lib/index.js'
+import { AfterFind, BaseModel, ParseClass, ParseField, addUsersToRole, queryRows, withTransaction } from '../lib/index.js'
 import { adapterRead } from '../lib/parse/adapter-read.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
-import { APP_ID, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { APP_ID, appHeaders, masterHeaders, needsRealMongo, startKit } from './helpers/kit.js'
 
 @ParseClass('Crate')
 class Crate extends BaseModel {
@@ -260,6 +260,19 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
         }
       }
     }
+  })
+
+  t.test('a served read inside a transaction reads on the transaction', { skip: needsRealMongo() }, async (t) => {
+    const plain = () => new Parse.Query('Sample').equalTo('name', 'written in the transaction').limit(5)
+    t.ok(await adapterRead(config, AuthModule.master(config) as never, readOf(plain(), true)), 'the query is one the adapter read serves')
+    let inside: unknown
+    await withTransaction(async () => {
+      await new Sample({ name: 'written in the transaction' }).save(null, { useMasterKey: true })
+      inside = await queryRows(plain(), { master: true }, { count: true })
+      throw new Error('roll back')
+    }).catch((error: Error) => { if (error.message !== 'roll back') throw error })
+    t.equal((inside as { count: number }).count, 1, 'inside: the uncommitted row is read and counted')
+    t.equal((await queryRows(plain(), { master: true }, { count: true })).count, 0, 'after the rollback it is gone')
   })
 
   t.test('the rules still hold on the served path', async (t) => {

@@ -2,7 +2,6 @@
 import { Injectable } from '@nestjs/common'
 import { InjectRepository } from '@nestjs/typeorm'
 import { Repository } from 'typeorm'
-import { randomBytes } from 'node:crypto'
 import { CreateNoteDto } from './dto'
 import { Note } from './note.entity'
 
@@ -35,7 +34,7 @@ function toJSON (note: Note): NoteJSON {
 /** "Hello, World!" → "hello-world", plus a short suffix so two equal titles stay unique (as the kit's fixture does). */
 function slugify (title: string): string {
   const base = title.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'note'
-  return `${base}-${randomBytes(4).toString('hex').slice(0, 6)}`
+  return `${base}-${Math.random().toString(36).slice(2, 8)}`
 }
 
 @Injectable()
