@@ -72,28 +72,30 @@ const pool = new pg.Pool({ connectionString: adapter._uri ?? undefined, ...(adap
 const schema = await (config.database as unknown as { loadSchema: () => Promise<{ getOneSchema: (c: string, m: boolean) => Promise<unknown> }> }).loadSchema().then((s) => s.getOneSchema('Note', true))
 const noteQuery = () => new Parse.Query(Note).descending('createdAt').limit(10)
 
-process.stdout.write(`read: 10 newest of ${SEEDED_NOTES} notes + count, ${iterations} sequential calls per layer and round\n`)
-await costs([
-  ['pg (node-postgres pool), the same two statements', async () => { await pool.query(statements.find); await pool.query(statements.count) }],
-  ['Parse\'s pool (pg-promise), the same two statements', async () => { await client.any(statements.find); await client.one(statements.count) }],
-  ['Parse\'s storage adapter: find + count', async () => {
-    await adapter.find('Note', schema, {}, { limit: 10, sort: { createdAt: -1 }, skip: undefined, keys: undefined })
-    await adapter.count('Note', schema, {}, undefined, undefined, undefined)
-  }],
-  ['Parse\'s DatabaseController: find + count (master)', async () => {
+if (process.env.LAYERS !== 'write') {
+  process.stdout.write(`read: 10 newest of ${SEEDED_NOTES} notes + count, ${iterations} sequential calls per layer and round\n`)
+  await costs([
+    ['pg (node-postgres pool), the same two statements', async () => { await pool.query(statements.find); await pool.query(statements.count) }],
+    ['Parse\'s pool (pg-promise), the same two statements', async () => { await client.any(statements.find); await client.one(statements.count) }],
+    ['Parse\'s storage adapter: find + count', async () => {
+      await adapter.find('Note', schema, {}, { limit: 10, sort: { createdAt: -1 }, skip: undefined, keys: undefined })
+      await adapter.count('Note', schema, {}, undefined, undefined, undefined)
+    }],
+    ['Parse\'s DatabaseController: find + count (master)', async () => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const database = config.database as any
-    await database.find('Note', {}, { limit: 10, sort: { createdAt: -1 } }, {})
-    await database.find('Note', {}, { count: true, limit: 0 }, {})
-  }],
-  ['RestQuery find + count (master; what queryRows falls back to)', async () => {
-    const query = await RestQuery({ method: RestQuery.Method.find, config, auth: AuthModule.master(config), className: 'Note', restWhere: {}, restOptions: { limit: 10, order: '-createdAt', count: 1 }, context: {} })
-    await query.execute()
-  }],
-  ['queryRows (master; its adapter read)', () => queryRows(noteQuery(), { master: true }, { count: true })],
-  ['SDK query.find + count (master, Parse.Object rows)', async () => { await noteQuery().find({ useMasterKey: true }); await noteQuery().count({ useMasterKey: true }) }],
-  ['declared GET listNotes through inject() (master key)', () => app.inject({ method: 'GET', url: `${MOUNT}/notes/listNotes?limit=10`, headers: master })]
-])
+      const database = config.database as any
+      await database.find('Note', {}, { limit: 10, sort: { createdAt: -1 } }, {})
+      await database.find('Note', {}, { count: true, limit: 0 }, {})
+    }],
+    ['RestQuery find + count (master; what queryRows falls back to)', async () => {
+      const query = await RestQuery({ method: RestQuery.Method.find, config, auth: AuthModule.master(config), className: 'Note', restWhere: {}, restOptions: { limit: 10, order: '-createdAt', count: 1 }, context: {} })
+      await query.execute()
+    }],
+    ['queryRows (master; its adapter read)', () => queryRows(noteQuery(), { master: true }, { count: true })],
+    ['SDK query.find + count (master, Parse.Object rows)', async () => { await noteQuery().find({ useMasterKey: true }); await noteQuery().count({ useMasterKey: true }) }],
+    ['declared GET listNotes through inject() (inject itself adds much)', () => app.inject({ method: 'GET', url: `${MOUNT}/notes/listNotes?limit=10`, headers: master })]
+  ])
+}
 
 process.stdout.write(`write: one Note, ${iterations} sequential calls per layer and round\n`)
 const body = { title: 'bench write', body: 'Written by the benchmark.', status: 'published' }
@@ -104,7 +106,14 @@ await costs([
   })],
   ['rest.create (RestWrite: beforeSave, ACL, schema; master)', () => rest.create(config, AuthModule.master(config), 'Note', { ...body, views: 0, ACL: { '*': { read: true } } }, {})],
   ['SDK note.save (master; direct write)', () => new Note().save({ ...body, views: 0 }, { useMasterKey: true })],
-  ['declared POST createNote through inject() (session token)', () => app.inject({
+  ['SDK note.save with the session token and an owner ACL (as createNote)', () => {
+    const note = new Note({ ...body, views: 0 })
+    const acl = new Parse.ACL({ [user.objectId]: { read: true, write: true } })
+    acl.setPublicReadAccess(true)
+    note.setACL(acl)
+    return note.save(null, { sessionToken })
+  }],
+  ['declared POST createNote via inject() (session; inject adds much)', () => app.inject({
     method: 'POST', url: `${MOUNT}/notes/createNote`, headers: { 'x-parse-application-id': APP_ID, 'x-parse-session-token': sessionToken }, payload: body
   })]
 ])
