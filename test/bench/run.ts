@@ -46,7 +46,8 @@ const settings = {
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
   scaleRepeats: quick ? 1 : 3,
   profile: !args.has('--no-profile'),
-  nest: !args.has('--no-nest'),
+  // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
+  nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
   scale: !args.has('--no-scale')
 }
 const TSX = ['--import', 'tsx']
