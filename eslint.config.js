@@ -24,6 +24,8 @@ export default [
       'node_modules/**',
       // Benchmark output, written by `npm run bench`.
       'test/bench/results/**',
+      // The benchmark's NestJS peer: its own package, lockfile and build (test/bench/nest-peer.ts).
+      'test/bench/nest/**',
       // Templates are TypeScript only once the CLI has rendered them.
       'cli/templates/**'
     ]

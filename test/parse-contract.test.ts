@@ -59,6 +59,7 @@ function method (t: Test, owner: object, name: string, usedBy: string): Fn {
 
 const require = createRequire(import.meta.url)
 const parseSource = (file: string) => readFileSync(require.resolve(`parse-server/lib/${file}`), 'utf8')
+const parseSourceModule = (file: string) => require(`parse-server/lib/${file}`) as Record<string, { prototype: object }>
 
 t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/lib modules', async (t) => {
   const modules: Array<[string, unknown, string]> = [
@@ -182,6 +183,27 @@ t.test('rest.create / rest.update and the in-process controller: parse/direct-wr
   t.match(controller, /const installationId = options\.installationId \|\| 'cloud'/, 'its Auth carries installationId \'cloud\' by default')
   const database = parseSource('Controllers/DatabaseController.js')
   t.match(database, /loadSchema\(options = \{\s*clearCache: false\s*\}\) \{\s*if \(this\.schemaPromise != null\)/, 'DatabaseController#loadSchema(options) keeps only the load in flight (schemaPromise)')
+})
+
+t.test('the adapter read (parse/adapter-read.ts) takes the steps Parse\'s RestQuery and DatabaseController take for a plain read', async (t) => {
+  const database = parseSource('Controllers/DatabaseController.js')
+  t.match(database, /function addReadACL\(query, acl\) \{\s*const newQuery = [^;]*cloneDeep\(query\);[^]*?newQuery\._rperm = \{\s*\$in: \[null, '\*', \.\.\.acl\]\s*\};\s*return newQuery;/, 'addReadACL: the row ACL is _rperm $in [null, \'*\', ...aclGroup]')
+  t.match(database, /const untransformObjectACL = \(\{\s*_rperm,\s*_wperm,\s*\.\.\.output\s*\}\) => \{\s*if \(_rperm \|\| _wperm\) \{\s*output\.ACL = \{\};/, 'untransformObjectACL: the ACL comes after the other keys, built from _rperm then _wperm')
+  t.match(database, /for \(const key in object\) \{\s*if \(key\.charAt\(0\) === '_'\) \{\s*delete object\[key\];/, 'filterSensitiveData drops every column whose name starts with _')
+  t.match(database, /return this\.adapter\.count\(className, schema, query, readPreference, undefined, hint, comment\);/, 'a count is adapter.count(className, schema, query, readPreference, undefined, hint, comment)')
+  t.match(database, /const queryOptions = \{\s*skip,\s*limit,\s*sort,\s*keys,\s*readPreference,\s*hint,\s*caseInsensitive: [^,]*,\s*explain,\s*comment\s*\};/, 'a find passes the adapter { skip, limit, sort, keys, readPreference, hint, caseInsensitive, explain, comment }')
+  t.match(database, /op = op \|\| \(typeof query\.objectId == 'string' && Object\.keys\(query\)\.length === 1 \? 'get' : 'find'\);/, 'a query on objectId alone is checked as a get')
+  t.match(database, /addPointerPermissions\(schema, className, operation, query, aclGroup = \[\]\) \{\s*\/\/ Check if class has public permission for operation\s*\/\/ If the BaseCLP pass, let go through\s*if \(schema\.testPermissionsForClassName\(className, aclGroup, operation\)\) \{\s*return query;/, 'pointer permissions change nothing when testPermissionsForClassName grants the operation')
+  const restQuery = parseSource('RestQuery.js')
+  t.match(restQuery, /this\.findOptions\.acl = \['\*'\];\s*if \(this\.auth\.user\) \{\s*return this\.auth\.getUserRoles\(\)\.then\(roles => \{\s*this\.findOptions\.acl = this\.findOptions\.acl\.concat\(roles, \[this\.auth\.user\.id\]\);/, 'the ACL group is [\'*\', ...roles, user id]')
+  t.match(restQuery, /await this\.config\.filesController\.expandFilesInObject\(this\.config, results\);/, 'RestQuery expands file URLs with filesController.expandFilesInObject(config, results)')
+  t.match(restQuery, /this\.findOptions\.count = true;\s*delete this\.findOptions\.skip;\s*delete this\.findOptions\.limit;/, 'the count drops skip and limit')
+  t.match(restQuery, /runBeforeFind \? await triggers\.maybeRunQueryTrigger\(triggers\.Types\.beforeFind/, 'RestQuery runs beforeFind (the adapter read leaves classes with one to Parse)')
+  const controller = SchemaRules.SchemaController.prototype as unknown as Record<string, unknown>
+  t.same(parameters(method(t, controller, 'testPermissionsForClassName', 'the class-level grant')), ['className', 'aclGroup', 'operation'], 'testPermissionsForClassName(className, aclGroup, operation)')
+  t.same(parameters(method(t, controller, 'getClassLevelPermissions', 'protected fields')), ['className'], 'getClassLevelPermissions(className)')
+  t.same(parameters(method(t, controller, 'getOneSchema', 'the class schema')).slice(0, 2), ['className', 'allowVolatileClasses'], 'getOneSchema(className, allowVolatileClasses)')
+  t.same(parameters(method(t, parseSourceModule('Controllers/FilesController.js').FilesController.prototype, 'expandFilesInObject', 'file URLs')), ['config', 'object'], 'FilesController#expandFilesInObject(config, object)')
 })
 
 t.test('the password stamp Parse does not await at login: parse/password-stamp.ts', async (t) => {

@@ -4,6 +4,7 @@
 // protected fields and find triggers all apply, exactly as on REST.
 import Parse from 'parse/node'
 import { AuthModule, RestQuery } from '../parse/internals.js'
+import { adapterRead } from '../parse/adapter-read.js'
 import { parseConfig } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
 import type { ReadSchemaMemo } from '../parse/reused-read-schema.js'
@@ -33,6 +34,9 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
       : AuthModule.nobody(config)
   const { where, ...restOptions } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
   if (options.count) restOptions.count = 1
+  // A plain read (plain fields, a plain grant, no find trigger) straight from Parse's storage adapter; anything else through RestQuery.
+  const plain = await adapterRead(config, auth, { className: query.className, where, options: restOptions })
+  if (plain) return plain as QueryRowsResult<Row>
   const rest = await RestQuery({
     method: RestQuery.Method.find,
     config,

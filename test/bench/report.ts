@@ -43,6 +43,8 @@ export interface RatioResult extends RatioSpec {
   designMet?: boolean
   /** The same ratio from CPU cost: under's CPU per request ÷ over's (higher is better, like req/s). */
   cpu: { value: number, min: number, max: number, met?: boolean, designMet?: boolean } | null
+  /** over's p99 ÷ under's (lower is better); met against p99Within when the ratio has one. */
+  p99?: { value: number, met?: boolean }
 }
 
 interface ScaleSize {
@@ -95,6 +97,10 @@ export interface BenchResults {
   environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string, pinned?: { server: string, load: string } | null }
   settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
   server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } }
+  /** The NestJS peer (test/bench/nest/), when it ran: its boot includes starting its own PostgreSQL. */
+  nest?: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample }
+  /** Said beside the figures when the machine was not quiet (BENCH_NOTE). */
+  note?: string
   scenarios: ScenarioResult[]
   ratios: RatioResult[]
   profiles?: Record<string, ScenarioProfile>
@@ -111,24 +117,28 @@ const fmt = (value: number | null | undefined, digits = 0) => value === null || 
 const verdict = (met: boolean | undefined) => met === undefined ? '' : met ? 'met' : '**not met**'
 const cell = (text: string) => text.replace(/\|/g, '\\|')
 
-/** Every target of issue 17 on one table: the ratios and the boot and memory limits. */
+/** Every target (issues 17 and 33) on one table: the ratios, tail latency, and the boot and memory limits. */
 export function targetsTable (results: BenchResults): string[] {
-  const lines = ['## Targets (issue 17)', '', '| target | measured | met |', '|---|---:|---|']
+  const lines = ['## Targets (issues 17 and 33)', '', '| target | from | measured | met |', '|---|---|---:|---|']
   for (const r of results.ratios.filter((ratio) => ratio.target !== undefined)) {
-    lines.push(`| ${r.key} ${r.label} ≥ ${r.target}× | ${fmt(r.value, 2)}× req/s · ${r.cpu ? `${fmt(r.cpu.value, 2)}× CPU` : '–'} | req/s ${verdict(r.met)}; CPU ${r.cpu ? verdict(r.cpu.met) : '–'} |`)
+    lines.push(`| ${r.key} ${r.label} ≥ ${r.target}× | ${r.source ?? 'issue 17'} | ${fmt(r.value, 2)}× req/s · ${r.cpu ? `${fmt(r.cpu.value, 2)}× CPU` : '–'} | req/s ${verdict(r.met)}; CPU ${r.cpu ? verdict(r.cpu.met) : '–'} |`)
+  }
+  for (const r of results.ratios.filter((ratio) => ratio.p99Within !== undefined && ratio.p99)) {
+    lines.push(`| ${r.key} p99 ≤ ${r.p99Within}× the peer's | ${r.source ?? 'issue 17'} | ${fmt(r.p99!.value, 2)}× | ${verdict(r.p99!.met)} |`)
   }
   const sizes = results.scale?.sizes ?? []
   const zero = sizes.find((size) => size.functions === 0)
   const thousand = sizes.find((size) => size.functions === 1000)
   if (zero && thousand) {
     const extra = (thousand.bootMs - zero.bootMs) / 1000
-    lines.push(`| boot with 1000 functions ≤ +1.0 s above the 0-function boot | +${fmt(extra, 2)} s | ${verdict(extra <= 1)} |`)
+    lines.push(`| boot with 1000 functions ≤ +1.0 s above the 0-function boot | issues 17, 33 | +${fmt(extra, 2)} s | ${verdict(extra <= 1)} |`)
   } else {
-    lines.push('| boot with 1000 functions ≤ +1.0 s | not measured (--no-scale or other sizes) | |')
+    lines.push('| boot with 1000 functions ≤ +1.0 s | issues 17, 33 | not measured (--no-scale or other sizes) | |')
   }
   const { memoryAfterBoot, memoryAfterLoad } = results.server
-  lines.push(`| RSS after boot ≤ 150 MB (bench server) | ${fmt(memoryAfterBoot.rssMB, 1)} MB | ${verdict(memoryAfterBoot.rssMB <= 150)} |`)
-  lines.push(`| RSS after the load rounds ≤ 250 MB | ${fmt(memoryAfterLoad.rssMB, 1)} MB | ${verdict(memoryAfterLoad.rssMB <= 250)} |`)
+  const peer = results.nest
+  lines.push(`| RSS after boot ≤ 150 MB (bench server) | issue 17 | ${fmt(memoryAfterBoot.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterBoot.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterBoot.rssMB <= 150)} |`)
+  lines.push(`| RSS after the load rounds ≤ 250 MB | issue 17 | ${fmt(memoryAfterLoad.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterLoad.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterLoad.rssMB <= 250)} |`)
   lines.push('')
   return lines
 }
@@ -144,9 +154,12 @@ export function renderMarkdown (results: BenchResults): string {
     `${env.note} Load average before/after: ${env.loadAverageBefore.join(', ')} / ${env.loadAverageAfter.join(', ')}. ` +
     `Embedded PostgreSQL ${settings.fsync ? 'with' : 'without'} fsync. Absolute numbers move with the machine; the ratios are the point.` +
     (settings.quick ? ' **Quick run (1 s per run): a smoke test, not a measurement.**' : ''), '')
+  if (results.note) push(`**Note on this run:** ${results.note}`, '')
 
   push('## Throughput and latency', '')
-  push('"CPU µs/req" is the CPU time of the server process **plus its PostgreSQL** (postmaster and backends, from `/proc`) during the measured window, divided by the requests answered: the cost of a request, which other load on the machine barely moves.', '')
+  push('"CPU µs/req" is the CPU time of the server process **plus its PostgreSQL** (postmaster and backends, from `/proc`) during the measured window, divided by the requests answered: the cost of a request, which other load on the machine barely moves. ' +
+    'A backend that exits inside the window is charged only for what it used after the window opened (not for its whole life, which Linux adds to the postmaster when it reaps it). ' +
+    'Rows N… are the NestJS 11 + TypeORM + class-validator peer (test/bench/nest/), a separate process on its own embedded PostgreSQL (same binaries and flags), pinned to the same core(s).', '')
   push('| # | scenario | request | caller | req/s | CPU µs/req | p50 ms | p99 ms | req/s by round | CPU µs/req by round | non-2xx / errors |')
   push('|---|---|---|---|---:|---:|---:|---:|---|---|---|')
   for (const s of results.scenarios) {
@@ -164,14 +177,16 @@ export function renderMarkdown (results: BenchResults): string {
   push('Each ratio in two forms: **req/s** (over ÷ under) and **CPU** (under\'s CPU per request ÷ over\'s: how many times cheaper). ' +
     'Which to trust: on a quiet machine both agree and req/s is the user-visible one; when other work runs on the machine (load average above the core count, rounds far apart), ' +
     'req/s measures who won the cores, and the **CPU** form is the one to trust.', '')
-  push('| ratio | what | req/s | rounds | CPU | rounds | target (issue 17) | design target (DESIGN.md) |')
-  push('|---|---|---:|---|---:|---|---|---|')
+  push('"p99" is over\'s p99 latency ÷ under\'s (lower is better).', '')
+  push('| ratio | what | req/s | rounds | CPU | rounds | p99 | target | design target (DESIGN.md) |')
+  push('|---|---|---:|---|---:|---|---:|---|---|')
   for (const r of results.ratios) {
     const both = (met: boolean | undefined, cpuMet: boolean | undefined) => `req/s ${verdict(met)}, CPU ${r.cpu ? verdict(cpuMet) : '–'}`
-    const target = r.target === undefined ? '' : `≥ ${r.target}×: ${both(r.met, r.cpu?.met)}`
+    const target = (r.target === undefined ? '' : `≥ ${r.target}× (${r.source ?? 'issue 17'}): ${both(r.met, r.cpu?.met)}`) +
+      (r.p99Within === undefined || !r.p99 ? '' : `; p99 ≤ ${r.p99Within}×: ${verdict(r.p99.met)}`)
     const design = r.designTarget === undefined ? '' : `≥ ${r.designTarget}×: ${both(r.designMet, r.cpu?.designMet)}`
     const cpu = r.cpu ? `**${fmt(r.cpu.value, 2)}×** | ${fmt(r.cpu.min, 2)}–${fmt(r.cpu.max, 2)}` : '– | –'
-    push(`| ${r.key} | ${r.label} | **${fmt(r.value, 2)}×** | ${fmt(r.min, 2)}–${fmt(r.max, 2)} | ${cpu} | ${target} | ${design} |`)
+    push(`| ${r.key} | ${r.label} | **${fmt(r.value, 2)}×** | ${fmt(r.min, 2)}–${fmt(r.max, 2)} | ${cpu} | ${r.p99 ? `${fmt(r.p99.value, 2)}×` : '–'} | ${target} | ${design} |`)
   }
   push('')
   push(...targetsTable(results))
@@ -213,6 +228,12 @@ export function renderMarkdown (results: BenchResults): string {
       : '') + (results.server.runtime === 'compiled'
       ? '. The server runs compiled (node on tsc\'s output with --enable-source-maps), as `start:prod` does.'
       : '. The server runs under tsx (its loader thread adds about 30 MB of RSS that a compiled `start:prod` does not have).'), '')
+  if (results.nest) {
+    const peer = results.nest
+    push(`NestJS peer (one process, its PostgreSQL not included): booted in ${fmt(peer.bootMs)} ms including its own PostgreSQL start; ` +
+      `RSS ${peer.memoryAfterBoot.rssMB} MB (heap ${peer.memoryAfterBoot.heapUsedMB} MB) after boot, ${peer.memoryAfterLoad.rssMB} MB (heap ${peer.memoryAfterLoad.heapUsedMB} MB) after the load rounds` +
+      (peer.memoryAfterLoadLive ? `; after a full garbage collection ${peer.memoryAfterLoadLive.rssMB} MB (heap ${peer.memoryAfterLoadLive.heapUsedMB} MB)` : '') + '.', '')
+  }
 
   if (results.profiles) {
     const profiles = results.profiles

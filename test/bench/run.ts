@@ -6,12 +6,13 @@
 //   3. scale: boot and OpenAPI time with 0/10/100/1000 generated functions
 //      (test/bench/scale.ts, one child process per boot).
 // Writes results/latest.json and results/latest.md, and prints the table.
-// Flags: --quick (1 s runs, for a smoke test), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
+// Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
 // printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
-// (10,100,1000), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process).
+// (10,100,1000), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
+// BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
 import os from 'node:os'
@@ -21,10 +22,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
-import { coreLayout, cpuAccountingAvailable, cpuMsBetween, pin, sampleTree } from './cpu.js'
+import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
+import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
 import {
   BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
@@ -44,6 +46,8 @@ const settings = {
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
   scaleRepeats: quick ? 1 : 3,
   profile: !args.has('--no-profile'),
+  // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
+  nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
   scale: !args.has('--no-scale')
 }
 const TSX = ['--import', 'tsx']
@@ -74,10 +78,10 @@ class ServerProcess {
   readonly ready: Promise<ServerReady>
   readonly child: ChildProcess
 
-  constructor (logFile: string) {
+  constructor (logFile: string, file = serverEntry.file, argv: string[] = []) {
     const output = createWriteStream(logFile)
     // --expose-gc only lets the runner ask for the live heap after the load (memory-live); it changes no heap sizing.
-    this.child = fork(serverEntry.file, [], { cwd: ROOT, execArgv: [...serverEntry.loader, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    this.child = fork(file, argv, { cwd: ROOT, execArgv: [...serverEntry.loader, '--expose-gc', ...serverFlags], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     // Before it boots: PostgreSQL, started by the server, inherits the mask.
     if (cores) pin(this.child.pid!, cores.server)
     this.child.stdout!.pipe(output)
@@ -127,6 +131,15 @@ class ServerProcess {
 
 interface Origin { origin: string }
 
+/** A running server process and what it said when ready: the kit's bench server, or the NestJS peer. */
+interface Side { process: ServerProcess, ready: ServerReady }
+type Sides = { kit: Side, nest?: Side }
+const sideOf = (sides: Sides, scenario: Scenario): Side => {
+  const side = sides[scenario.server ?? 'kit']
+  if (!side) throw new Error(`scenario ${scenario.label} needs the ${scenario.server} server, which is not running`)
+  return side
+}
+
 /**
  * Waits (at most ~5 s) until the server's process tree is idle — below 3% of a
  * core over 250 ms — so that background work left by the previous run (the
@@ -157,8 +170,7 @@ async function fire (target: Origin, scenario: Scenario, seconds: number, server
   const after = before ? sampleTree(serverPid!) : undefined
   const cpuMs = before ? cpuMsBetween(before, after!) : undefined
   // The node process alone (its threads included); the rest of the tree is PostgreSQL.
-  const onlyServer = (tree: Map<number, number>) => new Map([[serverPid!, tree.get(serverPid!) ?? 0]])
-  const nodeMs = before ? cpuMsBetween(onlyServer(before), onlyServer(after!)) : undefined
+  const nodeMs = before ? nodeCpuMs(before, after!, serverPid!) : undefined
   return {
     nodeCpuUsPerRequest: nodeMs === undefined || result.requests.total === 0 ? null : round(1000 * nodeMs / result.requests.total, 0),
     reqPerSec: round(result['2xx'] / result.duration, 0),
@@ -191,33 +203,37 @@ function roundOrder (all: Scenario[], round: number): Scenario[] {
   return order
 }
 
-async function measureThroughput (server: ServerProcess, ready: ServerReady, all: Scenario[]): Promise<Map<string, RoundSample[]>> {
-  for (const scenario of all) await sanityCheck(ready, scenario)
+async function measureThroughput (sides: Sides, all: Scenario[]): Promise<Map<string, RoundSample[]>> {
+  for (const scenario of all) await sanityCheck(sideOf(sides, scenario).ready, scenario)
   log(`all ${all.length} scenarios answer correctly; warming up (${settings.warmupSeconds} s each)`)
   for (const scenario of all) {
-    await fire(ready, scenario, settings.warmupSeconds)
-    if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+    const side = sideOf(sides, scenario)
+    await fire(side.ready, scenario, settings.warmupSeconds)
+    if (scenario.group === 'write') await side.process.send({ cmd: 'reset-notes' })
   }
   const samples = new Map<string, RoundSample[]>(all.map((scenario) => [scenario.key, []]))
   for (let r = 0; r < settings.rounds; r++) {
     for (const scenario of roundOrder(all, r)) {
       await sleep(250)
-      const sample = await fire(ready, scenario, settings.seconds, server.child.pid)
+      const side = sideOf(sides, scenario)
+      const sample = await fire(side.ready, scenario, settings.seconds, side.process.child.pid)
       samples.get(scenario.key)!.push(sample)
-      if (scenario.group === 'write') await server.send({ cmd: 'reset-notes' })
+      if (scenario.group === 'write') await side.process.send({ cmd: 'reset-notes' })
       log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req (node ${sample.nodeCpuUsPerRequest ?? '–'})  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
     // Growth from round to round would be a leak; a plateau is the heap V8 keeps for the load.
-    const memory = await server.send<MemorySample>({ cmd: 'memory' })
-    log(`after round ${r + 1}: rss ${memory.rssMB} MB, heap used ${memory.heapUsedMB} MB`)
+    const memory = await sides.kit.process.send<MemorySample>({ cmd: 'memory' })
+    const peer = sides.nest ? await sides.nest.process.send<MemorySample>({ cmd: 'memory' }) : undefined
+    log(`after round ${r + 1}: rss ${memory.rssMB} MB, heap used ${memory.heapUsedMB} MB${peer ? ` (NestJS peer: rss ${peer.rssMB} MB, heap used ${peer.heapUsedMB} MB)` : ''}`)
   }
   return samples
 }
 
-async function profileScenarios (server: ServerProcess, ready: ServerReady, all: Scenario[]): Promise<Record<string, ScenarioProfile>> {
+async function profileScenarios (sides: Sides, all: Scenario[]): Promise<Record<string, ScenarioProfile>> {
   const profiles: Record<string, ScenarioProfile> = {}
   for (const scenario of all) {
     const file = path.join(PROFILES_DIR, `${scenario.key}.cpuprofile`)
+    const { process: server, ready } = sideOf(sides, scenario)
     await server.send({ cmd: 'profile-start' })
     const load = await fire(ready, scenario, settings.profileSeconds)
     await server.send({ cmd: 'profile-stop', file })
@@ -264,8 +280,11 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
     // Cost form: how many times cheaper per request over is than under.
     const cpuRounds = over.rounds.map((sample, i) => sample.cpuUsPerRequest && under.rounds[i].cpuUsPerRequest ? under.rounds[i].cpuUsPerRequest! / sample.cpuUsPerRequest : NaN)
     const cpuValue = cpuRounds.some(Number.isNaN) ? undefined : median(cpuRounds)
+    // Tail latency, over's p99 ÷ under's (lower is better): the median of the per-round ratios.
+    const p99Value = median(over.rounds.map((sample, i) => sample.p99Ms / under.rounds[i].p99Ms))
     return {
       ...spec,
+      p99: { value: round(p99Value, 2), met: spec.p99Within === undefined ? undefined : p99Value <= spec.p99Within },
       value: round(value, 2),
       ofMedians: round(over.reqPerSec / under.reqPerSec, 2),
       min: round(Math.min(...perRound), 2),
@@ -391,7 +410,12 @@ function gitCommit (): string {
 async function main (): Promise<void> {
   log(`settings: ${settings.connections} connections, ${settings.seconds} s per run, ${settings.rounds} interleaved rounds${quick ? ' (quick)' : ''}`)
   const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
+  const nestEntry = settings.nest ? buildNestPeer(log) : undefined
+  const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
   let ready: ServerReady
+  let nestReady: ServerReady | undefined
+  let nestMemoryAfterLoad: MemorySample | undefined
+  let nestMemoryAfterLoadLive: MemorySample | undefined
   let samples: Map<string, RoundSample[]>
   let profiles: Record<string, ScenarioProfile> | undefined
   let memoryAfterLoad: MemorySample
@@ -401,15 +425,25 @@ async function main (): Promise<void> {
     ready = await server.ready
     log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
     if (ready.requestsPerListNotes !== 1) throw new Error('the SDK inside handlers goes over HTTP: directAccess is not in effect (DESIGN.md pitfall 8)')
-    all = buildScenarios(ready).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
+    if (nest) {
+      nestReady = await nest.ready
+      log(`NestJS peer up at ${nestReady.origin} in ${nestReady.bootMs.toFixed(0)} ms (its own PostgreSQL included), rss ${nestReady.memory.rssMB} MB`)
+    }
+    const sides: Sides = { kit: { process: server, ready }, ...(nest && nestReady ? { nest: { process: nest, ready: nestReady } } : {}) }
+    all = buildScenarios(ready, nestReady).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
     if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
-    samples = await measureThroughput(server, ready, all)
+    samples = await measureThroughput(sides, all)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
     memoryAfterLoadLive = await server.send<MemorySample>({ cmd: 'memory-live' })
     log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
-    if (settings.profile) profiles = await profileScenarios(server, ready, all)
+    if (nest) {
+      nestMemoryAfterLoad = await nest.send<MemorySample>({ cmd: 'memory' })
+      nestMemoryAfterLoadLive = await nest.send<MemorySample>({ cmd: 'memory-live' })
+      log(`NestJS peer after the load: rss ${nestMemoryAfterLoad.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
+    }
+    if (settings.profile) profiles = await profileScenarios(sides, all)
   } finally {
-    await server.close()
+    await Promise.all([server.close(), nest?.close()])
   }
   const scale = settings.scale ? await measureScale() : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
@@ -432,6 +466,8 @@ async function main (): Promise<void> {
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
     server: { bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
+    ...(nestReady && nestMemoryAfterLoad ? { nest: { bootMs: round(nestReady.bootMs), memoryAfterBoot: nestReady.memory, memoryAfterLoad: nestMemoryAfterLoad, memoryAfterLoadLive: nestMemoryAfterLoadLive } } : {}),
+    ...(process.env.BENCH_NOTE ? { note: process.env.BENCH_NOTE } : {}),
     scenarios,
     ratios,
     profiles,

@@ -15,6 +15,8 @@ export interface Scenario {
    * group 'write' resets the Note table after each run.
    */
   group: string
+  /** Which process answers: the kit's bench server (default) or the NestJS peer (test/bench/nest/). */
+  server?: 'kit' | 'nest'
   method: 'GET' | 'POST'
   path: string
   headers: Record<string, string>
@@ -35,7 +37,48 @@ const expect = (status: number, wanted: number, ok: boolean, what: string) =>
 /** Same find + count as listNotes: newest first, 10 rows, with a constraint so PostgreSQL counts for real. */
 export const REST_QUERY_SAME_WORK = `${MOUNT}/classes/Note?limit=10&order=-createdAt&count=1&where=${encodeURIComponent(JSON.stringify({ objectId: { $exists: true } }))}`
 
-export function scenarios (server: ServerReady): Scenario[] {
+export function scenarios (server: ServerReady, nest?: ServerReady): Scenario[] {
+  return [...kitScenarios(server), ...(nest ? nestScenarios(nest) : [])]
+}
+
+/**
+ * The NestJS 11 + TypeORM + class-validator peer: the same three endpoints on
+ * the same Note shape, seeded rows and PostgreSQL flags; with and without a
+ * session check. Their groups interleave them with the kit's scenarios.
+ */
+function nestScenarios (nest: ServerReady): Scenario[] {
+  const session = { 'x-parse-session-token': nest.sessionToken }
+  const noteBody = JSON.stringify({ title: WRITE_TITLE, body: 'Written by the benchmark.', status: 'published' })
+  const tenRows = (status: number, body: { results?: unknown[], count?: number }) =>
+    expect(status, 200, body?.results?.length === 10 && body.count === SEEDED_NOTES,
+      `expected 10 rows and count ${SEEDED_NOTES}, got ${body?.results?.length} rows and count ${body?.count}`)
+  const saved = (status: number, body: { objectId?: unknown, slug?: unknown }) => expect(status, 200, typeof body?.objectId === 'string' && typeof body?.slug === 'string', 'a saved note')
+  return [
+    {
+      key: 'nestConstant', label: 'N2', group: 'constant', server: 'nest', title: 'NestJS peer: controller returning the constant',
+      method: 'POST', path: `${MOUNT}/bench/benchConstant`, headers: { ...app, ...json }, body: '{}', credentials: 'none',
+      check: (status, body) => expect(status, 200, sameJSON(body, BENCH_CONSTANT), 'the constant')
+    },
+    {
+      key: 'nestListNotes', label: 'N5', group: 'read', server: 'nest', title: 'NestJS peer: listNotes, validated query, TypeORM findAndCount (10 newest + count)',
+      method: 'GET', path: `${MOUNT}/notes/listNotes?limit=10`, headers: app, credentials: 'none', check: tenRows
+    },
+    {
+      key: 'nestListNotesSession', label: 'N5s', group: 'read', server: 'nest', title: 'NestJS peer: listNotes behind a guard reading the session row on every request',
+      method: 'GET', path: `${MOUNT}/notes/listNotesSession?limit=10`, headers: { ...app, ...session }, credentials: 'session token (read every request)', check: tenRows
+    },
+    {
+      key: 'nestCreateNote', label: 'N6', group: 'write', server: 'nest', title: 'NestJS peer: createNote, class-validator DTO, TypeORM repo.save',
+      method: 'POST', path: `${MOUNT}/notes/createNote`, headers: { ...app, ...json }, body: noteBody, credentials: 'none', check: saved
+    },
+    {
+      key: 'nestCreateNoteSession', label: 'N6s', group: 'write', server: 'nest', title: 'NestJS peer: createNote behind a guard caching the session 5 s',
+      method: 'POST', path: `${MOUNT}/notes/createNoteSession`, headers: { ...app, ...json, ...session }, body: noteBody, credentials: 'session token (cached 5 s)', check: saved
+    }
+  ]
+}
+
+function kitScenarios (server: ServerReady): Scenario[] {
   const session = { ...app, 'x-parse-session-token': server.sessionToken }
   const noteBody = { title: WRITE_TITLE, body: 'Written by the benchmark.', status: 'published' }
   const noteACL = { '*': { read: true }, [server.userId]: { read: true, write: true } }
@@ -125,6 +168,10 @@ export interface RatioSpec {
   designTarget?: number
   /** Show the two sides' profiles side by side even without a target. */
   compareProfiles?: boolean
+  /** Where the target comes from, when not issue 17 (e.g. 'issue 33'). */
+  source?: string
+  /** p99 latency of over ÷ under must stay at or below this. */
+  p99Within?: number
 }
 
 export const RATIOS: RatioSpec[] = [
@@ -138,5 +185,11 @@ export const RATIOS: RatioSpec[] = [
   { key: '5/5u', label: 'listNotes with its response schema ÷ without', over: 'listNotes', under: 'listNotesUntyped', target: 1.2 },
   { key: '5/5pg', label: 'listNotes ÷ the same two SQL statements through pg (physical limit; no target)', over: 'listNotes', under: 'pgBaseline', compareProfiles: true },
   { key: "6/6'", label: 'createNote ÷ Parse REST create, same row and ACL', over: 'createNote', under: 'restCreate', target: 1.5 },
-  { key: '6/6s', label: 'createNote ÷ Parse REST create by the same session (same caller; no target)', over: 'createNote', under: 'restCreateSession', compareProfiles: true }
+  { key: '6/6s', label: 'createNote ÷ Parse REST create by the same session (same caller; no target)', over: 'createNote', under: 'restCreateSession', compareProfiles: true },
+  // Issue 33: the kit against NestJS 11 + TypeORM + class-validator (test/bench/nest/).
+  { key: '2/N2', label: 'declared constant ÷ NestJS constant', over: 'declared', under: 'nestConstant', target: 1.2, source: 'issue 33', compareProfiles: true },
+  { key: '5/N5', label: 'listNotes (master key) ÷ NestJS findAndCount (no auth)', over: 'listNotes', under: 'nestListNotes', target: 1, p99Within: 1.5, source: 'issue 33', compareProfiles: true },
+  { key: '5/N5s', label: 'listNotes ÷ NestJS with a session row read on every request (no target)', over: 'listNotes', under: 'nestListNotesSession', source: 'issue 33' },
+  { key: '6/N6', label: 'createNote (session) ÷ NestJS DTO + repo.save (no auth)', over: 'createNote', under: 'nestCreateNote', target: 1, p99Within: 1.5, source: 'issue 33', compareProfiles: true },
+  { key: '6/N6s', label: 'createNote ÷ NestJS with the session cached 5 s (no target)', over: 'createNote', under: 'nestCreateNoteSession', source: 'issue 33' }
 ]

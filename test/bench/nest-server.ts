@@ -1,0 +1,73 @@
+// The benchmark's peer process: the NestJS + TypeORM app of test/bench/nest/
+// (compiled there, with its own node_modules) on its own embedded PostgreSQL,
+// started from the same binaries with the same flags as the kit's. Speaks the
+// same IPC protocol as server.ts, so the runner drives both alike.
+// argv: the peer's compiled entry (test/bench/nest/dist/main.js).
+import path from 'node:path'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
+import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
+import { freePort } from '../../lib/storage/free-port.js'
+import { PhaseProfiler } from './profiler.js'
+import { SEEDED_NOTES, memorySample, type Command, type Reply, type ServerReady } from './shared.js'
+
+if (!process.send) throw new Error('test/bench/nest-server.ts is started by test/bench/run.ts (it needs an IPC channel)')
+const entry = process.argv[2]
+if (!entry) throw new Error('usage: nest-server.ts <test/bench/nest/dist/main.js>')
+
+interface Peer { origin: string, sessionToken: string, userId: string, resetNotes (): Promise<void>, close (): Promise<void> }
+
+// Only the database starter is the kit's (nothing else of it is loaded here, so the peer's memory is its own).
+const dir = mkdtempSync(path.join(tmpdir(), 'fpk-bench-nest-'))
+chmodSync(dir, 0o755) // PostgreSQL runs as user postgres when we are root
+const started = performance.now()
+const database = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: process.env.BENCH_FSYNC !== '1' })
+// The peer is CommonJS with its own node_modules: load it the way node would run it.
+const { start } = createRequire(import.meta.url)(path.resolve(entry)) as { start: (options: { databaseUrl: string, port: number, seededNotes: number }) => Promise<Peer> }
+const peer = await start({ databaseUrl: database.uri, port: await freePort(), seededNotes: SEEDED_NOTES })
+const bootMs = performance.now() - started
+
+const profiler = new PhaseProfiler()
+let closing: Promise<void> | undefined
+function close (): Promise<void> {
+  closing ??= peer.close().then(() => database.stop()).finally(() => rmSync(dir, { recursive: true, force: true }))
+  return closing
+}
+
+async function perform (command: Command): Promise<unknown> {
+  switch (command.cmd) {
+    case 'reset-notes': return peer.resetNotes()
+    case 'profile-start': return profiler.start()
+    case 'profile-stop': return profiler.stop(command.file)
+    case 'memory': return memorySample()
+    case 'memory-live':
+      (globalThis as { gc?: () => void }).gc?.()
+      return memorySample()
+    case 'close': return close()
+  }
+}
+
+process.on('message', (command: Command) => {
+  perform(command).then(
+    (value) => process.send!({ id: command.id, ok: true, value } satisfies Reply),
+    (error: Error) => process.send!({ id: command.id, ok: false, error: error.stack ?? String(error) } satisfies Reply)
+  ).finally(() => {
+    if (command.cmd === 'close') process.disconnect()
+  })
+})
+const stop = () => { close().finally(() => process.exit(0)) }
+process.on('disconnect', stop)
+process.once('SIGINT', stop)
+process.once('SIGTERM', stop)
+process.send({
+  type: 'ready',
+  origin: peer.origin,
+  sessionToken: peer.sessionToken,
+  userId: peer.userId,
+  bootMs,
+  memory: memorySample(),
+  requestsPerListNotes: 1,
+  baselineSql: { find: '', count: '' }
+} satisfies ServerReady)
