@@ -3,12 +3,15 @@
 // bodies, route naming and the relocated data directory's key. Each runs in
 // milliseconds; the full-stack files show the same rules wired into a server.
 import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { clampLimit, MAX_QUERY_LIMIT } from '../lib/index.js'
 import { AUTH_ROUTES, isRouteAllowed, normalisePath } from '../lib/access/restriction.js'
 import { mapRequestTarget, targetRefusal, targetsMount } from '../lib/access/request-target.js'
 import { readCredentials } from '../lib/access/credentials.js'
 import { checkPrefix, kebabPlural } from '../lib/routing/naming.js'
 import { relocatedDataDir } from '../lib/storage/postgres/embedded.js'
+import { projectMountPath } from '../cli/commands/generate.js'
 
 t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {
   const cases: Array<[unknown, number]> = [
@@ -112,4 +115,24 @@ t.test('the relocated data directory: one per whole path, the same path always t
   t.equal(relocatedDataDir(`/root/one${tail}`), first, 'stable')
   t.equal(relocatedDataDir(`/root/one${tail}/`), first, 'the same directory however it is written')
   t.match(first, /^\/var\/tmp\/fastify-parse-kit\/data\/postgres-[0-9a-f]{32}$/, 'named after the directory, keyed on a hash of its whole path')
+})
+
+t.test('fpk g prints endpoints under the project\'s mount path: MOUNT_PATH from the environment or .env, /parse by default', async (t) => {
+  const saved = { MOUNT_PATH: process.env.MOUNT_PATH, mountPath: process.env.mountPath }
+  delete process.env.MOUNT_PATH
+  delete process.env.mountPath
+  t.teardown(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+  const root = t.testdir({})
+  t.equal(await projectMountPath(root), '/parse', 'no setting: /parse')
+  writeFileSync(path.join(root, '.env'), '# settings\nMOUNT_PATH="/api/"\n')
+  t.equal(await projectMountPath(root), '/api', 'from .env, without the trailing slash')
+  writeFileSync(path.join(root, '.env'), 'MOUNT_PATH=/\n')
+  t.equal(await projectMountPath(root), '', 'the root mount: paths start at /')
+  process.env.MOUNT_PATH = 'v1'
+  t.equal(await projectMountPath(root), '/v1', 'the environment wins, as in the kit')
 })
