@@ -10,6 +10,8 @@ import { AUTH_ROUTES, isRouteAllowed, normalisePath } from '../lib/access/restri
 import { mapRequestTarget, targetRefusal, targetsMount } from '../lib/access/request-target.js'
 import { readCredentials } from '../lib/access/credentials.js'
 import { checkPrefix, kebabPlural } from '../lib/routing/naming.js'
+import { inputSchema, outputSchema } from '../lib/routing/schema.js'
+import { needsSession } from '../lib/routing/options.js'
 import { relocatedDataDir } from '../lib/storage/postgres/embedded.js'
 import { projectMountPath } from '../cli/commands/generate.js'
 
@@ -135,4 +137,46 @@ t.test('fpk g prints endpoints under the project\'s mount path: MOUNT_PATH from 
   t.equal(await projectMountPath(root), '', 'the root mount: paths start at /')
   process.env.MOUNT_PATH = 'v1'
   t.equal(await projectMountPath(root), '/v1', 'the environment wins, as in the kit')
+})
+
+t.test('route building: the input and answer schemas of a declared function, and who needs a session', async (t) => {
+  t.equal(inputSchema({}), undefined, 'no validation: no body or query schema')
+  t.equal(inputSchema({ validation: { fields: {} } }), undefined, 'no fields: none either')
+  const input = inputSchema({
+    validation: {
+      fields: {
+        title: { type: String, required: true, description: 'Headline' },
+        limit: { type: Number, default: 10 },
+        status: { type: String, options: ['draft', 'published'] },
+        at: { type: Date },
+        tags: { type: Array },
+        meta: { type: Object },
+        flag: { type: Boolean },
+        anything: {}
+      }
+    }
+  })!
+  t.same(input.required, ['title'], 'only the required field is required')
+  t.equal(input.additionalProperties, true, 'undeclared params pass through to the handler')
+  t.match(input.properties, {
+    title: { type: 'string', description: 'Headline' },
+    limit: { type: 'number', default: 10 },
+    status: { enum: ['draft', 'published'] },
+    at: { type: 'string', format: 'date-time' },
+    tags: { type: 'array' },
+    meta: { type: 'object', additionalProperties: true },
+    flag: { type: 'boolean' }
+  })
+  t.notOk('type' in input.properties.anything, 'an untyped field takes any value')
+  t.equal(outputSchema({}), undefined)
+  const output = outputSchema({ returns: { ok: { type: Boolean, required: true }, note: { type: String } } })!
+  t.same([output.type, output.required, Object.keys(output.properties)], ['object', ['ok'], ['ok', 'note']], 'returns in the shorthand')
+  t.notOk('additionalProperties' in output && output.additionalProperties === true, 'an answer sends its declared fields only')
+  const typebox = outputSchema({ returns: inputSchema({ validation: { fields: { id: { type: String } } } })! })
+  t.equal(typebox?.type, 'object', 'a TypeBox schema is taken as it is')
+  t.equal(needsSession({}), false)
+  t.equal(needsSession({ requiresAuth: true }), true)
+  t.equal(needsSession({ validation: { requireUser: true } }), true)
+  t.equal(needsSession({ requireRoles: ['Admin'] }), true, 'roles need a user')
+  t.equal(needsSession({ requireRoles: [] }), false, 'an empty role list does not')
 })
