@@ -4,8 +4,8 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { configureKit } from './lib/config.js'
 import { loadDeclarations } from './lib/loader.js'
-import { resolveOptions, type KitOptions } from './lib/options.js'
-import { openDatabase } from './lib/storage/database.js'
+import { resolveOptions, type KitOptions, type ResolvedOptions } from './lib/options.js'
+import { openDatabase, type DatabaseKind } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
 import { exposeParseHeaders, registerCors } from './lib/host/cors.js'
@@ -27,8 +27,9 @@ export type { KitOptions } from './lib/options.js'
 
 export interface KitRuntime {
   parse: ParseHost
-  options: ReturnType<typeof resolveOptions>
-  database: { kind: string, displayURI: string, embedded: boolean, dataDir?: string }
+  /** The options as the kit resolved them (defaults and environment applied). */
+  options: ResolvedOptions
+  database: { kind: DatabaseKind, displayURI: string, embedded: boolean, dataDir?: string }
   functions: DeclaredFunction[]
   /**
    * Settles once the declared indexes and database constraints have been applied
@@ -64,7 +65,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   }
 }
 
-async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolveOptions>, state: KitState, release: () => void): Promise<void> {
+async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, release: () => void): Promise<void> {
   configureKit({
     mountPath: options.mountPath,
     masterKey: options.masterKey,
@@ -123,7 +124,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
         ...(cluster ? { pubSubAdapter: cluster.pubSubAdapter } : {})
       }
     }
-    const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter as never)
+    const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter)
     const directAccess = overrides.directAccess !== false
     if (!directAccess && transactionalDeclared()) {
       throw new Error('@Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
@@ -141,7 +142,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     })
     await schema.verify()
     lockSchemas(state, schema.config.lockSchemas === true)
-    useTransactionalAdapter(state, database.adapter as never, { directAccess })
+    useTransactionalAdapter(state, database.adapter, { directAccess })
 
     // 5. Cross-origin policy for everything under the mount path: its preflight
     //    answers come before any app id check. Then Parse's REST surface behind

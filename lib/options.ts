@@ -7,10 +7,26 @@ import { resolveCors, type CorsOptions, type ResolvedCors } from './access/cors-
 import { ipRangesProblem } from './access/credentials.js'
 import { HTTP_METHODS } from './routing/options.js'
 import { Type, type Static } from '@sinclair/typebox'
+import type { ParseServer } from 'parse-server'
+import type Parse from 'parse/node'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
+
+/** Parse Server's own options, from its types. */
+type ParseServerOptions = Parameters<typeof ParseServer>[0]
+
+/**
+ * `parseServerOptions`: any of Parse Server's options, over the kit's defaults
+ * (the kit itself sets appId, masterKey, serverURL, mountPath and the database
+ * and files adapters). `cloud` may also be a function, as Parse accepts;
+ * `schema` is the kit's schema option (model/schema-option.ts).
+ */
+export type ParseServerOverrides = Partial<Omit<ParseServerOptions, 'cloud' | 'schema'>> & {
+  cloud?: string | ((parse: typeof Parse) => unknown)
+  schema?: SchemaOption
+}
 
 const TIMEOUT_PROBLEM = 'must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option)'
 const declarations = typed<Declarations>(Type.Union([
@@ -63,7 +79,7 @@ export const KitOptionsSchema = Type.Object({
   /** Handler classes, or directories whose files declare them. */
   functions: Type.Optional(declarations),
   /** Passed to Parse Server over the kit's defaults. */
-  parseServerOptions: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { problem: 'must be an object' })),
+  parseServerOptions: Type.Optional(typed<ParseServerOverrides>(Type.Record(Type.String(), Type.Unknown(), { problem: 'must be an object' }))),
   /** Schema options ({ lockSchemas, strict, … }) or a whole createSchemaConfig(…) result. Default createSchemaConfig(). Checked by its own schema (model/schema-option.ts). */
   schema: Type.Optional(typed<SchemaOption>(Type.Unknown())),
   /** Create the declared indexes and database constraints once listening. Default true. */
@@ -97,7 +113,7 @@ export interface ResolvedOptions {
   excludedPointerClasses: string[]
   models: Declarations
   functions: Declarations
-  parseServerOptions: Record<string, unknown>
+  parseServerOptions: ParseServerOverrides
   schema: SchemaOption | undefined
   indexes: boolean
   liveQuery: { classNames: string[] } | undefined

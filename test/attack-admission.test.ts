@@ -5,11 +5,23 @@
 // pinned: a guarded handler never runs for these callers, nothing answers 500.
 import t, { type Test } from 'tap'
 import { connect } from 'node:net'
+import { mock } from 'node:test'
 import Parse from 'parse/node'
 import { CloudFunction, Route, addUsersToRole, removeUsersFromRole, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, appHeaders, startKit } from './helpers/kit.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
+
+/**
+ * Moves Date (the role cache's clock) `ms` ahead for the rest of the subtest,
+ * instead of waiting: only Date is mocked, so timers, sockets and the database
+ * run as before.
+ */
+function passTime (t: Test, ms: number): void {
+  mock.timers.enable({ apis: ['Date'], now: Date.now() })
+  t.teardown(() => mock.timers.reset())
+  mock.timers.tick(ms)
+}
 
 const ran: string[] = []
 
@@ -164,7 +176,7 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const headers = { ...appHeaders, 'x-parse-session-token': guard.token }
     t.equal((await post('/parse/attack/guardsOnly', { headers, body: {} })).status, 200)
     await removeUsersFromRole('Guard', [guard.id])
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    passTime(t, 301) // past the function's roleCacheMs (300)
     ran.length = 0
     const after = await post('/parse/attack/guardsOnly', { headers, body: {} })
     t.equal(after.json?.code, Parse.Error.OPERATION_FORBIDDEN, after.text)
@@ -184,7 +196,7 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
       headers: master, body: { users: { __op: 'RemoveRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: keeper.id }] } }
     })
     t.equal(edited.status, 200, edited.text)
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    passTime(t, 301) // past the function's roleCacheMs (300)
     ran.length = 0
     const after = await post('/parse/attack/guardsOnly', { headers, body: {} })
     t.equal(after.json?.code, Parse.Error.OPERATION_FORBIDDEN, after.text)
@@ -203,7 +215,8 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const parseAuth = await AuthModule.getAuthForSessionToken({ config: parseConfig(APP_ID), sessionToken: doomed.token }).then((auth: any) => auth.user !== undefined, () => false)
     const kitSays = await post('/parse/attack/signedIn', { headers, body: {} })
     t.equal(kitSays.status === 200, parseAuth, `Parse's Auth admits: ${parseAuth}; kit: ${kitSays.status} ${kitSays.text}`)
-    // Parse's cacheTTL (5 s by default) bounds it: then both refuse.
+    // Parse's cacheTTL (5 s by default) bounds it: then both refuse. This one waits for real:
+    // Parse's cache (lru-cache) reads performance.now(), which mock.timers does not move.
     await new Promise((resolve) => setTimeout(resolve, 5_500))
     const later = await post('/parse/attack/signedIn', { headers, body: {} })
     t.equal(later.json?.code, Parse.Error.INVALID_SESSION_TOKEN, later.text)

@@ -1,6 +1,7 @@
 // A wrong declaration stops boot with a message saying what to change, and leaves no database running.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { BeforeSave } from '../lib/index.js'
 import { modelByName } from '../lib/model/registry.js'
 import path from 'node:path'
@@ -21,6 +22,7 @@ function processesUsing (dataDir: string): string {
 t.test('a trigger on a class without @ParseClass fails boot and stops the database', async (t) => {
   t.equal(modelByName(Loose.name), undefined, 'Loose is no model: only its trigger is declared')
   const dataDir = path.join(tempDir(), 'postgres')
+  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
   await t.rejects(startKit(t, { dataDir }), /@BeforeSave on Loose\.check: Loose is not a model\. Add @ParseClass/)
   t.equal(processesUsing(dataDir), '', 'the embedded PostgreSQL was stopped')
 })

@@ -5,6 +5,7 @@
 // is still refused before the server runs (response schemas, compiled at boot once
 // per schema object: lib/routing/shared-serializers.ts).
 import t from 'tap'
+import { rmSync } from 'node:fs'
 import Parse from 'parse/node'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
@@ -93,7 +94,10 @@ t.test('a malformed response schema still fails boot', async (t) => {
   resetKitConfig()
   const dir = tempDir()
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
-  t.teardown(() => app.close())
+  t.teardown(async () => {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true }) // its database, once closed
+  })
   await t.rejects(
     (async () => {
       await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: `${dir}/postgres`, ephemeralDatabase: true })

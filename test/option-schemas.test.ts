@@ -48,7 +48,7 @@ t.test('the schema option: unknown key, wrong type, a whole configuration', asyn
   t.match(checkSchemaOption({ lockSchema: true }), { kind: 'unknown', problem: /^"lockSchema" is not a schema option; did you mean "lockSchemas"\? \(known: adminRole, lockSchemas/ })
   t.match(checkSchemaOption({ afterMigration: 'later' }), { kind: 'invalid', problem: 'afterMigration must be a function (got "later")' })
   t.equal(checkSchemaOption({ definitions: [], strict: false }), undefined, 'a whole configuration (with definitions) is accepted')
-  t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } } }),
+  t.throws(() => resolveOptions({ ...base, parseServerOptions: { schema: { lockSchemas: 'yes' } as never } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "parseServerOptions\.schema": lockSchemas must be true or false/ })
   t.throws(() => resolveOptions({ ...base, schema: { strict: true, drop: true } as never }),
     { code: 'FPK_ERR_OPTION_UNKNOWN', message: /^kitPlugin option "schema": "drop" is not a schema option \(known:/ })

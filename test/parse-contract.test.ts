@@ -123,6 +123,7 @@ t.test('storage adapters: reads the kit runs on a transaction (storage/adapter.t
     t.equal(parameters(method(t, Adapter.prototype, 'commitTransactionalSession', 'storage/transaction.ts commits')).length, 1, `${Adapter.name}.commitTransactionalSession(session)`)
     t.equal(parameters(method(t, Adapter.prototype, 'abortTransactionalSession', 'storage/transaction.ts aborts')).length, 1, `${Adapter.name}.abortTransactionalSession(session)`)
     method(t, Adapter.prototype, 'handleShutdown', 'storage/database.ts closes the adapter')
+    t.same(parameters(method(t, Adapter.prototype, 'getAllClasses', 'model/schema-boot.ts compares the stored schema')), [], `${Adapter.name}.getAllClasses()`)
     t.same(parameters(method(t, Adapter.prototype, 'ensureUniqueness', 'unique indexes (storage/*/indexes.ts)')), ['className', 'schema', 'fieldNames'], `${Adapter.name}.ensureUniqueness(className, schema, fieldNames)`)
   }
   t.same(parameters(method(t, MongoStorageAdapter.prototype, 'handleError', 'network and transient errors recognised first (storage/adapter.ts)')), ['error'], 'MongoStorageAdapter.handleError(error)')

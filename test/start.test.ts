@@ -1,6 +1,7 @@
 // `npm start`'s entry as a user runs it: it boots, serves the health check,
 // prints a ready request, and Ctrl-C (SIGINT) or SIGTERM leaves nothing running.
 import t from 'tap'
+import { rmSync } from 'node:fs'
 import { execFileSync, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +27,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     child.stdout.on('data', (chunk) => { output += chunk })
     child.stderr.on('data', (chunk) => { output += chunk })
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    // The example's data (database and files) goes with the test, once the server has stopped.
+    t.teardown(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+      rmSync(dir, { recursive: true, force: true })
+    })
     const deadline = Date.now() + 60_000
     while (!output.includes('is ready at') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
     t.match(output, /is ready at http:\/\/127\.0\.0\.1:\d+\/parse/, 'prints where it serves')
@@ -59,7 +66,10 @@ t.test('ready output, ALLOW_AUTH_ROUTES, and a port already in use', async (t) =
   const dir = tempDir()
   const port = await freePort()
   const first = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg'), ALLOW_AUTH_ROUTES: 'true' })
-  t.teardown(() => first.stop())
+  t.teardown(async () => {
+    await first.stop()
+    rmSync(dir, { recursive: true, force: true }) // both servers' data, once both have stopped
+  })
   const output = first.output()
   t.match(output, `API docs: http://127.0.0.1:${port}/api-docs`, 'the docs URL')
   const key = /master key for this run \(random each start; set MASTER_KEY, e\.g\. in \.env, to keep one\): (\S+)/.exec(output)?.[1]

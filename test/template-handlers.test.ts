@@ -63,3 +63,25 @@ t.test('templates: handlers that need a user, called with the master key alone',
   t.equal(edited.status, 200, `the master key may still edit a note: ${edited.text}`)
   t.same(await storedACL('Note', note.json.objectId), { [user.id]: { read: true, write: true }, '*': { read: true } }, 'the owner keeps the note')
 })
+
+t.test('templates: the rendered resource under another mount path, its list limit clamped', async (t) => {
+  // The resource alone: the starter's Note is already declared in this process.
+  const root = mkdtempSync(path.join(here, 'rendered-'))
+  for (const dir of ['models', 'functions']) mkdirSync(path.join(root, dir))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  await renderResource(root, 'Widget')
+  const kit = await startKit(t, { mountPath: '/api', models: path.join(root, 'models'), functions: path.join(root, 'functions') })
+  const user = await kit.signUp('gus')
+  const asUser = { ...appHeaders, 'x-parse-session-token': user.token }
+  for (const name of ['one', 'two', 'three']) {
+    const created = await kit.request('POST', '/api/widgets/createWidget', { headers: asUser, body: { name } })
+    t.equal(created.status, 200, created.text)
+  }
+  const limited = await kit.request('GET', '/api/widgets/listWidgets?limit=2', { headers: appHeaders })
+  t.equal(limited.status, 200, limited.text)
+  t.equal(limited.json.results.length, 2, 'the limit asked for')
+  t.equal(limited.json.count, 3, 'and the count of all')
+  const all = await kit.request('GET', '/api/widgets/listWidgets', { headers: appHeaders })
+  t.equal(all.json.results.length, 3, 'no limit: the default (100)')
+  t.equal((await kit.request('GET', '/parse/widgets/listWidgets', { headers: appHeaders })).status, 404, 'nothing under /parse')
+})

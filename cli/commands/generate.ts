@@ -53,11 +53,11 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
   for (const file of kept) lines.push(`  kept    ${displayPath(file, io.cwd)} (it exists; -f overwrites it)`)
   if (layout.fresh) lines.unshift(`No models/functions layout found: using ${displayPath(layout.modelsDir, io.cwd)} and ${displayPath(layout.functionsDir, io.cwd)} (make sure your kitPlugin options point at them).`)
   if (kind !== 'model') {
-    const base = `/parse/${names.prefix}`
+    const base = `${await projectMountPath(root)}/${names.prefix}`
     const m = names.methods
     lines.push(
       '',
-      'Endpoints (under the mount path, /parse by default):',
+      'Endpoints (under the mount path: MOUNT_PATH, /parse by default):',
       `  POST ${base}/${m.create}   body: the fields as JSON; needs a session token`,
       `  GET  ${base}/${m.list}?limit=10   the rows the caller may read: { results, count }`,
       `  GET  ${base}/${m.get}?id=<objectId>`,
@@ -127,4 +127,13 @@ async function findDeclaration (name: string, layout: Layout, targets: string[])
     }
   }
   return undefined
+}
+
+/** The mount path the project serves under, as the kit reads it (mountPath / MOUNT_PATH from the environment or the project's .env), without a trailing slash. */
+export async function projectMountPath (root: string): Promise<string> {
+  const fromEnv = process.env.mountPath ?? process.env.MOUNT_PATH
+  const dotEnv = await readFile(path.join(root, '.env'), 'utf8').catch(() => '')
+  const fromFile = /^\s*(?:mountPath|MOUNT_PATH)\s*=\s*["']?([^"'\s#]+)/m.exec(dotEnv)?.[1]
+  const mount = fromEnv ?? fromFile ?? '/parse'
+  return mount === '/' ? '' : `/${mount.replace(/^\/+|\/+$/g, '')}`
 }

@@ -3,9 +3,15 @@
 /** The most rows one list endpoint returns; larger limits are clamped to it. */
 export const MAX_QUERY_LIMIT = 1000
 
-/** A list endpoint's `limit` parameter: `fallback` when absent, never below 0 nor above MAX_QUERY_LIMIT. */
+/**
+ * A list endpoint's `limit` parameter as a whole number from 0 to
+ * MAX_QUERY_LIMIT: `fallback` (clamped the same way) when absent, empty or not
+ * a number ('abc'); a fraction is rounded down.
+ */
 export function clampLimit (requested: unknown, fallback = 100): number {
-  return Math.min(Math.max(Number(requested ?? fallback), 0), MAX_QUERY_LIMIT)
+  const number = typeof requested === 'string' && requested.trim() === '' ? Number.NaN : Number(requested ?? Number.NaN)
+  const chosen = Number.isFinite(number) ? number : Number.isFinite(fallback) ? fallback : 100
+  return Math.min(Math.max(Math.floor(chosen), 0), MAX_QUERY_LIMIT)
 }
 
 /** Resolves to [error, undefined] or [undefined, result] instead of rejecting. */

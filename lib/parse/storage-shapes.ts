@@ -63,6 +63,8 @@ export interface StorageAdapter extends TransactionalAdapter {
   find (className: string, schema: unknown, query: Record<string, unknown>, options: Record<string, unknown>): Promise<unknown[]>
   ensureUniqueness (className: string, schema: unknown, fieldNames: string[]): Promise<void>
   handleShutdown (): Promise<void> | void
+  /** The stored schema (Parse's `_SCHEMA`), as model/schema-boot.ts compares it with the declarations. */
+  getAllClasses (): Promise<Array<{ className: string, fields: Record<string, { type: string, targetClass?: string }>, classLevelPermissions?: Record<string, unknown> }>>
 }
 
 export interface PostgresAdapter extends StorageAdapter {

@@ -40,10 +40,15 @@ export interface DeclaredRoutesOptions {
   rateLimitStore?: unknown
 }
 
+// What the kit keeps on a declared route's request, under symbols (as
+// @fastify/rate-limit keeps its own): no name an application's decorations could take.
+const kCredentials = Symbol('fastify-parse-kit.credentials')
+const kCaller = Symbol('fastify-parse-kit.caller')
+
 declare module 'fastify' {
   interface FastifyRequest {
-    kitCredentials: Credentials | null
-    kitCaller: Caller | null
+    [kCredentials]: Credentials | null
+    [kCaller]: Caller | null
   }
   interface FastifyContextConfig {
     /** Set on routes the kit registers for a declared function. */
@@ -58,8 +63,8 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
   await fastify.register(async (scope) => {
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
-    scope.decorateRequest('kitCredentials', null)
-    scope.decorateRequest('kitCaller', null)
+    scope.decorateRequest(kCredentials, null)
+    scope.decorateRequest(kCaller, null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     const compilers = { validation: lazyValidation(), serializers: sharedSerializers(scope) }
     const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
@@ -176,7 +181,7 @@ function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyR
       reply.code(403).send({ error: 'unauthorized' })
       return false
     }
-    request.kitCredentials = credentials
+    request[kCredentials] = credentials
     withoutSdkKeys(request.body)
     return true
   }
@@ -230,7 +235,7 @@ type LateAdmission = (request: FastifyRequest, reply: FastifyReply) => boolean |
 
 function admitFromBody (admit: Admit, decide: Authorize): LateAdmission {
   return (request, reply) => {
-    if (request.kitCaller !== null) {
+    if (request[kCaller] !== null) {
       withoutSdkKeys(request.body)
       return true
     }
@@ -278,7 +283,7 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
-    allowList: (request) => masterKeyVerdict((request as FastifyRequest).kitCredentials?.masterKey, request.ip, masterKey) === 'master',
+    allowList: (request) => masterKeyVerdict((request as FastifyRequest)[kCredentials]?.masterKey, request.ip, masterKey) === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
@@ -319,15 +324,15 @@ function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, master
     return undefined
   }
   return (request) => {
-    const credentials = request.kitCredentials!
+    const credentials = request[kCredentials]!
     // The master key, no session, or a session Parse's in-process cache holds: no promise.
     const known = callerNow(credentials, options.appId, masterKey, request.ip)
     if (known) {
-      request.kitCaller = known
+      request[kCaller] = known
       return judge(known)
     }
     return lookUpCaller(credentials, options.appId).then((caller) => {
-      request.kitCaller = caller
+      request[kCaller] = caller
       return judge(caller)
     })
   }
@@ -351,8 +356,8 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
 
 /** Runs the function; SDK saves it makes with the caller's own session reuse the caller resolved for this request. */
 function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
-  const caller = request.kitCaller!
-  const credentials = request.kitCredentials!
+  const caller = request[kCaller]!
+  const credentials = request[kCredentials]!
   const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
   return actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest))
 }

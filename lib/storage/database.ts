@@ -33,15 +33,9 @@ export interface DatabaseOptions {
   timeoutSeconds?: number
 }
 
-export interface Database {
-  kind: DatabaseKind
+interface OpenDatabase {
   /** The connection string, with any password replaced by `***`. */
   displayURI: string
-  embedded: boolean
-  /** The embedded PostgreSQL's data directory as it runs (it may have moved to a cache directory the OS user postgres can reach). */
-  dataDir?: string
-  /** Parse's adapter for this database, wrapped for transactions and version checks. */
-  adapter: PostgresAdapter | MongoAdapter
   /** Where Parse.File contents go: GridFS on MongoDB, a directory beside the data on PostgreSQL. */
   filesAdapter: unknown
   /** Whether the database can be reached right now (readiness, 503s); recovers by itself. */
@@ -49,6 +43,27 @@ export interface Database {
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
+
+export interface PostgresDatabase extends OpenDatabase {
+  kind: 'postgres'
+  /** Whether the kit started this PostgreSQL itself (no databaseURI). */
+  embedded: boolean
+  /** The embedded PostgreSQL's data directory as it runs (it may have moved to a cache directory the OS user postgres can reach). */
+  dataDir?: string
+  /** Parse's adapter for this database, wrapped for transactions and version checks. */
+  adapter: PostgresAdapter
+}
+
+export interface MongoDatabase extends OpenDatabase {
+  kind: 'mongo'
+  embedded: false
+  dataDir?: undefined
+  /** Parse's adapter for this database, wrapped for transactions and version checks. */
+  adapter: MongoAdapter
+}
+
+/** The open database; `kind` tells which adapter it holds. */
+export type Database = PostgresDatabase | MongoDatabase
 
 export function databaseKind (uri: string): DatabaseKind {
   if (/^postgres(ql)?:\/\//i.test(uri)) return 'postgres'
@@ -109,7 +124,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability)
     return {
-      kind,
+      kind: 'postgres',
       displayURI: redact(uri),
       embedded: embedded !== undefined,
       dataDir: embedded?.dataDir,
@@ -129,7 +144,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   const adapter = wrapAdapter(raw, kind, availability)
   const filesAdapter = boundedGridFS(uri, timeoutMs, availability)
   return {
-    kind,
+    kind: 'mongo',
     displayURI: redact(uri),
     embedded: false,
     adapter,

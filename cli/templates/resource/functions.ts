@@ -1,7 +1,7 @@
 // The {{Name}} resource: five endpoints under {mount}/{{prefix}}/ (the route prefix
 // comes from the class: @Route({{Name}}) → "{{prefix}}"; a method's name is its path).
 import Parse from 'parse/node'
-import { asCaller, CloudFunction, implementACL, MAX_QUERY_LIMIT, queryRows, requireUser, Route, Type, type CloudRequest, type Static } from '{{kit}}'
+import { asCaller, clampLimit, CloudFunction, implementACL, queryRows, requireUser, Route, Type, type CloudRequest, type Static } from '{{kit}}'
 import { {{Name}} } from '{{modelImport}}'
 
 /** The fields a client may send; the same list validates create and update and documents them. */
@@ -49,7 +49,7 @@ export class {{Name}}Functions {
     // Declared query-string fields arrive validated and converted (limit is a number); undeclared ones arrive as strings.
     const query = new Parse.Query({{Name}}).descending('createdAt')
     if (request.params.name) query.equalTo('name', String(request.params.name))
-    const limit = Math.min(Math.max(Number(request.params.limit ?? 100) || 0, 0), MAX_QUERY_LIMIT)
+    const limit = clampLimit(request.params.limit) // 100 when absent, at most MAX_QUERY_LIMIT
     // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
     return queryRows<Static<typeof {{Name}}JSON>>(query.limit(limit), request, { count: true })
   }

@@ -5,8 +5,9 @@ import { test } from 'node:test'
 import { buildApp } from '{{appImport}}'
 import { testApp } from './harness.js'
 
-const api = testApp(buildApp, '{{prefix}}', { base: '/parse/{{prefix}}' })
-const { call } = api
+const api = testApp(buildApp, '{{prefix}}')
+/** A call to this resource's endpoints, under the application's mount path (kitPlugin's mountPath, /parse unless changed). */
+const call: typeof api.call = (method, url, options) => api.call(method, `${api.app.kit.options.mountPath.replace(/\/$/, '')}/{{prefix}}${url}`, options)
 
 test('{{createMethod}} needs a session token and a name', async () => {
   const token = api.token

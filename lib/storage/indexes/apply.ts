@@ -20,10 +20,10 @@ export async function applyAllIndexes (server?: unknown, options: ApplyOptions =
   const database = requireDatabase(server, 'applyAllIndexes')
   const specs = planIndexes()
   const reports = await printWhenUnreachable(options, '[indexes]', async () => database.kind === 'postgres'
-    ? applyPostgresIndexes(database.adapter as never, specs, allModels().map((model) => model.className))
-    : applyMongoIndexes(database.adapter as never, specs, allModels()), () => database.kind === 'postgres'
-    ? printPostgresIndexes(database.adapter as never, specs)
-    : printMongoIndexes(database.adapter as never, specs, allModels()))
+    ? applyPostgresIndexes(database.adapter, specs, allModels().map((model) => model.className))
+    : applyMongoIndexes(database.adapter, specs, allModels()), () => database.kind === 'postgres'
+    ? printPostgresIndexes(database.adapter, specs)
+    : printMongoIndexes(database.adapter, specs, allModels()))
   summarise(reports, options, '[indexes]')
   return reports
 }
@@ -37,10 +37,10 @@ export async function applyMongoValidators (server?: unknown, options: ApplyOpti
   const database = requireDatabase(server, 'applyMongoValidators')
   const models = allModels()
   const reports = await printWhenUnreachable(options, '[constraints]', async () => database.kind === 'postgres'
-    ? applyPostgresConstraints(database.adapter as never, models)
-    : applyMongoSchemaValidators(database.adapter as never, models), () => database.kind === 'postgres'
-    ? printPostgresConstraints(database.adapter as never, models)
-    : printMongoValidators(database.adapter as never, models))
+    ? applyPostgresConstraints(database.adapter, models)
+    : applyMongoSchemaValidators(database.adapter, models), () => database.kind === 'postgres'
+    ? printPostgresConstraints(database.adapter, models)
+    : printMongoValidators(database.adapter, models))
   summarise(reports, options, '[constraints]')
   return reports
 }

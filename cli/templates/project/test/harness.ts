@@ -17,6 +17,8 @@ export interface TestApp {
   readonly app: FastifyInstance
   /** The seeded demo user's session token. */
   readonly token: string | undefined
+  /** The application's mount path (kitPlugin's mountPath, /parse unless changed), without a trailing slash. */
+  readonly mount: string
   /** A request to `base` + `url`, as the application's id, with the session token and JSON body given. */
   call (method: string, url: string, options?: { token?: string, body?: unknown }): Promise<Answer>
 }
@@ -26,6 +28,10 @@ export interface TestApp {
  * tells the file's app id, keys and data directory apart; `base` is the path
  * every `call` starts with; `env` adds settings (src/env.ts reads them at build).
  */
+function mountOf (app: FastifyInstance): string {
+  return app.kit.options.mountPath.replace(/\/$/, '')
+}
+
 export function testApp (buildApp: BuildApp, name: string, options: { base?: string, env?: Record<string, string> } = {}): TestApp {
   const appId = `${name}-test-app`
   const dataDir = mkdtempSync(path.join(tmpdir(), `${name}-test-`))
@@ -61,6 +67,9 @@ export function testApp (buildApp: BuildApp, name: string, options: { base?: str
     },
     get token () {
       return app?.demoToken
+    },
+    get mount () {
+      return mountOf(this.app)
     },
     async call (method, url, call = {}) {
       const headers: Record<string, string> = { 'X-Parse-Application-Id': appId }

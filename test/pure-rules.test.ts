@@ -1,0 +1,182 @@
+// The kit's pure rules, without Parse or a database: list limits, the gate's
+// decisions (request targets, route restriction), credentials from headers and
+// bodies, route naming and the relocated data directory's key. Each runs in
+// milliseconds; the full-stack files show the same rules wired into a server.
+import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { clampLimit, MAX_QUERY_LIMIT } from '../lib/index.js'
+import { AUTH_ROUTES, isRouteAllowed, normalisePath } from '../lib/access/restriction.js'
+import { mapRequestTarget, targetRefusal, targetsMount } from '../lib/access/request-target.js'
+import { readCredentials } from '../lib/access/credentials.js'
+import { checkPrefix, kebabPlural } from '../lib/routing/naming.js'
+import { inputSchema, outputSchema } from '../lib/routing/schema.js'
+import { needsSession } from '../lib/routing/options.js'
+import { relocatedDataDir } from '../lib/storage/postgres/embedded.js'
+import { projectMountPath } from '../cli/commands/generate.js'
+
+t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {
+  const cases: Array<[unknown, number]> = [
+    [undefined, 100], [null, 100], ['', 100], ['  ', 100], ['abc', 100], [Number.NaN, 100], [{}, 100], [Infinity, 100],
+    [0, 0], ['0', 0], [-5, 0], ['-5', 0], [7, 7], ['7', 7], [7.9, 7], ['12.5', 12],
+    [MAX_QUERY_LIMIT, MAX_QUERY_LIMIT], [MAX_QUERY_LIMIT + 1, MAX_QUERY_LIMIT], ['1e9', MAX_QUERY_LIMIT]
+  ]
+  for (const [requested, expected] of cases) t.equal(clampLimit(requested), expected, `clampLimit(${JSON.stringify(requested) ?? String(requested)})`)
+  t.equal(clampLimit('abc', 20), 20, 'the fallback given')
+  t.equal(clampLimit(undefined, 5000), MAX_QUERY_LIMIT, 'a fallback is clamped too')
+  t.equal(clampLimit(undefined, Number.NaN), 100, 'a fallback that is no number gives the default')
+})
+
+t.test('route restriction: closed by default, health and functions open, auth routes method by method', async (t) => {
+  const closed = { allowAuthRoutes: false, allowedRoutes: [] }
+  const auth = { allowAuthRoutes: true, allowedRoutes: [] }
+  t.ok(isRouteAllowed('GET', '/health', closed))
+  t.ok(isRouteAllowed('HEAD', '/health', closed), 'HEAD counts as GET')
+  t.ok(isRouteAllowed('POST', '/functions/hello', closed))
+  t.ok(isRouteAllowed('GET', '/functions/hello/', closed), 'a trailing slash is routed as without')
+  t.notOk(isRouteAllowed('DELETE', '/functions/hello', closed), 'functions take GET and POST only')
+  t.notOk(isRouteAllowed('POST', '/functions', closed), '/functions/* needs a name')
+  for (const [verb, path] of [['GET', '/classes/Note'], ['POST', '/classes/Note'], ['POST', '/batch'], ['GET', '/schemas'], ['POST', '/login']]) {
+    t.notOk(isRouteAllowed(verb, path, closed), `${verb} ${path} is closed`)
+  }
+  for (const route of AUTH_ROUTES) {
+    for (const verb of route.methods!) {
+      t.notOk(isRouteAllowed(verb, route.path, closed), `${verb} ${route.path}: closed without allowAuthRoutes`)
+      t.ok(isRouteAllowed(verb, route.path, auth), `${verb} ${route.path}: open with allowAuthRoutes`)
+    }
+  }
+  t.notOk(isRouteAllowed('DELETE', '/users/me', auth), 'only the verbs of the table')
+  t.notOk(isRouteAllowed('GET', '/users', auth), 'listing users stays closed')
+  t.ok(isRouteAllowed('GET', '/LOGIN', auth), 'matched case-insensitively, as Express routes')
+  const files = { allowAuthRoutes: false, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }, { path: '/config' }] }
+  t.ok(isRouteAllowed('POST', '/files/pic.png', files))
+  t.notOk(isRouteAllowed('GET', '/files/pic.png', files), 'the allow-list opens its verbs only')
+  t.ok(isRouteAllowed('PUT', '/config', files), 'no methods: every verb')
+  t.notOk(isRouteAllowed('GET', '/functions/../classes/Note', closed), 'a dot segment is refused, not reinterpreted')
+  t.equal(normalisePath('/classes/Note/'), '/classes/Note')
+  t.equal(normalisePath('/'), '/')
+  t.equal(normalisePath('/a%2fb'), undefined)
+})
+
+t.test('request targets: the path Express will route, or a refusal', async (t) => {
+  t.same(mapRequestTarget('/parse/classes/Note?limit=1', '/parse'), { path: '/classes/Note' })
+  t.same(mapRequestTarget('/parse', '/parse'), { path: '/' })
+  t.same(mapRequestTarget('/parse/caf%C3%A9', '/parse'), { path: '/café' }, 'decoded as Express decodes')
+  t.same(mapRequestTarget('/x/y', '/'), { path: '/x/y' })
+  const refusals: Array<[string, RegExp]> = [
+    ['http://host/parse/classes/X', /absolute-form/],
+    ['/parse\\classes', /backslashes/],
+    ['/parse/classes;x=1', /path parameters/],
+    ['/parse/%2e%2e/x', /encoded dots/],
+    ['/parse//classes', /empty path segments/],
+    ['/parse/%E0%A4%A', /not valid percent-encoding/],
+    ['/parse/%2541', /double-encoded/],
+    ['/parse/a/../b', /dot segments/],
+    ['/parsec/x', /outside \/parse/],
+    ['/other', /outside \/parse/]
+  ]
+  for (const [target, reason] of refusals) {
+    const mapped = mapRequestTarget(target, '/parse')
+    t.match(mapped, { refusal: reason }, `${target} refused`)
+    t.equal(targetRefusal(target, '/parse'), (mapped as { refusal: string }).refusal, `${target}: targetRefusal says the same`)
+  }
+  t.equal(targetRefusal('/parse/classes/Note', '/parse'), undefined)
+  t.ok(targetsMount('/parse/x', '/parse'))
+  t.ok(targetsMount('/PARSE/x', '/parse'), 'another case of the mount is still the mount (refused later, not passed by)')
+  t.ok(targetsMount('http://h/parse?x', '/parse'))
+  t.notOk(targetsMount('/parsec', '/parse'))
+  t.ok(targetsMount('/anything', '/'))
+})
+
+t.test("credentials: headers speak unless the body brings the app id, as Parse's middleware reads them", async (t) => {
+  const headers = { 'x-parse-application-id': 'app', 'x-parse-session-token': 'r:h', 'x-parse-master-key': 'mk' }
+  const fromHeaders = readCredentials(headers, { _ApplicationId: 'other', _SessionToken: 'r:b' })
+  t.match(fromHeaders, { appId: 'app', sessionToken: 'r:h', masterKey: 'mk' }, 'with the app id header the body is ignored')
+  const fromBody = readCredentials({}, { _ApplicationId: 'app', _JavaScriptKey: 'js', _SessionToken: 'r:b', _InstallationId: 'i' })
+  t.match(fromBody, { appId: 'app', javascriptKey: 'js', sessionToken: 'r:b', installationId: 'i' })
+  t.match(readCredentials({ 'x-parse-session-token': 'r:h' }, { _ApplicationId: 'app' }), { appId: 'app', sessionToken: 'r:h' }, 'a body without a token keeps the header one')
+  t.match(readCredentials({}, { _ApplicationId: '' }), { appId: undefined }, 'an empty string is absent')
+  t.match(readCredentials({}, ['_ApplicationId']), { appId: undefined }, 'an array body carries nothing')
+  t.match(readCredentials({}, null), { appId: undefined })
+})
+
+t.test('route naming: the kebab-case plural of the class; prefixes checked', async (t) => {
+  const names: Array<[string, string]> = [['Note', 'notes'], ['OrderLine', 'order-lines'], ['Category', 'categories'], ['Person', 'people'], ['HTTPRequest', 'http-requests'], ['_User', 'users'], ['order_line', 'order-lines']]
+  for (const [className, prefix] of names) t.equal(kebabPlural(className), prefix, `${className} → ${prefix}`)
+  t.throws(() => kebabPlural('___'), /Cannot derive a route prefix/)
+  t.equal(checkPrefix('order-lines/v2', 'x'), 'order-lines/v2')
+  t.throws(() => checkPrefix('OrderLines', '@Route(X)'), /@Route\(X\): route prefix "OrderLines" must be kebab-case/)
+  t.throws(() => checkPrefix('functions', '@Route(X)'), /reserved for \{mount\}\/functions/)
+})
+
+t.test('the relocated data directory: one per whole path, the same path always the same', async (t) => {
+  const tail = '/projects/a-long-name-that-both-paths-share-at-their-end/.data/postgres'
+  const first = relocatedDataDir(`/root/one${tail}`)
+  const second = relocatedDataDir(`/root/two${tail}`)
+  t.not(first, second, 'paths that end alike get different copies')
+  t.equal(relocatedDataDir(`/root/one${tail}`), first, 'stable')
+  t.equal(relocatedDataDir(`/root/one${tail}/`), first, 'the same directory however it is written')
+  t.match(first, /^\/var\/tmp\/fastify-parse-kit\/data\/postgres-[0-9a-f]{32}$/, 'named after the directory, keyed on a hash of its whole path')
+})
+
+t.test('fpk g prints endpoints under the project\'s mount path: MOUNT_PATH from the environment or .env, /parse by default', async (t) => {
+  const saved = { MOUNT_PATH: process.env.MOUNT_PATH, mountPath: process.env.mountPath }
+  delete process.env.MOUNT_PATH
+  delete process.env.mountPath
+  t.teardown(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+  const root = t.testdir({})
+  t.equal(await projectMountPath(root), '/parse', 'no setting: /parse')
+  writeFileSync(path.join(root, '.env'), '# settings\nMOUNT_PATH="/api/"\n')
+  t.equal(await projectMountPath(root), '/api', 'from .env, without the trailing slash')
+  writeFileSync(path.join(root, '.env'), 'MOUNT_PATH=/\n')
+  t.equal(await projectMountPath(root), '', 'the root mount: paths start at /')
+  process.env.MOUNT_PATH = 'v1'
+  t.equal(await projectMountPath(root), '/v1', 'the environment wins, as in the kit')
+})
+
+t.test('route building: the input and answer schemas of a declared function, and who needs a session', async (t) => {
+  t.equal(inputSchema({}), undefined, 'no validation: no body or query schema')
+  t.equal(inputSchema({ validation: { fields: {} } }), undefined, 'no fields: none either')
+  const input = inputSchema({
+    validation: {
+      fields: {
+        title: { type: String, required: true, description: 'Headline' },
+        limit: { type: Number, default: 10 },
+        status: { type: String, options: ['draft', 'published'] },
+        at: { type: Date },
+        tags: { type: Array },
+        meta: { type: Object },
+        flag: { type: Boolean },
+        anything: {}
+      }
+    }
+  })!
+  t.same(input.required, ['title'], 'only the required field is required')
+  t.equal(input.additionalProperties, true, 'undeclared params pass through to the handler')
+  t.match(input.properties, {
+    title: { type: 'string', description: 'Headline' },
+    limit: { type: 'number', default: 10 },
+    status: { enum: ['draft', 'published'] },
+    at: { type: 'string', format: 'date-time' },
+    tags: { type: 'array' },
+    meta: { type: 'object', additionalProperties: true },
+    flag: { type: 'boolean' }
+  })
+  t.notOk('type' in input.properties.anything, 'an untyped field takes any value')
+  t.equal(outputSchema({}), undefined)
+  const output = outputSchema({ returns: { ok: { type: Boolean, required: true }, note: { type: String } } })!
+  t.same([output.type, output.required, Object.keys(output.properties)], ['object', ['ok'], ['ok', 'note']], 'returns in the shorthand')
+  t.notOk('additionalProperties' in output && output.additionalProperties === true, 'an answer sends its declared fields only')
+  const typebox = outputSchema({ returns: inputSchema({ validation: { fields: { id: { type: String } } } })! })
+  t.equal(typebox?.type, 'object', 'a TypeBox schema is taken as it is')
+  t.equal(needsSession({}), false)
+  t.equal(needsSession({ requiresAuth: true }), true)
+  t.equal(needsSession({ validation: { requireUser: true } }), true)
+  t.equal(needsSession({ requireRoles: ['Admin'] }), true, 'roles need a user')
+  t.equal(needsSession({ requireRoles: [] }), false, 'an empty role list does not')
+})
