@@ -71,6 +71,13 @@ export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_C
 /** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
 export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
 
+/** @Job / @Cron: a mistake in a job declaration (not a static method, a name used twice, an option it cannot use). */
+export const JobDeclarationError = createError<[message: string]>('FPK_ERR_JOB_DECLARATION', '%s')
+/** @Cron: an expression croner cannot read as five or six fields. */
+export const CronExpressionError = createError<[message: string]>('FPK_ERR_CRON_EXPRESSION', '%s', 500, JobDeclarationError as Base)
+/** @Cron: a timezone that is not an IANA name this Node.js knows. */
+export const CronTimezoneError = createError<[message: string]>('FPK_ERR_CRON_TIMEZONE', '%s', 500, JobDeclarationError as Base)
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -83,5 +90,8 @@ export const kitErrorCodes = {
   FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
-  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError
+  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
+  FPK_ERR_JOB_DECLARATION: JobDeclarationError,
+  FPK_ERR_CRON_EXPRESSION: CronExpressionError,
+  FPK_ERR_CRON_TIMEZONE: CronTimezoneError
 } as const
