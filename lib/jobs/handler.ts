@@ -9,6 +9,9 @@ import { currentJobRuns } from './runs.js'
 
 export type JobMethod = (request: JobRequest) => unknown
 
+/** A job the kit itself declares (the TTL sweep), beside the application's. */
+export interface BuiltInJob { name: string, method: JobMethod, options: JobOptions }
+
 export function jobHandler (name: string, method: JobMethod, options: JobOptions): (request: ParseJobRequest) => Promise<unknown> {
   return (parseRequest) => {
     const run = currentJobRuns().begin(parseRequest.jobId, name)

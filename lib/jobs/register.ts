@@ -2,15 +2,11 @@
 // machinery runs them: POST {mount}/jobs/{name}, Parse.Cloud.startJob, the
 // Dashboard's "Run now" and the kit's scheduler all go through it.
 import { declaredJobs, jobName } from './registry.js'
-import { jobHandler, type JobMethod } from './handler.js'
-import type { JobOptions } from './options.js'
+import { jobHandler, type BuiltInJob, type JobMethod } from './handler.js'
 import { ttlSweepJob } from './ttl.js'
 import { currentKitState, type KitState } from '../kit-state.js'
 
 type Cloud = Record<string, (...args: unknown[]) => unknown>
-
-/** A job the kit itself declares (the TTL sweep), beside the application's. */
-export interface BuiltInJob { name: string, method: JobMethod, options: JobOptions }
 
 /** The application's jobs, and the kit's own (the TTL sweep on PostgreSQL) when needed. */
 export function registerJobs (cloud: Cloud, state: KitState = currentKitState()): void {

@@ -6,7 +6,7 @@
 import { allModels } from '../model/registry.js'
 import { databaseExpiresRows, deleteExpiredRows } from '../storage/job-lease.js'
 import type { KitState } from '../kit-state.js'
-import type { BuiltInJob } from './register.js'
+import type { BuiltInJob } from './handler.js'
 
 export const TTL_JOB_NAME = 'kitExpireRows'
 

@@ -9,8 +9,9 @@ import { claimPostgresTick, ensurePostgresLeaseTable, lastPostgresTick, releaseP
 import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } from './mongo/job-lease.js'
 import { deleteExpiredPostgresRows } from './postgres/expire.js'
 
-/** claimed: this instance runs the tick · taken: another instance has it · busy: the last run still holds the lease (skip). */
-export type LeaseClaim = 'claimed' | 'taken' | 'busy'
+import type { LeaseClaim } from './lease-claim.js'
+
+export type { LeaseClaim }
 
 export interface JobLeases {
   /** Claims one tick (its scheduled time) of the schedule `key` for `holder`. */

@@ -2,7 +2,7 @@
 // kit's own, claimed with findOneAndUpdate, which matches and writes as one
 // atomic step, so one tick is claimed once however many instances try.
 import type { Db } from 'mongodb'
-import type { LeaseClaim } from '../job-lease.js'
+import type { LeaseClaim } from '../lease-claim.js'
 
 const COLLECTION = 'fpk_job_leases'
 

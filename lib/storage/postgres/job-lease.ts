@@ -3,7 +3,7 @@
 // waits on the row lock and then re-checks the condition, so one tick is
 // claimed once, however many instances try.
 import type { PgQueries } from '../../parse/internals.js'
-import type { LeaseClaim } from '../job-lease.js'
+import type { LeaseClaim } from '../lease-claim.js'
 
 const TABLE = 'fpk_job_leases'
 
