@@ -1,7 +1,7 @@
 // What Parse runs for a declared job: the static method, with the kit's typed
 // request, a time limit per attempt and retries with a doubling pause, all in
-// one run (one _JobStatus row). Parse records running / succeeded / failed;
-// the kit adds the params and the source to that row.
+// one run (one _JobStatus row). Parse creates the row (running); the kit adds
+// the params and the source, and writes the outcome.
 import Parse from 'parse/node'
 import type { JobOptions } from './options.js'
 import { splitParams, type JobRequest, type ParseJobRequest } from './request.js'
@@ -15,14 +15,31 @@ export interface BuiltInJob { name: string, method: JobMethod, options: JobOptio
 export function jobHandler (name: string, method: JobMethod, options: JobOptions): (request: ParseJobRequest) => Promise<unknown> {
   return (parseRequest) => {
     const run = currentJobRuns().begin(parseRequest.jobId, name)
-    const work = attempts(parseRequest, method, options, run.controller.signal)
-    work.then(run.finish, run.finish)
-    // After an interruption the run's row is already final and the database may
-    // be closing: the promise Parse waits on never settles, so Parse writes nothing more.
-    return new Promise((resolve, reject) => {
-      work.then((value) => { if (!run.interrupted) resolve(value) }, (error: unknown) => { if (!run.interrupted) reject(error) })
-    })
+    void (async () => {
+      let outcome: Outcome
+      try {
+        const value = await attempts(parseRequest, method, options, run.controller.signal)
+        outcome = { status: 'succeeded', message: typeof value === 'string' ? value : undefined }
+      } catch (error) {
+        outcome = { status: 'failed', message: messageOf(error) }
+      }
+      // An interrupted run's row already says so.
+      if (!run.interrupted) await recordOutcome(parseRequest.jobId, outcome).catch((error: unknown) => parseRequest.log.error(`[jobs] ${name}: could not record the end of run ${parseRequest.jobId}: ${messageOf(error)}`))
+      run.finish()
+    })()
+    // The kit writes the final status itself (as Parse would: status, finishedAt,
+    // the returned text or the error's message) and awaits it, so a shutdown can
+    // wait for it. The promise Parse waits on never settles: Parse's own final
+    // write, which nothing awaits, could otherwise land after the database closed.
+    return new Promise(() => {})
   }
+}
+
+interface Outcome { status: 'succeeded' | 'failed', message?: string }
+
+async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
+  const status = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
+  await status.save({ status: outcome.status, finishedAt: new Date(), ...(outcome.message !== undefined ? { message: outcome.message } : {}) }, { useMasterKey: true })
 }
 
 async function attempts (parseRequest: ParseJobRequest, method: JobMethod, options: JobOptions, shutdown: AbortSignal): Promise<unknown> {
