@@ -155,7 +155,7 @@ function uniqueName (spec: IndexSpec): string {
 }
 
 function ttlNote (spec: IndexSpec): string | undefined {
-  return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made; delete expired rows with a scheduled job' : undefined
+  return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made, and the kit\'s kitExpireRows job deletes expired rows (every minute unless jobs.ttlSweep says otherwise)' : undefined
 }
 
 async function indexExists (client: PgClient, table: string, name: string): Promise<boolean> {
