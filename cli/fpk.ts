@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { CliError, processIo, type Io } from './context.js'
 import { kitPackage } from './kit.js'
 import { newProject } from './commands/new.js'
-import { generate } from './commands/generate.js'
+import { generate, generateJob } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
 
 export function buildProgram (io: Io): Command {
@@ -62,6 +62,12 @@ export function buildProgram (io: Io): Command {
     .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite an existing functions file')
     .action((name: string, options: { force?: boolean }) => generate(io, 'functions', name, options))
+  generateCommand.command('job')
+    .description('a background job (@Job, run by hand or on a schedule) and its test')
+    .argument('<Name>', 'PascalCase name, e.g. CleanupDrafts (the job is cleanupDrafts)')
+    .option('-y, --yes', 'accept the defaults (generate never asks)')
+    .option('-f, --force', 'overwrite existing files')
+    .action((name: string, options: { force?: boolean }) => generateJob(io, name, options))
 
   program.command('ai')
     .description('write assistant instruction files about this kit\'s rules and traps')
