@@ -32,7 +32,7 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
       const ticks = cronTicks(cron.expression, cron.timezone)
       const entry: ScheduleEntry = { key: `cron:${name}:${cron.expression}@${cron.timezone}`, jobName: name, params: cron.params, next: ticks.next }
       scheduler.add(entry)
-      if (cron.catchUp) await catchUp(scheduler, entry, ticks.previous, leases.lastTick)
+      if (cron.catchUp) await catchUp(scheduler, entry, ticks.previous, leases.lastTick).catch((error: unknown) => log.warn(`[jobs] ${name}: could not check for a missed tick to catch up: ${(error as Error).message}`))
     }
   }
   const sweep = ttlSweepJob(state)

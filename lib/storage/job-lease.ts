@@ -22,27 +22,37 @@ export interface JobLeases {
   lastTick (key: string): Promise<Date | undefined>
 }
 
+/** The leases on the kit's database. Nothing is asked of the database until the first claim (a boot with the database away still succeeds). */
 export async function openJobLeases (state: KitState): Promise<JobLeases> {
   const database = currentDatabase(state)
   if (!database) throw new Error('schedules need the kit\'s database open')
   if (database.kind === 'postgres') {
     const client = (database.adapter as PostgresAdapter)._client
-    await ensurePostgresLeaseTable(client)
+    const ready = once(() => ensurePostgresLeaseTable(client))
     return {
-      claim: (key, tick, holder, leaseMs) => claimPostgresTick(client, key, tick, holder, leaseMs),
+      claim: async (key, tick, holder, leaseMs) => { await ready(); return claimPostgresTick(client, key, tick, holder, leaseMs) },
       renew: (key, holder, leaseMs) => renewPostgresLease(client, key, holder, leaseMs),
       release: (key, holder) => releasePostgresLease(client, key, holder),
-      lastTick: (key) => lastPostgresTick(client, key)
+      lastTick: async (key) => { await ready(); return lastPostgresTick(client, key) }
     }
   }
   const adapter = database.adapter as MongoAdapter
-  await adapter.connect()
-  const db = () => adapter.database
+  const connected = once(async () => { await adapter.connect() })
+  const db = async () => { await connected(); return adapter.database }
   return {
-    claim: (key, tick, holder, leaseMs) => claimMongoTick(db(), key, tick, holder, leaseMs),
-    renew: (key, holder, leaseMs) => renewMongoLease(db(), key, holder, leaseMs),
-    release: (key, holder) => releaseMongoLease(db(), key, holder),
-    lastTick: (key) => lastMongoTick(db(), key)
+    claim: async (key, tick, holder, leaseMs) => claimMongoTick(await db(), key, tick, holder, leaseMs),
+    renew: async (key, holder, leaseMs) => renewMongoLease(await db(), key, holder, leaseMs),
+    release: async (key, holder) => releaseMongoLease(await db(), key, holder),
+    lastTick: async (key) => lastMongoTick(await db(), key)
+  }
+}
+
+/** Runs `work` once it succeeds; a failure is tried again on the next call. */
+function once (work: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined
+  return () => {
+    done ??= work().catch((error: unknown) => { done = undefined; throw error })
+    return done
   }
 }
 
