@@ -125,6 +125,17 @@ t.test('POST {mount}/jobs/{name} with the master key runs the job; _JobStatus en
   t.ok(Date.parse(status.finishedAt.iso) >= Date.parse(status.createdAt))
 })
 
+t.test('Parse Dashboard\'s "Run now" (POST {mount}/jobs with the job in the body): the job gets the Dashboard\'s input as params', async (t) => {
+  const response = await kit.request('POST', '/parse/jobs', {
+    headers: masterHeaders,
+    body: { description: 'Executing from job schedule web console.', input: { word: 'dashboard' }, jobName: 'echo', when: 0 }
+  })
+  t.equal(response.status, 200, response.text)
+  const status = await finalStatus(response.headers.get('x-parse-job-status-id')!)
+  t.equal(status.message, 'done: dashboard')
+  t.same(status.params, { word: 'dashboard' })
+})
+
 t.test('without the master key a job is refused, never run', async (t) => {
   const response = await kit.request('POST', '/parse/jobs/echo', { headers: { 'x-parse-application-id': APP_ID }, body: { word: 'x' } })
   t.not(response.status, 200)

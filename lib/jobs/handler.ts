@@ -43,7 +43,7 @@ async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
 }
 
 async function attempts (parseRequest: ParseJobRequest, method: JobMethod, options: JobOptions, shutdown: AbortSignal): Promise<unknown> {
-  const { params, scheduledAt, schedule } = splitParams(parseRequest.params)
+  const { params, scheduledAt, schedule } = splitParams(parseRequest.params, parseRequest.jobName)
   await recordRun(parseRequest.jobId, params, schedule)
   const retries = options.retries ?? 0
   const backoffMs = options.backoffMs ?? 1000

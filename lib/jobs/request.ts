@@ -41,13 +41,26 @@ export interface ParseJobRequest {
   log: JobLogger
 }
 
-/** The caller's parameters without the scheduler's own, and what those said. */
-export function splitParams (params: Record<string, unknown>): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string } {
+/**
+ * The caller's parameters without the scheduler's own, and what those said.
+ * Parse Dashboard's "Run now" posts { jobName, input, when, description } to
+ * POST /jobs: the job gets `input`, the parameters the Dashboard meant.
+ */
+export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string } {
   const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, ...rest } = params ?? {}
   const at = typeof scheduledAt === 'string' ? new Date(scheduledAt) : undefined
   return {
-    params: rest,
+    params: fromDashboard(rest, jobName) ?? rest,
     scheduledAt: at && !Number.isNaN(at.getTime()) ? at : undefined,
     schedule: typeof schedule === 'string' ? schedule : undefined
   }
+}
+
+const RUN_NOW_KEYS = new Set(['description,input,jobName,when', 'input,jobName,when'])
+
+function fromDashboard (params: Record<string, unknown>, jobName: string): Record<string, unknown> | undefined {
+  const { input } = params
+  const runNow = RUN_NOW_KEYS.has(Object.keys(params).sort().join(',')) && params.jobName === jobName &&
+    typeof input === 'object' && input !== null && !Array.isArray(input)
+  return runNow ? input as Record<string, unknown> : undefined
 }
