@@ -3,13 +3,14 @@
 // once, at start; one without it does not replay anything.
 import t from 'tap'
 import path from 'node:path'
+import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { Cron, type JobRequest } from '../lib/index.js'
 import { kitPlugin } from '../plugin.js'
 import { resetKitConfig } from '../lib/config.js'
 import { cronTicks, dashboardTicks } from '../lib/jobs/ticks.js'
-import { APP_ID, MASTER_KEY, lane, tempDir } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, lane, startKit, tempDir } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/jobs-processes.js'
 import { sleep, until } from './helpers/until.js'
 
@@ -37,6 +38,29 @@ t.test('@Cron expressions: five fields, six with seconds, a timezone', async (t)
   t.equal(iso(cronTicks('*/10 * * * * *', 'UTC').next(at('2026-03-02T03:00:01Z'))), '2026-03-02T03:00:10.000Z')
   t.equal(iso(cronTicks('0 9 * * *', 'Europe/Paris').next(at('2026-07-01T00:00:00Z'))), '2026-07-01T07:00:00.000Z', '09:00 in Paris in summer is 07:00 UTC')
   t.equal(iso(cronTicks('0 3 * * *', 'UTC').previous(at('2026-03-02T10:00:00Z'))), '2026-03-02T03:00:00.000Z')
+})
+
+const slowRuns: Array<{ start: number, end: number, at?: string }> = []
+
+class Overlapping {
+  /** Every second, but each run takes 2.5 s: the ticks that come while it runs are skipped, not run beside it. */
+  @Cron('* * * * * *', { name: 'overlapping' })
+  static async slow (request: JobRequest) {
+    const start = Date.now()
+    await sleep(2_500)
+    slowRuns.push({ start, end: Date.now(), at: request.scheduledAt?.toISOString() })
+  }
+}
+
+t.test('a tick that comes while the last run still goes is skipped and logged, never run beside it', async (t) => {
+  let logs = ''
+  const stream = new Writable({ write (chunk, _encoding, done) { logs += String(chunk); done() } })
+  await startKit(t, { functions: [Overlapping] }, { logger: { level: 'warn', stream } })
+  await until('three runs', () => slowRuns.length >= 3, 60_000)
+  const runs = slowRuns.slice(0, 3)
+  for (let i = 1; i < runs.length; i++) t.ok(runs[i].start >= runs[i - 1].end, `run ${i + 1} started after run ${i} ended`)
+  t.equal(new Set(runs.map((run) => run.at)).size, runs.length, 'each run is its own tick')
+  t.match(logs, /overlapping: skipped the tick of [^ ]+ \(cron:overlapping:\* \* \* \* \* \*@UTC\): the previous run is still going/, 'the skip is logged')
 })
 
 const caughtUp: Array<{ job: string, at?: string }> = []
