@@ -14,9 +14,13 @@ interface Run {
   finish: () => void
 }
 
+/** How many finished run ids are remembered for a waiter that comes late. */
+const REMEMBERED = 1000
+
 export class JobRuns {
   private readonly runs = new Map<string, Run>()
   private readonly waiting = new Map<string, () => void>()
+  private readonly ended = new Set<string>()
 
   /** A run begins (called by the job's wrapper, with Parse's _JobStatus id). */
   begin (jobId: string, name: string): Run {
@@ -26,8 +30,11 @@ export class JobRuns {
     run.finish = () => {
       this.runs.delete(jobId)
       finish()
-      this.waiting.get(jobId)?.()
+      const waiter = this.waiting.get(jobId)
       this.waiting.delete(jobId)
+      if (waiter) return waiter()
+      this.ended.add(jobId)
+      if (this.ended.size > REMEMBERED) this.ended.delete(this.ended.values().next().value!)
     }
     this.runs.set(jobId, run)
     return run
@@ -37,14 +44,16 @@ export class JobRuns {
   finished (jobId: string): Promise<void> {
     const run = this.runs.get(jobId)
     if (run) return run.done
+    if (this.ended.delete(jobId)) return Promise.resolve()
     return new Promise((resolve) => {
       const earlier = this.waiting.get(jobId)
       this.waiting.set(jobId, () => { earlier?.(); resolve() })
     })
   }
 
-  get size (): number {
-    return this.runs.size
+  /** Whether the run with this id is going on in this process. */
+  running (jobId: string): boolean {
+    return this.runs.has(jobId)
   }
 
   /**

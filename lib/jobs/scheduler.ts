@@ -28,6 +28,13 @@ export interface SchedulerSettings {
   log: JobLogger
 }
 
+/** How often a run that is not going on in this process is looked up in _JobStatus. */
+const ELSEWHERE_POLL_MS = 5_000
+
+function pause (ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}
+
 /** setTimeout's longest delay; a later tick is reached in steps. */
 const MAX_DELAY_MS = 2 ** 31 - 1
 
@@ -96,6 +103,24 @@ export class Scheduler {
     void work.finally(() => this.ticking.delete(work))
   }
 
+  /**
+   * The run started here ends in this process (directAccess, the default). With
+   * directAccess off, startJob goes over HTTP and the run may land on another
+   * instance: its _JobStatus row then says when it ends.
+   */
+  private async runEnds (jobId: string): Promise<void> {
+    const local = { ended: false }
+    const ends = this.runs.finished(jobId).then(() => { local.ended = true })
+    // A local run keeps its lease until it ends, through a shutdown's grace too.
+    while (!local.ended) {
+      await Promise.race([ends, pause(ELSEWHERE_POLL_MS)])
+      if (local.ended || this.runs.running(jobId)) continue
+      if (this.stopped) return
+      const row = await new Parse.Query('_JobStatus').get(jobId, { useMasterKey: true }).catch(() => undefined)
+      if (row?.get('status') !== 'running') return
+    }
+  }
+
   private async runTick (entry: ScheduleEntry, tick: Date): Promise<void> {
     const { log, leaseMs } = this.settings
     const at = tick.toISOString()
@@ -108,7 +133,7 @@ export class Scheduler {
       renew.unref()
       try {
         const jobId = await Parse.Cloud.startJob(entry.jobName, { ...entry.params, [SCHEDULED_AT_PARAM]: at, [SCHEDULE_PARAM]: entry.key })
-        await this.runs.finished(String(jobId))
+        await this.runEnds(String(jobId))
       } finally {
         clearInterval(renew)
         await this.leases.release(entry.key, this.holder)
