@@ -1,63 +1,12 @@
-// Several instances, one schedule: two kit processes on one PostgreSQL run a
-// @Cron every second for 10 s. Each tick runs once in all (the lease lives in
-// the shared database), never twice and never overlapping — once without Redis
-// and once with Redis configured (cluster mode). Counted by the ticks the runs
-// record, so a loaded machine that starts runs late still counts right.
-import t, { type Test } from 'tap'
-import { spawnSync } from 'node:child_process'
-import pg from 'pg'
-import { ownRedis, sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'
-import { sleep, until } from './helpers/until.js'
-
-const REDIS_SKIP = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
-const redisOnPath = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
-const WINDOW_TICKS = 10
-
-interface TickRow { tick: string, instance: string, startedAt: Date, finishedAt: Date }
-
-async function scenario (t: Test, databaseURI: string, redisURL?: string): Promise<void> {
-  const env: Record<string, string> = { DATABASE_URI: databaseURI, GRACE_MS: '5000', ...(redisURL ? { REDIS_URL: redisURL } : {}) }
-  // One after the other: each applies the declared schema at boot.
-  const a = await startJobsInstance('A', env)
-  t.teardown(() => a.stop())
-  const b = await startJobsInstance('B', env)
-  t.teardown(() => b.stop())
-
-  // The window: ten whole seconds, starting a second from now.
-  const from = new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000)
-  const to = new Date(from.getTime() + WINDOW_TICKS * 1000)
-  const client = new pg.Client({ connectionString: databaseURI })
-  await client.connect()
-  t.teardown(() => client.end())
-  const rows = async () => (await client.query<TickRow>(
-    'SELECT tick, instance, "startedAt", "finishedAt" FROM "TickRun" WHERE tick >= $1 AND tick < $2 ORDER BY "startedAt"',
-    [from.toISOString(), to.toISOString()])).rows
-  await sleep(to.getTime() - Date.now())
-  // Runs may start late on a loaded machine: wait until the window's last tick has run (or a generous while).
-  const last = new Date(to.getTime() - 1000).toISOString()
-  await until('the last tick of the window to run', async () => (await rows()).some((row) => row.tick === last), 60_000).catch(() => {})
-  await sleep(2_000)
-  await Promise.all([a.stop(), b.stop()])
-
-  const runs = await rows()
-  const ticks = new Set(runs.map((row) => row.tick))
-  t.ok(Math.abs(runs.length - WINDOW_TICKS) <= 1, `${runs.length} runs for ${WINDOW_TICKS} ticks (±1)`)
-  t.equal(ticks.size, runs.length, 'no tick ran twice')
-  for (let i = 1; i < runs.length; i++) {
-    if (runs[i].startedAt < runs[i - 1].finishedAt) t.fail(`runs overlap: ${runs[i - 1].tick} (${runs[i - 1].instance}) and ${runs[i].tick} (${runs[i].instance})`)
-  }
-  t.pass('no two runs overlapped')
-  const byInstance = runs.reduce<Record<string, number>>((counts, row) => ({ ...counts, [row.instance]: (counts[row.instance] ?? 0) + 1 }), {})
-  t.comment(`runs per instance: ${JSON.stringify(byInstance)}`)
-  t.notMatch(a.output() + b.output(), /could not run|close failed/, 'no tick failed to run')
-}
+// Several instances, one schedule, no Redis: two kit processes on one
+// PostgreSQL run a @Cron every second for 10 s, and each tick runs once in all
+// (the lease lives in the shared database). test/jobs-cluster-redis.test.ts
+// runs the same with Redis configured.
+import t from 'tap'
+import { sharedPostgres } from './helpers/jobs-processes.js'
+import { cronScenario } from './helpers/cron-scenario.js'
 
 t.test('a @Cron every second on two instances without Redis: each tick once', async (t) => {
   const postgres = await sharedPostgres(t)
-  await scenario(t, await postgres.database('jobs_plain'))
-})
-
-t.test('the same with Redis configured (cluster mode)', { skip: process.env.REDIS_URL || redisOnPath ? false : REDIS_SKIP }, async (t) => {
-  const postgres = await sharedPostgres(t)
-  await scenario(t, await postgres.database('jobs_redis'), await ownRedis(t))
+  await cronScenario(t, await postgres.database('jobs_plain'))
 })
