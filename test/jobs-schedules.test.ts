@@ -10,6 +10,7 @@ import { Cron, type JobRequest } from '../lib/index.js'
 import { kitPlugin } from '../plugin.js'
 import { resetKitConfig } from '../lib/config.js'
 import { cronTicks, dashboardTicks } from '../lib/jobs/ticks.js'
+import { resolveOptions } from '../lib/options.js'
 import { APP_ID, MASTER_KEY, lane, startKit, tempDir } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/jobs-processes.js'
 import { sleep, until } from './helpers/until.js'
@@ -38,6 +39,14 @@ t.test('@Cron expressions: five fields, six with seconds, a timezone', async (t)
   t.equal(iso(cronTicks('*/10 * * * * *', 'UTC').next(at('2026-03-02T03:00:01Z'))), '2026-03-02T03:00:10.000Z')
   t.equal(iso(cronTicks('0 9 * * *', 'Europe/Paris').next(at('2026-07-01T00:00:00Z'))), '2026-07-01T07:00:00.000Z', '09:00 in Paris in summer is 07:00 UTC')
   t.equal(iso(cronTicks('0 3 * * *', 'UTC').previous(at('2026-03-02T10:00:00Z'))), '2026-03-02T03:00:00.000Z')
+})
+
+t.test('the kit\'s jobs option: mistakes fail at registration, naming the option', async (t) => {
+  const resolve = (jobs: unknown) => () => resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY, jobs } as never)
+  t.throws(resolve({ shutdownGrace: 1 }), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "jobs\.shutdownGrace": unknown option; did you mean "shutdownGraceMs"\?/ })
+  t.throws(resolve({ leaseMs: 10 }), { code: 'FPK_ERR_OPTION_INVALID', message: /option "jobs\.leaseMs": must be a whole number of milliseconds ≥ 1000 \(got 10\)/ })
+  t.throws(resolve({ ttlSweep: 'hourly' }), { code: 'FPK_ERR_CRON_EXPRESSION', message: /option "jobs\.ttlSweep": "hourly" is not a cron expression/ })
+  t.same(resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY }).jobs, { schedules: true, shutdownGraceMs: 10_000, dashboardPollMs: 10_000, leaseMs: 60_000, ttlSweep: '* * * * *' }, 'the defaults')
 })
 
 const slowRuns: Array<{ start: number, end: number, at?: string }> = []
