@@ -216,6 +216,21 @@ t.test('the example shop', async (t) => {
     t.equal((await new Parse.Query(Order).get(fresh, master)).status, 'pending', 'with the default cut-off (a day) a new order stays pending')
   })
 
+  t.test('the pruneJobStatus schedule\'s job deletes the rows of finished runs, not its own', async (t) => {
+    const started = await kit.request('POST', '/parse/jobs/pruneJobStatus', { headers: masterHeaders, body: { keepDays: 0 } })
+    t.equal(started.status, 200, started.text)
+    const jobId = started.headers.get('x-parse-job-status-id')!
+    let status: Record<string, any> = {}
+    await until('the prune to finish', async () => {
+      status = (await kit.request('GET', `/parse/classes/_JobStatus/${jobId}`, { headers: masterHeaders })).json
+      return status.status === 'succeeded' || status.status === 'failed'
+    })
+    t.equal(status.status, 'succeeded', status.message)
+    t.match(status.message, /^deleted [1-9]\d* finished run\(s\)/, 'the cancelStaleOrders runs were finished and older')
+    const left = await kit.request('GET', `/parse/classes/_JobStatus?where=${encodeURIComponent(JSON.stringify({ jobName: 'cancelStaleOrders' }))}`, { headers: masterHeaders })
+    t.same(left.json.results, [], 'their rows are gone')
+  })
+
   t.test('seed:remote runs the same seed over REST against the running server', async (t) => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
       env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY, ADMIN_PASSWORD: 'x' },

@@ -3,12 +3,15 @@
 // run by a built-in schedule (every minute unless jobs.ttlSweep says otherwise).
 // The rows go by straight SQL, as MongoDB's TTL monitor removes documents: no
 // Parse trigger (beforeDelete/afterDelete) runs for them, and LiveQuery is not told.
+import Parse from 'parse/node'
 import { allModels } from '../model/registry.js'
 import { databaseExpiresRows, deleteExpiredRows } from '../storage/job-lease.js'
 import type { KitState } from '../kit-state.js'
 import type { BuiltInJob } from './handler.js'
 
 export const TTL_JOB_NAME = 'kitExpireRows'
+/** The sweep's own _JobStatus rows are kept this long (every minute would add 1440 a day). */
+const OWN_STATUS_KEPT_MS = 86_400_000
 
 interface ExpiringField { className: string, field: string, ttlSeconds: number }
 
@@ -34,7 +37,14 @@ export function ttlSweepJob (state: KitState): BuiltInJob | undefined {
         const deleted = await deleteExpiredRows(state, className, field, ttlSeconds)
         if (deleted > 0) counts.push(`${className}.${field}: ${deleted}`)
       }
+      await pruneOwnStatus()
       return counts.length > 0 ? `deleted expired rows (${counts.join(', ')})` : 'no expired rows'
     }
   }
+}
+
+async function pruneOwnStatus (): Promise<void> {
+  const old = await new Parse.Query('_JobStatus').equalTo('jobName', TTL_JOB_NAME)
+    .lessThan('createdAt', new Date(Date.now() - OWN_STATUS_KEPT_MS)).limit(1000).find({ useMasterKey: true })
+  if (old.length > 0) await Parse.Object.destroyAll(old, { useMasterKey: true })
 }
