@@ -36,8 +36,8 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
     }
   }
   const sweep = ttlSweepJob(state)
+  if (sweep) names.add(TTL_JOB_NAME)
   if (sweep && settings.ttlSweep !== false) {
-    names.add(TTL_JOB_NAME)
     scheduler.add({ key: `cron:${TTL_JOB_NAME}`, jobName: TTL_JOB_NAME, params: {}, next: cronTicks(settings.ttlSweep, 'UTC').next })
   }
   const dashboard = watchDashboardSchedules(scheduler, { pollMs: settings.dashboardPollMs, log, jobNames: names })
