@@ -22,6 +22,7 @@ import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
+import { startJobs, type JobsHost } from './lib/jobs/start.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -92,6 +93,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined
   let cluster: Cluster | undefined
+  let jobs: JobsHost | undefined
   let functions: DeclaredFunction[] = []
   try {
     // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
@@ -185,7 +187,11 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     if (options.liveQuery) {
       liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
     }
+
+    // 9. Schedules (@Cron, Parse Dashboard's), now that Parse runs jobs in this process.
+    jobs = await startJobs(state, options.jobs, fastify.log)
   } catch (error) {
+    await jobs?.stop().catch(() => {})
     lockSchemas(state, false)
     functionsServed(state, false)
     await liveQuery?.shutdown().catch(() => {})
@@ -197,6 +203,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
 
   const host = parse
   const shared = cluster
+  const running = jobs
   let indexesDone = () => {}
   const indexesApplied = options.indexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
@@ -208,7 +215,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     state
   })
 
-  // 9. Once listening: the declared indexes and the database-side field constraints.
+  // 10. Once listening: the declared indexes and the database-side field constraints.
   let closing = false
   if (options.indexes) {
     fastify.addHook('onListen', async () => {
@@ -230,7 +237,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     })
   }
 
-  // Last: Parse first (it ends its pool), then the database it was using.
+  // Last: running jobs get their grace time, then Parse (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
     indexesDone()
@@ -238,6 +245,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     functionsServed(state, false)
     useTransactionalAdapter(state, undefined)
     try {
+      await running.stop()
       await liveQuery?.shutdown()
       await host.shutdown()
       await shared?.close()

@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { CliError, processIo, type Io } from './context.js'
 import { kitPackage } from './kit.js'
 import { newProject } from './commands/new.js'
-import { generate } from './commands/generate.js'
+import { generate, generateJob } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
 import { schemaPlan } from './commands/schema.js'
 import { client, DEFAULT_CLIENT_OUT } from './commands/client.js'
@@ -69,6 +69,12 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
     .option('-y, --yes', 'accept the defaults (generate never asks)')
     .option('-f, --force', 'overwrite an existing functions file')
     .action((name: string, options: { force?: boolean }) => generate(io, 'functions', name, options))
+  generateCommand.command('job')
+    .description('a background job (@Job, run by hand or on a schedule) and its test')
+    .argument('<Name>', 'PascalCase name, e.g. CleanupDrafts (the job is cleanupDrafts)')
+    .option('-y, --yes', 'accept the defaults (generate never asks)')
+    .option('-f, --force', 'overwrite existing files')
+    .action((name: string, options: { force?: boolean }) => generateJob(io, name, options))
 
   program.command('client')
     .description('TypeScript types for a typed API client (openapi-fetch), generated from the OpenAPI document by openapi-typescript')

@@ -98,3 +98,33 @@ function pascalCase (input: string): string | undefined {
   if (words.length === 0) return undefined
   return words.map((word) => word[0].toUpperCase() + word.slice(1)).join('')
 }
+
+export interface JobNames {
+  /** CleanupDrafts, as typed */
+  name: string
+  /** CleanupDraftsJob: the class holding the job */
+  className: string
+  /** cleanupDrafts: the method and the job's name in Parse */
+  jobName: string
+  /** cleanup-drafts: file names */
+  kebab: string
+}
+
+/** Names for `fpk g job <Name>`: a trailing "Job" is not doubled (CleanupJob → class CleanupJob, job cleanup). */
+export function jobNames (input: string): JobNames {
+  const name = input.trim()
+  if (!PASCAL_CASE.test(name)) {
+    const suggestion = pascalCase(name)
+    const hint = suggestion && suggestion !== name && PASCAL_CASE.test(suggestion) ? ` Did you mean ${suggestion}?` : ''
+    throw new CliError(`"${name}" is not a PascalCase name: it must start with an uppercase letter followed by letters and digits only (e.g. CleanupDrafts, NightlyReport).${hint}`)
+  }
+  const base = name.length > 3 && name.endsWith('Job') ? name.slice(0, -3) : name
+  const className = `${base}Job`
+  if (IMPORTED_BY_TEMPLATES.has(className) || ['Job', 'Cron', 'JobRequest'].includes(base)) throw new CliError(`"${name}" would clash with a name the generated file imports. Choose another name.`)
+  return {
+    name: base,
+    className,
+    jobName: base[0].toLowerCase() + base.slice(1),
+    kebab: base.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z])([A-Z][a-z])/g, '$1-$2').toLowerCase()
+  }
+}

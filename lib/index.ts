@@ -54,3 +54,9 @@ export { applyAllIndexes, applyMongoValidators, type IndexReport } from './stora
 export { SeedReport } from './seed/report.js'
 export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'
 export { queryRows, type QueryRowsResult, type QueryCaller } from './model/query-rows.js'
+
+// Jobs and schedules
+export { Job, Cron } from './jobs/decorators.js'
+export type { JobOptions, CronOptions } from './jobs/options.js'
+export type { JobRequest, JobLogger } from './jobs/request.js'
+export type { JobsOptions } from './jobs/settings.js'

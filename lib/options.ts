@@ -9,6 +9,7 @@ import { HTTP_METHODS } from './routing/options.js'
 import { Type, type Static } from '@sinclair/typebox'
 import type { ParseServer } from 'parse-server'
 import type Parse from 'parse/node'
+import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs/settings.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 
@@ -90,6 +91,8 @@ export const KitOptionsSchema = Type.Object({
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
   redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL sweep. */
+  jobs: Type.Optional(JobsOptionsSchema),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -120,6 +123,7 @@ export interface ResolvedOptions {
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
   cors: ResolvedCors | false
+  jobs: JobsSettings
   production: boolean
 }
 
@@ -165,6 +169,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     docs: docs(input.docs, mountPath),
     redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
+    jobs: resolveJobsOptions(input.jobs),
     production: process.env.NODE_ENV === 'production'
   }
 }

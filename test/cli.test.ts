@@ -700,8 +700,10 @@ t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
 
 t.test("the generated project's own npm test passes", async (t) => {
   if (!needs(t, 'install', 'generated')) return
+  const job = await fpkHere(demo, 'g', 'job', 'CleanupDrafts')
+  t.equal(job.code, 0, job.stderr)
   const result = await run('npm', ['test'], { cwd: demo, timeoutMs: scaled(6 * 60_000) })
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
-  t.match(result.stdout, /# pass 5/, 'the smoke test (3) and the test g resource Product wrote (2)')
+  t.match(result.stdout, /# pass 7/, 'the smoke test (3), the test g resource Product wrote (2) and the one g job CleanupDrafts wrote (2)')
   t.match(result.stdout, /# fail 0/)
 })

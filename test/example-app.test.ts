@@ -10,7 +10,8 @@ import { runExampleSeed } from '../fixtures/shop-seed.js'
 import { sentNotifications } from '../fixtures/notifications.js'
 import { Product } from '../fixtures/models/Product.js'
 import { Order } from '../fixtures/models/Order.js'
-import { APP_ID, MASTER_KEY, appHeaders, startKit } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { until } from './helpers/until.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.join(here, '..', 'fixtures')
@@ -191,6 +192,43 @@ t.test('the example shop', async (t) => {
     t.notOk('*' in await acl(), 'no public access')
     const bare = await new Order({ customer: Parse.User.createWithoutData(dan.id) }).save(null, master)
     t.equal(bare.status, 'pending', 'a new order without a status becomes pending')
+  })
+
+  t.test('the cancelStaleOrders job cancels pending orders older than the cut-off, and only those', async (t) => {
+    const stale = await newOrder()
+    const paid = await newOrder()
+    await setStatus(paid, 'paid', staff.token)
+    const started = await kit.request('POST', '/parse/jobs/cancelStaleOrders', { headers: masterHeaders, body: { olderThanHours: 0 } })
+    t.equal(started.status, 200, started.text)
+    const jobId = started.headers.get('x-parse-job-status-id')!
+    let status: Record<string, any> = {}
+    await until('the job to finish', async () => {
+      status = (await kit.request('GET', `/parse/classes/_JobStatus/${jobId}`, { headers: masterHeaders })).json
+      return status.status === 'succeeded' || status.status === 'failed'
+    })
+    t.equal(status.status, 'succeeded', status.message)
+    t.match(status.message, /^cancelled \d+ order\(s\) pending since before/)
+    t.equal((await new Parse.Query(Order).get(stale, master)).status, 'cancelled', 'the pending order is cancelled')
+    t.equal((await new Parse.Query(Order).get(paid, master)).status, 'paid', 'a paid order is left alone')
+    const fresh = await newOrder()
+    const again = await kit.request('POST', '/parse/jobs/cancelStaleOrders', { headers: masterHeaders, body: {} })
+    await until('the second run to finish', async () => (await kit.request('GET', `/parse/classes/_JobStatus/${again.headers.get('x-parse-job-status-id')}`, { headers: masterHeaders })).json.status === 'succeeded')
+    t.equal((await new Parse.Query(Order).get(fresh, master)).status, 'pending', 'with the default cut-off (a day) a new order stays pending')
+  })
+
+  t.test('the pruneJobStatus schedule\'s job deletes the rows of finished runs, not its own', async (t) => {
+    const started = await kit.request('POST', '/parse/jobs/pruneJobStatus', { headers: masterHeaders, body: { keepDays: 0 } })
+    t.equal(started.status, 200, started.text)
+    const jobId = started.headers.get('x-parse-job-status-id')!
+    let status: Record<string, any> = {}
+    await until('the prune to finish', async () => {
+      status = (await kit.request('GET', `/parse/classes/_JobStatus/${jobId}`, { headers: masterHeaders })).json
+      return status.status === 'succeeded' || status.status === 'failed'
+    })
+    t.equal(status.status, 'succeeded', status.message)
+    t.match(status.message, /^deleted [1-9]\d* finished run\(s\)/, 'the cancelStaleOrders runs were finished and older')
+    const left = await kit.request('GET', `/parse/classes/_JobStatus?where=${encodeURIComponent(JSON.stringify({ jobName: 'cancelStaleOrders' }))}`, { headers: masterHeaders })
+    t.same(left.json.results, [], 'their rows are gone')
   })
 
   t.test('seed:remote runs the same seed over REST against the running server', async (t) => {

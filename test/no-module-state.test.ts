@@ -19,6 +19,7 @@ const ALLOWED = new Map<string, string>([
   ['lib/routing/registry.ts: const prefixes', 'declaration registry (@Route)'],
   ['lib/routing/registry.ts: let revision', 'declaration registry revision'],
   ['lib/triggers/decorators.ts: const declarations', 'declaration registry (trigger decorators)'],
+  ['lib/jobs/registry.ts: const declarations', 'declaration registry (@Job, @Cron)'],
   ['lib/storage/transaction.ts: let declared', 'declaration count (@Transactional)'],
   ['lib/access/credentials.ts: const compiled', 'memo keyed by a kit\'s masterKeyIps list'],
   ['lib/access/credentials.ts: const ruleDigests', 'memo keyed by a kit\'s master key rule']

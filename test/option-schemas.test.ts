@@ -198,6 +198,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
   const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'] }
+  const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *' }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
     ...base,
@@ -219,7 +220,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
     liveQuery,
     docs: { ...docs, path: '/docs' },
     redis: 'redis://127.0.0.1:6379',
-    cors
+    cors,
+    jobs
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],

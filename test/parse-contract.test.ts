@@ -252,6 +252,18 @@ t.test('the Parse SDK: private members the kit calls (routing/register.ts, parse
   t.equal(typeof Parse.CoreManager.get, 'function', "Parse.CoreManager.get('APPLICATION_ID') names the running app")
 })
 
+t.test('jobs: how Parse runs a job, which lib/jobs/ builds on (handler.ts, scheduler.ts)', async (t) => {
+  const functions = parseSource('Routers/FunctionsRouter.js')
+  t.match(functions, /request\.jobId = jobStatus\.objectId;/, 'handleCloudJob gives the job function its _JobStatus id as request.jobId')
+  t.match(functions, /\.then\(result => \{\s*jobHandler\.setSucceeded\(result\);\s*\}, error => \{\s*jobHandler\.setFailed\(error\);\s*\}\)/,
+    'Parse writes the final status only when the job\'s promise settles, and awaits nothing of it (the kit writes it and never settles that promise)')
+  t.match(functions, /'X-Parse-Job-Status-Id': jobStatus\.objectId/, 'the answer carries the id in X-Parse-Job-Status-Id')
+  const controller = parseSource('ParseServerRESTController.js')
+  t.match(controller, /_headers: headers/, 'the in-process controller returns the headers with returnStatus, so Parse.Cloud.startJob resolves to the id under directAccess')
+  const status = parseSource('StatusHandler.js')
+  t.match(status, /setFinalStatus = function \(status, message = undefined\) \{\s*const finishedAt = new Date\(\);/, 'the final status Parse would write: status, finishedAt, message (what handler.ts writes)')
+})
+
 t.test('the REST protocol fields credentials.ts reads the way Parse does', async (t) => {
   const middlewares = parseSource('middlewares.js')
   for (const field of ['_method', '_ApplicationId', '_JavaScriptKey', '_SessionToken', '_MasterKey', '_InstallationId']) {

@@ -1,4 +1,4 @@
-// `fpk generate resource|model|functions <Name>` (`g` for short).
+// `fpk generate resource|model|functions|job <Name>` (`g` for short).
 // Generation only creates files: models and functions are discovered at boot,
 // so no registration file is edited.
 import { existsSync } from 'node:fs'
@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, type Io } from '../context.js'
 import { KIT_NAME } from '../kit.js'
-import { resourceNames, type ResourceNames } from '../names.js'
+import { jobNames, resourceNames, type ResourceNames } from '../names.js'
 import { detectLayout, findProjectRoot, functionsFile, importSpecifier, modelFile, type Layout } from '../project.js'
 import { displayPath, renderTemplate, writeNewFiles, type OutputFile } from '../templates.js'
 
@@ -136,4 +136,47 @@ export async function projectMountPath (root: string): Promise<string> {
   const fromFile = /^\s*(?:mountPath|MOUNT_PATH)\s*=\s*["']?([^"'\s#]+)/m.exec(dotEnv)?.[1]
   const mount = fromEnv ?? fromFile ?? '/parse'
   return mount === '/' ? '' : `/${mount.replace(/^\/+|\/+$/g, '')}`
+}
+
+/**
+ * `fpk g job <Name>`: a job file in the functions directory (discovered at boot
+ * like any handler file) and, in a project laid out as `fpk new` makes it, its test.
+ */
+export async function generateJob (io: Io, input: string, options: GenerateOptions = {}): Promise<void> {
+  const names = jobNames(input)
+  const root = findProjectRoot(io.cwd)
+  if (!root) throw new CliError(`no package.json in ${io.cwd} or above: run fpk g job inside a project (fpk new <name> creates one).`)
+  const layout = detectLayout(root)
+  const values = { Name: names.name, className: names.className, jobName: names.jobName, kebab: names.kebab, kit: KIT_NAME }
+  const jobFile = path.join(layout.functionsDir, `${names.kebab}-job.ts`)
+  const declared = await findJob(names.jobName, layout, [jobFile])
+  if (declared) throw new CliError(`a job named ${names.jobName} is already declared in ${displayPath(declared, io.cwd)}: nothing was written. Choose another name.`)
+  const files: OutputFile[] = [{ path: jobFile, content: await renderTemplate('job/job.ts', values) }]
+  const app = path.join(root, 'src', 'app.ts')
+  if (existsSync(app) && /export\s+(async\s+)?function\s+buildApp\b/.test(await readFile(app, 'utf8'))) {
+    const test = path.join(root, 'test', `${names.kebab}-job.test.ts`)
+    files.push({ path: test, content: await renderTemplate('job/test.ts', { ...values, appImport: importSpecifier(test, app) }) }, ...await harnessFor(test))
+  }
+  await writeNewFiles(files, { force: options.force, cwd: io.cwd })
+  const lines = files.map((file) => `  created ${displayPath(file.path, io.cwd)}`)
+  lines.push(
+    '',
+    `Job ${names.jobName}: run it from Parse Dashboard (Jobs → Run now) or with POST ${await projectMountPath(root)}/jobs/${names.jobName} and the master key;`,
+    'uncomment its @Cron to run it on a schedule (each tick on one instance only). Nothing to register: it is discovered at boot.'
+  )
+  io.out(lines.join('\n') + '\n')
+}
+
+/** The file (other than `targets`) whose static method is already the job `jobName`. */
+async function findJob (jobName: string, layout: Layout, targets: string[]): Promise<string | undefined> {
+  const declaration = new RegExp(`@(Job|Cron)\\([^\\n]*\\n\\s*(@[^\\n]*\\n\\s*)*static\\s+(async\\s+)?${jobName}\\s*\\(`)
+  for (const dir of new Set([layout.modelsDir, layout.functionsDir])) {
+    if (!existsSync(dir)) continue
+    for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile() || !/\.(ts|mts|js|mjs)$/.test(entry.name)) continue
+      const file = path.join(entry.parentPath, entry.name)
+      if (!targets.includes(file) && declaration.test(await readFile(file, 'utf8'))) return file
+    }
+  }
+  return undefined
 }

@@ -3,6 +3,7 @@
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { registerTriggers } from '../triggers/register.js'
+import { registerJobs } from '../jobs/register.js'
 
 type CloudCode = ((parse: unknown) => unknown) | string | undefined
 
@@ -13,6 +14,7 @@ export function composeCloud (userCloud: unknown, afterUserCloud?: () => void): 
   }
   return async (parse: unknown) => {
     registerTriggers((parse as { Cloud: Record<string, (...args: unknown[]) => unknown> }).Cloud)
+    registerJobs((parse as { Cloud: Record<string, (...args: unknown[]) => unknown> }).Cloud)
     const cloud = userCloud as CloudCode
     if (typeof cloud === 'function') await cloud(parse)
     else if (typeof cloud === 'string') await import(pathToFileURL(path.resolve(cloud)).href)

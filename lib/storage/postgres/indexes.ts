@@ -363,7 +363,7 @@ function uniqueName (spec: IndexSpec): string {
 }
 
 function ttlNote (spec: IndexSpec): string | undefined {
-  return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made; delete expired rows with a scheduled job' : undefined
+  return spec.kind === 'ttl' ? 'PostgreSQL has no expiring index: an ordinary index was made, and the kit\'s kitExpireRows job deletes expired rows (every minute unless jobs.ttlSweep says otherwise)' : undefined
 }
 
 /** The name of a whole-table unique index on exactly this column, if there is one. */

@@ -1,0 +1,22 @@
+// Registers the declared jobs with Parse.Cloud.job at boot, so Parse's own job
+// machinery runs them: POST {mount}/jobs/{name}, Parse.Cloud.startJob, the
+// Dashboard's "Run now" and the kit's scheduler all go through it.
+import { declaredJobs, jobName } from './registry.js'
+import { jobHandler, type BuiltInJob, type JobMethod } from './handler.js'
+import { ttlSweepJob } from './ttl.js'
+import { currentKitState, type KitState } from '../kit-state.js'
+
+type Cloud = Record<string, (...args: unknown[]) => unknown>
+
+/** The application's jobs, and the kit's own (the TTL sweep on PostgreSQL) when needed. */
+export function registerJobs (cloud: Cloud, state: KitState = currentKitState()): void {
+  const sweep = ttlSweepJob(state)
+  const builtIn: BuiltInJob[] = sweep ? [sweep] : []
+  for (const declaration of declaredJobs()) {
+    const owner = declaration.owner as Record<string, JobMethod>
+    const method: JobMethod = (request) => owner[declaration.method](request)
+    const name = jobName(declaration)
+    cloud.job(name, jobHandler(name, method, declaration.options))
+  }
+  for (const job of builtIn) cloud.job(job.name, jobHandler(job.name, job.method, job.options))
+}

@@ -1,0 +1,66 @@
+// The request a job handler gets: Parse's job request, typed, plus what the
+// kit adds (the tick a schedule ran it for, the attempt, an abort signal).
+
+/** Parameters the scheduler adds to the runs it starts; taken out before the handler sees params. */
+export const SCHEDULED_AT_PARAM = '__scheduledAt'
+export const SCHEDULE_PARAM = '__schedule'
+
+export interface JobLogger {
+  info (...args: unknown[]): void
+  warn (...args: unknown[]): void
+  error (...args: unknown[]): void
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface JobRequest<P = Record<string, any>> {
+  /** What the caller sent (POST body, startJob's data, the Dashboard's parameters, @Cron's params). */
+  params: P
+  jobName: string
+  /** The objectId of this run's _JobStatus row. */
+  jobId: string
+  /** Progress text: sets _JobStatus.message (the Dashboard's Job Status page shows it). */
+  message (text: string): Promise<void>
+  /** Parse Server's logger. */
+  log: JobLogger
+  /** 'schedule' when a @Cron or a Dashboard schedule started the run, 'api' otherwise. */
+  source: 'api' | 'schedule'
+  /** The tick a schedule started this run for (undefined for runs started by hand). */
+  scheduledAt?: Date
+  /** 1 for the first attempt, 2 for the first retry, … */
+  attempt: number
+  /** Aborted when this attempt times out or the server shuts down: stop early when it fires. */
+  signal: AbortSignal
+}
+
+/** What Parse's FunctionsRouter.handleCloudJob passes a job function. */
+export interface ParseJobRequest {
+  params: Record<string, unknown>
+  jobName: string
+  jobId: string
+  message: (text: string) => Promise<unknown>
+  log: JobLogger
+}
+
+/**
+ * The caller's parameters without the scheduler's own, and what those said.
+ * Parse Dashboard's "Run now" posts { jobName, input, when, description } to
+ * POST /jobs: the job gets `input`, the parameters the Dashboard meant.
+ */
+export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string } {
+  const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, ...rest } = params ?? {}
+  const at = typeof scheduledAt === 'string' ? new Date(scheduledAt) : undefined
+  return {
+    params: fromDashboard(rest, jobName) ?? rest,
+    scheduledAt: at && !Number.isNaN(at.getTime()) ? at : undefined,
+    schedule: typeof schedule === 'string' ? schedule : undefined
+  }
+}
+
+const RUN_NOW_KEYS = new Set(['description,input,jobName,when', 'input,jobName,when'])
+
+function fromDashboard (params: Record<string, unknown>, jobName: string): Record<string, unknown> | undefined {
+  const { input } = params
+  const runNow = RUN_NOW_KEYS.has(Object.keys(params).sort().join(',')) && params.jobName === jobName &&
+    typeof input === 'object' && input !== null && !Array.isArray(input)
+  return runNow ? input as Record<string, unknown> : undefined
+}

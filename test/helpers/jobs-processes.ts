@@ -1,0 +1,93 @@
+// Processes for the jobs tests that need more than one: kit instances
+// (test/helpers/jobs-node.ts), one embedded PostgreSQL with a database per
+// scenario, and a redis-server of the test's own, each stopped by its PID.
+import type { Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { rmSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
+import { freePort } from '../../lib/storage/free-port.js'
+import { tempDir } from './kit.js'
+import { until } from './until.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+export interface JobsInstance { child: ChildProcess, output (): string, stop (): Promise<void>, exited: Promise<unknown> }
+
+/** Starts test/helpers/jobs-node.ts with this environment and waits until it listens. */
+export async function startJobsInstance (name: string, env: Record<string, string>): Promise<JobsInstance & { origin: string }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import=tsx', path.join(here, 'jobs-node.ts')], {
+    env: { ...process.env, ...env, PORT: String(port), INSTANCE: name, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += chunk })
+  child.stderr!.on('data', (chunk) => { output += chunk })
+  const exited = once(child, 'exit')
+  await Promise.race([
+    until(`instance ${name} to listen`, () => output.includes('listening'), 180_000),
+    exited.then(() => { throw new Error(`instance ${name} exited during boot:\n${output}`) })
+  ])
+  return {
+    child,
+    origin: `http://127.0.0.1:${port}`,
+    output: () => output,
+    exited,
+    async stop () {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      await exited
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** An embedded PostgreSQL for this file, and a fresh database on it per scenario. */
+export async function sharedPostgres (t: Test): Promise<{ database (name: string): Promise<string> }> {
+  const dataDir = tempDir('fpk-jobs-')
+  const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
+  t.teardown(async () => {
+    await server.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  return {
+    async database (name) {
+      const admin = new pg.Client({ connectionString: server.uri })
+      await admin.connect()
+      try { await admin.query(`CREATE DATABASE ${name}`) } finally { await admin.end() }
+      const url = new URL(server.uri)
+      url.pathname = `/${name}`
+      return url.toString()
+    }
+  }
+}
+
+function redisAnswers (port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false) })
+    socket.on('error', () => resolve(false))
+    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.on('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
+  })
+}
+
+/** REDIS_URL when set; else a redis-server of the test's own on a free port, stopped at teardown. */
+export async function ownRedis (t: Test): Promise<string> {
+  if (process.env.REDIS_URL) return process.env.REDIS_URL
+  const port = await freePort()
+  const dir = tempDir('fpk-redis-')
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  t.teardown(async () => {
+    if (child.exitCode === null) { child.kill('SIGTERM'); await once(child, 'exit') }
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await until('redis-server to answer', () => redisAnswers(port), 20_000)
+  return `redis://127.0.0.1:${port}`
+}

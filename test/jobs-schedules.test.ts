@@ -1,0 +1,111 @@
+// When schedules fire: the ticks of Parse Dashboard's _JobSchedule rows, and
+// catch-up — a @Cron with catchUp runs the tick missed while no instance ran,
+// once, at start; one without it does not replay anything.
+import t from 'tap'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import pg from 'pg'
+import { Cron, type JobRequest } from '../lib/index.js'
+import { kitPlugin } from '../plugin.js'
+import { resetKitConfig } from '../lib/config.js'
+import { cronTicks, dashboardTicks } from '../lib/jobs/ticks.js'
+import { resolveOptions } from '../lib/options.js'
+import { APP_ID, MASTER_KEY, lane, startKit, tempDir } from './helpers/kit.js'
+import { sharedPostgres } from './helpers/jobs-processes.js'
+import { sleep, until } from './helpers/until.js'
+
+const at = (iso: string) => new Date(iso)
+const iso = (date: Date | undefined) => date?.toISOString()
+
+t.test('Dashboard schedules: one-off, every N minutes from a time of day, days of the week', async (t) => {
+  const once = dashboardTicks({ objectId: 'a', jobName: 'j', startAfter: '2026-03-02T10:00:00.000Z' })
+  t.equal(iso(once(at('2026-03-01T00:00:00Z'))), '2026-03-02T10:00:00.000Z', 'a one-off runs at startAfter')
+  t.equal(once(at('2026-03-02T10:00:00Z')), undefined, 'and never again')
+
+  const hourly = dashboardTicks({ objectId: 'b', jobName: 'j', startAfter: '2026-03-02T10:10:00.000Z', timeOfDay: '09:30:00.000Z', repeatMinutes: 60 })
+  t.equal(iso(hourly(at('2026-03-02T10:10:00Z'))), '2026-03-02T10:30:00.000Z', 'every 60 minutes from 09:30, after startAfter')
+  t.equal(iso(hourly(at('2026-03-02T23:30:00Z'))), '2026-03-03T09:30:00.000Z', 'each day starts again at the time of day')
+
+  // 2026-03-02 is a Monday; the flags start on Sunday.
+  const mondays = dashboardTicks({ objectId: 'c', jobName: 'j', startAfter: '2026-03-02T00:00:00.000Z', timeOfDay: '06:00:00.000Z', repeatMinutes: 1440, daysOfWeek: [0, 1, 0, 0, 0, 0, 0] })
+  t.equal(iso(mondays(at('2026-03-02T07:00:00Z'))), '2026-03-09T06:00:00.000Z', 'daily, on Mondays only')
+  const never = dashboardTicks({ objectId: 'd', jobName: 'j', repeatMinutes: 5, daysOfWeek: [0, 0, 0, 0, 0, 0, 0] })
+  t.equal(never(at('2026-03-02T00:00:00Z')), undefined, 'no day ticked: never')
+})
+
+t.test('@Cron expressions: five fields, six with seconds, a timezone', async (t) => {
+  t.equal(iso(cronTicks('0 3 * * *', 'UTC').next(at('2026-03-02T03:00:00Z'))), '2026-03-03T03:00:00.000Z', 'strictly after')
+  t.equal(iso(cronTicks('*/10 * * * * *', 'UTC').next(at('2026-03-02T03:00:01Z'))), '2026-03-02T03:00:10.000Z')
+  t.equal(iso(cronTicks('0 9 * * *', 'Europe/Paris').next(at('2026-07-01T00:00:00Z'))), '2026-07-01T07:00:00.000Z', '09:00 in Paris in summer is 07:00 UTC')
+  t.equal(iso(cronTicks('0 3 * * *', 'UTC').previous(at('2026-03-02T10:00:00Z'))), '2026-03-02T03:00:00.000Z')
+})
+
+t.test('the kit\'s jobs option: mistakes fail at registration, naming the option', async (t) => {
+  const resolve = (jobs: unknown) => () => resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY, jobs } as never)
+  t.throws(resolve({ shutdownGrace: 1 }), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "jobs\.shutdownGrace": unknown option; did you mean "shutdownGraceMs"\?/ })
+  t.throws(resolve({ leaseMs: 10 }), { code: 'FPK_ERR_OPTION_INVALID', message: /option "jobs\.leaseMs": must be a whole number of milliseconds ≥ 1000 \(got 10\)/ })
+  t.throws(resolve({ ttlSweep: 'hourly' }), { code: 'FPK_ERR_CRON_EXPRESSION', message: /option "jobs\.ttlSweep": "hourly" is not a cron expression/ })
+  t.same(resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY }).jobs, { schedules: true, shutdownGraceMs: 10_000, dashboardPollMs: 10_000, leaseMs: 60_000, ttlSweep: '* * * * *' }, 'the defaults')
+})
+
+const slowRuns: Array<{ start: number, end: number, at?: string }> = []
+
+class Overlapping {
+  /** Every second, but each run takes 2.5 s: the ticks that come while it runs are skipped, not run beside it. */
+  @Cron('* * * * * *', { name: 'overlapping' })
+  static async slow (request: JobRequest) {
+    const start = Date.now()
+    await sleep(2_500)
+    slowRuns.push({ start, end: Date.now(), at: request.scheduledAt?.toISOString() })
+  }
+}
+
+t.test('a tick that comes while the last run still goes is skipped and logged, never run beside it', async (t) => {
+  let logs = ''
+  const stream = new Writable({ write (chunk, _encoding, done) { logs += String(chunk); done() } })
+  await startKit(t, { functions: [Overlapping] }, { logger: { level: 'warn', stream } })
+  await until('three runs', () => slowRuns.length >= 3, 60_000)
+  const runs = slowRuns.slice(0, 3)
+  for (let i = 1; i < runs.length; i++) t.ok(runs[i].start >= runs[i - 1].end, `run ${i + 1} started after run ${i} ended`)
+  t.equal(new Set(runs.map((run) => run.at)).size, runs.length, 'each run is its own tick')
+  t.match(logs, /overlapping: skipped the tick of [^ ]+ \(cron:overlapping:\* \* \* \* \* \*@UTC\): the previous run is still going/, 'the skip is logged')
+})
+
+const caughtUp: Array<{ job: string, at?: string }> = []
+
+class Nightly {
+  @Cron('0 4 * * *', { catchUp: true })
+  static async withCatchUp (request: JobRequest) { caughtUp.push({ job: 'withCatchUp', at: request.scheduledAt?.toISOString() }) }
+
+  @Cron('0 5 * * *')
+  static async withoutCatchUp (request: JobRequest) { caughtUp.push({ job: 'withoutCatchUp', at: request.scheduledAt?.toISOString() }) }
+}
+
+t.test('catchUp: the last missed tick runs once at start; without it nothing is replayed', { skip: lane.kind !== 'postgres' && 'runs on the PostgreSQL lane' }, async (t) => {
+  const postgres = await sharedPostgres(t)
+  const databaseURI = await postgres.database('jobs_catch_up')
+  const boot = async () => {
+    resetKitConfig()
+    const dir = tempDir()
+    const app = Fastify({ logger: { level: 'error' }, pluginTimeout: 120_000 })
+    await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, databaseURI, dataDir: path.join(dir, 'postgres'), functions: [Nightly] })
+    return app
+  }
+  // A first boot makes the lease table; then both schedules "last ran" three days ago.
+  const first = await boot()
+  await first.close()
+  const client = new pg.Client({ connectionString: databaseURI })
+  await client.connect()
+  t.teardown(() => client.end())
+  for (const key of ['cron:withCatchUp:0 4 * * *@UTC', 'cron:withoutCatchUp:0 5 * * *@UTC']) {
+    await client.query("INSERT INTO fpk_job_leases (key, last_tick) VALUES ($1, now() - interval '3 days') ON CONFLICT (key) DO UPDATE SET last_tick = excluded.last_tick", [key])
+  }
+
+  const second = await boot()
+  t.teardown(() => second.close())
+  await until('the missed tick to run', () => caughtUp.length > 0, 60_000)
+  await sleep(2_000)
+  const missed = cronTicks('0 4 * * *', 'UTC').previous(new Date())!.toISOString()
+  t.same(caughtUp, [{ job: 'withCatchUp', at: missed }], 'only the schedule with catchUp ran, for its last missed tick, once')
+})
