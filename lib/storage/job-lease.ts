@@ -3,7 +3,8 @@
 // an expiry, renewed while its run goes on, so a crashed holder is replaced.
 // The only place that knows which database holds them.
 import { currentDatabase } from './database.js'
-import type { MongoAdapter, PostgresAdapter } from '../parse/internals.js'
+import type { MongoAdapter } from '../parse/internals.js'
+import { pgDatabase } from '../parse/adapter-internals.js'
 import type { KitState } from '../kit-state.js'
 import { claimPostgresTick, ensurePostgresLeaseTable, lastPostgresTick, releasePostgresLease, renewPostgresLease } from './postgres/job-lease.js'
 import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } from './mongo/job-lease.js'
@@ -27,7 +28,7 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
   const database = currentDatabase(state)
   if (!database) throw new Error('schedules need the kit\'s database open')
   if (database.kind === 'postgres') {
-    const client = (database.adapter as PostgresAdapter)._client
+    const client = pgDatabase(database.adapter)!
     const ready = once(() => ensurePostgresLeaseTable(client))
     return {
       claim: async (key, tick, holder, leaseMs) => { await ready(); return claimPostgresTick(client, key, tick, holder, leaseMs) },
@@ -65,5 +66,5 @@ export function databaseExpiresRows (state: KitState): boolean {
 export async function deleteExpiredRows (state: KitState, className: string, field: string, ttlSeconds: number, batchSize = 500): Promise<number> {
   const database = currentDatabase(state)
   if (!database || database.kind !== 'postgres') return 0
-  return deleteExpiredPostgresRows((database.adapter as PostgresAdapter)._client, className, field, ttlSeconds, batchSize)
+  return deleteExpiredPostgresRows(pgDatabase(database.adapter)!, className, field, ttlSeconds, batchSize)
 }
