@@ -4,7 +4,8 @@
 // sampling profile. Each layer adds one part of the stack to the one below:
 //   read:  pg → Parse's pool (pg-promise) → Parse's storage adapter → Parse's
 //          DatabaseController → RestQuery (queryRows) → the whole declared route (inject)
-//   write: Parse's storage adapter → rest.create (RestWrite) → the SDK's save → the whole declared route
+//   write: Parse's storage adapter → DatabaseController.create → rest.create (RestWrite) → the SDK's
+//          save → the whole declared route
 // `npx tsx test/bench/layer-costs.ts [iterations]` (default 2000). Not part of `npm run bench`.
 import path from 'node:path'
 import { rmSync } from 'node:fs'
@@ -104,6 +105,13 @@ await costs([
   ['Parse\'s storage adapter: createObject', () => adapter.createObject('Note', schema, {
     objectId: `c${(n++).toString(36).padStart(9, '0')}`, ...body, slug: `s-${n}`, views: 0, createdAt: { __type: 'Date', iso: new Date().toISOString() }, updatedAt: { __type: 'Date', iso: new Date().toISOString() }, _rperm: ['*'], _wperm: [user.objectId]
   })],
+  ['DatabaseController.create (schema, permission, ACL transform; master)', () => {
+    const now = new Date().toISOString()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (config.database as any).create('Note', {
+      objectId: `d${(n++).toString(36).padStart(9, '0')}`, ...body, slug: `s-${n}`, views: 0, createdAt: now, updatedAt: now, ACL: { '*': { read: true }, [user.objectId]: { read: true, write: true } }
+    }, {})
+  }],
   ['rest.create (RestWrite: beforeSave, ACL, schema; master)', () => rest.create(config, AuthModule.master(config), 'Note', { ...body, views: 0, ACL: { '*': { read: true } } }, {})],
   ['SDK note.save (master; direct write)', () => new Note().save({ ...body, views: 0 }, { useMasterKey: true })],
   ['SDK note.save with the session token and an owner ACL (as createNote)', () => {
