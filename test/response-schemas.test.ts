@@ -39,6 +39,11 @@ export class ShapeFunctions {
   static untyped () {
     return { shown: 'yes', secret: 'sent: no schema' }
   }
+
+  @CloudFunction({ rateLimit: { windowMs: 600_000, max: 1 }, requireMaster: true })
+  static limited () {
+    return { done: true }
+  }
 }
 
 t.test('returns', async (t) => {
@@ -85,5 +90,22 @@ t.test('returns', async (t) => {
     // Besides its 200, every operation lists the refusals it can give (docs/reference/http-answers.md).
     t.same(Object.keys(document.paths['/shapes/untyped'].get.responses), ['200', '400', '403', '404', '405', '500', '503'])
     t.equal(document.paths['/shapes/untyped'].get.responses['200'].description, 'Default Response', 'no returns: no schema')
+  })
+
+  t.test('the refusals a function can give are documented from its declaration, and given as documented', async (t) => {
+    const document = (await kit.request('GET', '/api-docs/json')).json
+    const limited = document.paths['/shapes/limited'].post.responses
+    t.same(Object.keys(limited), ['200', '400', '403', '404', '405', '413', '415', '429', '500', '503'])
+    t.match(limited['403'].description, /only callers presenting the master key/)
+    t.match(limited['429'], { description: /more than 1 calls in 600000 ms/, headers: { 'Retry-After': { schema: { type: 'integer' } } } })
+    t.same(limited['429'].content['application/json'].schema, { $ref: '#/components/schemas/ErrorAnswer' })
+    t.match(document.components.schemas.ErrorAnswer, { type: 'object', required: ['error'], properties: { code: { type: 'integer' }, error: { type: 'string' } } })
+    t.notMatch(document.paths['/shapes/untyped'].get.responses['400'].description, /body/, 'a GET takes no body: no body refusals')
+
+    const noMaster = await kit.request('POST', '/parse/shapes/limited', { headers: appHeaders, body: {} })
+    t.match({ status: noMaster.status, ...noMaster.json }, { status: 403, code: Parse.Error.OPERATION_FORBIDDEN })
+    const second = await kit.request('POST', '/parse/shapes/limited', { headers: appHeaders, body: {} })
+    t.match({ status: second.status, ...second.json }, { status: 429, code: Parse.Error.REQUEST_LIMIT_EXCEEDED, error: String })
+    t.ok(Number(second.headers.get('retry-after')) > 0, 'Retry-After, as documented')
   })
 })
