@@ -105,7 +105,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
         appId: options.appId,
         log: fastify.log,
         roleCache: state.get(roleCachePart),
-        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined
+        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined,
+        commandTimeoutMs: options.redisCommandTimeoutMs
       })
       overrides.cacheAdapter ??= cluster.cacheAdapter
       fastify.log.info(`[redis] cluster mode on ${cluster.displayURL}: rate limits, role cache evictions, Parse's cache and LiveQuery events are shared`)

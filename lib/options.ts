@@ -8,6 +8,7 @@ import { ipRangesProblem } from './access/credentials.js'
 import { HTTP_METHODS } from './routing/options.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { dottedName, optionChecker, typed } from './option-schema.js'
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
@@ -31,6 +32,13 @@ export const AllowedRouteSchema = Type.Object({
 export const LiveQueryOptionsSchema = Type.Object({
   classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" })
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
+
+/** The `redis` option as an object: where, and how long one Redis call on a request path may take. */
+export const RedisOptionsSchema = Type.Object({
+  url: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  commandTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000, problem: 'must be a whole number of milliseconds from 10 to 60000' }))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { url: 'redis://…', commandTimeoutMs?: 1000 }" })
+type RedisOptions = Static<typeof RedisOptionsSchema>
 
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
@@ -72,8 +80,11 @@ export const KitOptionsSchema = Type.Object({
   liveQuery: Type.Optional(LiveQueryOptionsSchema),
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. Checked by its own schema (docs/options.ts). */
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
-  /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
-  redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  /** redis:// or rediss:// URL (or { url, commandTimeoutMs }): several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
+  redis: Type.Optional(typed<string | RedisOptions>(Type.Union([
+    Type.String({ minLength: 1, secret: true }),
+    RedisOptionsSchema
+  ], { problem: "must be a redis:// URL or { url: 'redis://…', commandTimeoutMs?: 1000 }", secret: true }))),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -103,6 +114,8 @@ export interface ResolvedOptions {
   liveQuery: { classNames: string[] } | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
+  /** The bound of one Redis call on a request path (redis.commandTimeoutMs), in ms. */
+  redisCommandTimeoutMs: number
   cors: ResolvedCors | false
   production: boolean
 }
@@ -147,7 +160,8 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     indexes: input.indexes ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
-    redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
+    redis: redisURL((typeof input.redis === 'object' ? input.redis.url : input.redis) ?? (process.env.REDIS_URL || undefined)),
+    redisCommandTimeoutMs: (typeof input.redis === 'object' ? input.redis.commandTimeoutMs : undefined) ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     production: process.env.NODE_ENV === 'production'
   }
