@@ -182,7 +182,15 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
 
     // 8. LiveQuery subscriptions over WebSocket, on the same HTTP server.
     if (options.liveQuery) {
-      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
+      liveQuery = await startLiveQuery(fastify, {
+        appId: options.appId,
+        masterKey: options.masterKey,
+        serverURL: options.serverURL,
+        mountPath: options.mountPath,
+        options: { ...options.liveQuery, maxPayload: options.liveQuery.maxPayload ?? fastify.initialConfig.bodyLimit ?? 1024 * 1024 },
+        parseOptions: overrides,
+        pubSubAdapter: cluster?.pubSubAdapter
+      })
     }
   } catch (error) {
     lockSchemas(state, false)
@@ -222,6 +230,10 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       }
     })
   }
+
+  // Before Fastify closes its HTTP server: that waits for every open socket, WebSockets included.
+  const realtime = liveQuery
+  if (realtime) fastify.addHook('preClose', async () => { await realtime.shutdown() })
 
   // Last: Parse first (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {

@@ -28,9 +28,19 @@ export const AllowedRouteSchema = Type.Object({
   methods: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, problem: "must be a non-empty list of HTTP verbs, e.g. ['GET']" }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { path: '/…', methods?: ['GET', …] }" })
 
-/** LiveQuery: the classes whose changes are pushed to subscribers. Each name is listed once (checked below). */
+const count = (what: string) => Type.Integer({ minimum: 1, maximum: 1_000_000, problem: `must be a whole number of ${what} from 1 to 1000000` })
+
+/** LiveQuery: the classes whose changes are pushed to subscribers (each listed once, checked below), and the bounds of its sockets. */
 export const LiveQueryOptionsSchema = Type.Object({
-  classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" })
+  classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" }),
+  /** Largest message in bytes. Default: Fastify's bodyLimit (1 MiB by default). */
+  maxPayload: Type.Optional(Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, problem: 'must be a whole number of bytes from 1024 to 104857600' })),
+  /** Time from the upgrade to an accepted `connect` message, in ms. Default 10000. */
+  connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000, problem: 'must be a whole number of milliseconds from 100 to 600000' })),
+  /** Subscriptions one socket may hold. Default 100. */
+  maxSubscriptionsPerConnection: Type.Optional(count('subscriptions')),
+  /** Open sockets per client address. Default 100. */
+  maxConnectionsPerAddress: Type.Optional(count('connections'))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
 
 /** The `redis` option as an object: where, and how long one Redis call on a request path may take. */
@@ -111,7 +121,7 @@ export interface ResolvedOptions {
   parseServerOptions: Record<string, unknown>
   schema: SchemaOption | undefined
   indexes: boolean
-  liveQuery: { classNames: string[] } | undefined
+  liveQuery: ResolvedLiveQuery | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
   /** The bound of one Redis call on a request path (redis.commandTimeoutMs), in ms. */
@@ -177,11 +187,22 @@ function allowedRoutes (routes: AllowedRoute[]): AllowedRoute[] {
   })
 }
 
+export const LIVE_QUERY_DEFAULTS = { connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100 }
+
+export interface ResolvedLiveQuery {
+  classNames: string[]
+  /** Unset: Fastify's bodyLimit. */
+  maxPayload: number | undefined
+  connectTimeoutMs: number
+  maxSubscriptionsPerConnection: number
+  maxConnectionsPerAddress: number
+}
+
 function liveQuery (value: KitOptions['liveQuery']): ResolvedOptions['liveQuery'] {
   if (value === undefined) return undefined
   const repeated = value.classNames.find((name, index) => value.classNames.indexOf(name) !== index)
   if (repeated !== undefined) throw optionError('liveQuery.classNames', `lists "${repeated}" twice`)
-  return { classNames: value.classNames }
+  return { ...LIVE_QUERY_DEFAULTS, ...value, maxPayload: value.maxPayload }
 }
 
 function parseServerOptions (input: KitOptions): Record<string, unknown> {

@@ -197,7 +197,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   }
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
-  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'] }
+  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20 }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
     ...base,
