@@ -8,6 +8,7 @@ import { resolveOptions, type KitOptions } from './lib/options.js'
 import { openDatabase } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
+import { authLimiter } from './lib/host/auth-limits.js'
 import { registerCors } from './lib/host/cors.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
@@ -158,7 +159,8 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       appId: options.appId,
       masterKey: options.masterKey,
       policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes },
-      availability: database.availability
+      availability: database.availability,
+      authLimiter: options.authRateLimit === false ? undefined : authLimiter(options.authRateLimit, cluster?.rateLimitStore)
     }))
 
     // 6. One Fastify route per declared function (served without Parse's Express pipeline).

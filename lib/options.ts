@@ -43,6 +43,23 @@ export const LiveQueryOptionsSchema = Type.Object({
   maxConnectionsPerAddress: Type.Optional(count('connections'))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
 
+export interface AuthRateLimit {
+  /** Attempts per username (or email) in each window. */
+  max: number
+  /** Attempts per client address in each window, all usernames together. */
+  maxPerAddress: number
+  windowMs: number
+}
+
+export const AUTH_RATE_LIMIT_DEFAULTS: AuthRateLimit = { max: 10, maxPerAddress: 100, windowMs: 60_000 }
+
+/** Rate limits on the auth routes (host/auth-limits.ts). */
+export const AuthRateLimitSchema = Type.Object({
+  max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, problem: 'must be a whole number of attempts per username from 1 to 1000000' })),
+  maxPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, problem: 'must be a whole number of attempts per address from 1 to 1000000' })),
+  windowMs: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 86_400_000, problem: 'must be a whole number of milliseconds from 1000 to 86400000' }))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be false or { max?, maxPerAddress?, windowMs? }' })
+
 /** The `redis` option as an object: where, and how long one Redis call on a request path may take. */
 export const RedisOptionsSchema = Type.Object({
   url: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
@@ -70,6 +87,8 @@ export const KitOptionsSchema = Type.Object({
   mountPath: Type.Optional(text),
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
   allowAuthRoutes: Type.Optional(flag),
+  /** Rate limits on login, sign-up, /requestPasswordReset and /verificationEmailRequest; false: none. Default { max: 10, maxPerAddress: 100, windowMs: 60000 }. */
+  authRateLimit: Type.Optional(typed<false | Partial<AuthRateLimit>>(Type.Union([Type.Literal(false), AuthRateLimitSchema], { problem: 'must be false or { max?, maxPerAddress?, windowMs? }' }))),
   /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
   allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(AllowedRouteSchema, { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
   /** Role that may manage _Role. Default 'SuperAdmin'. */
@@ -113,6 +132,8 @@ export interface ResolvedOptions {
   databaseTimeout: number | undefined
   mountPath: string
   allowAuthRoutes: boolean
+  /** false: no limits on the auth routes. */
+  authRateLimit: AuthRateLimit | false
   allowedRoutes: AllowedRoute[]
   adminRole: string
   excludedPointerClasses: string[]
@@ -150,6 +171,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
   if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
+  const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes
   return {
     appId,
     masterKey,
@@ -159,13 +181,14 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     ephemeralDatabase: input.ephemeralDatabase ?? false,
     databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
     mountPath,
-    allowAuthRoutes: input.allowAuthRoutes ?? kit.allowAuthRoutes,
+    allowAuthRoutes,
+    authRateLimit: input.authRateLimit === false ? false : { ...AUTH_RATE_LIMIT_DEFAULTS, ...input.authRateLimit },
     allowedRoutes: allowedRoutes(input.allowedRoutes ?? []),
     adminRole: input.adminRole ?? kit.adminRole,
     excludedPointerClasses: input.excludedPointerClasses ?? kit.excludedPointerClasses,
     models: input.models ?? [],
     functions: input.functions ?? [],
-    parseServerOptions: withoutParseCors(parseServerOptions(input)),
+    parseServerOptions: withAccountLockout(withoutParseCors(parseServerOptions(input)), allowAuthRoutes),
     schema: schemaOption(input),
     indexes: input.indexes ?? true,
     liveQuery: liveQuery(input.liveQuery),
@@ -221,6 +244,18 @@ function schemaOption (input: KitOptions): SchemaOption | undefined {
   const shape = checkSchemaOption(value)
   if (shape) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
   return value as SchemaOption
+}
+
+/** Parse's accountLockout while the auth routes are open: 10 failed logins lock an account for 5 minutes. */
+export const ACCOUNT_LOCKOUT_DEFAULTS = { threshold: 10, duration: 5 }
+
+/** With the auth routes open, Parse's accountLockout is on unless parseServerOptions.accountLockout says otherwise (false: off). */
+function withAccountLockout (options: Record<string, unknown>, allowAuthRoutes: boolean): Record<string, unknown> {
+  const given = options.accountLockout
+  if (!allowAuthRoutes && given === undefined) return options
+  if (given === undefined) return { ...options, accountLockout: { ...ACCOUNT_LOCKOUT_DEFAULTS } }
+  if (typeof given === 'object' && given !== null && !Array.isArray(given)) return { ...options, accountLockout: { ...ACCOUNT_LOCKOUT_DEFAULTS, ...given } }
+  return options
 }
 
 /** Parse's own CORS settings would be silently overridden by the kit's policy: say so at boot. */

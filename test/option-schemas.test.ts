@@ -208,6 +208,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     databaseTimeout: 10,
     mountPath: '/parse',
     allowAuthRoutes: true,
+    authRateLimit: { max: 5, maxPerAddress: 50, windowMs: 60_000 },
     allowedRoutes: [allowedRoute],
     adminRole: 'Admin',
     excludedPointerClasses: ['IMG'],
