@@ -81,7 +81,7 @@ export const KitOptionsSchema = Type.Object({
   dataDir: Type.Optional(text),
   /** Embedded PostgreSQL without fsync (tests). */
   ephemeralDatabase: Type.Optional(flag),
-  /** Seconds a database query may go unanswered before the call answers 503. Env DATABASE_TIMEOUT. Default 15. */
+  /** Seconds a database call on a request path (connection wait and query together) may take before it answers 503. Env DATABASE_TIMEOUT. Default 10. */
   databaseTimeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, problem: TIMEOUT_PROBLEM })),
   /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
   mountPath: Type.Optional(text),
