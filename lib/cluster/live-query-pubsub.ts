@@ -21,6 +21,8 @@ import type { OutageLog } from './outage-log.js'
 import type { RedisBound } from './redis-bound.js'
 
 export const QUEUED_EVENTS = 10_000
+/** Wait before sending queued events after a reconnection. */
+const RESUBSCRIBE_MS = 1_000
 
 type Listener = (message: string, channel: string) => void
 
@@ -61,7 +63,8 @@ export function liveQueryPubSub (url: string, outage: OutageLog, bound: RedisBou
   /** This process's subscriptions (Parse's LiveQuery server), by channel. */
   const local = new Map<string, Listener[]>()
   const queued: Array<{ channel: string, message: string }> = []
-  let publisher: PubSubClient | undefined
+  /** Parse's publisher, and its own publish (the client's `publish` is replaced below). */
+  let publisher: { client: PubSubClient, publish: PubSubClient['publish'] } | undefined
   const config = { redisURL: url, redisOptions: { ...nodeRedisOptions(url), disableOfflineQueue: true } }
   const watch = (client: PubSubClient, name: string) => {
     client.removeAllListeners('error')
@@ -77,18 +80,23 @@ export function liveQueryPubSub (url: string, outage: OutageLog, bound: RedisBou
     setImmediate(() => { for (const listener of listeners) listener(message, channel) })
   }
   const send = (channel: string, message: string) => {
-    if (!publisher || !publisher.isReady || bound.bypassed) {
+    if (!publisher || !publisher.client.isReady || bound.bypassed) {
       if (queued.length >= QUEUED_EVENTS) queued.shift()
       queued.push({ channel, message })
       return
     }
     // Unanswered within the bound: Redis may still deliver it when it resumes, so it is not queued again.
-    bound.within('LiveQuery publisher', publisher.publish(channel, message)).catch((error: unknown) => {
+    const lost = (error: unknown) => {
       if (!(error instanceof Error && error.name === 'RedisNoAnswerError')) outage.down('LiveQuery publisher', error)
-    })
+    }
+    try {
+      bound.within('LiveQuery publisher', publisher.publish(channel, message)).catch(lost)
+    } catch (error) {
+      lost(error) // a client closed meanwhile throws at once
+    }
   }
   const flush = () => {
-    while (queued.length > 0 && publisher?.isReady && !bound.bypassed) {
+    while (queued.length > 0 && publisher?.client.isReady && !bound.bypassed) {
       const { channel, message } = queued.shift()!
       send(channel, message)
     }
@@ -98,8 +106,9 @@ export function liveQueryPubSub (url: string, outage: OutageLog, bound: RedisBou
     adapter: {
       createPublisher () {
         const client = watch(RedisPubSub.createPublisher(config) as PubSubClient, 'LiveQuery publisher')
-        publisher = client
-        client.on('ready', flush)
+        publisher = { client, publish: client.publish.bind(client) }
+        // After a reconnection, a moment for the other instances' subscriptions to be back too.
+        client.on('ready', () => setTimeout(flush, RESUBSCRIBE_MS).unref())
         client.publish = async (channel, message) => {
           deliverHere(channel, message)
           send(channel, withOrigin(message, origin))

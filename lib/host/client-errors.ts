@@ -29,7 +29,9 @@ export function answerClientError (this: FastifyInstance, error: Error, socket: 
   if (errno.code === 'ECONNRESET' || socket.destroyed) return
   const refusal = refusalFor(errno)
   this.log.debug({ err: error }, `client error answered ${refusal.status}`)
-  if (socket.writable) {
+  // As Node's own handler: never write into a response already under way on this socket.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (socket.writable && inFlight?.headersSent !== true) {
     const body = JSON.stringify({ code: refusal.code, error: refusal.error })
     socket.end(`HTTP/1.1 ${refusal.status} ${refusal.reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
     setTimeout(() => socket.destroy(), LINGER_MS).unref()
