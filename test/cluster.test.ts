@@ -165,6 +165,10 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
   t.throws(() => resolveOptions({ ...base, redis: 'http://127.0.0.1:6379' }), /kitPlugin option "redis": must be a redis:\/\/ or rediss:\/\/ URL/)
   t.throws(() => resolveOptions({ ...base, redis: 'redis://:secret@' }), /got "redis:\/\/:\*\*\*@"/, 'the message hides the password')
   t.equal(resolveOptions({ ...base, redis: 'rediss://cache.internal:6380/1' }).redis, 'rediss://cache.internal:6380/1')
+  t.equal(resolveOptions({ ...base, redis: 'redis://127.0.0.1:6379' }).redisCommandTimeoutMs, 1_000, 'one Redis call on a request path waits 1 s at most by default')
+  const object = resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 250 } })
+  t.same([object.redis, object.redisCommandTimeoutMs], ['redis://127.0.0.1:6379', 250], 'the object form: url and commandTimeoutMs')
+  t.throws(() => resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 0 } }), /kitPlugin option "redis": must be a redis:\/\/ URL or \{ url: 'redis:\/\/…', commandTimeoutMs\?: 1000 \}/)
   const saved = process.env.REDIS_URL
   t.teardown(() => { if (saved === undefined) delete process.env.REDIS_URL; else process.env.REDIS_URL = saved })
   process.env.REDIS_URL = 'redis://127.0.0.1:6390'
