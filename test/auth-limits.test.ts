@@ -47,6 +47,8 @@ t.test('auth routes under attack', async (t) => {
     t.ok(Number(refused.headers.get('retry-after')) >= 1, 'with Retry-After')
     const viaQuery = await kit.request('GET', '/parse/login?username=VICTIM&password=x', { headers: from('10.0.0.10') })
     t.equal(viaQuery.status, 429, 'GET /login, and the username in another case, count the same')
+    const overridden = await kit.request('POST', '/parse/login', { headers: from('10.0.0.11'), body: { _method: 'GET', username: 'victim', password: 'x' } })
+    t.equal(overridden.status, 429, 'and a POST overridden to GET with the username in its body')
   })
 
   t.test('one address: the attempt after the limit answers 429, whatever the username', async (t) => {

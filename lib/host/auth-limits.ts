@@ -19,14 +19,15 @@ const require = createRequire(import.meta.url)
 // Not in the plugin's exports map (it has none); the same store the plugin uses without `store`.
 const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (continueExceeding: boolean, exponentialBackoff: boolean) => Store
 
-/** An auth attempt: the route, and whom it names (when it does). */
-interface Attempt { route: string, name?: string }
+/** An auth attempt: the route, and the accounts it names (usernames or emails, case folded). */
+interface Attempt { route: string, names: string[] }
 
-const NAMED_BY: Record<string, { method: string, field: string }> = {
-  '/login': { method: 'POST', field: 'username' },
-  '/users': { method: 'POST', field: 'username' },
-  '/requestpasswordreset': { method: 'POST', field: 'email' },
-  '/verificationemailrequest': { method: 'POST', field: 'email' }
+/** Routes, the verb each is attempted with, and the body fields that name an account. */
+const NAMED_BY: Record<string, { method: string, fields: string[] }> = {
+  '/login': { method: 'POST', fields: ['username', 'email'] },
+  '/users': { method: 'POST', fields: ['username', 'email'] },
+  '/requestpasswordreset': { method: 'POST', fields: ['email'] },
+  '/verificationemailrequest': { method: 'POST', fields: ['email'] }
 }
 
 /** The attempt a request under the mount makes, if it is one (`path` relative to the mount, `method` after `_method`). */
@@ -34,14 +35,28 @@ export function authAttempt (method: string, path: string, body: unknown, query:
   const route = path.toLowerCase().replace(/\/+$/, '')
   const named = NAMED_BY[route]
   if (!named) return undefined
-  if (route === '/login' && method === 'GET') return { route, name: nameIn(query, 'username') }
+  if (route === '/login') {
+    if (method !== 'POST' && method !== 'GET') return undefined
+    return { route, names: namesIn(loginPayload(body, query), named.fields) }
+  }
   if (method !== named.method) return undefined
-  return { route, name: nameIn(body, named.field) }
+  return { route, names: namesIn(body, named.fields) }
 }
 
-function nameIn (source: unknown, field: string): string | undefined {
-  const value = typeof source === 'object' && source !== null ? (source as Record<string, unknown>)[field] : undefined
-  return typeof value === 'string' && value !== '' ? value.toLowerCase() : undefined
+/** What Parse's login reads: the body, unless the query string names the account the body does not. */
+function loginPayload (body: unknown, query: unknown): unknown {
+  const from = (source: unknown, field: string) => typeof source === 'object' && source !== null ? (source as Record<string, unknown>)[field] : undefined
+  const payload = typeof body === 'object' && body !== null ? body : {}
+  const fromQuery = (!from(payload, 'username') && from(query, 'username')) || (!from(payload, 'email') && from(query, 'email'))
+  return fromQuery ? query : payload
+}
+
+function namesIn (source: unknown, fields: string[]): string[] {
+  if (typeof source !== 'object' || source === null) return []
+  return fields.flatMap((field) => {
+    const value = (source as Record<string, unknown>)[field]
+    return typeof value === 'string' && value !== '' ? [value.toLowerCase()] : []
+  })
 }
 
 export interface AuthLimiter {
@@ -58,7 +73,7 @@ export function authLimiter (limits: AuthRateLimit, Shared?: StoreClass): AuthLi
     async refuse (request, reply, attempts) {
       for (const attempt of attempts) {
         const checks: Array<[string, number, string]> = [[`auth|ip|${request.ip}`, limits.maxPerAddress, 'from this address']]
-        if (attempt.name !== undefined) checks.push([`auth|name|${attempt.name}`, limits.max, 'for this account'])
+        for (const name of new Set(attempt.names)) checks.push([`auth|name|${name}`, limits.max, 'for this account'])
         for (const [key, max, scope] of checks) {
           const counted = await count(key, max)
           if (!counted || counted.current <= max) continue
