@@ -88,7 +88,7 @@ export const KitOptionsSchema = Type.Object({
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
   allowAuthRoutes: Type.Optional(flag),
   /** Rate limits on login, sign-up, /requestPasswordReset and /verificationEmailRequest; false: none. Default { max: 10, maxPerAddress: 100, windowMs: 60000 }. */
-  authRateLimit: Type.Optional(typed<false | Partial<AuthRateLimit>>(Type.Union([Type.Literal(false), AuthRateLimitSchema], { problem: 'must be false or { max?, maxPerAddress?, windowMs? }' }))),
+  authRateLimit: Type.Optional(typed<false | Partial<AuthRateLimit>>(Type.Unknown())),
   /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
   allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(AllowedRouteSchema, { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
   /** Role that may manage _Role. Default 'SuperAdmin'. */
@@ -110,10 +110,7 @@ export const KitOptionsSchema = Type.Object({
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. Checked by its own schema (docs/options.ts). */
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL (or { url, commandTimeoutMs }): several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
-  redis: Type.Optional(typed<string | RedisOptions>(Type.Union([
-    Type.String({ minLength: 1, secret: true }),
-    RedisOptionsSchema
-  ], { problem: "must be a redis:// URL or { url: 'redis://…', commandTimeoutMs?: 1000 }", secret: true }))),
+  redis: Type.Optional(typed<string | RedisOptions>(Type.Unknown())),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -121,6 +118,18 @@ export const KitOptionsSchema = Type.Object({
 export type KitOptions = Static<typeof KitOptionsSchema>
 
 const checkShape = optionChecker(KitOptionsSchema)
+const checkAuthRateLimit = optionChecker(AuthRateLimitSchema)
+const checkRedisObject = optionChecker(RedisOptionsSchema)
+
+/** An option that is a value or an object: the object is checked by its own schema, so a message names the key at fault. */
+function checkEither (option: string, value: unknown, simple: (value: unknown) => boolean, check: (value: unknown) => ReturnType<typeof checkShape>, problem: string, secret = false): void {
+  if (value === undefined || simple(value)) return
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw optionError(option, secret ? problem : `${problem} (got ${JSON.stringify(value)})`)
+  }
+  const shape = check(value)
+  if (shape) throw optionError(shape.path.length === 0 ? option : `${option}.${dottedName(shape.path)}`, shape.problem, shape.kind)
+}
 
 export interface ResolvedOptions {
   appId: string
@@ -160,6 +169,8 @@ function optionError (option: string, problem: string, kind: 'unknown' | 'invali
 export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const shape = checkShape(input)
   if (shape) throw optionError(dottedName(shape.path), shape.problem, shape.kind)
+  checkEither('authRateLimit', input.authRateLimit, (value) => value === false, checkAuthRateLimit, 'must be false or { max?, maxPerAddress?, windowMs? }')
+  checkEither('redis', input.redis, (value) => typeof value === 'string' && value !== '', checkRedisObject, "must be a redis:// URL or { url: 'redis://…', commandTimeoutMs?: 1000 }", true)
   const kit = getKitConfig()
   const appId = input.appId ?? process.env.APP_ID
   const masterKey = input.masterKey ?? kit.masterKey

@@ -17,7 +17,9 @@ t.test('accountLockout is on by default with allowAuthRoutes, and configurable',
   t.equal(resolveOptions(base).parseServerOptions.accountLockout, undefined, 'routes closed: Parse\'s default')
   t.same(resolveOptions(base).authRateLimit, { max: 10, maxPerAddress: 100, windowMs: 60_000 }, 'rate limit defaults')
   t.equal(resolveOptions({ ...base, authRateLimit: false }).authRateLimit, false)
-  t.throws(() => resolveOptions({ ...base, authRateLimit: { max: 0 } }), /kitPlugin option "authRateLimit": must be false or \{ max\?, maxPerAddress\?, windowMs\? \}/)
+  t.throws(() => resolveOptions({ ...base, authRateLimit: { max: 0 } }), { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "authRateLimit.max": must be a whole number of attempts per username from 1 to 1000000 (got 0)' })
+  t.throws(() => resolveOptions({ ...base, authRateLimit: { mx: 1 } as never }), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /"authRateLimit\.mx": unknown option; did you mean "max"\?/ })
+  t.throws(() => resolveOptions({ ...base, authRateLimit: true as never }), /"authRateLimit": must be false or \{ max\?, maxPerAddress\?, windowMs\? \} \(got true\)/)
 })
 
 t.test('auth routes under attack', async (t) => {

@@ -168,7 +168,8 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
   t.equal(resolveOptions({ ...base, redis: 'redis://127.0.0.1:6379' }).redisCommandTimeoutMs, 1_000, 'one Redis call on a request path waits 1 s at most by default')
   const object = resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 250 } })
   t.same([object.redis, object.redisCommandTimeoutMs], ['redis://127.0.0.1:6379', 250], 'the object form: url and commandTimeoutMs')
-  t.throws(() => resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 0 } }), /kitPlugin option "redis": must be a redis:\/\/ URL or \{ url: 'redis:\/\/…', commandTimeoutMs\?: 1000 \}/)
+  t.throws(() => resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 0 } }), /kitPlugin option "redis\.commandTimeoutMs": must be a whole number of milliseconds from 10 to 60000 \(got 0\)/)
+  t.throws(() => resolveOptions({ ...base, redis: 6379 as never }), /kitPlugin option "redis": must be a redis:\/\/ URL or \{ url: 'redis:\/\/…', commandTimeoutMs\?: 1000 \}$/, 'a wrong type, without echoing the value')
   const saved = process.env.REDIS_URL
   t.teardown(() => { if (saved === undefined) delete process.env.REDIS_URL; else process.env.REDIS_URL = saved })
   process.env.REDIS_URL = 'redis://127.0.0.1:6390'
