@@ -22,9 +22,10 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
   const { commands, subscriber } = link
   const { roleCache } = settings
   const channel = `fastify-parse-kit:${settings.appId}:role-evictions`
-  // Parse's own role lists (shared in Redis) go first, so no instance reloads stale roles from them.
   const { bound } = settings
+  /** An eviction could not be published: the others may hold stale entries. */
   let unsent = false
+  // Parse's own role lists (shared in Redis) go first, so no instance reloads stale roles from them.
   const send = async (eviction: RoleEviction) => {
     await settings.forgetParseRoles(eviction)
     if (bound.bypassed || commands.status !== 'ready') {

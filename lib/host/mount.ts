@@ -226,14 +226,15 @@ function authAttempts (method: string, path: string, request: FastifyRequest, op
   if (!Array.isArray(requests)) return []
   const routable = batchRouting(options)
   return requests.flatMap((inner: { method?: unknown, path?: unknown, body?: unknown } | null) => {
-    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string' || typeof inner.method !== 'string') return []
+    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return []
     let innerPath: string
     try {
       innerPath = routable(inner.path)
     } catch {
       return []
     }
-    const attempt = authAttempt(inner.method.toUpperCase(), innerPath, inner.body, undefined)
+    // Parse runs an inner request without a method as a GET.
+    const attempt = authAttempt(typeof inner.method === 'string' ? inner.method.toUpperCase() : 'GET', innerPath, inner.body, undefined)
     return attempt ? [attempt] : []
   })
 }
