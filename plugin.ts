@@ -8,6 +8,7 @@ import { resolveOptions, type KitOptions, type ResolvedOptions } from './lib/opt
 import { openDatabase, type DatabaseKind } from './lib/storage/database.js'
 import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
 import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
+import { authLimiter } from './lib/host/auth-limits.js'
 import { exposeParseHeaders, registerCors } from './lib/host/cors.js'
 import { composeCloud } from './lib/host/cloud.js'
 import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
@@ -108,7 +109,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
         appId: options.appId,
         log: fastify.log,
         roleCache: state.get(roleCachePart),
-        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined
+        cacheTtlMs: typeof overrides.cacheTTL === 'number' ? overrides.cacheTTL : undefined,
+        commandTimeoutMs: options.redisCommandTimeoutMs
       })
       overrides.cacheAdapter ??= cluster.cacheAdapter
       fastify.log.info(`[redis] cluster mode on ${cluster.displayURL}: rate limits, role cache evictions, Parse's cache and LiveQuery events are shared`)
@@ -161,7 +163,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       appId: options.appId,
       masterKey: options.masterKey,
       policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes },
-      availability: database.availability
+      availability: database.availability,
+      authLimiter: options.authRateLimit === false ? undefined : authLimiter(options.authRateLimit, cluster?.rateLimitStore)
     }))
 
     // 6. One Fastify route per declared function (served without Parse's Express pipeline).
@@ -185,7 +188,15 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
 
     // 8. LiveQuery subscriptions over WebSocket, on the same HTTP server.
     if (options.liveQuery) {
-      liveQuery = await startLiveQuery(fastify, { appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, parseOptions: overrides, pubSubAdapter: cluster?.pubSubAdapter })
+      liveQuery = await startLiveQuery(fastify, {
+        appId: options.appId,
+        masterKey: options.masterKey,
+        serverURL: options.serverURL,
+        mountPath: options.mountPath,
+        options: { ...options.liveQuery, maxPayload: options.liveQuery.maxPayload ?? fastify.initialConfig.bodyLimit ?? 1024 * 1024 },
+        parseOptions: overrides,
+        pubSubAdapter: cluster?.pubSubAdapter
+      })
     }
 
     // 9. Schedules (@Cron, Parse Dashboard's), now that Parse runs jobs in this process.
@@ -236,6 +247,10 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       }
     })
   }
+
+  // Before Fastify closes its HTTP server: that waits for every open socket, WebSockets included.
+  const realtime = liveQuery
+  if (realtime) fastify.addHook('preClose', async () => { await realtime.shutdown() })
 
   // Last: running jobs get their grace time, then Parse (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {

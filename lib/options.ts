@@ -11,6 +11,7 @@ import type { ParseServer } from 'parse-server'
 import type Parse from 'parse/node'
 import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs/settings.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
@@ -44,10 +45,44 @@ export const AllowedRouteSchema = Type.Object({
   methods: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, problem: "must be a non-empty list of HTTP verbs, e.g. ['GET']" }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { path: '/…', methods?: ['GET', …] }" })
 
-/** LiveQuery: the classes whose changes are pushed to subscribers. Each name is listed once (checked below). */
+const count = (what: string) => Type.Integer({ minimum: 1, maximum: 1_000_000, problem: `must be a whole number of ${what} from 1 to 1000000` })
+
+/** LiveQuery: the classes whose changes are pushed to subscribers (each listed once, checked below), and the bounds of its sockets. */
 export const LiveQueryOptionsSchema = Type.Object({
-  classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" })
+  classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" }),
+  /** Largest message in bytes. Default: Fastify's bodyLimit (1 MiB by default). */
+  maxPayload: Type.Optional(Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, problem: 'must be a whole number of bytes from 1024 to 104857600' })),
+  /** Time from the upgrade to an accepted `connect` message, in ms. Default 10000. */
+  connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000, problem: 'must be a whole number of milliseconds from 100 to 600000' })),
+  /** Subscriptions one socket may hold. Default 100. */
+  maxSubscriptionsPerConnection: Type.Optional(count('subscriptions')),
+  /** Open sockets per client address. Default 100. */
+  maxConnectionsPerAddress: Type.Optional(count('connections'))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
+
+export interface AuthRateLimit {
+  /** Attempts per username (or email) in each window. */
+  max: number
+  /** Attempts per client address in each window, all usernames together. */
+  maxPerAddress: number
+  windowMs: number
+}
+
+export const AUTH_RATE_LIMIT_DEFAULTS: AuthRateLimit = { max: 10, maxPerAddress: 100, windowMs: 60_000 }
+
+/** Rate limits on the auth routes (host/auth-limits.ts). */
+export const AuthRateLimitSchema = Type.Object({
+  max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, problem: 'must be a whole number of attempts per username from 1 to 1000000' })),
+  maxPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, problem: 'must be a whole number of attempts per address from 1 to 1000000' })),
+  windowMs: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 86_400_000, problem: 'must be a whole number of milliseconds from 1000 to 86400000' }))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be false or { max?, maxPerAddress?, windowMs? }' })
+
+/** The `redis` option as an object: where, and how long one Redis call on a request path may take. */
+export const RedisOptionsSchema = Type.Object({
+  url: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  commandTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000, problem: 'must be a whole number of milliseconds from 10 to 60000' }))
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { url: 'redis://…', commandTimeoutMs?: 1000 }" })
+type RedisOptions = Static<typeof RedisOptionsSchema>
 
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
@@ -63,12 +98,14 @@ export const KitOptionsSchema = Type.Object({
   dataDir: Type.Optional(text),
   /** Embedded PostgreSQL without fsync (tests). */
   ephemeralDatabase: Type.Optional(flag),
-  /** Seconds a database query may go unanswered before the call answers 503. Env DATABASE_TIMEOUT. Default 15. */
+  /** Seconds a database call on a request path (connection wait and query together) may take before it answers 503. Env DATABASE_TIMEOUT. Default 10. */
   databaseTimeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, problem: TIMEOUT_PROBLEM })),
   /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
   mountPath: Type.Optional(text),
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
   allowAuthRoutes: Type.Optional(flag),
+  /** Rate limits on login, sign-up, /requestPasswordReset and /verificationEmailRequest; false: none. Default { max: 10, maxPerAddress: 100, windowMs: 60000 }. */
+  authRateLimit: Type.Optional(typed<false | Partial<AuthRateLimit>>(Type.Unknown())),
   /** More Parse routes to open, e.g. [{ path: '/files/*', methods: ['POST'] }]. */
   allowedRoutes: Type.Optional(typed<AllowedRoute[]>(Type.Array(AllowedRouteSchema, { problem: "must be a list of { path: '/…', methods?: ['GET', …] }" }))),
   /** Role that may manage _Role. Default 'SuperAdmin'. */
@@ -89,8 +126,8 @@ export const KitOptionsSchema = Type.Object({
   liveQuery: Type.Optional(LiveQueryOptionsSchema),
   /** API documentation (setupSwagger's configuration), served at `path` (default /api-docs). Unset: no docs. Checked by its own schema (docs/options.ts). */
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
-  /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
-  redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  /** redis:// or rediss:// URL (or { url, commandTimeoutMs }): several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
+  redis: Type.Optional(typed<string | RedisOptions>(Type.Unknown())),
   /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL sweep. */
   jobs: Type.Optional(JobsOptionsSchema),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
@@ -100,6 +137,18 @@ export const KitOptionsSchema = Type.Object({
 export type KitOptions = Static<typeof KitOptionsSchema>
 
 const checkShape = optionChecker(KitOptionsSchema)
+const checkAuthRateLimit = optionChecker(AuthRateLimitSchema)
+const checkRedisObject = optionChecker(RedisOptionsSchema)
+
+/** An option that is a value or an object: the object is checked by its own schema, so a message names the key at fault. */
+function checkEither (option: string, value: unknown, simple: (value: unknown) => boolean, check: (value: unknown) => ReturnType<typeof checkShape>, problem: string, secret = false): void {
+  if (value === undefined || simple(value)) return
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw optionError(option, secret ? problem : `${problem} (got ${JSON.stringify(value)})`)
+  }
+  const shape = check(value)
+  if (shape) throw optionError(shape.path.length === 0 ? option : `${option}.${dottedName(shape.path)}`, shape.problem, shape.kind)
+}
 
 export interface ResolvedOptions {
   appId: string
@@ -111,6 +160,8 @@ export interface ResolvedOptions {
   databaseTimeout: number | undefined
   mountPath: string
   allowAuthRoutes: boolean
+  /** false: no limits on the auth routes. */
+  authRateLimit: AuthRateLimit | false
   allowedRoutes: AllowedRoute[]
   adminRole: string
   excludedPointerClasses: string[]
@@ -119,9 +170,11 @@ export interface ResolvedOptions {
   parseServerOptions: ParseServerOverrides
   schema: SchemaOption | undefined
   indexes: boolean
-  liveQuery: { classNames: string[] } | undefined
+  liveQuery: ResolvedLiveQuery | undefined
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
+  /** The bound of one Redis call on a request path (redis.commandTimeoutMs), in ms. */
+  redisCommandTimeoutMs: number
   cors: ResolvedCors | false
   jobs: JobsSettings
   production: boolean
@@ -136,6 +189,8 @@ function optionError (option: string, problem: string, kind: 'unknown' | 'invali
 export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const shape = checkShape(input)
   if (shape) throw optionError(dottedName(shape.path), shape.problem, shape.kind)
+  checkEither('authRateLimit', input.authRateLimit, (value) => value === false, checkAuthRateLimit, 'must be false or { max?, maxPerAddress?, windowMs? }')
+  checkEither('redis', input.redis, (value) => typeof value === 'string' && value !== '', checkRedisObject, "must be a redis:// URL or { url: 'redis://…', commandTimeoutMs?: 1000 }", true)
   const kit = getKitConfig()
   const appId = input.appId ?? process.env.APP_ID
   const masterKey = input.masterKey ?? kit.masterKey
@@ -147,6 +202,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
   if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
+  const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes
   return {
     appId,
     masterKey,
@@ -156,18 +212,20 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     ephemeralDatabase: input.ephemeralDatabase ?? false,
     databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
     mountPath,
-    allowAuthRoutes: input.allowAuthRoutes ?? kit.allowAuthRoutes,
+    allowAuthRoutes,
+    authRateLimit: input.authRateLimit === false ? false : { ...AUTH_RATE_LIMIT_DEFAULTS, ...input.authRateLimit },
     allowedRoutes: allowedRoutes(input.allowedRoutes ?? []),
     adminRole: input.adminRole ?? kit.adminRole,
     excludedPointerClasses: input.excludedPointerClasses ?? kit.excludedPointerClasses,
     models: input.models ?? [],
     functions: input.functions ?? [],
-    parseServerOptions: withoutParseCors(parseServerOptions(input)),
+    parseServerOptions: withAccountLockout(withoutParseCors(parseServerOptions(input)), allowAuthRoutes),
     schema: schemaOption(input),
     indexes: input.indexes ?? true,
     liveQuery: liveQuery(input.liveQuery),
     docs: docs(input.docs, mountPath),
-    redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
+    redis: redisURL((typeof input.redis === 'object' ? input.redis.url : input.redis) ?? (process.env.REDIS_URL || undefined)),
+    redisCommandTimeoutMs: (typeof input.redis === 'object' ? input.redis.commandTimeoutMs : undefined) ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     jobs: resolveJobsOptions(input.jobs),
     production: process.env.NODE_ENV === 'production'
@@ -184,11 +242,22 @@ function allowedRoutes (routes: AllowedRoute[]): AllowedRoute[] {
   })
 }
 
+export const LIVE_QUERY_DEFAULTS = { connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100 }
+
+export interface ResolvedLiveQuery {
+  classNames: string[]
+  /** Unset: Fastify's bodyLimit. */
+  maxPayload: number | undefined
+  connectTimeoutMs: number
+  maxSubscriptionsPerConnection: number
+  maxConnectionsPerAddress: number
+}
+
 function liveQuery (value: KitOptions['liveQuery']): ResolvedOptions['liveQuery'] {
   if (value === undefined) return undefined
   const repeated = value.classNames.find((name, index) => value.classNames.indexOf(name) !== index)
   if (repeated !== undefined) throw optionError('liveQuery.classNames', `lists "${repeated}" twice`)
-  return { classNames: value.classNames }
+  return { ...LIVE_QUERY_DEFAULTS, ...value, maxPayload: value.maxPayload }
 }
 
 function parseServerOptions (input: KitOptions): Record<string, unknown> {
@@ -207,6 +276,18 @@ function schemaOption (input: KitOptions): SchemaOption | undefined {
   const shape = checkSchemaOption(value)
   if (shape) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
   return value as SchemaOption
+}
+
+/** Parse's accountLockout while the auth routes are open: 10 failed logins lock an account for 5 minutes. */
+export const ACCOUNT_LOCKOUT_DEFAULTS = { threshold: 10, duration: 5 }
+
+/** With the auth routes open, Parse's accountLockout is on unless parseServerOptions.accountLockout says otherwise (false: off). */
+function withAccountLockout (options: Record<string, unknown>, allowAuthRoutes: boolean): Record<string, unknown> {
+  const given = options.accountLockout
+  if (!allowAuthRoutes && given === undefined) return options
+  if (given === undefined) return { ...options, accountLockout: { ...ACCOUNT_LOCKOUT_DEFAULTS } }
+  if (typeof given === 'object' && given !== null && !Array.isArray(given)) return { ...options, accountLockout: { ...ACCOUNT_LOCKOUT_DEFAULTS, ...given } }
+  return options
 }
 
 /** Parse's own CORS settings would be silently overridden by the kit's policy: say so at boot. */

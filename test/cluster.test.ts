@@ -19,6 +19,8 @@ import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, ty
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
+/** The kit's default bound of one Redis call on a request path (redis.commandTimeoutMs). */
+const REDIS_BOUND_MS = 1_000
 /** The eviction delay the README states is "milliseconds"; polling allows this much on a loaded machine. */
 const EVICTION_DEADLINE_MS = 5_000
 
@@ -39,7 +41,7 @@ async function until<T> (what: string, probe: () => Promise<T | undefined>, dead
 
 // ---- a redis-server of our own, stopped by its PID -------------------------------------------
 
-interface OwnRedis { url: string, stop (): Promise<void>, start (): Promise<void>, remove (): Promise<void> }
+interface OwnRedis { url: string, stop (): Promise<void>, start (): Promise<void>, remove (): Promise<void>, signal (name: NodeJS.Signals): void }
 
 async function redisAnswers (port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -63,6 +65,7 @@ async function startOwnRedis (): Promise<OwnRedis> {
     const running = child
     child = undefined
     if (!running || running.exitCode !== null) return
+    running.kill('SIGCONT') // a frozen server must run to exit
     running.kill('SIGTERM')
     await once(running, 'exit')
   }
@@ -71,6 +74,7 @@ async function startOwnRedis (): Promise<OwnRedis> {
     url: `redis://127.0.0.1:${port}`,
     start,
     stop,
+    signal: (name) => { child?.kill(name) },
     async remove () {
       await stop()
       rmSync(dir, { recursive: true, force: true })
@@ -161,6 +165,11 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
   t.throws(() => resolveOptions({ ...base, redis: 'http://127.0.0.1:6379' }), /kitPlugin option "redis": must be a redis:\/\/ or rediss:\/\/ URL/)
   t.throws(() => resolveOptions({ ...base, redis: 'redis://:secret@' }), /got "redis:\/\/:\*\*\*@"/, 'the message hides the password')
   t.equal(resolveOptions({ ...base, redis: 'rediss://cache.internal:6380/1' }).redis, 'rediss://cache.internal:6380/1')
+  t.equal(resolveOptions({ ...base, redis: 'redis://127.0.0.1:6379' }).redisCommandTimeoutMs, 1_000, 'one Redis call on a request path waits 1 s at most by default')
+  const object = resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 250 } })
+  t.same([object.redis, object.redisCommandTimeoutMs], ['redis://127.0.0.1:6379', 250], 'the object form: url and commandTimeoutMs')
+  t.throws(() => resolveOptions({ ...base, redis: { url: 'redis://127.0.0.1:6379', commandTimeoutMs: 0 } }), /kitPlugin option "redis\.commandTimeoutMs": must be a whole number of milliseconds from 10 to 60000 \(got 0\)/)
+  t.throws(() => resolveOptions({ ...base, redis: 6379 as never }), /kitPlugin option "redis": must be a redis:\/\/ URL or \{ url: 'redis:\/\/…', commandTimeoutMs\?: 1000 \}$/, 'a wrong type, without echoing the value')
   const saved = process.env.REDIS_URL
   t.teardown(() => { if (saved === undefined) delete process.env.REDIS_URL; else process.env.REDIS_URL = saved })
   process.env.REDIS_URL = 'redis://127.0.0.1:6390'
@@ -276,6 +285,9 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   })
 
   t.test('Redis stopped and started again', { skip: own ? false : 'REDIS_URL names a Redis this test cannot stop' }, async (t) => {
+    const onA = subscribe(a.origin, alice.token, { room: 'lobby' })
+    t.teardown(() => { onA.child.kill('SIGTERM') })
+    await onA.waitFor((event) => event.event === 'open')
     await own!.stop()
     await until('both instances to report the outage', async () => both.every((i) => i.logs().includes('[redis] lost')) || undefined, 15_000)
 
@@ -287,8 +299,18 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
       t.same(statuses, [200, 200, 200, 429], `${name} counts the limit of 3 on its own meanwhile`)
     }
 
+    // LiveQuery during the outage: B's own subscriber hears B's save at once; A's hears it once Redis is back.
+    await saveMemo(b.origin, mine, 'saved on B during the outage')
+    const here = await subscriber!.waitFor((event) => event.event === 'update' && event.object.text === 'saved on B during the outage')
+    t.equal(here.object.objectId, mine, 'a subscriber on the saving instance receives the event during the outage')
+    await sleep(500)
+    t.notOk(onA.events.some((event) => event.object?.text === 'saved on B during the outage'), 'the other instance cannot hear it yet')
+
     await own!.start()
     await until('both instances to report Redis back', async () => both.every((i) => i.logs().includes('[redis] reconnected')) || undefined, 30_000)
+    const queued = await onA.waitFor((event) => event.event === 'update' && event.object.text === 'saved on B during the outage')
+    t.equal(queued.object.objectId, mine, 'the event queued on B reaches A\'s subscriber once Redis is back')
+    t.equal(subscriber!.events.filter((event) => event.object?.text === 'saved on B during the outage').length, 1, 'and B\'s subscriber received it once, not again from Redis')
     for (const [name, instance] of [['A', a], ['B', b]] as const) {
       t.equal(instance.logs().split('[redis] lost').length - 1, 1, `${name} logged the outage once`)
       t.notMatch(instance.logs(), /Unhandled error event|client error/, `${name}: no unhandled client errors, no error line per reconnection attempt`)
@@ -305,6 +327,81 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
 
     await saveMemo(a.origin, mine, 'after the outage')
     const update = await subscriber!.waitFor((event) => event.event === 'update' && event.object.text === 'after the outage')
+    t.equal(update.object.objectId, mine, 'LiveQuery events cross between instances again')
+  })
+
+  t.test('login attempts for one username are counted across both instances', async (t) => {
+    const body = { username: 'cluster-alice', password: 'not-the-password' }
+    const statuses: number[] = []
+    for (let i = 0; i < 11; i++) statuses.push((await httpRequest(both[i % 2].origin, 'POST', '/parse/login', { headers: appHeaders, body })).status)
+    t.notOk(statuses.slice(0, 10).includes(429), `the first 10 (the default limit) reach Parse: ${statuses.join(', ')}`)
+    t.equal(statuses[10], 429, 'the 11th is refused, though each instance saw only 5 or 6')
+  })
+
+  t.test('Redis frozen (SIGSTOP) for 10 s under load: requests wait at most the Redis bound, then everything is shared again', { skip: own ? false : 'REDIS_URL names a Redis this test cannot stop' }, async (t) => {
+    const frank = await signUp(a.origin, 'cluster-frank')
+    await setMembership(a.origin, roleId, frank.id, 'AddRelation')
+    const lostBefore = both.map((instance) => instance.logs().split('[redis] lost').length)
+    type Phase = 'before' | 'frozen' | 'after'
+    interface Timed { phase: Phase, what: string, status: number | string, ms: number }
+    const calls: Timed[] = []
+    const state = { phase: 'before' as Phase, running: true }
+    const timed = async (what: string, call: () => Promise<HttpResult>) => {
+      const at = state.phase
+      const started = Date.now()
+      let status: number | string
+      try {
+        status = (await call()).status
+      } catch (error) {
+        status = (error as Error).message
+      }
+      calls.push({ phase: at, what, status, ms: Date.now() - started })
+    }
+    const sessionHeaders = { ...appHeaders, 'x-parse-session-token': frank.token }
+    const load = (instance: Instance, name: string) => (async () => {
+      while (state.running) {
+        await timed(`${name} whoAmI`, () => instance.call('whoAmI', { token: frank.token }))
+        await timed(`${name} adminOnly`, () => instance.call('adminOnly', { token: frank.token }))
+        await timed(`${name} listMemos`, () => instance.call('listMemos', { token: frank.token }))
+        await timed(`${name} counted`, () => instance.call('counted'))
+        await timed(`${name} GET /users/me`, () => httpRequest(instance.origin, 'GET', '/parse/users/me', { headers: sessionHeaders }))
+        await timed(`${name} save Memo`, () => httpRequest(instance.origin, 'PUT', `/parse/classes/Memo/${mine}`, { headers: masterHeaders, body: { text: `load ${Date.now()}` } }))
+      }
+    })()
+    const loops = [load(a, 'A'), load(a, 'A'), load(b, 'B'), load(b, 'B')]
+    await sleep(1_000)
+
+    state.phase = 'frozen'
+    own!.signal('SIGSTOP')
+    t.teardown(() => own!.signal('SIGCONT'))
+    await sleep(10_000)
+    state.phase = 'after'
+    own!.signal('SIGCONT')
+    await until('both instances to report Redis answering again', async () =>
+      both.every((instance, i) => instance.logs().split('[redis] reconnected').length > lostBefore[i]) || undefined, 30_000)
+    await sleep(1_000)
+    state.running = false
+    await Promise.all(loops)
+
+    const frozen = calls.filter((call) => call.phase === 'frozen')
+    const slowest = frozen.reduce((worst, call) => call.ms > worst.ms ? call : worst, { ms: 0 } as Timed)
+    t.comment(`calls: ${calls.length}, during the freeze: ${frozen.length}, slowest then: ${slowest.ms} ms (${slowest.what})`)
+    t.ok(frozen.length >= 40, `requests kept being answered during the freeze (${frozen.length})`)
+    t.same(calls.filter((call) => typeof call.status !== 'number' || call.status >= 500), [], 'no request failed or answered 5xx')
+    t.same(frozen.filter((call) => call.ms > REDIS_BOUND_MS + 1_000), [], `every request during the freeze answered within the Redis bound (${REDIS_BOUND_MS} ms) plus 1 s`)
+    for (const [i, instance] of both.entries()) {
+      t.equal(instance.logs().split('[redis] lost').length - lostBefore[i], 1, `${i === 0 ? 'A' : 'B'} logged the freeze once`)
+    }
+
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await both[i % 2].call('limitedAfterFreeze')).status)
+    t.equal(statuses.filter((s) => s === 200).length, 2, 'rate limits are shared again: 2 of 6 accepted')
+    t.equal((await b.call('adminOnly', { token: frank.token })).status, 200, 'B caches frank as Admin')
+    await setMembership(a.origin, roleId, frank.id, 'RemoveRelation')
+    const refused = await refusedOnB('frank', frank.token)
+    t.equal(refused.json.code, 119, 'role evictions reach B again')
+    await saveMemo(a.origin, mine, 'after the freeze')
+    const update = await subscriber!.waitFor((event) => event.event === 'update' && event.object.text === 'after the freeze')
     t.equal(update.object.objectId, mine, 'LiveQuery events cross between instances again')
   })
 

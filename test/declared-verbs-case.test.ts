@@ -30,7 +30,8 @@ t.test('paths differing only in case keep their own answers', async (t) => {
       for (const [caller, headers] of CALLERS) {
         const response = await kit.app.inject({ method: verb as 'GET', url, headers })
         const allow = response.headers.allow === undefined ? '' : `allow=${String(response.headers.allow)} `
-        answers[`${verb} ${url} [${caller}]`] = `${response.statusCode} ${allow}${response.body}`
+        // A HEAD answer carries no body on the wire, whatever inject() hands back.
+        answers[`${verb} ${url} [${caller}]`] = `${response.statusCode} ${allow}${verb === 'HEAD' ? '' : response.body}`
       }
     }
   }

@@ -158,13 +158,19 @@ t.test('kitPlugin allowedRoutes items: unknown key, wrong type, rule on the verb
 
 t.test('kitPlugin liveQuery: unknown key, wrong type, rule on the class names', async (t) => {
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], className: 'Note' } as never }),
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames)' })
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames, maxPayload, connectTimeoutMs, maxSubscriptionsPerConnection, maxConnectionsPerAddress)' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: 'Note' } as never }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames": must be a non-empty list of class names, e.g. [\'Message\'] (got "Note")' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note', 'my-notes'] } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames[1]": must be a Parse class name (got "my-notes")' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note', 'Task', 'Note'] } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames": lists "Note" twice' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], maxSubscriptionsPerConnection: 0 } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.maxSubscriptionsPerConnection": must be a whole number of subscriptions from 1 to 1000000 (got 0)' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], maxPayload: 10 } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.maxPayload": must be a whole number of bytes from 1024 to 104857600 (got 10)' })
+  t.same(resolveOptions({ ...base, liveQuery: { classNames: ['Note'] } }).liveQuery,
+    { classNames: ['Note'], maxPayload: undefined, connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100 }, 'the defaults (maxPayload: the body limit, read at boot)')
 })
 
 t.test('@CloudFunction rateLimit: unknown key, wrong type, both limits required', async (t) => {
@@ -197,7 +203,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   }
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
-  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'] }
+  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20 }
   const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *' }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
@@ -209,6 +215,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     databaseTimeout: 10,
     mountPath: '/parse',
     allowAuthRoutes: true,
+    authRateLimit: { max: 5, maxPerAddress: 50, windowMs: 60_000 },
     allowedRoutes: [allowedRoute],
     adminRole: 'Admin',
     excludedPointerClasses: ['IMG'],

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
   RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
@@ -80,7 +80,8 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Controllers/index.js', Controllers.getPushController, 'push without the adapters (parse/push-without-adapter.ts)'],
     ['Controllers/PushController.js', PushController, 'push without the adapters'],
     ['Push/PushQueue.js', PushQueue, 'push without the adapters'],
-    ['Push/PushWorker.js', PushWorker, 'push without the adapters']
+    ['Push/PushWorker.js', PushWorker, 'push without the adapters'],
+    ['ParseServer.js', ParseServerClass, 'the /batch route wrapped for its failures (parse/transactional-batch.ts)']
   ]
   for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
   t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')
@@ -141,6 +142,31 @@ t.test('PostgreSQL transactions: the session shape storage/postgres/session.ts b
   t.ok(String(PostgresStorageAdapter.prototype.find).includes(findSql),
     "find's SQL has the shape storage/postgres/reads.ts lockingQuery rewrites (SELECT … FROM … WHERE … ORDER BY … LIMIT … OFFSET …)")
   t.ok(String(PostgresStorageAdapter.prototype.find).includes('this._client.any('), 'find runs on this._client.any, which postgres/reads.ts replaces by the transaction')
+})
+
+t.test('a failed transactional /batch: the shapes parse/transactional-batch.ts and storage/adapter.ts rely on', async (t) => {
+  t.equal(typeof ParseServerClass.promiseRouter, 'function', 'ParseServer.promiseRouter({ appId }) builds the router app() mounts')
+  t.match(parseSource('ParseServer.js'), /ParseServer\.promiseRouter\(\{/, 'app() looks promiseRouter up on the class at build time (so the wrapper is used)')
+  const batch = parseSource('batch.js')
+  t.match(batch, /router\.route\('POST', batchPath/, 'the /batch route is a PromiseRouter route (its handler is wrapped)')
+  t.match(batch, /Promise\.reject\(\{\s*response: results\s*\}\)/, 'a failed transactional batch rejects with { response: results } (innerFailure reads it)')
+  t.match(batch, /abortTransactionalSession\(\)\.then\(/, 'and only after its abort resolves (the PostgreSQL abort is made to resolve)')
+  const abort = String((PostgresStorageAdapter.prototype as unknown as Record<string, unknown>).abortTransactionalSession)
+  t.ok(abort.includes('batch.push(Promise.reject())'), 'PostgreSQL abort forces the rollback with a rejected statement (whose rejection the kit absorbs)')
+  const router = ParseServerClass.promiseRouter({ appId: 'contract-app' })
+  t.ok(router.routes.some((route) => route.method === 'POST' && route.path === '/batch' && typeof route.handler === 'function'), 'routes holds { method, path, handler } for POST /batch')
+})
+
+t.test('LiveQuery sockets: what parse/live-query-messages.ts and host/live-query-socket.ts rely on', async (t) => {
+  const server = parseSource('LiveQuery/ParseWebSocketServer.js')
+  t.match(server, /loadAdapter\)\(config\.wssAdapter/, 'the wssAdapter option is loaded as the WebSocket server')
+  for (const name of ['wss.onListen =', 'wss.onConnection =', 'wss.onError =', 'wss.start()']) t.ok(server.includes(name), `Parse sets ${name} on the adapter`)
+  t.match(server, /ws\.onmessage = request =>/, 'Parse reads messages through ws.onmessage (the gate intercepts it)')
+  t.match(server, /this\.ws\.send\(message\)/, 'and writes through ws.send')
+  const client = parseSource('LiveQuery/Client.js')
+  t.match(client, /this\.pushConnect = this\._pushEvent\('connected'\)/, 'the "connected" answer is an event')
+  t.match(client, /const response = \{\s*op: type,/, 'whose JSON starts with op (the gate watches for {"op":"connected")')
+  t.match(client, /JSON\.stringify\(\{\s*op: 'error',/, 'and so does an error ({"op":"error")')
 })
 
 t.test('MongoDB: collections come from _adaptiveCollection (parse/adapter-internals.ts withMongoCollections, mongoCollectionPrefix)', async (t) => {

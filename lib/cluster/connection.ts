@@ -1,6 +1,7 @@
 // The kit's own Redis connections (ioredis): one for commands (rate limits,
 // publishing role evictions) and one subscribed to role evictions. Neither
-// queues commands while disconnected, so a request never waits for Redis: the
+// queues commands while disconnected, and a command unanswered within the
+// Redis bound (redis-bound.ts) fails, so a request never waits for Redis: the
 // callers fall back (see rate-limit-store.ts and role-evictions.ts).
 import { Redis, type RedisOptions } from 'ioredis'
 import type { OutageLog } from './outage-log.js'
@@ -13,7 +14,7 @@ export interface RedisLink {
 
 const CONNECT_TIMEOUT_MS = 5_000
 
-function clientOptions (name: string): RedisOptions {
+function clientOptions (name: string, commandTimeoutMs: number): RedisOptions {
   return {
     lazyConnect: true,
     connectionName: `fastify-parse-kit:${name}`,
@@ -23,15 +24,15 @@ function clientOptions (name: string): RedisOptions {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     // A Redis that accepts the connection but stops answering must not hold requests.
-    commandTimeout: 2_000,
+    commandTimeout: commandTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000)
   }
 }
 
 /** Connects both clients; fails with a message saying what to change when Redis cannot be reached. */
-export async function connectRedis (url: string, displayURL: string, outage: OutageLog): Promise<RedisLink> {
-  const commands = new Redis(url, clientOptions('commands'))
-  const subscriber = new Redis(url, clientOptions('role-evictions'))
+export async function connectRedis (url: string, displayURL: string, outage: OutageLog, commandTimeoutMs: number): Promise<RedisLink> {
+  const commands = new Redis(url, clientOptions('commands', commandTimeoutMs))
+  const subscriber = new Redis(url, clientOptions('role-evictions', commandTimeoutMs))
   let connected = false
   for (const [name, client] of [['commands', commands], ['subscriber', subscriber]] as const) {
     // ioredis reports errors as events; a listener keeps them from surfacing as unhandled.

@@ -7,6 +7,7 @@ import { sharedRateLimitStore } from './rate-limit-store.js'
 import { SharedParseCache, DEFAULT_CACHE_TTL_MS } from './parse-cache.js'
 import { liveQueryPubSub } from './live-query-pubsub.js'
 import { shareRoleEvictions } from './role-evictions.js'
+import { boundRedis, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis-bound.js'
 import type { RoleCache } from '../access/role-cache.js'
 
 export interface Cluster {
@@ -22,18 +23,21 @@ export interface Cluster {
   close (): Promise<void>
 }
 
-const CONSEQUENCES = 'Meanwhile rate limits count per instance, the role cache and Parse\'s session cache are bypassed, LiveQuery events from other instances are held back.'
+const CONSEQUENCES = 'Meanwhile rate limits count per instance, the role cache and Parse\'s session cache are bypassed, LiveQuery events reach this instance\'s own subscribers only (those for the others are queued).'
 
-export async function openCluster (settings: { url: string, appId: string, log: OutageLogger, roleCache: RoleCache, cacheTtlMs?: number }): Promise<Cluster> {
+export async function openCluster (settings: { url: string, appId: string, log: OutageLogger, roleCache: RoleCache, cacheTtlMs?: number, commandTimeoutMs?: number }): Promise<Cluster> {
   const displayURL = redactRedisURL(settings.url)
   const outage = createOutageLog(settings.log, displayURL, CONSEQUENCES)
-  const link = await connectRedis(settings.url, displayURL, outage)
-  const cacheAdapter = new SharedParseCache(settings.url, settings.appId, outage, settings.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS)
-  const pubSub = liveQueryPubSub(settings.url, outage)
+  const timeoutMs = settings.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS
+  const link = await connectRedis(settings.url, displayURL, outage, timeoutMs)
+  const bound = boundRedis({ timeoutMs, outage, ping: () => link.commands.ping() })
+  const cacheAdapter = new SharedParseCache(settings.url, settings.appId, outage, bound, settings.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS)
+  const pubSub = liveQueryPubSub(settings.url, outage, bound)
   let roles: Awaited<ReturnType<typeof shareRoleEvictions>>
   try {
-    roles = await shareRoleEvictions(link, { appId: settings.appId, outage, roleCache: settings.roleCache, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
+    roles = await shareRoleEvictions(link, { appId: settings.appId, outage, bound, roleCache: settings.roleCache, forgetParseRoles: (eviction) => cacheAdapter.forgetRoles('all' in eviction ? undefined : eviction.userIds) })
   } catch (error) {
+    bound.close()
     await link.close()
     throw error
   }
@@ -41,9 +45,10 @@ export async function openCluster (settings: { url: string, appId: string, log: 
     displayURL,
     cacheAdapter,
     pubSubAdapter: pubSub.adapter,
-    rateLimitStore: sharedRateLimitStore(link.commands, `fastify-parse-kit:${settings.appId}:rate-limit:`, outage),
+    rateLimitStore: sharedRateLimitStore(link.commands, `fastify-parse-kit:${settings.appId}:rate-limit:`, outage, bound),
     registerRoleTriggers: (appId) => roles.registerRoleTriggers(appId),
     async close () {
+      bound.close()
       roles.close()
       await pubSub.close()
       await link.close()

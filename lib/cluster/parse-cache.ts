@@ -1,15 +1,20 @@
 // Parse Server's own RedisCacheAdapter (sessions, users, roles), shared by
 // every instance: a logout or a role change made through one instance is seen
 // by all. Three changes to how it behaves when Redis is away or shared:
-// - it never waits for Redis or rejects: while disconnected, reads miss (Parse
-//   then reads the database) and writes are skipped; Parse calls some of these
-//   without awaiting them, and a rejection there would end the process;
+// - it never waits for Redis longer than the Redis bound, nor rejects: while
+//   disconnected or bypassed (redis-bound.ts), reads miss (Parse then reads the
+//   database) and writes are skipped; Parse calls some of these without
+//   awaiting them, and a rejection there would end the process;
 // - `clear()` deletes this application's keys instead of FLUSHDB, which would
 //   also wipe the rate-limit counters and anything else in that database;
-// - when the connection comes back, this application's keys are dropped, since
-//   deletions skipped during the outage may have left stale entries behind.
+// - when the connection comes back (or Redis answers again), this
+//   application's keys are dropped, since deletions skipped during the outage
+//   may have left stale entries behind.
 import { RedisCacheAdapter } from 'parse-server'
 import type { OutageLog } from './outage-log.js'
+import type { RedisBound } from './redis-bound.js'
+
+const CONNECTION = 'Parse cache'
 
 interface NodeRedisClient {
   isReady: boolean
@@ -42,10 +47,13 @@ export function nodeRedisOptions (url: string): Record<string, unknown> {
 export class SharedParseCache extends ParseRedisCacheAdapter {
   private readonly keyPattern: string
   private readonly appId: string
+  private readonly bound: RedisBound
 
-  constructor (url: string, appId: string, outage: OutageLog, ttlMs = DEFAULT_CACHE_TTL_MS) {
+  constructor (url: string, appId: string, outage: OutageLog, bound: RedisBound, ttlMs = DEFAULT_CACHE_TTL_MS) {
     super({ ...nodeRedisOptions(url), disableOfflineQueue: true }, ttlMs)
     this.appId = appId
+    this.bound = bound
+    bound.onRecovery(() => { void this.forget('*') })
     // CacheController prefixes every key with the application id.
     this.keyPattern = `${appId.replace(/[*?[\]\\]/g, '\\$&')}:`
     // Parse logs every reconnection attempt as an error; the outage log reports it once.
@@ -62,19 +70,24 @@ export class SharedParseCache extends ParseRedisCacheAdapter {
     })
   }
 
+  /** False while disconnected or bypassed: the call is skipped. */
+  private get usable (): boolean {
+    return this.client.isReady && !this.bound.bypassed
+  }
+
   override async get (key: string): Promise<unknown> {
-    if (!this.client.isReady) return null
-    return super.get(key)
+    if (!this.usable) return null
+    return this.bound.within(CONNECTION, super.get(key)).catch(() => null)
   }
 
   override async put (key: string, value: unknown, ttl?: number): Promise<void> {
-    if (!this.client.isReady) return
-    await super.put(key, value, ttl).catch(() => {})
+    if (!this.usable) return
+    await this.bound.within(CONNECTION, super.put(key, value, ttl)).catch(() => {})
   }
 
   override async del (key: string): Promise<void> {
-    if (!this.client.isReady) return
-    await super.del(key).catch(() => {})
+    if (!this.usable) return
+    await this.bound.within(CONNECTION, super.del(key)).catch(() => {})
   }
 
   override async clear (): Promise<void> {
@@ -88,13 +101,13 @@ export class SharedParseCache extends ParseRedisCacheAdapter {
   }
 
   private async forget (pattern: string): Promise<void> {
-    if (!this.client.isReady) return
-    try {
+    if (!this.usable) return
+    const scan = async () => {
       for await (const keys of this.client.scanIterator({ MATCH: this.keyPattern + pattern, COUNT: 500 })) {
         if (keys.length > 0) await this.client.unlink(keys)
       }
-    } catch {
-      // Disconnected meanwhile: the reconnection drops these keys anyway.
     }
+    // Disconnected or unanswered meanwhile: the recovery drops these keys anyway.
+    await this.bound.within(CONNECTION, scan()).catch(() => {})
   }
 }

@@ -1,11 +1,12 @@
 // A store for @fastify/rate-limit that counts in Redis through the plugin's
 // own RedisStore, so a limit holds across every instance. While Redis cannot
-// be reached, each instance counts on its own with the plugin's LocalStore (as
+// be reached or does not answer within the Redis bound (redis-bound.ts), each instance counts on its own with the plugin's LocalStore (as
 // without `redis`: at most max × instances per window) instead of refusing or
 // waving everything through; Redis counting resumes as soon as it is back.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
 import type { OutageLog } from './outage-log.js'
+import { isCommandTimeout, type RedisBound } from './redis-bound.js'
 
 type Counted = { current: number, ttl: number }
 type Done = (error: Error | null, result: Counted | null) => void
@@ -20,7 +21,7 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCo
 interface StoreParams { continueExceeding?: boolean, exponentialBackoff?: boolean }
 
 /** The `store` option for @fastify/rate-limit: a class, as the plugin expects. */
-export function sharedRateLimitStore (redis: Redis, keyPrefix: string, outage: OutageLog) {
+export function sharedRateLimitStore (redis: Redis, keyPrefix: string, outage: OutageLog, bound: RedisBound) {
   return class SharedRateLimitStore {
     readonly shared: Store
     readonly local: Store
@@ -38,13 +39,15 @@ export function sharedRateLimitStore (redis: Redis, keyPrefix: string, outage: O
     }
 
     incr (key: string, done: Done, timeWindow: number, max: number): void {
-      if (redis.status !== 'ready') return this.local.incr(key, done, timeWindow, max)
+      if (redis.status !== 'ready' || bound.bypassed) return this.local.incr(key, done, timeWindow, max)
       this.shared.incr(key, (error, result) => {
         if (!error) {
           outage.up('commands')
           return done(null, result)
         }
-        outage.down('commands', error)
+        // ioredis' commandTimeout (the Redis bound) ran out: bypassed until Redis answers.
+        if (isCommandTimeout(error)) bound.noAnswer('rate limits')
+        else outage.down('commands', error)
         this.local.incr(key, done, timeWindow, max)
       }, timeWindow, max)
     }

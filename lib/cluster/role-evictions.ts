@@ -2,11 +2,13 @@
 // instances over Redis pub/sub. Sent by invalidateRoles, configureRoleCache and
 // every change to _Role made through Parse (saves, including the users and
 // roles relations, and deletes), once the change has committed. An instance
-// whose subscription is down cannot hear evictions, so it bypasses its role
-// cache until the subscription is back.
+// whose subscription is down (or whose Redis does not answer) cannot hear
+// evictions, so it bypasses its role cache until the subscription is back;
+// evictions it could not send meanwhile become one "evict all" once Redis answers.
 import { triggers } from '../parse/internals.js'
 import type { RedisLink } from './connection.js'
 import type { OutageLog } from './outage-log.js'
+import { isCommandTimeout, type RedisBound } from './redis-bound.js'
 import type { RoleCache, RoleEviction } from '../access/role-cache.js'
 import { afterCommit } from '../storage/transaction.js'
 
@@ -16,15 +18,35 @@ export interface RoleEvictions {
   close (): void
 }
 
-export async function shareRoleEvictions (link: RedisLink, settings: { appId: string, outage: OutageLog, roleCache: RoleCache, forgetParseRoles: (eviction: RoleEviction) => Promise<void> }): Promise<RoleEvictions> {
+export async function shareRoleEvictions (link: RedisLink, settings: { appId: string, outage: OutageLog, bound: RedisBound, roleCache: RoleCache, forgetParseRoles: (eviction: RoleEviction) => Promise<void> }): Promise<RoleEvictions> {
   const { commands, subscriber } = link
   const { roleCache } = settings
   const channel = `fastify-parse-kit:${settings.appId}:role-evictions`
+  const { bound } = settings
+  /** An eviction could not be published: the others may hold stale entries. */
+  let unsent = false
   // Parse's own role lists (shared in Redis) go first, so no instance reloads stale roles from them.
   const send = async (eviction: RoleEviction) => {
     await settings.forgetParseRoles(eviction)
-    await commands.publish(channel, JSON.stringify(eviction)).catch((error: unknown) => settings.outage.down('commands', error))
+    if (bound.bypassed || commands.status !== 'ready') {
+      unsent = true
+      return
+    }
+    await commands.publish(channel, JSON.stringify(eviction)).catch((error: unknown) => {
+      unsent = true
+      if (isCommandTimeout(error)) bound.noAnswer('role evictions')
+      else settings.outage.down('commands', error)
+    })
   }
+  bound.onBypass(() => roleCache.suspend(true))
+  const resend = () => {
+    if (subscriber.status === 'ready') roleCache.suspend(false)
+    if (!unsent) return
+    unsent = false
+    void send({ all: true })
+  }
+  bound.onRecovery(resend)
+  commands.on('ready', resend)
   const onMessage = (from: string, message: string) => {
     if (from !== channel) return
     const eviction = decode(message)
@@ -62,6 +84,7 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
       }
     },
     close () {
+      commands.off('ready', resend)
       roleCache.broadcastTo(undefined)
       subscriber.off('message', onMessage)
       subscriber.off('close', onClose)

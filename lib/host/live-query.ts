@@ -1,17 +1,24 @@
 // Parse's LiveQuery server on Fastify's own HTTP server: clients subscribe
-// over WebSocket; a session token only receives rows it may read.
+// over WebSocket; a session token only receives rows it may read. Its sockets
+// are bounded as HTTP requests are (live-query-socket.ts).
 import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
+import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
 
-export interface LiveQueryOptions {
+export interface LiveQueryOptions extends LiveQueryLimits {
   /** Classes whose changes are pushed to subscribers. */
   classNames: string[]
 }
 
-export interface LiveQueryHost { shutdown (): Promise<void> }
+export interface LiveQueryHost {
+  /** Closes every socket (within about half a second) and stops Parse's LiveQuery server. */
+  shutdown (): Promise<void>
+}
 
-export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
+export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, mountPath: string, options: LiveQueryOptions, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
+  const { classNames, ...limits } = settings.options
+  const sockets = new LiveQuerySocketServer({ server: fastify.server, path: settings.mountPath, classNames, ...limits })
   const server = await ParseServer.createLiveQueryServer(fastify.server, {
     appId: settings.appId,
     masterKey: settings.masterKey,
@@ -19,8 +26,16 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     // Without key pairs Parse's LiveQuery accepts any application id; with only this one it
     // checks it, and never honours the master key (masterKeyIps could not apply to a WebSocket).
     keyPairs: { applicationId: settings.appId },
+    wssAdapter: sockets,
     // Cluster mode: events from every instance arrive through Redis.
     ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
   } as never, settings.parseOptions as never) as unknown as LiveQueryHost
-  return { shutdown: () => server.shutdown() }
+  let closing: Promise<void> | undefined
+  return {
+    shutdown: () => {
+      // Parse's shutdown does not wait for its sockets; the socket server's own close does.
+      closing ??= Promise.all([server.shutdown(), sockets.close()]).then(() => {})
+      return closing
+    }
+  }
 }

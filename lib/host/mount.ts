@@ -23,6 +23,7 @@ import { failedFileReadsAs503, refuseWhileUnavailable, unavailableAs503 } from '
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
+import { authAttempt, type AuthLimiter } from './auth-limits.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -32,6 +33,8 @@ export interface MountOptions {
   policy: RestrictionPolicy
   /** Readiness for {mount}/health, and 503s for Parse routes while the database is unreachable. */
   availability: DatabaseAvailability
+  /** Rate limits on login, sign-up and the email routes; unset: none. */
+  authLimiter?: AuthLimiter
 }
 
 /** Headers some proxies and frameworks treat as a method override. Parse ignores them; the kit refuses them. */
@@ -200,6 +203,10 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
   const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  if (!master && options.authLimiter) {
+    const attempts = authAttempts(method, path, request, options)
+    if (attempts.length > 0 && await options.authLimiter.refuse(request, reply, attempts)) return reply
+  }
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
   if (!Buffer.isBuffer(request.body)) refuseNul(request.body)
@@ -222,9 +229,7 @@ function innerBatchAllowed (method: string, path: string, body: unknown, options
   const requests = (body as { requests?: unknown } | undefined)?.requests
   // Parse refuses these itself before running anything.
   if (!Array.isArray(requests)) return true
-  const config = parseConfigOf(options.host)
-  const base = options.mountPath === '/' ? '' : options.mountPath
-  const routable = makeBatchRoutingPathFunction(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
+  const routable = batchRouting(options)
   return requests.every((inner: { method?: unknown, path?: unknown } | null) => {
     if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return true
     let innerPath: string
@@ -235,6 +240,34 @@ function innerBatchAllowed (method: string, path: string, body: unknown, options
     }
     return typeof inner.method === 'string' && isRouteAllowed(inner.method, innerPath, options.policy)
   })
+}
+
+/** The sign-in attempts a request makes: itself, or the inner requests of a /batch. */
+function authAttempts (method: string, path: string, request: FastifyRequest, options: GateOptions): NonNullable<ReturnType<typeof authAttempt>>[] {
+  const direct = authAttempt(method, path, request.body, request.query)
+  if (direct) return [direct]
+  if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return []
+  const requests = (request.body as { requests?: unknown } | undefined)?.requests
+  if (!Array.isArray(requests)) return []
+  const routable = batchRouting(options)
+  return requests.flatMap((inner: { method?: unknown, path?: unknown, body?: unknown } | null) => {
+    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return []
+    let innerPath: string
+    try {
+      innerPath = routable(inner.path)
+    } catch {
+      return []
+    }
+    // Parse runs an inner request without a method as a GET.
+    const attempt = authAttempt(typeof inner.method === 'string' ? inner.method.toUpperCase() : 'GET', innerPath, inner.body, undefined)
+    return attempt ? [attempt] : []
+  })
+}
+
+function batchRouting (options: GateOptions): (path: string) => string {
+  const config = parseConfigOf(options.host)
+  const base = options.mountPath === '/' ? '' : options.mountPath
+  return makeBatchRoutingPathFunction(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
 }
 
 function hasBody (request: FastifyRequest): boolean {

@@ -5,6 +5,7 @@ import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
 import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
+import { installTransactionalBatchErrors } from '../parse/transactional-batch.js'
 import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 
@@ -73,6 +74,8 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   forgetParseConfig()
   // Before start(): without a push option, start() need not load the push adapters.
   installPushWithoutAdapter()
+  // Before the app is built: a failed transactional /batch answers its inner error, not an opaque 500.
+  installTransactionalBatchErrors()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   const removePasswordStampGuard = guardPasswordStamp()
   try {

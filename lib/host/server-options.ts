@@ -3,6 +3,7 @@
 // limit, and timeouts that end slow or stalled requests. The example app and
 // generated projects build their Fastify instance from these.
 import type { FastifyServerOptions } from 'fastify'
+import { answerClientError } from './client-errors.js'
 
 export interface KitServerOptionsInput {
   /** Log level; default 'info'. */
@@ -23,15 +24,24 @@ export const KIT_SERVER_DEFAULTS = { bodyLimit: 1024 * 1024, requestTimeout: 30_
 const SECRET_KEYS = /^(password|new_?password|sessiontoken|_sessiontoken|masterkey|_masterkey|maintenancekey|_restapikey|_javascriptkey|token|access_?token|refresh_?token|authdata|secret)$/i
 const CENSOR = '[redacted]'
 
-export function kitServerOptions (input: KitServerOptionsInput = {}): FastifyServerOptions & { http: { requestTimeout: number, headersTimeout: number } } {
+/** A quarter of the request timeout, between 250 ms and 5 s. */
+function checkingInterval (requestTimeout: number): number {
+  return Math.max(250, Math.min(5_000, Math.floor(requestTimeout / 4)))
+}
+
+export function kitServerOptions (input: KitServerOptionsInput = {}): FastifyServerOptions & { http: { requestTimeout: number, headersTimeout: number, connectionsCheckingInterval: number } } {
   const requestTimeout = input.requestTimeout ?? KIT_SERVER_DEFAULTS.requestTimeout
   return {
     bodyLimit: input.bodyLimit ?? KIT_SERVER_DEFAULTS.bodyLimit,
     requestTimeout,
     // Also given to Node's server at creation: set only afterwards (as Fastify does), Node keeps
     // its 60 s headersTimeout as the effective limit, and a slow body outlives requestTimeout.
-    http: { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000) },
+    // Node checks those timeouts only every connectionsCheckingInterval (30 s by default), so a
+    // slow request would be ended up to 30 s late: check often enough for the bound to hold.
+    http: { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000), connectionsCheckingInterval: checkingInterval(requestTimeout) },
     connectionTimeout: input.connectionTimeout ?? KIT_SERVER_DEFAULTS.connectionTimeout,
+    // 408, 431 and 400 from Node's parser: the kit's error shape, and Connection: close.
+    clientErrorHandler: answerClientError,
     // Fastify's 10 s default is short for Parse Server's boot on a busy machine (migrations, retries).
     pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {

@@ -27,6 +27,7 @@ import PushControllerExports from 'parse-server/lib/Controllers/PushController.j
 import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
 import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
 import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
+import ParseServerModuleExports from 'parse-server/lib/ParseServer.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 
@@ -54,6 +55,8 @@ export const Controllers = ControllersExports as Server.ControllersExports
 export const PushController = (PushControllerExports as Server.PushControllerExports).PushController
 export const PushQueue = (PushQueueExports as Server.PushQueueExports).PushQueue
 export const PushWorker = (PushWorkerExports as Server.PushWorkerExports).PushWorker
+/** The ParseServer class (whose static promiseRouter builds the routes its app mounts). */
+export const ParseServerClass = (ParseServerModuleExports as Server.ParseServerModuleExports).default
 
 export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
 export const MongoStorageAdapter = (MongoExports as { MongoStorageAdapter: Storage.MongoAdapterClass }).MongoStorageAdapter

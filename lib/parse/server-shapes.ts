@@ -157,3 +157,17 @@ export interface ParseSdkPrivate {
   /** Encodes a value the way Parse.Cloud.run's answer carries it. */
   _encode (value: unknown): unknown
 }
+
+/** One route of Parse's PromiseRouter (the handler runs the route and resolves with `{ response }`). */
+export interface PromiseRoute {
+  path: string
+  method: string
+  handler: (request: unknown) => Promise<unknown>
+}
+
+/** parse-server/lib/ParseServer.js: the class; `promiseRouter` builds the router `app` mounts. */
+export interface ParseServerModuleExports {
+  default: {
+    promiseRouter (options: { appId: string }): { routes: PromiseRoute[] }
+  }
+}

@@ -17,6 +17,7 @@ import { onTransaction as mongoReads } from './mongo/reads.js'
 import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
 import { outage, reportingOutages } from './outages.js'
+import { BOUNDED_CALLS, boundedCall } from './call-bound.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import type { DatabaseAvailability } from './availability.js'
 import type { DatabaseKind } from './kind.js'
@@ -36,7 +37,8 @@ const READS = new Set(['find', 'count', 'distinct', 'aggregate'])
 /** How many times a single statement outside any transaction runs when it hits a deadlock. */
 const STATEMENT_RUNS = 3
 
-export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, availability?: DatabaseAvailability): T {
+/** `callTimeoutMs`: databaseTimeout, the bound of a whole call on a request path (call-bound.ts). */
+export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, availability?: DatabaseAvailability, callTimeoutMs?: number): T {
   // Built on the wrapper, so the adapter's own error handling (handleError) stays wrapped too.
   const readsOn = (property: string, className: string, session: unknown): object => kind === 'postgres'
     ? postgresReads(proxy, session, property === 'find' && versionFieldOf(className) !== undefined)
@@ -80,6 +82,16 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         return session
       }
     }
+    if (property === 'abortTransactionalSession' && kind === 'postgres') {
+      // Parse's PostgreSQL abort forces the rollback with a rejected statement and hands that
+      // rejection to its caller: a transactional /batch would then answer an opaque 500 instead of
+      // the inner error it rolled back for. The rollback itself is the expected outcome.
+      return function (session: unknown) {
+        return (method.call(proxy, session) as Promise<unknown>).then(() => undefined, (error: unknown) => {
+          if (isDatabaseUnavailable(error)) throw error
+        })
+      }
+    }
     if (property === 'abortTransactionalSession' && kind === 'mongo') {
       return function (session: unknown) {
         dropAfterAbort(session)
@@ -112,6 +124,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
       const cached = wrappers.get(property)
       if (cached?.raw === value) return cached.wrapper
       let wrapper = wrap(property, value as Method) ?? (value as Method)
+      if (callTimeoutMs !== undefined && BOUNDED_CALLS.has(property)) wrapper = boundedCall(wrapper, callTimeoutMs)
       // Public methods only: underscored properties are internals (pg-promise's pgp, callbacks).
       if (availability && !property.startsWith('_') && property !== 'constructor') wrapper = reportingOutages(wrapper, availability)
       wrappers.set(property, { raw: value, wrapper })

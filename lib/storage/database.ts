@@ -111,7 +111,7 @@ function notice (options: DatabaseOptions): (line: string) => void {
 }
 
 /** Bounded waits, so that a database that stops answering makes calls fail (503) instead of hang. */
-export const DEFAULT_TIMEOUT_SECONDS = 15
+export const DEFAULT_TIMEOUT_SECONDS = 10
 
 function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir: string, options: DatabaseOptions): Database {
   const kind = databaseKind(uri)
@@ -122,7 +122,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     const bound = boundedPoolOptions(timeoutMs)
     const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
-    const adapter = wrapAdapter(raw, kind, availability)
+    const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
     return {
       kind: 'postgres',
       displayURI: redact(uri),
@@ -141,7 +141,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: () => SchemaCache.default.clear() })
-  const adapter = wrapAdapter(raw, kind, availability)
+  const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
   const filesAdapter = boundedGridFS(uri, timeoutMs, availability)
   return {
     kind: 'mongo',

@@ -28,6 +28,13 @@ class ClusterFunctions {
   @CloudFunction({ rateLimit: { max: 2, windowMs: 60_000 } })
   static limitedAfterOutage () { return 'ok' }
 
+  @CloudFunction({ rateLimit: { max: 2, windowMs: 60_000 } })
+  static limitedAfterFreeze () { return 'ok' }
+
+  /** Counted in Redis on every call, never refused: load for the freeze test. */
+  @CloudFunction({ rateLimit: { max: 1_000_000, windowMs: 60_000 } })
+  static counted () { return 'ok' }
+
   @CloudFunction({ requireRoles: ['Admin'] })
   static adminOnly () { return 'admin' }
 
