@@ -25,8 +25,10 @@ type ParseServerOptions = Parameters<typeof ParseServer>[0]
  * and files adapters). `cloud` may also be a function, as Parse accepts;
  * `schema` is the kit's schema option (model/schema-option.ts).
  */
-export type ParseServerOverrides = Partial<Omit<ParseServerOptions, 'cloud' | 'schema'>> & {
+export type ParseServerOverrides = Partial<Omit<ParseServerOptions, 'cloud' | 'schema' | 'accountLockout'>> & {
   cloud?: string | ((parse: typeof Parse) => unknown)
+  /** false: no lockout, even with the auth routes open (they turn it on by default). */
+  accountLockout?: ParseServerOptions['accountLockout'] | false
   schema?: SchemaOption
 }
 

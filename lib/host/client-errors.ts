@@ -30,6 +30,8 @@ export function answerClientError (this: FastifyInstance, error: Error, socket: 
   const refusal = refusalFor(errno)
   this.log.debug({ err: error }, `client error answered ${refusal.status}`)
   // As Node's own handler: never write into a response already under way on this socket.
+  // Node's own clientError handler reads the same member (not Parse's surface, so not behind lib/parse/).
+  // eslint-disable-next-line no-restricted-syntax
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
   if (socket.writable && inFlight?.headersSent !== true) {
     const body = JSON.stringify({ code: refusal.code, error: refusal.error })
