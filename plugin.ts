@@ -22,6 +22,7 @@ import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
+import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -55,7 +56,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   const options = resolveOptions(input)
   // One kit per process (Parse keeps process-wide state): its state is claimed
   // here, and dropped at close or when boot fails.
-  const { state, release } = claimProcess(options.appId)
+  const { state, release } = claimProcess(options.appId, (message) => new AlreadyRegisteredError(message))
   try {
     await boot(fastify, options, state, release)
   } catch (error) {
@@ -76,6 +77,11 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   // 2. Models and handlers: importing them runs their decorators.
   await loadDeclarations(options.models)
   await loadDeclarations(options.functions)
+  // Checked against the options once the handlers are known, before anything starts.
+  const directAccess = options.parseServerOptions.directAccess !== false
+  if (!directAccess && transactionalDeclared()) {
+    throw new OptionInvalidError('kitPlugin option "parseServerOptions.directAccess": @Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
+  }
 
   // 3. The database (embedded PostgreSQL when none is configured).
   const database = await openDatabase({
@@ -124,10 +130,6 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       }
     }
     const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter as never)
-    const directAccess = overrides.directAccess !== false
-    if (!directAccess && transactionalDeclared()) {
-      throw new Error('@Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
-    }
     parse = await startParseServer({
       appId: options.appId,
       masterKey: options.masterKey,

@@ -71,6 +71,25 @@ export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_C
 /** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
 export const ClassOptionInvalidError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
 
+/** @CloudFunction, @Route, @Transactional: a declaration that cannot be served (a name used twice, a reserved prefix, not a method). */
+export const RouteDeclarationError = createError<[message: string]>('FPK_ERR_ROUTE_DECLARATION', '%s')
+/** The kit's decorators were compiled as standard (TC39) decorators: tsconfig.json lacks "experimentalDecorators": true. */
+export const DecoratorsConfigError = createError<[message: string]>('FPK_ERR_DECORATORS_CONFIG', '%s')
+/** A second kitPlugin registered in a process that already runs one. */
+export const AlreadyRegisteredError = createError<[message: string]>('FPK_ERR_ALREADY_REGISTERED', '%s')
+/** The embedded PostgreSQL's data directory is used by another running instance. */
+export const DataDirInUseError = createError<[message: string]>('FPK_ERR_DATA_DIR_IN_USE', '%s')
+/** The embedded PostgreSQL cannot run here (no binaries, no OS user, a foreign cluster in the data directory, a failed start). */
+export const EmbeddedDatabaseError = createError<[message: string]>('FPK_ERR_EMBEDDED_DATABASE', '%s')
+/** The database named by DATABASE_URI does not answer at boot, or is one Parse Server cannot use. */
+export const DatabaseUnreachableError = createError<[message: string]>('FPK_ERR_DATABASE_UNREACHABLE', '%s')
+/** The Redis server named by REDIS_URL does not answer at boot. */
+export const RedisUnreachableError = createError<[message: string]>('FPK_ERR_REDIS_UNREACHABLE', '%s')
+/** Parse Server refused the declared schema while migrating (a field whose type changed in the database, say). */
+export const SchemaMigrationError = createError<[message: string]>('FPK_ERR_SCHEMA_MIGRATION', '%s')
+/** An environment variable the example app or a generated project reads has a value it cannot use. */
+export const EnvInvalidError = createError<[message: string]>('FPK_ERR_ENV_INVALID', '%s')
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -83,5 +102,14 @@ export const kitErrorCodes = {
   FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
-  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError
+  FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
+  FPK_ERR_ROUTE_DECLARATION: RouteDeclarationError,
+  FPK_ERR_DECORATORS_CONFIG: DecoratorsConfigError,
+  FPK_ERR_ALREADY_REGISTERED: AlreadyRegisteredError,
+  FPK_ERR_DATA_DIR_IN_USE: DataDirInUseError,
+  FPK_ERR_EMBEDDED_DATABASE: EmbeddedDatabaseError,
+  FPK_ERR_DATABASE_UNREACHABLE: DatabaseUnreachableError,
+  FPK_ERR_REDIS_UNREACHABLE: RedisUnreachableError,
+  FPK_ERR_SCHEMA_MIGRATION: SchemaMigrationError,
+  FPK_ERR_ENV_INVALID: EnvInvalidError
 } as const

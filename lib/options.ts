@@ -9,6 +9,7 @@ import { HTTP_METHODS } from './routing/options.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
+import { databaseKindOf, redactURI } from './storage/kind.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -127,6 +128,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
   if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
+  const production = process.env.NODE_ENV === 'production'
+  if (databaseURI !== undefined && !databaseKindOf(databaseURI)) {
+    throw optionError('databaseURI', `must start with postgres://, mongodb:// or mongodb+srv:// (from the option or DATABASE_URI; got "${redactURI(databaseURI)}")`)
+  }
+  if (databaseURI === undefined && production) {
+    throw optionError('databaseURI', 'required in production: set DATABASE_URI (or the databaseURI option). The embedded PostgreSQL is for development and tests only.')
+  }
   return {
     appId,
     masterKey,
@@ -149,7 +157,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     docs: docs(input.docs, mountPath),
     redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
-    production: process.env.NODE_ENV === 'production'
+    production
   }
 }
 
@@ -174,6 +182,15 @@ function parseServerOptions (input: KitOptions): Record<string, unknown> {
   const options = input.parseServerOptions ?? {}
   const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
   if (problem) throw optionError('parseServerOptions.masterKeyIps', problem)
+  // Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address.
+  const trustProxy = options.trustProxy
+  if (!(trustProxy === undefined || trustProxy === false || (Array.isArray(trustProxy) && trustProxy.length === 0))) {
+    throw optionError('parseServerOptions.trustProxy', 'has no effect when the kit hosts Parse Server: the caller\'s address (masterKeyIps, rate limits, ' +
+      'request.ip) is Fastify\'s request.ip. Remove it and set Fastify\'s own trustProxy option instead (Fastify({ trustProxy: ... })).')
+  }
+  if (options.cloud !== undefined && typeof options.cloud !== 'function' && typeof options.cloud !== 'string') {
+    throw optionError('parseServerOptions.cloud', 'must be a function or a file path')
+  }
   return options
 }
 

@@ -13,6 +13,7 @@
 // Each kit has its own cache (lib/kit-state.ts); the exported functions act on
 // the running kit's.
 import { currentKitState, statePart } from '../kit-state.js'
+import { OptionInvalidError } from '../errors.js'
 
 export interface RoleCacheOptions {
   ttlMs: number
@@ -38,8 +39,8 @@ export class RoleCache {
   configure (options: RoleCacheOptions | false): void {
     if (options !== false) {
       const { ttlMs, maxUsers = DEFAULT_MAX_USERS } = options
-      if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new Error('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
-      if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new Error('configureRoleCache: maxUsers must be a whole number ≥ 1')
+      if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new OptionInvalidError('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
+      if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new OptionInvalidError('configureRoleCache: maxUsers must be a whole number ≥ 1')
       this.settings = { ttlMs, maxUsers }
     } else {
       this.settings = undefined

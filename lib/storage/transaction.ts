@@ -1,7 +1,7 @@
 // withTransaction and @Transactional: a whole handler body in one database
 // transaction, on either database, re-run on a transient conflict.
 import Parse from 'parse/node'
-import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
+import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, RouteDeclarationError } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
 import { isDatabaseUnavailable } from './unavailable.js'
@@ -132,10 +132,10 @@ export async function afterCommit (callback: () => unknown): Promise<void> {
 export function Transactional (options: TransactionOptions = {}) {
   return function (_target: object, propertyKey: unknown, descriptor?: PropertyDescriptor): void {
     if (typeof propertyKey === 'object' && propertyKey !== null && 'kind' in propertyKey) {
-      throw new Error('@Transactional is a legacy decorator: set "experimentalDecorators": true in tsconfig.json')
+      throw new DecoratorsConfigError('@Transactional is a legacy decorator: set "experimentalDecorators": true in tsconfig.json')
     }
     const method = descriptor?.value
-    if (typeof method !== 'function') throw new Error(`@Transactional on ${String(propertyKey)}: decorate a method`)
+    if (typeof method !== 'function') throw new RouteDeclarationError(`@Transactional on ${String(propertyKey)}: decorate a method`)
     declared++
     descriptor!.value = function (this: unknown, ...args: unknown[]) {
       return withTransaction(() => method.apply(this, args), options)
