@@ -139,6 +139,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
       filesAdapter: database.filesAdapter,
       schema: schema.config,
       cloud: composeCloud(userCloud, cluster && (() => cluster!.registerRoleTriggers(options.appId))),
+      log: fastify.log,
       overrides
     })
     await schema.verify()

@@ -12,7 +12,7 @@ const { bootOrExit } = await import('fastify-parse-kit')
 // A failed boot prints one line, `Cannot start: <what to change> (<FPK_ERR_… code>)`,
 // and exits with 1; DEBUG=1 adds the stack.
 const app = await bootOrExit(() => buildApp())
-await bootOrExit(() => serve(app, { port, host, name: '{{name}}', demoToken: app.demoToken }))
+await bootOrExit(() => serve(app, { port, host, name: '{{name}}', demoToken: app.demoToken, dashboardPath: app.dashboardPath }))
 
 /** A bad setting stops the boot with the message from src/env.ts, not a stack trace. */
 function validEnvOrExit<T> (load: () => T): T {
