@@ -23,6 +23,9 @@ import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
 import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
+import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
+import { tracingPart } from './lib/tracing/spans.js'
+import { registerTracing } from './lib/host/tracing.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -97,6 +100,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined
   let cluster: Cluster | undefined
+  let metrics: KitMetrics | undefined
   let functions: DeclaredFunction[] = []
   try {
     // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
@@ -154,6 +158,25 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     //    routes added after it); the kit's plumbing routes stay out of the document.
     const documented = await collectRoutes(fastify)
     const running = parse
+
+    // 5b. Observability, before the routes it watches: request spans (@fastify/otel) and the
+    //     kit's own, and the metrics endpoint with its per-function response hook.
+    if (options.tracing) {
+      await registerTracing(fastify, { metricsPath: options.metrics?.path })
+      state.get(tracingPart).on = true
+    }
+    if (options.metrics) {
+      const opened = openMetrics(state, options.metrics, {
+        databaseReachable: () => database.availability.reachable,
+        liveQuery: options.liveQuery ? () => liveQuery?.stats() : undefined,
+        redis: cluster !== undefined
+      })
+      metrics = opened
+      await documented.kitRoutes(() => opened.register(fastify))
+      if (options.production && !options.metrics.token) {
+        fastify.log.warn(`[metrics] ${options.metrics.path} answers anyone who reaches this port: set METRICS_TOKEN, or keep the path off the public proxy`)
+      }
+    }
     await documented.kitRoutes(() => mountParse(fastify, {
       host: running,
       mountPath: options.mountPath,
@@ -189,6 +212,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
   } catch (error) {
     lockSchemas(state, false)
     functionsServed(state, false)
+    metrics?.close()
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await cluster?.close().catch(() => {})
@@ -198,6 +222,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
 
   const host = parse
   const shared = cluster
+  const observed = metrics
   let indexesDone = () => {}
   const indexesApplied = options.indexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
@@ -232,6 +257,7 @@ async function boot (fastify: FastifyInstance, options: ReturnType<typeof resolv
     lockSchemas(state, false)
     functionsServed(state, false)
     useTransactionalAdapter(state, undefined)
+    observed?.close()
     try {
       await liveQuery?.shutdown()
       await host.shutdown()

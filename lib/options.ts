@@ -33,6 +33,19 @@ export const LiveQueryOptionsSchema = Type.Object({
   classNames: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', problem: 'must be a Parse class name' }), { minItems: 1, problem: "must be a non-empty list of class names, e.g. ['Message']" })
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
 
+/** The metrics endpoint: where, who may scrape it, and whether prom-client's process metrics come along. */
+export const MetricsOptionsSchema = Type.Object({
+  /** Default /metrics; never under the mount path. */
+  path: Type.Optional(Type.String({ pattern: '^/', problem: "must be a path starting with '/', e.g. '/metrics'" })),
+  /** A scrape must send Authorization: Bearer <token>. Env METRICS_TOKEN. Unset: open to whoever reaches the port. */
+  token: Type.Optional(Type.String({ minLength: 16, problem: 'must be a string of at least 16 characters', secret: true })),
+  /** prom-client's process and Node.js metrics. Default true. */
+  defaultMetrics: Type.Optional(flag)
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" })
+
+export type MetricsOptions = Static<typeof MetricsOptionsSchema>
+const checkMetrics = optionChecker(MetricsOptionsSchema)
+
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
   /** Parse application id; every request must carry it. Env APP_ID. */
@@ -75,6 +88,10 @@ export const KitOptionsSchema = Type.Object({
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL: several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
   redis: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
+  /** Prometheus metrics: true (at /metrics) or { path, token, defaultMetrics }. Off by default. Checked by its own schema below. */
+  metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
+  /** OpenTelemetry spans (through @fastify/otel) for every request, each declared call, its transaction. Off by default; the application registers the SDK and exporter. */
+  tracing: Type.Optional(flag),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -105,6 +122,8 @@ export interface ResolvedOptions {
   docs: { config: SwaggerConfig, path: string } | undefined
   redis: string | undefined
   cors: ResolvedCors | false
+  metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
+  tracing: boolean
   production: boolean
 }
 
@@ -157,8 +176,27 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     docs: docs(input.docs, mountPath),
     redis: redisURL(input.redis ?? (process.env.REDIS_URL || undefined)),
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
+    metrics: metricsOption(input.metrics, mountPath),
+    tracing: input.tracing ?? false,
     production
   }
+}
+
+function metricsOption (value: KitOptions['metrics'], mountPath: string): ResolvedOptions['metrics'] {
+  if (value === undefined || value === false) return undefined
+  const given = value === true ? {} : value
+  const shape = typeof given === 'object' && given !== null && !Array.isArray(given)
+    ? checkMetrics(given)
+    : { kind: 'invalid' as const, path: [], problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" }
+  if (shape) throw optionError(shape.path.length ? `metrics.${dottedName(shape.path)}` : 'metrics', shape.problem, shape.kind)
+  const path = normaliseMountPath(given.path ?? '/metrics')
+  // Everything under the mount path is the public API (and the gate's): operators expect metrics beside it, not in it.
+  if (mountPath !== '/' && (path === mountPath || path.startsWith(`${mountPath}/`))) {
+    throw optionError('metrics.path', `is under the mount path ${mountPath}, the public API; choose a path outside it, e.g. /metrics`)
+  }
+  const token = given.token ?? (process.env.METRICS_TOKEN || undefined)
+  if (token !== undefined && token.length < 16) throw optionError('metrics.token', 'must be a string of at least 16 characters (from the option or METRICS_TOKEN)')
+  return { path, token, defaultMetrics: given.defaultMetrics ?? true }
 }
 
 /** Verbs are compared upper-case; one no route answers would open nothing, silently. */

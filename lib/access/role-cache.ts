@@ -14,6 +14,7 @@
 // the running kit's.
 import { currentKitState, statePart } from '../kit-state.js'
 import { OptionInvalidError } from '../errors.js'
+import { metricHooks } from '../metrics/hooks.js'
 
 export interface RoleCacheOptions {
   ttlMs: number
@@ -85,6 +86,7 @@ export class RoleCache {
     const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
     if (maxAge <= 0 || this.suspended) return load()
     const fresh = this.fresh(userId, maxAge)
+    metricHooks().roleCacheLookup(fresh !== undefined)
     if (fresh) return fresh
     const startedAt = Date.now()
     const startedGeneration = this.generation
@@ -102,7 +104,10 @@ export class RoleCache {
   peek (userId: string, maxAgeOverride?: number): string[] | undefined {
     const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
     if (maxAge <= 0 || this.suspended) return undefined
-    return this.fresh(userId, maxAge)
+    const fresh = this.fresh(userId, maxAge)
+    // A miss here is counted by the roles() call that follows it.
+    if (fresh) metricHooks().roleCacheLookup(true)
+    return fresh
   }
 
   private fresh (userId: string, maxAge: number): string[] | undefined {

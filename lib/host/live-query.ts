@@ -3,13 +3,18 @@
 import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
+import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
 
 export interface LiveQueryOptions {
   /** Classes whose changes are pushed to subscribers. */
   classNames: string[]
 }
 
-export interface LiveQueryHost { shutdown (): Promise<void> }
+export interface LiveQueryHost {
+  shutdown (): Promise<void>
+  /** Open WebSocket connections and their subscriptions, now. */
+  stats (): LiveQueryStats
+}
 
 export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
   const server = await ParseServer.createLiveQueryServer(fastify.server, {
@@ -21,6 +26,6 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     keyPairs: { applicationId: settings.appId },
     // Cluster mode: events from every instance arrive through Redis.
     ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
-  } as never, settings.parseOptions as never) as unknown as LiveQueryHost
-  return { shutdown: () => server.shutdown() }
+  } as never, settings.parseOptions as never) as unknown as { shutdown (): Promise<void> }
+  return { shutdown: () => server.shutdown(), stats: () => liveQueryStats(server) }
 }
