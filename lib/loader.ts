@@ -40,7 +40,7 @@ async function importDeclarations (file: string): Promise<void> {
     await import(pathToFileURL(file).href)
   } catch (error) {
     // The transform fails before any decorator runs (fields declared with `declare`, parameter decorators): name the flag, not the syntax.
-    if (!(error as { code?: unknown }).code && STANDARD_DECORATOR_FAILURE.test(String((error as Error)?.message))) {
+    if (STANDARD_DECORATOR_FAILURE.test(String((error as Error)?.message))) {
       throw new DecoratorsConfigError(`${file} could not be compiled: the kit's decorators need "experimentalDecorators": true (and "useDefineForClassFields": false) in tsconfig.json compilerOptions.`)
     }
     throw error
