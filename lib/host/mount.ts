@@ -63,7 +63,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     }
     done()
   })
-  await fastify.register(async (scope) => {
+  await fastify.register(async function parseServerMount (scope) {
     readBodyAsParseDoes(scope, (request) => isUpload(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
     // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.

@@ -56,7 +56,7 @@ const QUERY_METHODS = new Set<HttpMethod>(['GET', 'HEAD'])
 
 export async function registerDeclaredRoutes (fastify: FastifyInstance, options: DeclaredRoutesOptions): Promise<DeclaredFunction[]> {
   const functions = declaredFunctions()
-  await fastify.register(async (scope) => {
+  await fastify.register(async function declaredFunctions (scope) {
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest('kitCredentials', null)
