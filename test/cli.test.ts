@@ -57,7 +57,8 @@ function run (command: string, args: string[], options: { cwd: string, env?: Nod
 }
 
 /** The CLI as a user runs it from this checkout: a new process each time. */
-const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd })
+// Generous: `fpk new` packs (and so builds) the kit, minutes on a loaded machine.
+const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd, timeoutMs: 600_000 })
 
 /** The same command line, run in this process (the checks that need no separate process stay fast). */
 async function fpkHere (cwd: string, ...args: string[]): Promise<Run> {
