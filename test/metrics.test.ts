@@ -4,14 +4,24 @@
 // exactly the calls made.
 import t from 'tap'
 import Parse from 'parse/node'
-import { createServer, type Server } from 'node:net'
+import { createServer, connect, type Server } from 'node:net'
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort } from '../lib/storage/free-port.js'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, withTransaction } from '../lib/index.js'
-import { appHeaders, lane, startKit } from './helpers/kit.js'
+import { APP_ID, appHeaders, lane, startKit } from './helpers/kit.js'
 
 const master = { useMasterKey: true }
+
+@ParseClass('Chat')
+class Chat extends BaseModel {
+  @ParseField({ type: 'String' }) declare text: string
+}
+void Chat
 
 @ParseClass('Tally')
 class Tally extends BaseModel {
@@ -131,4 +141,56 @@ t.test('a token keeps the endpoint closed to scrapers without it', async (t) => 
 t.test('the metrics path is never under the mount path', async (t) => {
   await t.rejects(startKit(t, { metrics: { path: '/parse/metrics' } }), { code: 'FPK_ERR_OPTION_INVALID', message: /kitPlugin option "metrics.path": is under the mount path \/parse/ })
   await t.rejects(startKit(t, { metrics: { paht: '/m' } as never }), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /"metrics.paht": unknown option; did you mean "path"\?/ })
+})
+
+const redisOnPath = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
+
+async function redisAnswers (port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false) })
+    socket.on('error', () => resolve(false))
+    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.on('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
+  })
+}
+
+const gauge = async (origin: string, name: string) => {
+  const text = await (await fetch(`${origin}/metrics`)).text()
+  const family = (parsePrometheusTextFormat(text) as Family[]).find((f) => f.name === name)
+  return family === undefined ? undefined : Number(family.metrics[0]?.value)
+}
+
+async function eventually (what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+t.test('cluster mode and LiveQuery: Redis state, connections and subscriptions', { skip: redisOnPath ? false : 'needs redis-server (apt-get install redis-server)' }, async (t) => {
+  const port = await freePort()
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  t.teardown(() => { if (redis.exitCode === null) redis.kill('SIGKILL') })
+  await eventually('redis-server to answer', () => redisAnswers(port))
+  const kit = await startKit(t, { metrics: { defaultMetrics: false }, redis: `redis://127.0.0.1:${port}`, liveQuery: { classNames: ['Chat'] } })
+  const user = await kit.signUp('watcher')
+  t.equal(await gauge(kit.origin, 'fpk_redis_up'), 1, 'Redis reachable')
+  t.equal(await gauge(kit.origin, 'fpk_live_query_connections'), 0)
+
+  const client = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'live-query-client.mjs'), `${kit.origin}/parse`, APP_ID, user.token, 'Chat', '{}'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (client.exitCode === null) client.kill('SIGKILL') })
+  await eventually('the subscription to open', async () => (await gauge(kit.origin, 'fpk_live_query_subscriptions')) === 1)
+  t.equal(await gauge(kit.origin, 'fpk_live_query_connections'), 1, 'one connection')
+  t.equal(await gauge(kit.origin, 'fpk_live_query_subscriptions'), 1, 'one subscription')
+  client.kill('SIGTERM')
+  await once(client, 'exit')
+  await eventually('the connection to close', async () => (await gauge(kit.origin, 'fpk_live_query_connections')) === 0)
+  t.pass('the gauges fall when the client leaves')
+
+  redis.kill('SIGTERM')
+  await once(redis, 'exit')
+  await eventually('Redis to count as lost', async () => (await gauge(kit.origin, 'fpk_redis_up')) === 0)
+  t.equal(await gauge(kit.origin, 'fpk_redis_outages_total'), 1, 'one Redis outage')
 })

@@ -58,10 +58,12 @@ async function startExample (env: Record<string, string>): Promise<{ output: () 
 t.test('ready output, ALLOW_AUTH_ROUTES, and a port already in use', async (t) => {
   const dir = tempDir()
   const port = await freePort()
-  const first = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg'), ALLOW_AUTH_ROUTES: 'true' })
+  const first = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg'), ALLOW_AUTH_ROUTES: 'true', DASHBOARD_USER: 'admin', DASHBOARD_PASS: 'dashboard-test-pass' })
   t.teardown(() => first.stop())
   const output = first.output()
   t.match(output, `API docs: http://127.0.0.1:${port}/api-docs`, 'the docs URL')
+  t.match(output, `Parse Dashboard: http://127.0.0.1:${port}/dashboard (log in with DASHBOARD_USER / DASHBOARD_PASS)`, 'the dashboard URL, when it is mounted')
+  t.notMatch(output, /dashboard-test-pass/, 'never its password')
   const key = /master key for this run \(random each start; set MASTER_KEY, e\.g\. in \.env, to keep one\): (\S+)/.exec(output)?.[1]
   t.ok(key, 'development: where the master key comes from, and this run\'s key')
   const headers = { 'x-parse-application-id': 'fastify-parse-kit-example', 'content-type': 'application/json' }
