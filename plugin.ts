@@ -24,6 +24,10 @@ import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
 import { startJobs, type JobsHost } from './lib/jobs/start.js'
+import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
+import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
+import { tracingPart } from './lib/tracing/spans.js'
+import { registerTracing } from './lib/host/tracing.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -58,7 +62,7 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
   const options = resolveOptions(input)
   // One kit per process (Parse keeps process-wide state): its state is claimed
   // here, and dropped at close or when boot fails.
-  const { state, release } = claimProcess(options.appId)
+  const { state, release } = claimProcess(options.appId, (message) => new AlreadyRegisteredError(message))
   try {
     await boot(fastify, options, state, release)
   } catch (error) {
@@ -79,6 +83,11 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   // 2. Models and handlers: importing them runs their decorators.
   await loadDeclarations(options.models)
   await loadDeclarations(options.functions)
+  // Checked against the options once the handlers are known, before anything starts.
+  const directAccess = options.parseServerOptions.directAccess !== false
+  if (!directAccess && transactionalDeclared()) {
+    throw new OptionInvalidError('kitPlugin option "parseServerOptions.directAccess": @Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
+  }
 
   // 3. The database (embedded PostgreSQL when none is configured).
   const database = await openDatabase({
@@ -95,6 +104,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let liveQuery: LiveQueryHost | undefined
   let cluster: Cluster | undefined
   let jobs: JobsHost | undefined
+  let metrics: KitMetrics | undefined
   let functions: DeclaredFunction[] = []
   try {
     // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
@@ -129,10 +139,6 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       }
     }
     const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter)
-    const directAccess = overrides.directAccess !== false
-    if (!directAccess && transactionalDeclared()) {
-      throw new Error('@Transactional needs Parse Server option directAccess: true (saves made over HTTP cannot join a transaction). Remove directAccess: false from parseServerOptions.')
-    }
     parse = await startParseServer({
       appId: options.appId,
       masterKey: options.masterKey,
@@ -142,6 +148,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       filesAdapter: database.filesAdapter,
       schema: schema.config,
       cloud: composeCloud(userCloud, cluster && (() => cluster!.registerRoleTriggers(options.appId))),
+      log: fastify.log,
       overrides
     })
     await schema.verify()
@@ -157,6 +164,25 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     //    routes added after it); the kit's plumbing routes stay out of the document.
     const documented = await collectRoutes(fastify)
     const running = parse
+
+    // 5b. Observability, before the routes it watches: request spans (@fastify/otel) and the
+    //     kit's own, and the metrics endpoint with its per-function response hook.
+    if (options.tracing) {
+      await registerTracing(fastify, { metricsPath: options.metrics?.path })
+      state.get(tracingPart).on = true
+    }
+    if (options.metrics) {
+      const opened = openMetrics(state, options.metrics, {
+        databaseReachable: () => database.availability.reachable,
+        liveQuery: options.liveQuery ? () => liveQuery?.stats() : undefined,
+        redis: cluster !== undefined
+      })
+      metrics = opened
+      await documented.kitRoutes(() => opened.register(fastify))
+      if (options.production && !options.metrics.token) {
+        fastify.log.warn(`[metrics] ${options.metrics.path} answers anyone who reaches this port: set METRICS_TOKEN, or keep the path off the public proxy`)
+      }
+    }
     await documented.kitRoutes(() => mountParse(fastify, {
       host: running,
       mountPath: options.mountPath,
@@ -205,6 +231,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     await jobs?.stop().catch(() => {})
     lockSchemas(state, false)
     functionsServed(state, false)
+    metrics?.close()
     await liveQuery?.shutdown().catch(() => {})
     await parse?.shutdown().catch(() => {})
     await cluster?.close().catch(() => {})
@@ -215,6 +242,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   const host = parse
   const shared = cluster
   const running = jobs
+  const observed = metrics
   let indexesDone = () => {}
   const indexesApplied = options.indexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
@@ -259,6 +287,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     lockSchemas(state, false)
     functionsServed(state, false)
     useTransactionalAdapter(state, undefined)
+    observed?.close()
     try {
       await running.stop()
       await liveQuery?.shutdown()

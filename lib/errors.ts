@@ -83,6 +83,25 @@ export const CronExpressionError = createError<[message: string]>('FPK_ERR_CRON_
 /** @Cron: a timezone that is not an IANA name this Node.js knows. */
 export const CronTimezoneError = createError<[message: string]>('FPK_ERR_CRON_TIMEZONE', '%s', 500, JobDeclarationError as Base)
 
+/** @CloudFunction, @Route, @Transactional: a declaration that cannot be served (a name used twice, a reserved prefix, not a method). */
+export const RouteDeclarationError = createError<[message: string]>('FPK_ERR_ROUTE_DECLARATION', '%s')
+/** The kit's decorators were compiled as standard (TC39) decorators: tsconfig.json lacks "experimentalDecorators": true. */
+export const DecoratorsConfigError = createError<[message: string]>('FPK_ERR_DECORATORS_CONFIG', '%s')
+/** A second kitPlugin registered in a process that already runs one. */
+export const AlreadyRegisteredError = createError<[message: string]>('FPK_ERR_ALREADY_REGISTERED', '%s')
+/** The embedded PostgreSQL's data directory is used by another running instance. */
+export const DataDirInUseError = createError<[message: string]>('FPK_ERR_DATA_DIR_IN_USE', '%s')
+/** The embedded PostgreSQL cannot run here (no binaries, no OS user, a foreign cluster in the data directory, a failed start). */
+export const EmbeddedDatabaseError = createError<[message: string]>('FPK_ERR_EMBEDDED_DATABASE', '%s')
+/** The database named by DATABASE_URI does not answer at boot, or is one Parse Server cannot use. */
+export const DatabaseUnreachableError = createError<[message: string]>('FPK_ERR_DATABASE_UNREACHABLE', '%s')
+/** The Redis server named by REDIS_URL does not answer at boot. */
+export const RedisUnreachableError = createError<[message: string]>('FPK_ERR_REDIS_UNREACHABLE', '%s')
+/** Parse Server refused the declared schema while migrating (a field whose type changed in the database, say). */
+export const SchemaMigrationError = createError<[message: string]>('FPK_ERR_SCHEMA_MIGRATION', '%s')
+/** An environment variable the example app or a generated project reads has a value it cannot use. */
+export const EnvInvalidError = createError<[message: string]>('FPK_ERR_ENV_INVALID', '%s')
+
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
   FPK_ERR_OPTION_UNKNOWN: OptionUnknownError,
@@ -100,5 +119,14 @@ export const kitErrorCodes = {
   FPK_ERR_CLIENT_GENERATOR_MISSING: ClientGeneratorMissingError,
   FPK_ERR_JOB_DECLARATION: JobDeclarationError,
   FPK_ERR_CRON_EXPRESSION: CronExpressionError,
-  FPK_ERR_CRON_TIMEZONE: CronTimezoneError
+  FPK_ERR_CRON_TIMEZONE: CronTimezoneError,
+  FPK_ERR_ROUTE_DECLARATION: RouteDeclarationError,
+  FPK_ERR_DECORATORS_CONFIG: DecoratorsConfigError,
+  FPK_ERR_ALREADY_REGISTERED: AlreadyRegisteredError,
+  FPK_ERR_DATA_DIR_IN_USE: DataDirInUseError,
+  FPK_ERR_EMBEDDED_DATABASE: EmbeddedDatabaseError,
+  FPK_ERR_DATABASE_UNREACHABLE: DatabaseUnreachableError,
+  FPK_ERR_REDIS_UNREACHABLE: RedisUnreachableError,
+  FPK_ERR_SCHEMA_MIGRATION: SchemaMigrationError,
+  FPK_ERR_ENV_INVALID: EnvInvalidError
 } as const

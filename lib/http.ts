@@ -1,5 +1,5 @@
 // HTTP details shared by the Parse mount and the declared endpoints.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { parse as parseQueryString } from 'node:querystring'
 import Parse from 'parse/node'
 import { isParseError, statusForError } from './errors.js'
@@ -29,7 +29,7 @@ export const POISONED_BODY_MESSAGE = 'Body refused on purpose: it is valid JSON,
 function explainedJsonParser (scope: FastifyInstance): JsonParser {
   const json = scope.getDefaultJsonParser('error', 'error')
   return (request, body, done) => json(request, body, (error, value) => {
-    if (error && isValidJson(body)) return done(clientError(400, 'FST_ERR_CTP_INVALID_JSON_BODY', POISONED_BODY_MESSAGE), undefined)
+    if (error && isValidJson(body)) return done(Object.assign(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), { message: POISONED_BODY_MESSAGE }), undefined)
     done(error, value)
   })
 }
@@ -95,7 +95,7 @@ export function readBodyAsParseDoes (scope: FastifyInstance, upload: (request: F
 }
 
 function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: string | undefined, done: (error: FastifyError | null, bytes?: Buffer) => void): void {
-  if (declared !== undefined && Number(declared) > limit) return done(clientError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'))
+  if (declared !== undefined && Number(declared) > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE())
   const chunks: Buffer[] = []
   let received = 0
   let finished = false
@@ -107,19 +107,16 @@ function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: s
   }
   const onData = (chunk: Buffer) => {
     received += chunk.length
-    if (received > limit) return finish(clientError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'))
+    if (received > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE())
     chunks.push(chunk)
   }
   payload.on('data', onData)
-  payload.on('error', (error: Error) => finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', error.message)))
+  // A stream that breaks off (the client aborted) is a body that did not match its length.
+  payload.on('error', () => finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH()))
   payload.on('end', () => {
-    if (declared !== undefined && Number(declared) !== received) return finish(clientError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'Request body size did not match Content-Length'))
+    if (declared !== undefined && Number(declared) !== received) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH())
     finish(null, Buffer.concat(chunks))
   })
-}
-
-function clientError (statusCode: number, code: string, message: string): FastifyError {
-  return Object.assign(new Error(message), { statusCode, code, name: 'FastifyError' }) as FastifyError
 }
 
 /**

@@ -1,7 +1,7 @@
 // The public API of fastify-parse-kit.
 export { kitPlugin, type KitOptions, type KitRuntime } from '../plugin.js'
 export { configureKit, getKitConfig, type KitConfig } from './config.js'
-export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes } from './errors.js'
+export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes, EnvInvalidError } from './errors.js'
 export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'
@@ -37,7 +37,7 @@ export type { AuthenticatedRequest, RequestOf, ParamsOf, ReturnOf, FieldsParams 
 export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
 // Server entry points
-export { listenOrExit, masterKeyHint } from './host/startup.js'
+export { listenOrExit, masterKeyHint, bootOrExit, bootFailureText } from './host/startup.js'
 
 // Parse Dashboard (optional package)
 export { mountDashboard, dashboardDecision, type DashboardOptions, type DashboardDecision } from './host/dashboard.js'

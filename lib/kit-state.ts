@@ -52,9 +52,9 @@ export interface ProcessClaim {
 }
 
 /** Claims the process for one kit; a second claim while one is alive is refused. */
-export function claimProcess (appId: string): ProcessClaim {
+export function claimProcess (appId: string, refuse: (message: string) => Error = (message) => new Error(message)): ProcessClaim {
   if (active.appId !== undefined) {
-    throw new Error(`kitPlugin is already registered in this process (app id "${active.appId}"): Parse Server keeps process-wide state, so one process runs one kit. Close the other Fastify instance first (await app.close()), or run the second kit in its own process.`)
+    throw refuse(`kitPlugin is already registered in this process (app id "${active.appId}"): Parse Server keeps process-wide state, so one process runs one kit. Close the other Fastify instance first (await app.close()), or run the second kit in its own process.`)
   }
   const state = active
   state.appId = appId

@@ -13,6 +13,7 @@ import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
+import { databaseKindOf, redactURI } from './storage/kind.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -86,6 +87,19 @@ export const RedisOptionsSchema = Type.Object({
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { url: 'redis://…', commandTimeoutMs?: 1000 }" })
 type RedisOptions = Static<typeof RedisOptionsSchema>
 
+/** The metrics endpoint: where, who may scrape it, and whether prom-client's process metrics come along. */
+export const MetricsOptionsSchema = Type.Object({
+  /** Default /metrics; never under the mount path. */
+  path: Type.Optional(Type.String({ pattern: '^/', problem: "must be a path starting with '/', e.g. '/metrics'" })),
+  /** A scrape must send Authorization: Bearer <token>. Env METRICS_TOKEN. Unset: open to whoever reaches the port. */
+  token: Type.Optional(Type.String({ minLength: 16, problem: 'must be a string of at least 16 characters', secret: true })),
+  /** prom-client's process and Node.js metrics. Default true. */
+  defaultMetrics: Type.Optional(flag)
+}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" })
+
+export type MetricsOptions = Static<typeof MetricsOptionsSchema>
+const checkMetrics = optionChecker(MetricsOptionsSchema)
+
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
   /** Parse application id; every request must carry it. Env APP_ID. */
@@ -132,6 +146,10 @@ export const KitOptionsSchema = Type.Object({
   redis: Type.Optional(typed<string | RedisOptions>(Type.Unknown())),
   /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL sweep. */
   jobs: Type.Optional(JobsOptionsSchema),
+  /** Prometheus metrics: true (at /metrics) or { path, token, defaultMetrics }. Off by default. Checked by its own schema below. */
+  metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
+  /** OpenTelemetry spans (through @fastify/otel) for every request, each declared call, its transaction. Off by default; the application registers the SDK and exporter. */
+  tracing: Type.Optional(flag),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -179,6 +197,8 @@ export interface ResolvedOptions {
   redisCommandTimeoutMs: number
   cors: ResolvedCors | false
   jobs: JobsSettings
+  metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
+  tracing: boolean
   production: boolean
 }
 
@@ -205,6 +225,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
   const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes
+  const production = process.env.NODE_ENV === 'production'
+  if (databaseURI !== undefined && !databaseKindOf(databaseURI)) {
+    throw optionError('databaseURI', `must start with postgres://, mongodb:// or mongodb+srv:// (from the option or DATABASE_URI; got "${redactURI(databaseURI)}")`)
+  }
+  if (databaseURI === undefined && production) {
+    throw optionError('databaseURI', 'required in production: set DATABASE_URI (or the databaseURI option). The embedded PostgreSQL is for development and tests only.')
+  }
   return {
     appId,
     masterKey,
@@ -230,8 +257,27 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     redisCommandTimeoutMs: (typeof input.redis === 'object' ? input.redis.commandTimeoutMs : undefined) ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     jobs: resolveJobsOptions(input.jobs),
-    production: process.env.NODE_ENV === 'production'
+    metrics: metricsOption(input.metrics, mountPath),
+    tracing: input.tracing ?? false,
+    production
   }
+}
+
+function metricsOption (value: KitOptions['metrics'], mountPath: string): ResolvedOptions['metrics'] {
+  if (value === undefined || value === false) return undefined
+  const given = value === true ? {} : value
+  const shape = typeof given === 'object' && given !== null && !Array.isArray(given)
+    ? checkMetrics(given)
+    : { kind: 'invalid' as const, path: [], problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" }
+  if (shape) throw optionError(shape.path.length ? `metrics.${dottedName(shape.path)}` : 'metrics', shape.problem, shape.kind)
+  const path = normaliseMountPath(given.path ?? '/metrics')
+  // Everything under the mount path is the public API (and the gate's): operators expect metrics beside it, not in it.
+  if (mountPath !== '/' && (path === mountPath || path.startsWith(`${mountPath}/`))) {
+    throw optionError('metrics.path', `is under the mount path ${mountPath}, the public API; choose a path outside it, e.g. /metrics`)
+  }
+  const token = given.token ?? (process.env.METRICS_TOKEN || undefined)
+  if (token !== undefined && token.length < 16) throw optionError('metrics.token', 'must be a string of at least 16 characters (from the option or METRICS_TOKEN)')
+  return { path, token, defaultMetrics: given.defaultMetrics ?? true }
 }
 
 /** Verbs are compared upper-case; one no route answers would open nothing, silently. */
@@ -266,6 +312,15 @@ function parseServerOptions (input: KitOptions): Record<string, unknown> {
   const options = input.parseServerOptions ?? {}
   const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
   if (problem) throw optionError('parseServerOptions.masterKeyIps', problem)
+  // Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address.
+  const trustProxy = options.trustProxy
+  if (!(trustProxy === undefined || trustProxy === false || (Array.isArray(trustProxy) && trustProxy.length === 0))) {
+    throw optionError('parseServerOptions.trustProxy', 'has no effect when the kit hosts Parse Server: the caller\'s address (masterKeyIps, rate limits, ' +
+      'request.ip) is Fastify\'s request.ip. Remove it and set Fastify\'s own trustProxy option instead (Fastify({ trustProxy: ... })).')
+  }
+  if (options.cloud !== undefined && typeof options.cloud !== 'function' && typeof options.cloud !== 'string') {
+    throw optionError('parseServerOptions.cloud', 'must be a function or a file path')
+  }
   return options
 }
 

@@ -67,7 +67,8 @@ function run (command: string, args: string[], options: { cwd: string, env?: Nod
 }
 
 /** The CLI as a user runs it from this checkout: a new process each time. */
-const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd })
+// Generous: `fpk new` packs (and so builds) the kit, minutes on a loaded machine.
+const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd, timeoutMs: 600_000 })
 
 /** The same command line, run in this process (the checks that need no separate process stay fast). */
 async function fpkHere (cwd: string, ...args: string[]): Promise<Run> {
@@ -492,6 +493,9 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   await server.stop()
   t.match(server.log(), /SIGTERM: shutting down/)
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
+  // One log stream: Parse Server's lines come through the project's pino logger, pretty in development.
+  t.notMatch(server.log(), /^(error|warn|info|verbose|debug|silly): /m, 'no line in Parse Server\'s own (winston) format')
+  t.match(server.log(), /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[parse\] Running Migrations/m, 'Parse\'s lines, pretty, in the same stream')
 })
 
 t.test('the packed kit installs as npx --package=<tarball> installs it: no EBADENGINE on Node 20', async (t) => {
@@ -614,6 +618,30 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   done(t, 'generated')
 })
 
+t.test('Ctrl-C on npm run dev: one "shutting down" line and a clean exit', async (t) => {
+  // As a terminal sends it: SIGINT to the whole process group (npm, sh, tsx watch, the server),
+  // so the server hears it from the terminal and again from tsx watch.
+  const port = await freePort()
+  const child = spawn('npm', ['run', 'dev'], { cwd: demo, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += chunk })
+  child.stderr!.on('data', (chunk) => { output += chunk })
+  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))))
+  const deadline = Date.now() + 150_000
+  while (!/is ready at/.test(output) && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
+  t.match(output, /is ready at/, 'npm run dev served')
+  process.kill(-child.pid!, 'SIGINT')
+  const ended = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())])
+  if (ended === 'timeout') process.kill(-child.pid!, 'SIGKILL')
+  // npm, interrupted itself, ends by the same signal once its script is done (or with 0); a script
+  // that failed would make it print "npm error … command failed" and exit 1 instead.
+  t.ok(ended === 'SIGINT' || ended === '0', `npm ended by Ctrl-C, not by a failure (${ended}):\n${output}`)
+  t.notMatch(output, /npm error|npm ERR!|exit(ed)? (with )?(code )?1\b/i, 'the script itself exited cleanly')
+  t.equal(output.split('\n').filter((line) => /shutting down/.test(line)).length, 1, 'one "shutting down" line')
+  t.notMatch(output, /second SIGINT|Force killing|didn't exit/, 'no second-signal exit, no forced kill')
+  t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
+})
+
 t.test('built with npm run build, served by start:prod from dist/ without tsx', async (t) => {
   if (!needs(t, 'install', 'generated')) return
   const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
@@ -661,6 +689,17 @@ t.test('a bad setting stops the boot with a message naming it', async (t) => {
   t.match(several.stderr, /DOCS_ENABLED must be one of true, false, 1, 0, yes, no, on, off \(got "maybe"\)/)
   t.match(several.stderr, /REDIS_URL must match pattern/)
   t.notMatch(several.stderr, /\n\s+at /, 'a message, not a stack trace')
+  t.match(several.stderr, /\(FPK_ERR_ENV_INVALID\)$/m, 'with its code')
+  // start:prod without a master key, or without a database: one line each, with its code, no stack.
+  for (const [env, message] of [
+    [{ NODE_ENV: 'production', MASTER_KEY: '' }, /^Cannot start: kitPlugin option "masterKey": required: pass masterKey or set MASTER_KEY.* \(FPK_ERR_OPTION_INVALID\)$/m],
+    [{ NODE_ENV: 'production' }, /^Cannot start: kitPlugin option "databaseURI": required in production: set DATABASE_URI.* \(FPK_ERR_OPTION_INVALID\)$/m]
+  ] as const) {
+    const refused = await boot(env)
+    t.equal(refused.code, 1, JSON.stringify(env))
+    t.match(refused.stderr, message)
+    t.notMatch(refused.stdout + refused.stderr, /^\s+at /m, 'no stack trace')
+  }
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'nothing was started')
 })
 

@@ -228,7 +228,9 @@ t.test('every property of each option type is accepted by its schema', async (t)
     docs: { ...docs, path: '/docs' },
     redis: 'redis://127.0.0.1:6379',
     cors,
-    jobs
+    jobs,
+    metrics: { path: '/metrics', token: 'a-metrics-token-of-32-characters', defaultMetrics: false },
+    tracing: true
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],

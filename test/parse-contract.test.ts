@@ -266,6 +266,19 @@ t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts,
   t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
 })
 
+t.test('LiveQuery: the maps parse/live-query-stats.ts counts (the metrics option)', async (t) => {
+  const server = readFileSync(require.resolve('parse-server/lib/LiveQuery/ParseLiveQueryServer.js'), 'utf8')
+  const client = readFileSync(require.resolve('parse-server/lib/LiveQuery/Client.js'), 'utf8')
+  t.match(server, /this\.clients = new Map\(\)/, 'ParseLiveQueryServer#clients: a Map of the open connections')
+  t.match(server, /this\.clients\.set\(parseWebsocket\.clientId, client\)/, 'one entry per connected client')
+  t.match(client, /this\.subscriptionInfos = new Map\(\)/, 'Client#subscriptionInfos: a Map of its subscriptions')
+  t.match(client, /this\.subscriptionInfos\.set\(requestId, subscriptionInfo\)/, 'one entry per subscription')
+  const { liveQueryStats } = await import('../lib/parse/live-query-stats.js')
+  const clients = new Map([[1, { subscriptionInfos: new Map([[1, {}], [2, {}]]) }], [2, { subscriptionInfos: new Map() }]])
+  t.same(liveQueryStats({ clients }), { connections: 2, subscriptions: 2 })
+  t.same(liveQueryStats({}), { connections: 0, subscriptions: 0 }, 'a server without the map counts nothing rather than failing')
+})
+
 t.test('the Parse SDK: private members the kit calls (routing/register.ts, parse/save-json.ts)', async (t) => {
   t.equal(typeof (Parse as unknown as Record<string, unknown>)._encode, 'function', 'Parse._encode(value) encodes a declared function result as Parse.Cloud.run expects')
   t.equal(typeof (Parse.Object.prototype as unknown as Record<string, unknown>)._getSaveJSON, 'function', 'Parse.Object#_getSaveJSON() is extended to send the version field')

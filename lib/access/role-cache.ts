@@ -13,6 +13,8 @@
 // Each kit has its own cache (lib/kit-state.ts); the exported functions act on
 // the running kit's.
 import { currentKitState, statePart } from '../kit-state.js'
+import { OptionInvalidError } from '../errors.js'
+import { metricHooks } from '../metrics/hooks.js'
 
 export interface RoleCacheOptions {
   ttlMs: number
@@ -38,8 +40,8 @@ export class RoleCache {
   configure (options: RoleCacheOptions | false): void {
     if (options !== false) {
       const { ttlMs, maxUsers = DEFAULT_MAX_USERS } = options
-      if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new Error('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
-      if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new Error('configureRoleCache: maxUsers must be a whole number ≥ 1')
+      if (!Number.isInteger(ttlMs) || ttlMs < 0) throw new OptionInvalidError('configureRoleCache: ttlMs must be a whole number of milliseconds ≥ 0')
+      if (!Number.isInteger(maxUsers) || maxUsers < 1) throw new OptionInvalidError('configureRoleCache: maxUsers must be a whole number ≥ 1')
       this.settings = { ttlMs, maxUsers }
     } else {
       this.settings = undefined
@@ -84,6 +86,7 @@ export class RoleCache {
     const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
     if (maxAge <= 0 || this.suspended) return load()
     const fresh = this.fresh(userId, maxAge)
+    metricHooks().roleCacheLookup(fresh !== undefined)
     if (fresh) return fresh
     const startedAt = Date.now()
     const startedGeneration = this.generation
@@ -101,7 +104,10 @@ export class RoleCache {
   peek (userId: string, maxAgeOverride?: number): string[] | undefined {
     const maxAge = maxAgeOverride ?? this.settings?.ttlMs ?? 0
     if (maxAge <= 0 || this.suspended) return undefined
-    return this.fresh(userId, maxAge)
+    const fresh = this.fresh(userId, maxAge)
+    // A miss here is counted by the roles() call that follows it.
+    if (fresh) metricHooks().roleCacheLookup(true)
+    return fresh
   }
 
   private fresh (userId: string, maxAge: number): string[] | undefined {

@@ -5,6 +5,7 @@
 // callers fall back (see rate-limit-store.ts and role-evictions.ts).
 import { Redis, type RedisOptions } from 'ioredis'
 import type { OutageLog } from './outage-log.js'
+import { RedisUnreachableError } from '../errors.js'
 
 export interface RedisLink {
   commands: Redis
@@ -52,7 +53,7 @@ export async function connectRedis (url: string, displayURL: string, outage: Out
     connected = true
   } catch (error) {
     await close()
-    throw new Error(`kitPlugin option "redis": cannot reach ${displayURL} (${(error as Error).message}). Start Redis there, fix REDIS_URL (redis://host:6379 or rediss://…), or unset it to run a single process.`)
+    throw new RedisUnreachableError(`kitPlugin option "redis": cannot reach ${displayURL} (${(error as Error).message}). Start Redis there, fix REDIS_URL (redis://host:6379 or rediss://…), or unset it to run a single process.`)
   }
   return { commands, subscriber, close }
 }

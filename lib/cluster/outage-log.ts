@@ -1,6 +1,7 @@
 // One warning when the first Redis connection of this process is lost, one
 // line when the last one is back: an outage is reported once, not once per
 // client and reconnection attempt.
+import { metricHooks } from '../metrics/hooks.js'
 
 export interface OutageLogger {
   warn (message: string): void
@@ -23,12 +24,14 @@ export function createOutageLog (log: OutageLogger, displayURL: string, conseque
       if (lost.has(connection)) return
       lost.add(connection)
       if (lost.size === 1) {
+        metricHooks().redisReachable(false)
         const reason = error instanceof Error ? error.message : error === undefined ? 'connection closed' : String(error)
         log.warn(`[redis] lost ${displayURL} (${connection}: ${reason}). ${consequences} Reconnecting in the background.`)
       }
     },
     up (connection) {
       if (!lost.delete(connection) || lost.size > 0) return
+      metricHooks().redisReachable(true)
       log.info(`[redis] reconnected to ${displayURL}: shared rate limits, caches, role evictions and LiveQuery events resume.`)
     },
     get degraded () { return lost.size > 0 }

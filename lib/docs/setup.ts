@@ -7,6 +7,7 @@ import { collectRoutes, findCollector } from './collector.js'
 import { completeDocument, documentSource } from './document.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './options.js'
 import { loadSwaggerUi, SWAGGER_UI_PACKAGE } from './ui.js'
+import { DocsOptionInvalidError } from '../errors.js'
 
 export async function setupSwagger (fastify: FastifyInstance, config: SwaggerConfig, path?: string): Promise<void> {
   const docsPath = resolveDocsPath(path)
@@ -17,7 +18,7 @@ export async function setupSwagger (fastify: FastifyInstance, config: SwaggerCon
   // documents the routes added after this call.
   const collector = findCollector(fastify) ?? await collectRoutes(fastify)
   if (collector.external) {
-    throw new Error('setupSwagger: @fastify/swagger was already registered by the application, so setupSwagger cannot document the declared functions. ' +
+    throw new DocsOptionInvalidError('setupSwagger: @fastify/swagger was already registered by the application, so setupSwagger cannot document the declared functions. ' +
       'Remove that registration (setupSwagger registers @fastify/swagger itself) or serve your own setup without setupSwagger.')
   }
   collector.completeWith((routeDocument) => completeDocument(routeDocument, resolved))

@@ -9,9 +9,6 @@ type CloudCode = ((parse: unknown) => unknown) | string | undefined
 
 /** `afterUserCloud` runs last, to wrap triggers the application may have set (cluster mode's _Role hooks). */
 export function composeCloud (userCloud: unknown, afterUserCloud?: () => void): (parse: unknown) => Promise<void> {
-  if (userCloud !== undefined && typeof userCloud !== 'function' && typeof userCloud !== 'string') {
-    throw new Error('parseServerOptions.cloud must be a function or a file path')
-  }
   return async (parse: unknown) => {
     registerTriggers((parse as { Cloud: Record<string, (...args: unknown[]) => unknown> }).Cloud)
     registerJobs((parse as { Cloud: Record<string, (...args: unknown[]) => unknown> }).Cloud)

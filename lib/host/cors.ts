@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyCors from '@fastify/cors'
 import { PARSE_REQUEST_HEADERS, type ResolvedCors } from '../access/cors-policy.js'
+import { OptionInvalidError } from '../errors.js'
 
 export type { CorsOptions, CorsOrigin, ResolvedCors } from '../access/cors-policy.js'
 export { resolveCors, PARSE_REQUEST_HEADERS } from '../access/cors-policy.js'
@@ -14,7 +15,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors, mountPath: string): Promise<void> {
   if (fastify.hasRequestDecorator('corsPreflightEnabled')) {
-    throw new Error('kitPlugin option "cors": @fastify/cors is already registered on this instance. Set cors: false to let that registration answer for the kit\'s routes too, or register yours inside your own encapsulated scope.')
+    throw new OptionInvalidError('kitPlugin option "cors": @fastify/cors is already registered on this instance. Set cors: false to let that registration answer for the kit\'s routes too, or register yours inside your own encapsulated scope.')
   }
   const policy = {
     origin: cors.origin.includes('*') ? '*' : cors.origin,

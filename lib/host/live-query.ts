@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
+import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
 
 export interface LiveQueryOptions extends LiveQueryLimits {
   /** Classes whose changes are pushed to subscribers. */
@@ -14,6 +15,8 @@ export interface LiveQueryOptions extends LiveQueryLimits {
 export interface LiveQueryHost {
   /** Closes every socket (within about half a second) and stops Parse's LiveQuery server. */
   shutdown (): Promise<void>
+  /** Open WebSocket connections and their subscriptions, now. */
+  stats (): LiveQueryStats
 }
 
 export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, mountPath: string, options: LiveQueryOptions, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
@@ -29,13 +32,14 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     wssAdapter: sockets,
     // Cluster mode: events from every instance arrive through Redis.
     ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
-  } as never, settings.parseOptions as never) as unknown as LiveQueryHost
+  } as never, settings.parseOptions as never) as unknown as { shutdown (): Promise<void> }
   let closing: Promise<void> | undefined
   return {
     shutdown: () => {
       // Parse's shutdown does not wait for its sockets; the socket server's own close does.
       closing ??= Promise.all([server.shutdown(), sockets.close()]).then(() => {})
       return closing
-    }
+    },
+    stats: () => liveQueryStats(server)
   }
 }

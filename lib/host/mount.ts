@@ -45,7 +45,6 @@ const EMAIL_ROUTES = new Set(['/requestpasswordreset', '/verificationemailreques
 
 export async function mountParse (fastify: FastifyInstance, options: MountOptions): Promise<void> {
   const config = parseConfigOf(options.host)
-  refuseParseTrustProxy(config.trustProxy)
   const gateOptions: GateOptions = {
     ...options,
     masterKeyRule: { key: options.masterKey, ips: masterKeyIpsOf(options.host) },
@@ -67,7 +66,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     }
     done()
   })
-  await fastify.register(async (scope) => {
+  await fastify.register(async function parseServerMount (scope) {
     readBodyAsParseDoes(scope, (request) => uploadBody(request, options.mountPath))
     scope.setErrorHandler(replyWithParseShape)
     // Verbs no route takes (PROPFIND, SEARCH, …): through the gate too (it refuses them), never Fastify's own 404 shape.
@@ -98,13 +97,6 @@ const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: 
 export function masterKeyIpsOf (host: ParseHost): string[] {
   const ips = parseConfigOf(host).masterKeyIps
   return Array.isArray(ips) ? ips as string[] : PARSE_DEFAULT_MASTER_KEY_IPS
-}
-
-/** Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address. */
-function refuseParseTrustProxy (value: unknown): void {
-  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) return
-  throw new Error('parseServerOptions.trustProxy has no effect when the kit hosts Parse Server: the caller\'s address (masterKeyIps, rate limits, ' +
-    'request.ip) is Fastify\'s request.ip. Remove it and set Fastify\'s own trustProxy option instead (Fastify({ trustProxy: ... })).')
 }
 
 /** POST {mount}/files/{name}: Parse's files router reads that body raw (an upload), whatever its type. */

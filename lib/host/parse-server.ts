@@ -8,6 +8,8 @@ import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
 import { installTransactionalBatchErrors } from '../parse/transactional-batch.js'
 import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { parseLoggerAdapter, parseLogLevelFor } from './parse-logger.js'
 
 export interface ParseHostOptions {
   appId: string
@@ -20,6 +22,8 @@ export interface ParseHostOptions {
   cloud?: (parse: unknown) => void | Promise<void>
   /** Passed to Parse Server as they are, over the kit's defaults. */
   overrides?: Record<string, unknown>
+  /** Fastify's logger: Parse's own lines go there, at its level (parseServerOptions.loggerAdapter / logLevel override). */
+  log?: FastifyBaseLogger
 }
 
 type ParseServerInstance = ReturnType<typeof ParseServer>
@@ -67,7 +71,8 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
     databaseAdapter: options.databaseAdapter,
     filesAdapter: options.filesAdapter,
     ...(options.schema ? { schema: options.schema } : {}),
-    ...(options.cloud ? { cloud: options.cloud } : {})
+    ...(options.cloud ? { cloud: options.cloud } : {}),
+    ...(options.log ? { loggerAdapter: parseLoggerAdapter(options.log), logLevel: parseLogLevelFor(options.log) } : {})
   }, options.overrides ?? {})
   // Parse caches schemas process-wide; a server started after another (tests, restarts) must not inherit them.
   SchemaCache.default.clear()

@@ -4,6 +4,7 @@
 // generated projects build their Fastify instance from these.
 import type { FastifyServerOptions } from 'fastify'
 import { answerClientError } from './client-errors.js'
+import { createRequire } from 'node:module'
 
 export interface KitServerOptionsInput {
   /** Log level; default 'info'. */
@@ -16,13 +17,35 @@ export interface KitServerOptionsInput {
   connectionTimeout?: number
   /** Time a plugin may take to start, in ms; default 60 s (Parse Server's boot runs schema migrations). */
   pluginTimeout?: number
+  /** Human-readable lines (pino-pretty) instead of JSON. Default: LOG_PRETTY when set, else on unless NODE_ENV=production. */
+  pretty?: boolean
+}
+
+/** LOG_PRETTY (true/false, 1/0, yes/no, on/off) when set; otherwise pretty everywhere but production. */
+export function prettyLogs (env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.LOG_PRETTY?.trim().toLowerCase()
+  if (value && ['true', '1', 'yes', 'on'].includes(value)) return true
+  if (value && ['false', '0', 'no', 'off'].includes(value)) return false
+  return env.NODE_ENV !== 'production'
+}
+
+/** pino-pretty as a transport, resolved from the kit (an application need not install it). */
+function prettyTransport (): { target: string, options: Record<string, unknown> } {
+  return {
+    target: createRequire(import.meta.url).resolve('pino-pretty'),
+    // Time of day and message first; an error's stack prints as lines (pino-pretty's errorLikeObjectKeys: err, error).
+    options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname', singleLine: false }
+  }
 }
 
 export const KIT_SERVER_DEFAULTS = { bodyLimit: 1024 * 1024, requestTimeout: 30_000, connectionTimeout: 60_000, pluginTimeout: 60_000 }
 
-/** Query-string and body keys whose values never reach a log line. */
-const SECRET_KEYS = /^(password|new_?password|sessiontoken|_sessiontoken|masterkey|_masterkey|maintenancekey|_restapikey|_javascriptkey|token|access_?token|refresh_?token|authdata|secret)$/i
-const CENSOR = '[redacted]'
+/**
+ * Query-string, body and header keys whose values never reach a log line: one
+ * list for Fastify's request logs and Parse Server's own lines (parse-logger.ts).
+ */
+export const SECRET_KEYS = /^(password|new_?password|sessiontoken|_sessiontoken|masterkey|_masterkey|maintenancekey|_restapikey|_javascriptkey|token|access_?token|refresh_?token|authdata|secret|x-parse-(master|session|maintenance)-(key|token)|x-parse-rest-api-key|x-parse-javascript-key|authorization|cookie)$/i
+export const CENSOR = '[redacted]'
 
 /** A quarter of the request timeout, between 250 ms and 5 s. */
 function checkingInterval (requestTimeout: number): number {
@@ -46,6 +69,7 @@ export function kitServerOptions (input: KitServerOptionsInput = {}): FastifySer
     pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {
       level: input.level ?? 'info',
+      ...((input.pretty ?? prettyLogs()) ? { transport: prettyTransport() } : {}),
       serializers: { req: serializeRequest },
       redact: {
         paths: [

@@ -9,7 +9,10 @@ export async function listenOrExit (app: FastifyInstance, options: { port: numbe
     await app.listen(options)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') {
+      await app.close().catch(() => {})
+      throw error
+    }
     const problem = code === 'EADDRINUSE'
       ? `port ${options.port} on ${options.host} is already in use (another server is running there)`
       : code === 'EACCES' ? `port ${options.port} needs privileges this process does not have` : `address ${options.host} is not available on this machine`
@@ -24,4 +27,31 @@ export function masterKeyHint (masterKey: string, env: NodeJS.ProcessEnv = proce
   if (env.MASTER_KEY) return 'master key: from MASTER_KEY (your environment or .env); it stays on servers, never in a browser'
   if (env.NODE_ENV === 'production') return 'master key: set in code (it is never printed in production)'
   return `master key for this run (random each start; set MASTER_KEY, e.g. in .env, to keep one): ${masterKey}`
+}
+
+/**
+ * The one line a failed boot prints: `Cannot start: <message> (<FPK_ERR_… code>)`.
+ * The stack follows only when DEBUG is set: an ordinary mistake needs no stack trace.
+ */
+export function bootFailureText (error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  const message = oneLine(error instanceof Error ? error.message : String(error))
+  const code = (error as { code?: unknown } | undefined)?.code
+  const coded = typeof code === 'string' && code !== '' && !message.includes(`(${code})`) ? ` (${code})` : ''
+  const line = `Cannot start: ${message.replace(/^Cannot start: /, '')}${coded}\n`
+  if (env.DEBUG) return line + `${(error as Error)?.stack ?? ''}\n`
+  return typeof code === 'string' && code.startsWith('FPK_ERR_') ? line : line.replace(/\n$/, ' (set DEBUG=1 to see the stack)\n')
+}
+
+/** Runs a boot step (building the app, listening); a failure prints bootFailureText and exits with 1. */
+export async function bootOrExit<T> (step: () => Promise<T>, write: (text: string) => void = (text) => process.stderr.write(text)): Promise<T> {
+  try {
+    return await step()
+  } catch (error) {
+    write(bootFailureText(error))
+    process.exit(1)
+  }
+}
+
+function oneLine (text: string): string {
+  return text.split('\n').map((line) => line.trim()).filter(Boolean).join(' ')
 }

@@ -8,6 +8,7 @@ import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
 import { allModels } from './registry.js'
+import { OptionInvalidError, SchemaMigrationError } from '../errors.js'
 
 export interface SchemaConfig extends SchemaConfigOptions {
   definitions: ParseClassSchema[]
@@ -39,7 +40,7 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
   // A configuration made before the model files were imported lacks their classes (and Parse would never create them).
   const missing = allModels().map((model) => model.className).filter((name) => !input.definitions.some((definition) => definition.className === name))
   if (missing.length > 0) {
-    throw new Error(`schema: the definitions lack the declared ${missing.length === 1 ? 'class' : 'classes'} ${missing.join(', ')}. ` +
+    throw new OptionInvalidError(`schema: the definitions lack the declared ${missing.length === 1 ? 'class' : 'classes'} ${missing.join(', ')}. ` +
       'createSchemaConfig() was probably called before the model files were imported: pass its options instead (schema: { lockSchemas: true, … }), or call it after the models are loaded.')
   }
   let config = input
@@ -62,27 +63,27 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
 }
 
 function schemaError (problems: string[]): Error {
-  return new Error(`Parse Server could not apply the declared schema: ${problems.join('; ')}. Fix the model declarations (or the schema option) or the database, then restart.`)
+  return new SchemaMigrationError(`Parse Server could not apply the declared schema: ${problems.join('; ')}. Fix the model declarations (or the schema option) or the database, then restart.`)
 }
 
 /** Parse's own name rules, before Parse retries a doomed migration for several seconds. */
 export function checkDefinitions (definitions: ParseClassSchema[]): void {
-  if (!Array.isArray(definitions)) throw new Error('schema.definitions must be a list of class schemas')
+  if (!Array.isArray(definitions)) throw new OptionInvalidError('schema.definitions must be a list of class schemas')
   const seen = new Set<string>()
   for (const definition of definitions) {
     const { className } = definition
     if (typeof className !== 'string' || !SchemaRules.classNameIsValid(className)) {
-      throw new Error(`schema: Parse refuses the class name ${JSON.stringify(className)} (a class name starts with a letter and holds only letters, digits and _)`)
+      throw new OptionInvalidError(`schema: Parse refuses the class name ${JSON.stringify(className)} (a class name starts with a letter and holds only letters, digits and _)`)
     }
-    if (seen.has(className)) throw new Error(`schema: class ${className} is defined twice`)
+    if (seen.has(className)) throw new OptionInvalidError(`schema: class ${className} is defined twice`)
     seen.add(className)
     for (const [field, { type, targetClass }] of Object.entries(definition.fields ?? {})) {
       if (isParseColumn(className, field)) continue
       if (!SchemaRules.fieldNameIsValid(field, className)) {
-        throw new Error(`schema: Parse refuses the field name ${className}.${field} (a field name starts with a letter and holds only letters, digits and _)`)
+        throw new OptionInvalidError(`schema: Parse refuses the field name ${className}.${field} (a field name starts with a letter and holds only letters, digits and _)`)
       }
-      if (!FIELD_TYPES.includes(type as never)) throw new Error(`schema: ${className}.${field} has the type ${JSON.stringify(type)}; Parse knows ${FIELD_TYPES.join(', ')}`)
-      if ((type === 'Pointer' || type === 'Relation') && typeof targetClass !== 'string') throw new Error(`schema: ${className}.${field} is a ${type} without targetClass`)
+      if (!FIELD_TYPES.includes(type as never)) throw new OptionInvalidError(`schema: ${className}.${field} has the type ${JSON.stringify(type)}; Parse knows ${FIELD_TYPES.join(', ')}`)
+      if ((type === 'Pointer' || type === 'Relation') && typeof targetClass !== 'string') throw new OptionInvalidError(`schema: ${className}.${field} is a ${type} without targetClass`)
     }
   }
 }

@@ -6,6 +6,7 @@ import { checkPrefix, kebabPlural } from './naming.js'
 import { checkCloudFunctionOptions, type CloudFunctionOptions } from './options.js'
 import { addFunction, setRoutePrefix } from './registry.js'
 import type { HandlerCheck } from './typing.js'
+import { RouteDeclarationError } from '../errors.js'
 
 /** The prefix is the kebab-case plural of the model's class name, or the kebab name given. */
 export function Route (model: string | (abstract new (...args: never[]) => unknown)) {
@@ -17,7 +18,7 @@ export function Route (model: string | (abstract new (...args: never[]) => unkno
     } else if (typeof model === 'function') {
       setRoutePrefix(target, checkPrefix(kebabPlural(modelByClass(model)?.className ?? model.name), where))
     } else {
-      throw new Error(`${where}: pass a model class or a kebab-case name`)
+      throw new RouteDeclarationError(`${where}: pass a model class or a kebab-case name`)
     }
     return target
   }
@@ -37,7 +38,7 @@ export function CloudFunction<const O extends CloudFunctionOptions = CloudFuncti
     const owner = (isStatic ? target : target.constructor) as abstract new (...args: never[]) => unknown
     const name = String(propertyKey)
     const where = `@CloudFunction ${owner.name}.${name}`
-    if (typeof descriptor?.value !== 'function') throw new Error(`${where}: decorate a method`)
+    if (typeof descriptor?.value !== 'function') throw new RouteDeclarationError(`${where}: decorate a method`)
     if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)) throw new Error(`${where}: the method name becomes a path segment; use letters and digits`)
     checkCloudFunctionOptions(where, options)
     addFunction({ name, owner, isStatic, options })

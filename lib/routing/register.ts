@@ -8,6 +8,8 @@ import { masterKeyVerdict, readCredentials, readHeaderCredentials, secretsEqual,
 import { actingAs, callerNow, lookUpCaller, type Caller } from '../access/session.js'
 import { getUserRoles } from '../access/roles.js'
 import { cachedRolesNow } from '../access/role-cache.js'
+import { metricHooks } from '../metrics/hooks.js'
+import { inSpan } from '../tracing/spans.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { encodeLikeCloudRun } from '../parse/internals.js'
@@ -60,7 +62,7 @@ const QUERY_METHODS = new Set<HttpMethod>(['GET', 'HEAD'])
 
 export async function registerDeclaredRoutes (fastify: FastifyInstance, options: DeclaredRoutesOptions): Promise<DeclaredFunction[]> {
   const functions = declaredFunctions()
-  await fastify.register(async (scope) => {
+  await fastify.register(async function declaredFunctions (scope) {
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest(kCredentials, null)
@@ -283,6 +285,7 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
+    onExceeded: () => metricHooks().rateLimited(fn.name),
     allowList: (request) => masterKeyVerdict((request as FastifyRequest)[kCredentials]?.masterKey, request.ip, masterKey) === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
@@ -359,7 +362,7 @@ function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
   const caller = request[kCaller]!
   const credentials = request[kCredentials]!
   const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
-  return actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest))
+  return inSpan(`fpk.function ${fn.name}`, { 'fpk.function.name': fn.name }, () => actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest)))
 }
 
 /** Answers with what the function returned; a function that returns a value (not a promise) is answered without a promise. */

@@ -3,6 +3,7 @@
 // @Transactional) may sit above or below @CloudFunction.
 import type { CloudFunctionOptions } from './options.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
+import { RouteDeclarationError } from '../errors.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClass = abstract new (...args: any[]) => unknown
@@ -36,7 +37,7 @@ export function functionsServed (state: KitState, on: boolean): void {
 
 export function addFunction (declaration: FunctionDeclaration): void {
   if (currentKitState().get(servingPart).served) {
-    throw new Error(`@CloudFunction ${declaration.owner.name}.${declaration.name}: declared after kitPlugin booted, so it would be neither served nor documented. ` +
+    throw new RouteDeclarationError(`@CloudFunction ${declaration.owner.name}.${declaration.name}: declared after kitPlugin booted, so it would be neither served nor documented. ` +
       'Import the file before kitPlugin is registered (or list its class or directory in the functions option), then restart.')
   }
   declarations.push(declaration)
@@ -62,13 +63,13 @@ export function declaredFunctions (): DeclaredFunction[] {
     const label = `${owner.name}.${name}`
     const previous = byName.get(name)
     if (previous && previous.owner !== owner) {
-      throw new Error(`Two Cloud Functions are named "${name}" (${previous.label} and ${label}); both would answer {mount}/functions/${name}. Rename one.`)
+      throw new RouteDeclarationError(`Two Cloud Functions are named "${name}" (${previous.label} and ${label}); both would answer {mount}/functions/${name}. Rename one.`)
     }
     const invoke = (request: unknown) => {
       // Read now, not at declaration: a decorator applied later may have replaced the method.
       const self = isStatic ? owner : instanceOf(owner, instances)
       const method = (self as Record<string, unknown>)[name]
-      if (typeof method !== 'function') throw new Error(`${label} is not a method`)
+      if (typeof method !== 'function') throw new RouteDeclarationError(`${label} is not a method`)
       return method.call(self, request)
     }
     byName.set(name, { ...declaration, prefix: prefixes.get(owner), label, invoke })

@@ -4,6 +4,7 @@
 import Parse from 'parse/node'
 import { addRoleToRole, addUsersToRole, ensureRole } from '../access/roles.js'
 import type { SeedReport } from './report.js'
+import { EnvInvalidError } from '../errors.js'
 
 const master = { useMasterKey: true } as const
 
@@ -75,6 +76,6 @@ export function seedOnBoot (env: NodeJS.ProcessEnv = process.env): boolean {
   const flag = env.SEED_ON_BOOT?.trim().toLowerCase()
   if (flag === 'true' || flag === '1' || flag === 'yes') return true
   if (flag === 'false' || flag === '0' || flag === 'no') return false
-  if (flag) throw new Error(`SEED_ON_BOOT must be true or false (got "${env.SEED_ON_BOOT}")`)
+  if (flag) throw new EnvInvalidError(`SEED_ON_BOOT must be true or false (got "${env.SEED_ON_BOOT}")`)
   return env.NODE_ENV !== 'production'
 }

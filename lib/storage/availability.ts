@@ -3,6 +3,7 @@
 // probed in the background until it answers again — so the process recovers by
 // itself, with one log line when the database goes and one when it is back.
 import { describeOutage } from './unavailable.js'
+import { metricHooks } from '../metrics/hooks.js'
 
 export interface Readiness {
   ready: boolean
@@ -49,6 +50,7 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
     lastAnswer = 0
     if (downSince !== undefined) return
     downSince = Date.now()
+    metricHooks().databaseOutage()
     options.onNotice(`[fastify-parse-kit] the database cannot be reached (${reason}); answering 503 until it is back`)
     schedule()
   }

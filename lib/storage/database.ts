@@ -13,8 +13,11 @@ import { boundedMongoOptions } from './mongo/bounded.js'
 import { boundedGridFS } from './mongo/files.js'
 import { guardSchemaStream } from './mongo/schema-stream.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
-import type { DatabaseKind } from './kind.js'
+import { databaseKindOf, redactURI, type DatabaseKind } from './kind.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
+import { DatabaseUnreachableError, OptionInvalidError } from '../errors.js'
+
+export const DATABASE_URI_PROBLEM = 'must start with postgres://, mongodb:// or mongodb+srv:// (from the option or DATABASE_URI)'
 
 export type { DatabaseKind }
 
@@ -66,9 +69,10 @@ export interface MongoDatabase extends OpenDatabase {
 export type Database = PostgresDatabase | MongoDatabase
 
 export function databaseKind (uri: string): DatabaseKind {
-  if (/^postgres(ql)?:\/\//i.test(uri)) return 'postgres'
-  if (/^mongodb(\+srv)?:\/\//i.test(uri)) return 'mongo'
-  throw new Error(`databaseURI must start with postgres://, mongodb:// or mongodb+srv:// (got "${redact(uri)}")`)
+  const kind = databaseKindOf(uri)
+  // resolveOptions refused any other scheme before boot.
+  if (!kind) throw new OptionInvalidError(`kitPlugin option "databaseURI": ${DATABASE_URI_PROBLEM} (got "${redact(uri)}")`)
+  return kind
 }
 
 /** The database a kit opened (index and validator helpers work on it); forgotten when it closes. */
@@ -96,14 +100,33 @@ async function open (options: DatabaseOptions): Promise<Database> {
   const dataDir = path.resolve(options.dataDir ?? path.join('.data', 'postgres'))
   const filesDir = path.join(path.dirname(dataDir), 'files')
   if (options.databaseURI) {
-    if (databaseKind(options.databaseURI) === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
-    return connect(options.databaseURI, undefined, filesDir, options)
+    const kind = databaseKind(options.databaseURI)
+    if (kind === 'mongo') await probeMongo(options.databaseURI, redact(options.databaseURI), options.onNotice ?? (() => {}))
+    const database = connect(options.databaseURI, undefined, filesDir, options)
+    if (kind === 'postgres') await answersOrClose(database, options.databaseURI)
+    return database
   }
   if (options.production) {
-    throw new Error('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
+    throw new OptionInvalidError('No database configured: set DATABASE_URI (or the databaseURI option) in production. The embedded PostgreSQL is for development and tests only.')
   }
   const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: options.ephemeral, onNotice: options.onNotice })
   return connect(embedded.uri, embedded, filesDir, options)
+}
+
+/** A PostgreSQL that does not answer at boot fails boot naming where it was looked for (never "answering 503": nothing is served yet). */
+async function answersOrClose (database: Database, uri: string): Promise<void> {
+  try {
+    await pingPostgres(database.adapter)
+  } catch (error) {
+    await database.close().catch(() => {})
+    let where = redact(uri)
+    try {
+      const url = new URL(uri)
+      where = `${url.hostname}:${url.port || '5432'}`
+    } catch {}
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new DatabaseUnreachableError(`Cannot reach PostgreSQL at ${where} (${reason}). Start it, or point DATABASE_URI elsewhere.`)
+  }
 }
 
 function notice (options: DatabaseOptions): (line: string) => void {
@@ -160,7 +183,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
 }
 
 export function redact (uri: string): string {
-  return uri.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@')
+  return redactURI(uri)
 }
 
 /** The filesystem adapter only takes a directory relative to `./files`; express ours that way. */

@@ -1,13 +1,16 @@
 // withTransaction and @Transactional: a whole handler body in one database
 // transaction, on either database, re-run on a transient conflict.
 import Parse from 'parse/node'
-import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
+import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, RouteDeclarationError } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 import type { TransactionalAdapter } from '../parse/internals.js'
+import { metricHooks } from '../metrics/hooks.js'
+import { inSpan } from '../tracing/spans.js'
+import type { Span } from '@opentelemetry/api'
 
 export type { TransactionalAdapter }
 
@@ -79,6 +82,10 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
   if (!adapter) throw new Error('withTransaction needs a running kitPlugin (no storage adapter is installed yet)')
   if (!runner.directAccess) throw new Error('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
   const attempts = options.attempts ?? 3
+  return inSpan('fpk.transaction', { 'fpk.transaction.max_attempts': attempts }, (span) => runWithRetries(runner, adapter, body, attempts, span))
+}
+
+async function runWithRetries<T> (runner: TransactionRunner, adapter: TransactionalAdapter, body: () => Promise<T> | T, attempts: number, span?: Span): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await runOnce(runner, adapter, body)
@@ -87,7 +94,12 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
       if (isDatabaseUnavailable(error)) throw error
       const retryable = isTransient(error) || (error as { code?: unknown }).code === CONFLICT
       if (!retryable) throw error
-      if (attempt >= attempts) throw new Parse.Error(CONFLICT, CONFLICT_MESSAGE)
+      if (attempt >= attempts) {
+        metricHooks().transactionConflicted()
+        throw new Parse.Error(CONFLICT, CONFLICT_MESSAGE)
+      }
+      metricHooks().transactionRetried()
+      span?.addEvent('fpk.transaction.retry', { 'fpk.transaction.attempt': attempt })
       await pause(attempt)
     }
   }
@@ -132,10 +144,10 @@ export async function afterCommit (callback: () => unknown): Promise<void> {
 export function Transactional (options: TransactionOptions = {}) {
   return function (_target: object, propertyKey: unknown, descriptor?: PropertyDescriptor): void {
     if (typeof propertyKey === 'object' && propertyKey !== null && 'kind' in propertyKey) {
-      throw new Error('@Transactional is a legacy decorator: set "experimentalDecorators": true in tsconfig.json')
+      throw new DecoratorsConfigError('@Transactional is a legacy decorator: set "experimentalDecorators": true in tsconfig.json')
     }
     const method = descriptor?.value
-    if (typeof method !== 'function') throw new Error(`@Transactional on ${String(propertyKey)}: decorate a method`)
+    if (typeof method !== 'function') throw new RouteDeclarationError(`@Transactional on ${String(propertyKey)}: decorate a method`)
     declared++
     descriptor!.value = function (this: unknown, ...args: unknown[]) {
       return withTransaction(() => method.apply(this, args), options)

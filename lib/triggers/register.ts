@@ -2,6 +2,7 @@
 import { allModels, modelByClass } from '../model/registry.js'
 import { stampVersion } from '../storage/version.js'
 import { declaredTriggers, TRIGGER_KINDS, type TriggerDeclaration } from './decorators.js'
+import { ModelDeclarationError } from '../errors.js'
 
 type Cloud = Record<string, (...args: unknown[]) => unknown>
 
@@ -11,7 +12,7 @@ export function registerTriggers (cloud: Cloud, declarations: readonly TriggerDe
     const owner = `${(target as { name: string }).name}.${method}`
     const model = modelByClass(target)
     if (!model) {
-      throw new Error(`@${kind} on ${owner}: ${(target as { name: string }).name} is not a model. Add @ParseClass('<ClassName>') to the class, or move the trigger to a model class.`)
+      throw new ModelDeclarationError(`@${kind} on ${owner}: ${(target as { name: string }).name} is not a model. Add @ParseClass('<ClassName>') to the class, or move the trigger to a model class.`)
     }
     const { cloud: hook, scope } = TRIGGER_KINDS[kind]
     const className = scope === 'class' ? model.className : scope === 'global' ? undefined : scope

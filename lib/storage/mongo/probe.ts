@@ -3,6 +3,7 @@
 // a minute and fail vaguely, or run on a server it does not support.
 import { MongoClient } from 'mongodb'
 import type { MongoAdapter } from '../../parse/internals.js'
+import { DatabaseUnreachableError } from '../../errors.js'
 
 /** Parse Server 9 supports MongoDB 7.0.16 and newer. */
 export const MINIMUM_MONGO_VERSION = '7.0.16'
@@ -14,14 +15,14 @@ export async function probeMongo (uri: string, displayURI: string, notice: (line
     try {
       hello = await client.db().admin().command({ hello: 1 })
     } catch (error) {
-      throw new Error(`Cannot reach MongoDB at ${displayURI}: ${(error as Error).message}. Start it, or point DATABASE_URI elsewhere.`)
+      throw new DatabaseUnreachableError(`Cannot reach MongoDB at ${displayURI}: ${(error as Error).message}. Start it, or point DATABASE_URI elsewhere.`)
     }
     const build = await client.db().admin().command({ buildInfo: 1 }).catch(() => undefined)
     if (typeof build?.version !== 'string') {
       notice(`[fastify-parse-kit] MongoDB at ${displayURI} did not tell its version (buildInfo); Parse Server 9 needs ${MINIMUM_MONGO_VERSION} or newer`)
     } else {
       const problem = mongoVersionProblem(build.version)
-      if (problem) throw new Error(`MongoDB at ${displayURI}: ${problem}`)
+      if (problem) throw new DatabaseUnreachableError(`MongoDB at ${displayURI}: ${problem}`)
     }
     if (!hello.setName && hello.msg !== 'isdbgrid') {
       notice(`[fastify-parse-kit] MongoDB at ${displayURI} is not a replica set: transactions and @ParseVersionField need one (see docker-compose.yml for a single-node replica set)`)

@@ -12,7 +12,7 @@ import { arch, platform } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { freePort } from '../free-port.js'
-import { EmbeddedPostgresMissingError } from '../../errors.js'
+import { DataDirInUseError, EmbeddedDatabaseError, EmbeddedPostgresMissingError } from '../../errors.js'
 
 export interface EmbeddedPostgresOptions {
   /** Where the cluster lives; created (initdb) on first start. */
@@ -102,7 +102,7 @@ function ensurePostgresUser (): Owner {
   spawnSync('groupadd', ['--system', SUPERUSER])
   spawnSync('useradd', ['--system', '--gid', SUPERUSER, '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER])
   const created = lookup()
-  if (!created) throw new Error('Running as root, PostgreSQL needs an OS user "postgres", and it could not be created (groupadd/useradd failed). Create it, or run as a non-root user.')
+  if (!created) throw new EmbeddedDatabaseError('Running as root, PostgreSQL needs an OS user "postgres", and it could not be created (groupadd/useradd failed). Create it, or run as a non-root user.')
   return created
 }
 
@@ -196,7 +196,7 @@ async function takeOverDataDir (dataDir: string, shownDir: string, notice: (line
   if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
     const holder = await holderOf(dataDir, pid)
     if (holder.live) {
-      throw new Error(`The data directory ${shownDir} is in use by PostgreSQL (pid ${pid}) of another running instance, process ${holder.pid}${describeProcess(holder.pid)}. ` +
+      throw new DataDirInUseError(`The data directory ${shownDir} is in use by PostgreSQL (pid ${pid}) of another running instance, process ${holder.pid}${describeProcess(holder.pid)}. ` +
         'Stop that one first, or run a second instance with another dataDir (DATA_DIR in the example app), or point both at one shared PostgreSQL with DATABASE_URI.')
     }
     notice(`[fastify-parse-kit] stopping a PostgreSQL (pid ${pid}) left running on ${dataDir} by process ${holder.pid || 'unknown'}, which is gone`)
@@ -283,7 +283,7 @@ async function initialiseCluster (binDir: string, dataDir: string, owner?: Owner
   const passwordPath = path.join(dataDir, PASSWORD_FILE)
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
     if (existsSync(passwordPath)) return (await readFile(passwordPath, 'utf8')).trim()
-    throw new Error(`${dataDir} holds a PostgreSQL cluster that this kit did not create (no ${PASSWORD_FILE}). Point the kit at another data directory.`)
+    throw new EmbeddedDatabaseError(`${dataDir} holds a PostgreSQL cluster that this kit did not create (no ${PASSWORD_FILE}). Point the kit at another data directory.`)
   }
   const password = randomBytes(18).toString('base64url')
   const pwfile = path.join(dataDir, '..', `.fpk-pwfile-${process.pid}-${randomBytes(4).toString('hex')}`)

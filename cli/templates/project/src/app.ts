@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The seeded demo user's session token, when seeding ran and could log in. */
     demoToken: string | undefined
+    /** Where Parse Dashboard is served, when it is mounted. */
+    dashboardPath: string | undefined
   }
 }
 
@@ -52,13 +54,14 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
     ? await runSeed({ sampleData: !env.production, admin: env.admin, log: (line) => app.log.info(line), warn: (line) => app.log.warn(line) })
     : undefined
   app.decorate('demoToken', seeded?.demoToken)
-  await mountDashboard(app, {
+  const dashboard = await mountDashboard(app, {
     appId,
     masterKey: app.kit.options.masterKey,
     serverURL: app.kit.options.serverURL,
     appName: '{{name}}',
     env: { NODE_ENV: env.production ? 'production' : undefined, DASHBOARD_USER: env.dashboard.user, DASHBOARD_PASS: env.dashboard.pass }
   })
+  app.decorate('dashboardPath', dashboard ? '/dashboard' : undefined)
   return app
 }
 

@@ -2,6 +2,7 @@
 // server.ts loads first) in one place and checked at boot: a bad value stops
 // the process with a message naming the variable, before anything starts.
 import envSchema from 'env-schema'
+import { EnvInvalidError } from 'fastify-parse-kit'
 
 const SWITCH = { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'] } as const
 
@@ -74,7 +75,7 @@ export function loadEnv (source: NodeJS.ProcessEnv = process.env): Env {
     raw = envSchema({ schema, data, env: false }) // only the picked values above, not process.env again
   } catch (error) {
     const problems = (error as { errors?: SchemaError[] }).errors?.map((problem) => describe(problem, data)) ?? [(error as Error).message]
-    throw new Error(`Invalid environment (.env or the process environment; .env.example lists every variable): ${problems.join('; ')}`)
+    throw new EnvInvalidError(`Invalid environment (.env or the process environment; .env.example lists every variable): ${problems.join('; ')}`)
   }
   const text = (name: Name) => raw[name] as string | undefined
   const production = text('NODE_ENV') === 'production'

@@ -7,16 +7,19 @@ const { loadEnv } = await import('./env.js')
 const { port, host } = validEnvOrExit(loadEnv)
 const { buildApp } = await import('./app.js') // after .env, so every module sees its values
 const { serve } = await import('./serve.js')
+const { bootOrExit } = await import('fastify-parse-kit')
 
-const app = await buildApp()
-await serve(app, { port, host, name: '{{name}}', demoToken: app.demoToken })
+// A failed boot prints one line, `Cannot start: <what to change> (<FPK_ERR_… code>)`,
+// and exits with 1; DEBUG=1 adds the stack.
+const app = await bootOrExit(() => buildApp())
+await bootOrExit(() => serve(app, { port, host, name: '{{name}}', demoToken: app.demoToken, dashboardPath: app.dashboardPath }))
 
 /** A bad setting stops the boot with the message from src/env.ts, not a stack trace. */
 function validEnvOrExit<T> (load: () => T): T {
   try {
     return load()
   } catch (error) {
-    process.stderr.write(`Cannot start: ${(error as Error).message}\n`)
+    process.stderr.write(`Cannot start: ${(error as Error).message} (${(error as { code?: string }).code ?? 'FPK_ERR_ENV_INVALID'})\n`)
     process.exit(1)
   }
 }

@@ -1,0 +1,69 @@
+// Parse Server's own log lines through Fastify's logger (Parse's `loggerAdapter`
+// option): one stream, one format, one level setting, and the same list of
+// secrets kept out of them (server-options.ts SECRET_KEYS) as the request logs.
+import { format } from 'node:util'
+import type { FastifyBaseLogger } from 'fastify'
+import { CENSOR, SECRET_KEYS } from './server-options.js'
+
+type PinoLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
+
+/** Parse's (winston's) levels on pino's: verbose and debug are detail, silly is trace. */
+const LEVELS: Record<string, PinoLevel> = { error: 'error', warn: 'warn', info: 'info', verbose: 'debug', debug: 'debug', silly: 'trace' }
+
+/** Parse silences every level above its logLevel before the adapter sees it: give it the logger's own. */
+const PARSE_LEVEL_OF: Record<string, string> = { fatal: 'error', error: 'error', warn: 'warn', info: 'info', debug: 'verbose', trace: 'silly', silent: 'silent' }
+
+export function parseLogLevelFor (log: FastifyBaseLogger): string {
+  return PARSE_LEVEL_OF[log.level] ?? 'info'
+}
+
+/** A Parse LoggerAdapter (its one required method is `log`) writing to `log`; Parse's lines start with "[parse]", as the kit's own say "[seed]" or "[indexes]". */
+export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: string, message: unknown, ...meta: unknown[]) => void } {
+  const parse = log.child({}, { msgPrefix: '[parse] ' })
+  return {
+    log (level, message, ...rest) {
+      const method = LEVELS[level] ?? 'info'
+      // Winston's splat: printf-style placeholders take the arguments after the message.
+      const placeholders = typeof message === 'string' ? (message.match(/%[sdifjoO]/g) ?? []).length : 0
+      const text = redactText(placeholders > 0 ? format(message as string, ...rest.slice(0, placeholders)) : messageText(message))
+      const fields: Record<string, unknown> = {}
+      for (const extra of rest.slice(placeholders)) {
+        if (extra instanceof Error) fields.err = extra
+        else if (isPlainObject(extra)) Object.assign(fields, redactValue(extra))
+        // A stack passed beside its error (Parse's `error(message, err, err.stack)`) is already in `err`.
+        else if (extra !== undefined && !(typeof extra === 'string' && /^\s+at /m.test(extra))) fields.detail = redactValue(extra)
+      }
+      if (message instanceof Error && !fields.err) fields.err = message
+      const error = fields.error
+      if (error instanceof Error && !fields.err) { fields.err = error; delete fields.error }
+      parse[method](fields, text)
+    }
+  }
+}
+
+function messageText (message: unknown): string {
+  if (typeof message === 'string') return message
+  if (message instanceof Error) return message.message
+  try { return JSON.stringify(redactValue(message)) } catch { return String(message) }
+}
+
+/** `"sessionToken":"r:…"` in a line Parse wrote itself (its request and response dumps). */
+export function redactText (text: string): string {
+  return text.replace(/("([^"\\]+)"\s*:\s*)"(?:[^"\\]|\\.)*"/g, (whole, head: string, key: string) => SECRET_KEYS.test(key) ? `${head}"${CENSOR}"` : whole)
+}
+
+/** A copy with every value under a secret key replaced, at any depth (Parse nests bodies and headers). */
+export function redactValue (value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return typeof value === 'string' ? redactText(value) : value
+  if (value instanceof Error) return value
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1))
+  const copy: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) copy[key] = SECRET_KEYS.test(key) ? CENSOR : redactValue(item, depth + 1)
+  return copy
+}
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}

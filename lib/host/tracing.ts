@@ -1,0 +1,16 @@
+// The `tracing` option: @fastify/otel's request, hook and handler spans for
+// every route registered after it, on the tracer provider the application
+// registered (the kit bundles no SDK and no exporter). An application that
+// registered @fastify/otel itself keeps its own; the kit adds only its spans
+// (tracing/spans.ts): the declared call and its transaction.
+import type { FastifyInstance } from 'fastify'
+
+export async function registerTracing (fastify: FastifyInstance, options: { metricsPath?: string }): Promise<void> {
+  if (fastify.hasPlugin('@fastify/otel')) return
+  const { FastifyOtelInstrumentation } = await import('@fastify/otel')
+  const instrumentation = new FastifyOtelInstrumentation({
+    // Scrapes are no requests worth a trace.
+    ...(options.metricsPath ? { ignorePaths: (route: { url: string }) => route.url === options.metricsPath } : {})
+  })
+  await fastify.register(instrumentation.plugin())
+}

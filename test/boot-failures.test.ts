@@ -1,0 +1,131 @@
+// Every boot failure of `npm start` (fixtures/server.ts) and of an application's
+// own entry (bootOrExit) is one line, `Cannot start: <what to change> (<FPK_ERR_…>)`,
+// exit code 1, no stack trace. The successful boot beside them writes one log
+// stream: no line in Parse Server's own (winston) format, pretty in development,
+// and no secret in Parse's lines either.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort } from '../lib/storage/free-port.js'
+import { tempDir } from './helpers/kit.js'
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+const BOOT_TIMEOUT_MS = 180_000
+// Resolved here: a project directory of a test has no node_modules of its own.
+const TSX = import.meta.resolve('tsx')
+
+interface Child { output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }
+
+/** A server entry in a child process, as a user's shell starts it (no DEBUG, no inherited DATABASE_URI or NODE_ENV). */
+function start (entry: string, env: Record<string, string>, cwd = root): Child {
+  const { DEBUG: _debug, DATABASE_URI: _uri, NODE_ENV: _env, MASTER_KEY: _key, LOG_PRETTY: _pretty, ...inherited } = process.env
+  const child = spawn(process.execPath, ['--import', TSX, entry], { cwd, env: { ...inherited, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => { output += chunk })
+  child.stderr.on('data', (chunk) => { output += chunk })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_TIMEOUT_MS)
+  void exited.then(() => clearTimeout(timer))
+  return { output: () => output, exited, stop: async () => { if (child.exitCode === null) child.kill('SIGTERM'); return exited } }
+}
+
+const example = (env: Record<string, string>) => start(path.join(root, 'fixtures', 'server.ts'), env)
+const entry = (env: Record<string, string>, cwd?: string) => start(path.join(root, 'test', 'helpers', 'boot-entry.ts'), env, cwd)
+
+async function until (child: Child, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + BOOT_TIMEOUT_MS
+  while (!pattern.test(child.output()) && Date.now() < deadline) {
+    if (await Promise.race([child.exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 100))])) break
+  }
+}
+
+/** Exit 1, exactly one "Cannot start" line carrying `code`, matching `message`, and no stack trace. */
+async function failsWithOneLine (t: Test, child: Child, code: string, message: RegExp): Promise<void> {
+  t.equal(await child.exited, 1, 'exit code 1')
+  const output = child.output()
+  const lines = output.split('\n').filter((line) => line.includes('Cannot start'))
+  t.equal(lines.length, 1, `one "Cannot start" line:\n${output}`)
+  t.match(lines[0], /^Cannot start: .+ \(FPK_ERR_[A-Z_]+\)$/, 'the line ends with its code')
+  t.ok(lines[0]?.endsWith(`(${code})`), `code ${code}: ${lines[0]}`)
+  t.match(lines[0], message)
+  t.notMatch(output, /^\s+at /m, 'no stack trace')
+}
+
+t.test('the example app: one log stream, pretty in development, secrets redacted in Parse\'s own lines; a second instance on its data directory fails in one line', async (t) => {
+  const dir = tempDir()
+  const port = await freePort()
+  const masterKey = 'logging-test-master-key-123'
+  // debug: Parse logs every request and response (its "verbose"), headers and bodies included.
+  const first = example({ PORT: String(port), DATA_DIR: path.join(dir, 'pg'), LOG_LEVEL: 'debug', MASTER_KEY: masterKey, ALLOW_AUTH_ROUTES: 'true' })
+  t.teardown(() => first.stop())
+  await until(first, /^ {2}master key/m)
+  const headers = { 'x-parse-application-id': 'fastify-parse-kit-example', 'content-type': 'application/json' }
+  const login = await fetch(`http://127.0.0.1:${port}/parse/login`, { method: 'POST', headers, body: JSON.stringify({ username: 'admin', password: 'test-admin-password' }) })
+  const { sessionToken } = await login.json() as { sessionToken: string }
+  t.match(sessionToken, /^r:/, 'logged in through Parse\'s own route')
+  const schemas = await fetch(`http://127.0.0.1:${port}/parse/schemas/Note`, { headers: { ...headers, 'x-parse-master-key': masterKey, 'x-parse-session-token': sessionToken } })
+  t.equal(schemas.status, 200)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+
+  const second = example({ PORT: String(await freePort()), DATA_DIR: path.join(dir, 'pg'), LOG_PRETTY: 'false' })
+  await failsWithOneLine(t, second, 'FPK_ERR_DATA_DIR_IN_USE', /The data directory .* is in use by PostgreSQL \(pid \d+\) of another running instance/)
+  t.match(second.output(), /^\{"level":40,.*"msg":"MASTER_KEY is not set/m, 'LOG_PRETTY=false: JSON lines')
+
+  t.equal(await first.stop(), 0, 'the first instance still closes cleanly')
+  const output = first.output()
+  t.match(output, /^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: \[parse\] REQUEST for \[POST\] \/parse\/login/m, 'Parse\'s request lines, pretty, through the same logger')
+  t.match(output, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[parse\] Running Migrations/m, 'Parse\'s boot lines too')
+  t.notMatch(output, /^(error|warn|info|verbose|debug|silly): /m, 'no line in Parse\'s own format')
+  t.notOk(output.includes(masterKey), 'the master key never reaches a log line')
+  t.notOk(output.includes(sessionToken), 'nor the session token Parse answered with')
+  t.notOk(output.includes('test-admin-password'), 'nor the password')
+  t.match(output, /\[redacted\]/, 'they are replaced')
+})
+
+t.test('an unreachable PostgreSQL in DATABASE_URI: one line naming host and port, no "answering 503"', async (t) => {
+  const port = await freePort()
+  const child = example({ PORT: String(await freePort()), DATABASE_URI: `postgres://user:secret@127.0.0.1:${port}/app` })
+  await failsWithOneLine(t, child, 'FPK_ERR_DATABASE_UNREACHABLE', new RegExp(`Cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`))
+  t.notMatch(child.output(), /503/, 'nothing is served yet: no word of 503')
+  t.notMatch(child.output(), /secret/, 'no password')
+})
+
+t.test('production without MASTER_KEY, or without DATABASE_URI', async (t) => {
+  const noKey = example({ PORT: String(await freePort()), NODE_ENV: 'production' })
+  await failsWithOneLine(t, noKey, 'FPK_ERR_OPTION_INVALID', /kitPlugin option "masterKey": required: pass masterKey or set MASTER_KEY/)
+  const noDatabase = example({ PORT: String(await freePort()), NODE_ENV: 'production', MASTER_KEY: 'a-production-master-key' })
+  await failsWithOneLine(t, noDatabase, 'FPK_ERR_OPTION_INVALID', /kitPlugin option "databaseURI": required in production: set DATABASE_URI/)
+})
+
+t.test('a misspelt option names the one meant', async (t) => {
+  const child = entry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }) })
+  await failsWithOneLine(t, child, 'FPK_ERR_OPTION_UNKNOWN', /kitPlugin option "allowAuthRoute": unknown option; did you mean "allowAuthRoutes"\?/)
+})
+
+t.test('DEBUG=1 adds the stack', async (t) => {
+  const child = entry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }), DEBUG: '1' })
+  t.equal(await child.exited, 1)
+  t.match(child.output(), /^Cannot start: .*\(FPK_ERR_OPTION_UNKNOWN\)\n.*\n\s+at /m, 'the line, then the stack')
+})
+
+// A project whose tsconfig.json lacks experimentalDecorators: TypeScript (esbuild under tsx) compiles standard decorators.
+for (const [label, field] of [['a field declared with `declare` (the transform fails)', 'declare title: string'], ['a plain field (the decorator runs as a standard one)', 'title?: string']] as const) {
+  t.test(`experimentalDecorators off, ${label}: the flag is named`, async (t) => {
+    const project = tempDir()
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module' }))
+    writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true } }))
+    mkdirSync(path.join(project, 'models'))
+    writeFileSync(path.join(project, 'models', 'Thing.ts'), [
+      `import { BaseModel, ParseClass, ParseField } from ${JSON.stringify(path.join(root, 'lib', 'index.ts'))}`,
+      "@ParseClass('Thing')",
+      'export class Thing extends BaseModel {',
+      `  @ParseField({ type: 'String' }) ${field}`,
+      '}',
+      ''
+    ].join('\n'))
+    const child = entry({ KIT_MODELS: path.join(project, 'models'), KIT_OPTIONS: JSON.stringify({ dataDir: path.join(project, 'pg') }) }, project)
+    await failsWithOneLine(t, child, 'FPK_ERR_DECORATORS_CONFIG', /"experimentalDecorators": true/)
+  })
+}

@@ -1,0 +1,77 @@
+// The `tracing` option with an in-memory span exporter: one declared call gives
+// @fastify/otel's request span, the kit's span for the function (named after it),
+// its transaction as a child, and the database calls (@opentelemetry/instrumentation-pg,
+// registered by the application as usual) as children of the transaction.
+import t from 'tap'
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import { registerInstrumentations } from '@opentelemetry/instrumentation'
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
+
+// As an application sets up OpenTelemetry: before the modules it instruments are loaded.
+const exporter = new InMemorySpanExporter()
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+provider.register()
+registerInstrumentations({ instrumentations: [new PgInstrumentation()] })
+t.teardown(() => provider.shutdown())
+
+const { BaseModel, CloudFunction, ParseClass, ParseField, Route, withTransaction } = await import('../lib/index.js')
+const { appHeaders, lane, startKit } = await import('./helpers/kit.js')
+const { default: Parse } = await import('parse/node')
+
+@ParseClass('Traced')
+class Traced extends BaseModel {
+  @ParseField({ type: 'Number' }) declare n: number
+}
+
+@Route('traced')
+class TracedFunctions {
+  @CloudFunction({ methods: ['POST'] })
+  static async record () {
+    return withTransaction(async () => {
+      const saved = await new Traced({ n: 1 }).save(null, { useMasterKey: true })
+      return { id: saved.id, count: await new Parse.Query(Traced).equalTo('n', 1).count({ useMasterKey: true }) }
+    })
+  }
+}
+void TracedFunctions
+
+t.test('one declared call: request, function, transaction and database spans, parent to child', { skip: lane.kind !== 'postgres' ? 'the pg instrumentation traces PostgreSQL' : false }, async (t) => {
+  const kit = await startKit(t, { tracing: true })
+  exporter.reset()
+  const answer = await kit.request('POST', '/parse/traced/record', { headers: appHeaders, body: {} })
+  t.equal(answer.status, 200, answer.text)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const spans = exporter.getFinishedSpans()
+  const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
+  const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]))
+  const ancestors = (span: ReadableSpan): ReadableSpan[] => {
+    const parent = byId.get(parentOf(span) ?? '')
+    return parent ? [parent, ...ancestors(parent)] : []
+  }
+
+  const fn = spans.find((span) => span.name === 'fpk.function record')
+  t.ok(fn, `the function's span, named after it (spans: ${spans.map((s) => s.name).join(', ')})`)
+  t.equal(fn?.attributes['fpk.function.name'], 'record')
+  const outermost = fn && ancestors(fn).at(-1)
+  t.equal(outermost?.instrumentationScope.name, '@fastify/otel', 'inside @fastify/otel\'s spans for the request')
+  t.equal(outermost && parentOf(outermost), undefined, 'whose request span is the root')
+
+  const transaction = spans.find((span) => span.name === 'fpk.transaction')
+  t.equal(transaction && parentOf(transaction), fn?.spanContext().spanId, 'the transaction is a child of the function')
+  t.equal(transaction?.attributes['fpk.transaction.max_attempts'], 3)
+
+  const database = spans.filter((span) => span.instrumentationScope.name.includes('instrumentation-pg'))
+  t.ok(database.length > 0, 'database calls are traced')
+  const insert = database.find((span) => /INSERT/i.test(String(span.attributes['db.statement'] ?? span.attributes['db.query.text'] ?? span.name)))
+  t.ok(insert, `the insert has a span (${database.map((s) => s.name).join(', ')})`)
+  t.ok(insert && ancestors(insert).includes(transaction!), 'the insert is a descendant of the transaction')
+  t.same(new Set([fn, transaction, insert].map((span) => span?.spanContext().traceId)).size, 1, 'all in one trace')
+})
+
+t.test('without the option the kit adds no spans of its own', { skip: lane.kind !== 'postgres' ? 'runs on PostgreSQL' : false }, async (t) => {
+  const kit = await startKit(t)
+  exporter.reset()
+  t.equal((await kit.request('POST', '/parse/traced/record', { headers: appHeaders, body: {} })).status, 200)
+  t.same(exporter.getFinishedSpans().filter((span) => span.name.startsWith('fpk.')).map((span) => span.name), [], 'no fpk.* spans')
+})
