@@ -20,7 +20,7 @@ const MISTAKES: Array<[mistake: string, code: keyof typeof kitErrorCodes, run: (
   ['a master key equal to the app id', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ appId: 'same', masterKey: 'same' })],
   ['a databaseURI of an unknown scheme', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ ...base, databaseURI: 'mysql://db/app' })],
   ['parseServerOptions.trustProxy', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ ...base, parseServerOptions: { trustProxy: true } })],
-  ['parseServerOptions.cloud of the wrong type', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ ...base, parseServerOptions: { cloud: 42 } })],
+  ['parseServerOptions.cloud of the wrong type', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ ...base, parseServerOptions: { cloud: 42 } as never })],
   ['a misspelt docs option', 'FPK_ERR_DOCS_OPTION_UNKNOWN', () => resolveOptions({ ...base, docs: { titel: 'API' } as never })],
   ['a metrics path under the mount path', 'FPK_ERR_OPTION_INVALID', () => resolveOptions({ ...base, metrics: { path: '/parse/metrics' } })],
   ['a misspelt metrics option', 'FPK_ERR_OPTION_UNKNOWN', () => resolveOptions({ ...base, metrics: { paht: '/m' } as never })],
