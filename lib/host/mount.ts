@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyExpress from '@fastify/express'
 import Parse from 'parse/node'
 import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, type MasterKeyRule } from '../access/credentials.js'
-import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
+import { blockedMessage, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
 import { readBodyAsParseDoes, replyWithParseShape } from '../http.js'
@@ -174,7 +174,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
   const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
-  if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: blockedMessage(options.policy) })
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
   refuseNul(request.body)
