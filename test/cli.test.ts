@@ -436,8 +436,8 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   const installed = await run(command, args, { cwd: demo, timeoutMs: scaled(18 * 60_000) })
   t.equal(installed.code, 0, `npm install:\n${installed.stdout}\n${installed.stderr}`)
   t.comment(`npm install took ${Math.round((Date.now() - started) / 1000)} s`)
+  done(t, 'install') // the project is installed: what follows may fail without blocking the later tests
   t.notMatch(installed.stdout + installed.stderr, /EBADENGINE/, 'no package wants a newer Node')
-  done(t, 'install')
 
   const kit = path.join(demo, 'node_modules', 'fastify-parse-kit')
   t.ok(existsSync(path.join(kit, 'dist', 'lib', 'index.js')), 'the kit was built and installed as a package')
