@@ -57,7 +57,8 @@ export interface OutputFile {
  * is written, so a refusal leaves the project untouched. With `force`,
  * existing files are overwritten.
  */
-export async function writeNewFiles (files: OutputFile[], options: { force?: boolean, cwd: string }): Promise<void> {
+/** Writes the files; answers the paths it overwrote (only with force: otherwise an existing file stops the run). */
+export async function writeNewFiles (files: OutputFile[], options: { force?: boolean, cwd: string }): Promise<Set<string>> {
   const existing = files.filter((file) => existsSync(file.path))
   if (existing.length > 0 && !options.force) {
     const list = existing.map((file) => displayPath(file.path, options.cwd)).join(', ')
@@ -68,6 +69,7 @@ export async function writeNewFiles (files: OutputFile[], options: { force?: boo
     await writeFile(file.path, file.content, { mode: file.mode })
     if (file.mode !== undefined) await chmod(file.path, file.mode)
   }
+  return new Set(existing.map((file) => file.path))
 }
 
 /** A path as the user would type it from `cwd`. */

@@ -7,63 +7,15 @@ import t from 'tap'
 import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import ts from 'typescript'
+import { compileSnippets } from './helpers/compile-snippets.js'
 import { type CodeBlock, headingAnchors, markdownFiles, parseMarkdown, readPage, relativeLinks } from './helpers/markdown.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-/** Where the blocks pretend to live: inside the checkout, so 'fastify', 'parse/node' … resolve from node_modules. */
-const blockDir = path.join(root, '.docs-blocks')
 
 const pages = markdownFiles(root).map((file) => ({ file, text: readPage(root, file), ...parseMarkdown(file, readPage(root, file)) }))
 
 const isTypeScript = (block: CodeBlock): boolean => ['ts', 'typescript'].includes(block.info[0] ?? '')
 const isFragment = (block: CodeBlock): boolean => block.info.includes('fragment')
-
-interface Located { where: string, message: string }
-
-/** Compiles the given blocks as modules in one program; answers the errors, located in their Markdown files. */
-function compileBlocks (blocks: CodeBlock[]): Located[] {
-  const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile)
-  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root)
-  Object.assign(options, {
-    noEmit: true,
-    declaration: false,
-    sourceMap: false,
-    paths: {
-      'fastify-parse-kit': [path.join(root, 'lib/index.ts')],
-      'fastify-parse-kit/plugin': [path.join(root, 'plugin.ts')]
-    }
-  })
-  const virtual = new Map<string, { block: CodeBlock, text: string }>()
-  blocks.forEach((block, index) => {
-    const name = `${block.file.replace(/[^a-z0-9]+/gi, '-')}-line-${block.line}-${index}.mts`
-    // `export {}` keeps a block without imports a module, so blocks never share a scope.
-    virtual.set(path.join(blockDir, name), { block, text: `${block.code}\nexport {}\n` })
-  })
-  const host = ts.createCompilerHost(options)
-  const { fileExists, readFile, getSourceFile } = host
-  host.fileExists = (file) => virtual.has(file) || fileExists.call(host, file)
-  host.readFile = (file) => virtual.get(file)?.text ?? readFile.call(host, file)
-  host.getSourceFile = (file, language, ...rest) => {
-    const entry = virtual.get(file)
-    return entry ? ts.createSourceFile(file, entry.text, language) : getSourceFile.call(host, file, language, ...rest)
-  }
-  // The kit's ambient declarations (Parse Server's modules) are roots of its own program too.
-  const ambient = ts.sys.readDirectory(path.join(root, 'lib'), ['.d.ts'])
-  const program = ts.createProgram([...ambient, ...virtual.keys()], options, host)
-  const errors: Located[] = []
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    const entry = diagnostic.file && virtual.get(diagnostic.file.fileName)
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
-    if (!entry || diagnostic.start === undefined) {
-      errors.push({ where: diagnostic.file?.fileName ?? '(program)', message })
-      continue
-    }
-    const { line } = diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start)
-    errors.push({ where: `${entry.block.file}:${entry.block.line + line}`, message: `TS${diagnostic.code}: ${message}` })
-  }
-  return errors
-}
 
 t.test('the extractor reads fences and links as GitHub renders them', async (t) => {
   const page = [
@@ -89,7 +41,7 @@ const BROKEN_FILE = 'docs/(deliberately-broken).md'
 const broken = (line: number, code: string): CodeBlock => ({ file: BROKEN_FILE, line, info: ['ts'], code })
 const docBlocks = pages.flatMap((page) => page.blocks).filter(isTypeScript)
 const compiledBlocks = docBlocks.filter((block) => !isFragment(block))
-const errors = compileBlocks([
+const errors = compileSnippets([
   broken(10, "import { kitPlugin } from 'fastify-parse-kit'\nconst port: number = kitPlugin\nconsole.log(port)"),
   broken(20, "import { kitPlugin } from 'fastify-parse-kit/plugin'\nimport { configureKit } from 'fastify-parse-kit'\nconfigureKit({ mountPth: '/api' })\nconsole.log(kitPlugin)"),
   broken(30, "import { kitPlugin } from 'fastify-parse-kit'\nconsole.log(kitPlugin)"),

@@ -101,6 +101,22 @@ t.test('the example shop', async (t) => {
     t.ok(later.json.lines.every((line: any) => line.unitCents !== 4500), 'line prices are frozen at purchase')
   })
 
+  t.test('createOrder takes coupons by the code a customer types', async (t) => {
+    const byCode = await place(cara.token, { couponCodes: ['WELCOME10'], lines: [{ product: chair.id, quantity: 1 }] })
+    t.equal(byCode.status, 200, byCode.text)
+    t.equal(byCode.json.totalCents, Math.round(12900 * 0.9), 'WELCOME10: 10 % off')
+    const stored = await new Parse.Query(Order).get(byCode.json.id, master)
+    t.same(stored.coupons.map((c: { id?: string }) => c.id), [coupon!.id], 'the order records the coupon it used')
+    const both = await place(cara.token, { coupons: [coupon!.id], couponCodes: ['WELCOME10', 'WELCOME10'], lines: [{ product: chair.id, quantity: 1 }] })
+    t.equal(both.json.totalCents, Math.round(12900 * 0.9), 'named twice, applied once')
+    const unknown = await place(cara.token, { couponCodes: ['NOPE'], lines: [{ product: chair.id, quantity: 1 }] })
+    t.equal(unknown.status, 404)
+    t.match(unknown.json, { code: 101, error: 'Unknown coupon NOPE' })
+    const notText = await place(cara.token, { couponCodes: [42], lines: [{ product: chair.id, quantity: 1 }] })
+    t.equal(notText.status, 400)
+    t.match(notText.json, { code: 142, error: /couponCodes must be a list of coupon codes/ })
+  })
+
   t.test('createOrder refuses bad lines, unknown products and short stock, writing nothing', async (t) => {
     const before = sentNotifications.length
     const orders = await new Parse.Query(Order).exists('objectId').count(master)

@@ -112,7 +112,10 @@ t.test('allowAuthRoutes opens exactly the table, method by method', async (t) =>
       }
     }
     for (const [verb, path] of [['GET', '/users'], ['PUT', '/users/abc123'], ['DELETE', '/users/abc123'], ['GET', '/classes/Note'], ['POST', '/batch']]) {
-      assertBlocked(t, await kit.request(verb, `/parse${path}`, { headers: appHeaders, body: verb === 'GET' ? undefined : {} }), `${verb} ${path} stays blocked`)
+      const result = await kit.request(verb, `/parse${path}`, { headers: appHeaders, body: verb === 'GET' ? undefined : {} })
+      assertBlocked(t, result, `${verb} ${path} stays blocked`)
+      t.notMatch(result.json?.error, /set allowAuthRoutes: true/, `${verb} ${path}: no advice to set what is set`)
+      t.match(result.json?.error, /allowAuthRoutes is on, so the login, sign-up and session routes are open already/)
     }
   })
 

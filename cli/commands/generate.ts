@@ -41,15 +41,13 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
     }
   }
   const kept: string[] = []
-  if (kind === 'resource') {
-    const test = await testFileFor(names, root)
-    // A test the user may have extended is kept (and does not block the rest) unless -f.
-    if (test && existsSync(test.path) && !options.force) kept.push(test.path)
-    else if (test) files.push(test, ...await harnessFor(test.path))
-  }
-  await writeNewFiles(files, { force: options.force, cwd: io.cwd })
+  const test = await testFileFor(kind, names, root)
+  // A test the user may have extended is kept (and does not block the rest) unless -f.
+  if (test && existsSync(test.path) && !options.force) kept.push(test.path)
+  else if (test) files.push(test, ...await harnessFor(test.path))
+  const overwritten = await writeNewFiles(files, { force: options.force, cwd: io.cwd })
 
-  const lines = files.map((file) => `  created ${displayPath(file.path, io.cwd)}`)
+  const lines = files.map((file) => `  ${overwritten.has(file.path) ? 'overwritten' : 'created'} ${displayPath(file.path, io.cwd)}`)
   for (const file of kept) lines.push(`  kept    ${displayPath(file, io.cwd)} (it exists; -f overwrites it)`)
   if (layout.fresh) lines.unshift(`No models/functions layout found: using ${displayPath(layout.modelsDir, io.cwd)} and ${displayPath(layout.functionsDir, io.cwd)} (make sure your kitPlugin options point at them).`)
   if (kind !== 'model') {
@@ -91,16 +89,18 @@ async function functionsFileFor (names: ResourceNames, layout: Layout, model: st
 }
 
 /**
- * test/<prefix>.test.ts, in the style of the project's smoke test (both boot
- * the app through test/harness.ts): only in a
+ * test/<prefix>.test.ts (the five endpoints; g resource, g functions) or
+ * test/<prefix>.model.test.ts (the class and its rules; g model), in the style
+ * of the project's smoke test (all boot the app through test/harness.ts): only in a
  * project laid out as `fpk new` makes it (src/app.ts exporting buildApp), whose
  * `npm test` runs every test/*.test.ts.
  */
-async function testFileFor (names: ResourceNames, root: string): Promise<OutputFile | undefined> {
+async function testFileFor (kind: GenerateKind, names: ResourceNames, root: string): Promise<OutputFile | undefined> {
   const app = path.join(root, 'src', 'app.ts')
   if (!existsSync(app) || !/export\s+(async\s+)?function\s+buildApp\b/.test(await readFile(app, 'utf8'))) return undefined
-  const test = path.join(root, 'test', `${names.prefix}.test.ts`)
-  return { path: test, content: await renderTemplate('resource/test.ts', { ...templateValues(names), appImport: importSpecifier(test, app) }) }
+  const test = path.join(root, 'test', kind === 'model' ? `${names.prefix}.model.test.ts` : `${names.prefix}.test.ts`)
+  const template = kind === 'model' ? 'resource/model.test.ts' : 'resource/test.ts'
+  return { path: test, content: await renderTemplate(template, { ...templateValues(names), appImport: importSpecifier(test, app) }) }
 }
 
 /**

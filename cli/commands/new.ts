@@ -74,12 +74,12 @@ export async function newProject (io: Io, name: string, options: NewOptions = {}
   for (const starter of await starterFiles()) files.push({ path: path.join(dir, 'src', starter.file), content: starter.content })
   if (tarball) files.push({ path: path.join(dir, VENDOR_DIR, tarball.name), content: tarball.content })
   files.push(...await assistantFiles(dir, assistants, { projectName: name, modelsDir: 'src/models', functionsDir: 'src/functions' }))
-  await writeNewFiles(files, { cwd: io.cwd, force: options.force })
+  const overwritten = await writeNewFiles(files, { cwd: io.cwd, force: options.force })
 
   const shown = displayPath(dir, io.cwd)
   io.out([
-    `Created ${shown} (${files.length} files):`,
-    ...files.map((file) => `  ${path.relative(dir, file.path).split(path.sep).join('/')}`).sort(),
+    `Created ${shown} (${files.length} files${overwritten.size > 0 ? `, ${overwritten.size} of them overwritten` : ''}):`,
+    ...files.map((file) => `  ${path.relative(dir, file.path).split(path.sep).join('/')}${overwritten.has(file.path) ? ' (overwritten)' : ''}`).sort(),
     tarball ? `fastify-parse-kit is ${VENDOR_DIR}/${tarball.name} (packed from ${kit.source}; keep it with the project).` : `fastify-parse-kit ${kit.spec} comes from the npm registry.`,
     ''
   ].join('\n') + '\n')

@@ -35,6 +35,13 @@ export const AUTH_ROUTES: AllowedRoute[] = [
 export const BLOCKED_MESSAGE = 'This route is closed by route restriction. Expose what clients need as a Cloud Function (@CloudFunction), ' +
   'or set allowAuthRoutes: true to open the login, sign-up and session routes (other routes: the allowedRoutes option, or the master key).'
 
+/** The 403 text: advice to set allowAuthRoutes only where it is not set already. */
+export function blockedMessage (policy: Pick<RestrictionPolicy, 'allowAuthRoutes'>): string {
+  if (!policy.allowAuthRoutes) return BLOCKED_MESSAGE
+  return 'This route is closed by route restriction. Expose what clients need as a Cloud Function (@CloudFunction). ' +
+    'allowAuthRoutes is on, so the login, sign-up and session routes are open already; other routes: the allowedRoutes option, or the master key.'
+}
+
 export function isRouteAllowed (method: string, path: string, policy: RestrictionPolicy): boolean {
   const normalised = normalisePath(path)
   if (normalised === undefined) return false

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fastifyExpress from '@fastify/express'
 import Parse from 'parse/node'
 import { PARSE_DEFAULT_MASTER_KEY_IPS, masterKeyVerdict, readCredentials, readHeaderCredentials, type Credentials, type MasterKeyRule } from '../access/credentials.js'
-import { BLOCKED_MESSAGE, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
+import { blockedMessage, isRouteAllowed, type RestrictionPolicy } from '../access/restriction.js'
 import { closestPath } from '../access/suggest.js'
 import { declaredFunctions } from '../routing/registry.js'
 import { readBodyAsParseDoes, replyWithParseShape, type UploadBody } from '../http.js'
@@ -194,7 +194,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
   const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
-  if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: BLOCKED_MESSAGE })
+  if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: blockedMessage(options.policy) })
   if (!master && options.authLimiter) {
     const attempts = authAttempts(method, path, request, options)
     if (attempts.length > 0 && await options.authLimiter.refuse(request, reply, attempts)) return reply

@@ -22,15 +22,16 @@ export class BaseModel extends Parse.Object {
    * A new instance holding the params that name declared fields, decoded by
    * type (pointers from ids, dates from ISO strings, geopoints from
    * {latitude, longitude}). Other keys are ignored: the handler reads them itself.
+   * Takes any object, so a handler's typed params (an interface too) pass as they are.
    */
-  static fromParams<T extends BaseModel> (this: new () => T, params: Params): T {
+  static fromParams<T extends BaseModel> (this: new () => T, params: object): T {
     const object = new this()
     const definition = modelByClass(this)
     if (!definition) throw new Error(`${this.name}.fromParams: ${this.name} has no @ParseClass`)
     const excluded = new Set(getKitConfig().excludedPointerClasses)
     for (const [name, field] of definition.fields) {
       if (field.version || !Object.prototype.hasOwnProperty.call(params ?? {}, name)) continue
-      const decoded = decodeField(field, params[name], excluded)
+      const decoded = decodeField(field, (params as Params)[name], excluded)
       if (decoded !== SKIP) object.set(name, decoded)
     }
     return object

@@ -68,6 +68,25 @@ export type ReturnOf<O> = O extends { returns: infer R } ? (R extends TSchema ? 
 type Answer<O> = O extends { returns: unknown } ? ReturnOf<O> | { toJSON (): ReturnOf<O> } | Parse.Object : unknown
 
 /**
+ * The params a handler reads that its declaration does not deliver, each as a
+ * short sentence naming the field: the compiler shows it as the missing
+ * property, so a mismatch reads `params.idd: not declared in validation.fields`.
+ */
+type ParamProblems<Declared, Wanted> = {
+  [K in keyof Wanted & string]-?: K extends keyof Declared
+    ? [Declared[K]] extends [Wanted[K]]
+        ? never
+        : [Exclude<Declared[K], undefined>] extends [Wanted[K]]
+            ? `@CloudFunction params.${K}: optional in validation.fields (neither required nor with a default), so type it as possibly undefined`
+            : `@CloudFunction params.${K}: typed differently from its validation.fields entry`
+    : `@CloudFunction params.${K}: not declared in validation.fields`
+}[keyof Wanted & string]
+
+type RequestProblem<O, R> = [ParamProblems<ParamsOf<O>, R extends { params: infer P } ? P : object>] extends [never]
+  ? { '@CloudFunction request.user: not guaranteed by the declaration (add requiresAuth, requireRoles or validation.requireUser)': RequestOf<O> }
+  : { [K in ParamProblems<ParamsOf<O>, R extends { params: infer P } ? P : object>]: true }
+
+/**
  * The decorator's check of a handler. Its request parameter must accept what
  * the declaration delivers (so a param typed differently from its field, an
  * undeclared param, or a user the declaration does not guarantee fails), and
@@ -78,5 +97,5 @@ export type HandlerCheck<O, H> = H extends (...args: infer Args) => infer Result
       ? [Awaited<Result>] extends [Answer<O>]
           ? unknown
           : { '@CloudFunction: the handler answers a value that does not match `returns`': Answer<O> }
-      : { '@CloudFunction: the handler\'s request type does not match validation.fields / requiresAuth; use RequestOf<typeof options> or CloudRequest<{ …declared fields }>': RequestOf<O> }
+      : RequestProblem<O, Args[0]>
   : unknown

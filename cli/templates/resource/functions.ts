@@ -10,6 +10,12 @@ const {{camelName}}Fields = {
   description: { type: String }
 }
 const editable = Object.keys({{camelName}}Fields) as Array<keyof typeof {{camelName}}Fields>
+/**
+ * What a handler reads from those fields. Each handler's request type is checked
+ * against its declaration when the project compiles: a misspelt or retyped param
+ * fails with an error naming it (e.g. `params.nmae: not declared in validation.fields`).
+ */
+interface {{Name}}Edit { name?: string, description?: string }
 
 /** What the endpoints answer (`returns`): fields not listed here are not sent, and the API docs show it. */
 const {{Name}}JSON = Type.Object({
@@ -31,7 +37,7 @@ export class {{Name}}Functions {
     returns: {{Name}}JSON,
     validation: { fields: { ...{{camelName}}Fields, name: { ...{{camelName}}Fields.name, required: true } } }
   })
-  static async {{createMethod}} (request: CloudRequest) {
+  static async {{createMethod}} (request: CloudRequest<{{Name}}Edit & { name: string }>) {
     // requiresAuth lets the master key through without a user; an owner is needed here, so that caller gets 119.
     const owner = requireUser(request)
     const {{variable}} = {{Name}}.fromParams(request.params)
@@ -45,10 +51,10 @@ export class {{Name}}Functions {
     returns: {{Name}}List,
     validation: { fields: { limit: { type: Number }, name: { type: String } } }
   })
-  static async {{listMethod}} (request: CloudRequest) {
-    // Declared query-string fields arrive validated and converted (limit is a number); undeclared ones arrive as strings.
+  static async {{listMethod}} (request: CloudRequest<{ limit?: number, name?: string }>) {
+    // Declared query-string fields arrive validated and converted (limit is a number).
     const query = new Parse.Query({{Name}}).descending('createdAt')
-    if (request.params.name) query.equalTo('name', String(request.params.name))
+    if (request.params.name) query.equalTo('name', request.params.name)
     const limit = clampLimit(request.params.limit) // 100 when absent, at most MAX_QUERY_LIMIT
     // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
     return queryRows<Static<typeof {{Name}}JSON>>(query.limit(limit), request, { count: true })
@@ -60,7 +66,7 @@ export class {{Name}}Functions {
     returns: {{Name}}JSON,
     validation: { fields: { id: { type: String, required: true } } }
   })
-  static async {{getMethod}} (request: CloudRequest) {
+  static async {{getMethod}} (request: CloudRequest<{ id: string }>) {
     return new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
   }
 
@@ -71,7 +77,7 @@ export class {{Name}}Functions {
     returns: {{Name}}JSON,
     validation: { fields: { id: { type: String, required: true }, ...{{camelName}}Fields } }
   })
-  static async {{updateMethod}} (request: CloudRequest) {
+  static async {{updateMethod}} (request: CloudRequest<{{Name}}Edit & { id: string }>) {
     const {{variable}} = await new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
     const changes = {{Name}}.fromParams(request.params)
     for (const field of editable) {
@@ -87,7 +93,7 @@ export class {{Name}}Functions {
     returns: Deleted,
     validation: { fields: { id: { type: String, required: true } } }
   })
-  static async {{deleteMethod}} (request: CloudRequest) {
+  static async {{deleteMethod}} (request: CloudRequest<{ id: string }>) {
     const {{variable}} = await new Parse.Query({{Name}}).get(request.params.id, asCaller(request))
     await {{variable}}.destroy(asCaller(request))
     return { id: {{variable}}.id!, deleted: true }

@@ -1,7 +1,8 @@
 import Parse from 'parse/node'
 import { BaseModel, BeforeSave, ParseClass, ParseField, validateOrThrow } from '{{kit}}'
 
-// Fields are declared with `declare` (never `name!: string`, which would hide the value).
+// Fields are declared with `declare name: string`, the intended form (`name!: string` works too:
+// @ParseClass moves such a property into the object's attributes).
 // Types: String, Number, Boolean, Date, Object, Array, GeoPoint, Pointer and Relation (with targetClass), File, Bytes, Polygon.
 @ParseClass('{{Name}}', { description: '{{Name}} records' })
 export class {{Name}} extends BaseModel {

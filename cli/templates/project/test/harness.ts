@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before } from 'node:test'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { KitOptions } from 'fastify-parse-kit'
+import { kitServerOptions, type KitOptions } from 'fastify-parse-kit'
 
 type BuildApp = (options: { kit?: KitOptions, fastify?: FastifyServerOptions }) => Promise<FastifyInstance>
 
@@ -47,7 +47,8 @@ export function testApp (buildApp: BuildApp, name: string, options: { base?: str
     delete process.env.DATABASE_URI // always the embedded database, never a real one
     Object.assign(process.env, options.env)
     app = await buildApp({
-      fastify: { logger: { level: process.env.TEST_LOG_LEVEL || 'warn' } },
+      // The app's own server options, with room for a boot on a busy machine (Fastify's default allows 10 s).
+      fastify: kitServerOptions({ level: process.env.TEST_LOG_LEVEL || 'warn', pluginTimeout: 180_000 }),
       kit: { dataDir: path.join(dataDir, 'postgres'), ephemeralDatabase: true }
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
