@@ -32,7 +32,7 @@ t.test('a second registration while a kit runs is refused clearly; the first kee
   const kit = await startKit(t, { indexes: false })
   const other = Fastify({ logger: false })
   await t.rejects(async () => { await other.register(kitPlugin, { appId: 'second-app', masterKey: MASTER_KEY }) },
-    new RegExp(`kitPlugin is already registered in this process \\(app id "${APP_ID}"\\).*Close the other Fastify instance first`))
+    { code: 'FPK_ERR_ALREADY_REGISTERED', message: new RegExp(`kitPlugin is already registered in this process \\(app id "${APP_ID}"\\).*Close the other Fastify instance first`) })
   await other.close().catch(() => {})
   t.equal((await kit.request('GET', '/parse/health')).status, 200, 'the running kit still answers')
   // Already settled: its callback runs before the next turn of the event loop.
