@@ -373,7 +373,7 @@ t.test('generation follows the layout a project already has', async (t) => {
   const tested = await fpkHere(withApp, 'g', 'resource', 'OrderLine')
   t.equal(tested.code, 0, tested.stderr)
   t.match(tested.stdout, /created test\/order-lines\.test\.ts/)
-  t.match(readFileSync(path.join(withApp, 'test', 'order-lines.test.ts'), 'utf8'), /import \{ buildApp \} from '\.\.\/src\/app\.js'[\s\S]*\/parse\/order-lines[\s\S]*'\/createOrderLine'/)
+  t.match(readFileSync(path.join(withApp, 'test', 'order-lines.test.ts'), 'utf8'), /import \{ buildApp \} from '\.\.\/src\/app\.js'[\s\S]*'order-lines'[\s\S]*'\/createOrderLine'/)
   writeFileSync(path.join(withApp, 'test', 'gizmos.test.ts'), '// mine\n')
   const kept = await fpkHere(withApp, 'g', 'resource', 'Gizmo')
   t.equal(kept.code, 0, kept.stderr)

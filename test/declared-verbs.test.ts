@@ -214,7 +214,8 @@ function declaredAnswer (name: string, kind: 'verbs' | 'functions', verb: string
   if (probe === 'invalid json') return { status: 400, code: 107 }
   if (UNPARSED_BODIES.has(probe)) return { status: 415, code: 102 }
   if (BODY_VERBS.has(verb) && fn.validated) {
-    if (BODYLESS.has(probe)) return { status: 400, code: 142 }
+    // No body means no parameters: refused only when a field is required.
+    if (BODYLESS.has(probe)) return fn.required ? { status: 400, code: 142 } : { status: 200 }
     // `_method` is not honoured on a declared route: it is dropped from the params.
     if (fn.required && probe === '_method PROPFIND in body') return { status: 400, code: 142 }
     // A declared query field sent in the query string of a POST is refused: it belongs in the body.

@@ -8,7 +8,10 @@ import { printMongoIndexes, printMongoValidators } from '../lib/storage/mongo/in
 import { planIndexes } from '../lib/storage/indexes/plan.js'
 import { allModels, modelByName } from '../lib/model/registry.js'
 import { mongoVersionProblem } from '../lib/storage/mongo/probe.js'
-import { lane, startKit } from './helpers/kit.js'
+import { lane, startKit, tempDir } from './helpers/kit.js'
+import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { rmSync } from 'node:fs'
+import path from 'node:path'
 
 @ParseClass('Gadget', { compoundIndexes: [{ fields: ['code'], unique: true, partial: { active: true }, name: 'Gadget_active_code' }] })
 class Gadget extends BaseModel {
@@ -26,8 +29,15 @@ function capture () {
 
 t.test('PostgreSQL unreachable: the exact SQL is printed and nothing counts as applied', async (t) => {
   t.equal(modelByName('Gadget')?.model, Gadget, '@ParseClass registered Gadget')
-  const database = await openDatabase({ databaseURI: 'postgres://kit:secret@127.0.0.1:1/nowhere' })
-  t.teardown(() => database.close())
+  // Reachable at boot (the kit refuses to boot otherwise), gone by the time the indexes are applied.
+  const dir = tempDir()
+  const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), ephemeral: true, onNotice: () => {} })
+  const database = await openDatabase({ databaseURI: server.uri })
+  t.teardown(async () => {
+    await database.close().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await server.stop()
   const { lines, log } = capture()
   const reports = await applyAllIndexes(undefined, { log })
   t.same(reports.map((r) => r.status), ['printed', 'printed', 'printed'])

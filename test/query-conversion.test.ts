@@ -1,5 +1,5 @@
 // Query-string values of declared fields arrive converted to their declared
-// type; undeclared ones arrive as strings. The README, the generated templates
+// type; undeclared ones arrive as strings. The endpoints guide, the generated templates
 // and the API document say the same.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
@@ -34,8 +34,8 @@ t.test('the handler sees declared query fields typed, undeclared ones as strings
     'the API document shows the declared query parameters with their types')
 })
 
-t.test('README and the generated templates say the same', async (t) => {
-  const readme = read('README.md')
+t.test('the endpoints guide and the generated templates say the same', async (t) => {
+  const readme = read('docs/guides/endpoints.md')
   t.match(readme, /a handler reads `\?limit=5&active=true` as the number `5` and\s+the boolean `true`/)
   t.match(readme, /an undeclared `\?page=2` arrives as the string\s+`"2"`/)
   const rules = read('cli/templates/ai/rules.md')

@@ -39,7 +39,7 @@ const outside = { 'x-forwarded-for': '203.0.113.9' }
 const allowedRange = { 'x-forwarded-for': '198.51.100.7' }
 
 t.test('the restriction, end to end', async (t) => {
-  const recommended = kitServerOptions({ level: 'info', requestTimeout: 1500 })
+  const recommended = kitServerOptions({ level: 'info', requestTimeout: 1500, pretty: false })
   const kit = await startKit(t, {
     allowAuthRoutes: true,
     parseServerOptions: { masterKeyIps: ['127.0.0.1', '::1', '198.51.100.0/24'] }

@@ -63,8 +63,15 @@ export async function mountDashboard (app: FastifyInstance, options: DashboardOp
     return false
   }
   const production = env.NODE_ENV === 'production'
-  // Loaded only once it is going to be served.
-  const Dashboard = await loadParseDashboard()
+  // Loaded only once it is going to be served; a package that resolves but cannot load counts as absent.
+  const Dashboard = await loadParseDashboard().catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error
+    return undefined
+  })
+  if (!Dashboard) {
+    app.log.warn(`[dashboard] ${path} not mounted: ${reasonOf(dashboardDecision(false, env))}`)
+    return false
+  }
   const dashboard = Dashboard({
     apps: [{ appId: options.appId, masterKey: options.masterKey, serverURL: options.serverURL, appName: options.appName }],
     users: [{ user: decision.user, pass: decision.pass }],
@@ -90,6 +97,10 @@ export async function mountDashboard (app: FastifyInstance, options: DashboardOp
  * @fastify/express routes `res.send` through Fastify's reply, which would label
  * every page text/plain; the dashboard answers with Express's own methods instead.
  */
+function reasonOf (decision: DashboardDecision): string {
+  return decision.mount ? '' : decision.reason
+}
+
 function useExpressReplies (_request: unknown, response: Record<string, unknown>, next: () => void): void {
   delete response.send
   delete response.headersSent
