@@ -36,8 +36,8 @@ t.test('the handler sees declared query fields typed, undeclared ones as strings
 
 t.test('the endpoints guide and the generated templates say the same', async (t) => {
   const readme = read('docs/guides/endpoints.md')
-  t.match(readme, /a handler reads `\?limit=5&active=true` as the number `5` and\s+the boolean `true`/)
-  t.match(readme, /an undeclared `\?page=2` arrives as the string\s+`"2"`/)
+  t.match(readme, /a handler reads `\?limit=5&active=true`\s+as\s+the\s+number\s+`5`\s+and\s+the\s+boolean\s+`true`/)
+  t.match(readme, /an\s+undeclared\s+`\?page=2`\s+arrives\s+as\s+the\s+string\s+`"2"`/)
   const rules = read('cli/templates/ai/rules.md')
   t.notMatch(rules, /Query-string values arrive as strings/, 'the AI rules no longer say every value is a string')
   t.match(rules, /Fields declared in `validation.fields` arrive validated and converted to their declared type/)
