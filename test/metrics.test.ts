@@ -14,6 +14,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, withTransaction } from '../lib/index.js'
 import { APP_ID, appHeaders, lane, startKit } from './helpers/kit.js'
+import { until } from './helpers/until.js'
 
 const master = { useMasterKey: true }
 
@@ -123,6 +124,10 @@ t.test('the endpoint counts each kind of call', { skip: lane.kind !== 'postgres'
   t.equal(value('fpk_database_outages_total'), 1, 'one outage, however many calls it refused')
   t.notOk(families.has('process_cpu_seconds_total'), 'defaultMetrics: false leaves out the process metrics')
   t.notOk(families.has('fpk_redis_up'), 'no Redis gauge outside cluster mode')
+
+  // The port is free again: the kit restarts its PostgreSQL, so it closes from a healthy state.
+  await new Promise((resolve) => blocker.close(resolve))
+  await until('the database to be back', async () => (await kit.request('GET', '/parse/health')).status === 200, 120_000)
 })
 
 t.test('a token keeps the endpoint closed to scrapers without it', async (t) => {
