@@ -5,7 +5,6 @@
 import t from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { connect } from 'node:net'
 import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +15,7 @@ import { kitPlugin } from '../plugin.js'
 import { resolveOptions } from '../lib/options.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
+import { redisAnswers } from './helpers/redis-ping.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
@@ -42,16 +42,6 @@ async function until<T> (what: string, probe: () => Promise<T | undefined>, dead
 // ---- a redis-server of our own, stopped by its PID -------------------------------------------
 
 interface OwnRedis { url: string, stop (): Promise<void>, start (): Promise<void>, remove (): Promise<void>, signal (name: NodeJS.Signals): void }
-
-async function redisAnswers (port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false) })
-    socket.on('error', () => resolve(false))
-    socket.on('connect', () => socket.write('PING\r\n'))
-    socket.on('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
-  })
-}
 
 async function startOwnRedis (): Promise<OwnRedis> {
   const port = await freePort()

@@ -4,7 +4,7 @@
 // exactly the calls made.
 import t from 'tap'
 import Parse from 'parse/node'
-import { createServer, connect, type Server } from 'node:net'
+import { createServer, type Server } from 'node:net'
 import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
@@ -15,6 +15,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, withTransaction } from '../lib/index.js'
 import { APP_ID, appHeaders, lane, startKit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
+import { redisAnswers } from './helpers/redis-ping.js'
 
 const master = { useMasterKey: true }
 
@@ -149,16 +150,6 @@ t.test('the metrics path is never under the mount path', async (t) => {
 })
 
 const redisOnPath = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
-
-async function redisAnswers (port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false) })
-    socket.on('error', () => resolve(false))
-    socket.on('connect', () => socket.write('PING\r\n'))
-    socket.on('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
-  })
-}
 
 const gauge = async (origin: string, name: string) => {
   const text = await (await fetch(`${origin}/metrics`)).text()

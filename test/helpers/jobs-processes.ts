@@ -4,7 +4,6 @@
 import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { connect } from 'node:net'
 import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,6 +12,7 @@ import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from './kit.js'
 import { until } from './until.js'
+import { redisAnswers } from './redis-ping.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -66,16 +66,6 @@ export async function sharedPostgres (t: Test): Promise<{ database (name: string
       return url.toString()
     }
   }
-}
-
-function redisAnswers (port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false) })
-    socket.on('error', () => resolve(false))
-    socket.on('connect', () => socket.write('PING\r\n'))
-    socket.on('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
-  })
 }
 
 /** REDIS_URL when set; else a redis-server of the test's own on a free port, stopped at teardown. */
