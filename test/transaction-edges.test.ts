@@ -21,14 +21,17 @@ class Crate extends BaseModel {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Resolves once `parties` callers have arrived; later callers pass at once. */
-function barrier (parties: number): () => Promise<void> {
+/** Resolves once `parties` callers have arrived (or `open` is called); later callers pass at once. */
+function barrier (parties: number): { arrive: () => Promise<void>, open: () => void } {
   let arrived = 0
   let open!: () => void
   const opened = new Promise<void>((resolve) => { open = resolve })
-  return () => {
-    if (++arrived >= parties) open()
-    return opened
+  return {
+    arrive: () => {
+      if (++arrived >= parties) open()
+      return opened
+    },
+    open
   }
 }
 
@@ -94,13 +97,14 @@ t.test('transaction edges', async (t) => {
       const mine = await new Parse.Query(Crate).get(first.id!, master)
       mine.note = `first of ${me}`
       await mine.save(null, master)
-      await bothWroteOne()
+      await bothWroteOne.arrive()
       const other = await new Parse.Query(Crate).get(second.id!, master)
       other.note = `second of ${me}`
       await other.save(null, master)
       return me
     }, { attempts })
-    const outcomes = await Promise.allSettled([cross(0, a!, b!), cross(1, b!, a!)])
+    // A side that ends for good opens the barrier: the other must not wait for it forever.
+    const outcomes = await Promise.allSettled([cross(0, a!, b!), cross(1, b!, a!)].map((run) => run.finally(bothWroteOne.open)))
     return { outcomes, runs }
   }
   const reasons = (outcomes: Array<PromiseSettledResult<number>>) => JSON.stringify(outcomes.map((o) => o.status === 'rejected' ? String(o.reason) : o.value))

@@ -5,8 +5,8 @@ import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
-import { pgDatabase, pgFormatter } from '../../parse/adapter-internals.js'
-import { withoutQueryBound } from './bounded.js'
+import { pgDatabase, pgFormatter, withPgQueries } from '../../parse/adapter-internals.js'
+import { runSchemaWork, TableBusyError, whenTableFree } from './schema-work.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
 type PgAdapter = Pick<PostgresAdapter, 'ensureUniqueness'>
@@ -16,7 +16,7 @@ type Format = (query: string, values?: unknown) => string
 
 /** Index builds may take long on a large table: they run without the request query bound. */
 export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
-  return withoutQueryBound(adapter, (unbounded) => buildIndexes(unbounded, specs, classes))
+  return runSchemaWork(adapter, (unbounded) => buildIndexes(unbounded, specs, classes))
 }
 
 /** What the next boot would do to the indexes, without doing it. */
@@ -61,40 +61,46 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
     let command = target?.command
     const report = (status: IndexReport['status'], detail?: string) =>
       reports.push({ className: change.className, name: change.name, kind: change.kind, status, command, detail })
-    try {
+    const apply = async (): Promise<[IndexReport['status'], string | undefined]> => {
+      const client = pgDatabase(adapter)!
       if (change.action === 'drop') {
-        command = await dropIndexCommand(pgDatabase(adapter)!, change.className, change.name)
-        await pgDatabase(adapter)!.none(command)
-        report('dropped', describeChange(change))
-        continue
+        command = await dropIndexCommand(client, change.className, change.name)
+        await client.none(command)
+        return ['dropped', describeChange(change)]
       }
       const spec = target!.spec
       const mark = markOf(target!.object)
       if (change.action === 'keep') {
         // Parse's own classes hold Parse's own unique indexes under the same names: never claimed.
-        if (change.record && !spec.className.startsWith('_')) await pgDatabase(adapter)!.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
-        report('exists', ttlNote(spec))
-        continue
+        if (change.record && !spec.className.startsWith('_')) await client.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
+        return ['exists', ttlNote(spec)]
       }
       if (change.action === 'replace') {
-        await pgDatabase(adapter)!.tx(async (t) => {
+        await client.tx(async (t) => {
           await t.none(await dropIndexCommand(t, change.className, change.name))
           await t.none(target!.command)
           await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
         })
-        report('replaced', describeChange(change))
-        continue
+        return ['replaced', describeChange(change)]
       }
       if (spec.kind === 'unique') {
-        const twin = await uniqueIndexOn(pgDatabase(adapter)!, spec.className, spec.fields[0].name)
-        if (twin) { report('exists', `as ${twin} (a unique index on the same column under another name)`); continue }
-        await dropConflictingIndexes(pgDatabase(adapter)!, spec.className, spec.fields[0].name)
-        await adapter.ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
-      } else {
-        await pgDatabase(adapter)!.none(target!.command)
+        const twin = await uniqueIndexOn(client, spec.className, spec.fields[0].name)
+        if (twin) return ['exists', `as ${twin} (a unique index on the same column under another name)`]
       }
-      await pgDatabase(adapter)!.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
-      report('created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; '))
+      // One transaction: a retry after a busy table finds nothing half made.
+      await client.tx(async (t) => {
+        if (spec.kind === 'unique') {
+          await dropConflictingIndexes(t, spec.className, spec.fields[0].name)
+          await withPgQueries(adapter, t).ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
+        } else {
+          await t.none(target!.command)
+        }
+        await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
+      })
+      return ['created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; ')]
+    }
+    try {
+      report(...await whenTableFree(apply))
     } catch (error) {
       report('failed', (error as Error).message)
     }
@@ -181,7 +187,7 @@ export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefin
 /** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
 export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
   // Adding a CHECK reads the whole table: no request query bound either.
-  return withoutQueryBound(adapter, (unbounded) => reconcileConstraints(unbounded, models))
+  return runSchemaWork(adapter, (unbounded) => reconcileConstraints(unbounded, models))
 }
 
 /** What the next boot would do to the CHECK constraints, without doing it. */
@@ -216,37 +222,50 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
     const report = (status: IndexReport['status'], detail?: string) =>
       reports.push({ className: change.className, name: change.name, kind: 'validator', status, command, detail })
     const comment = (client: PgClient) => client.none('COMMENT ON CONSTRAINT $1:name ON $2:name IS $3', [change.name, change.className, markOf(target!.object)])
-    try {
+    const apply = async (): Promise<[IndexReport['status'], string | undefined]> => {
+      const client = pgDatabase(adapter)!
       if (change.action === 'drop') {
-        await pgDatabase(adapter)!.none(command)
-        report('dropped', describeChange(change))
-      } else if (change.action === 'keep') {
-        if (change.record) await comment(pgDatabase(adapter)!)
-        report('exists')
-      } else {
-        // Rows saved under the old rule may break the new one: the rule then holds for
-        // every write from now on (NOT VALID), and the rows are counted, not refused.
-        const add = (valid: boolean) => pgDatabase(adapter)!.tx(async (t) => {
-          const drop = change.action === 'replace' ? 'DROP CONSTRAINT $2:name, ' : ''
-          await t.none(`ALTER TABLE $1:name ${drop}ADD CONSTRAINT $2:name CHECK (${target!.check})${valid ? '' : ' NOT VALID'}`, [change.className, change.name])
-          await comment(t)
-        })
-        let note = ''
-        try {
-          await add(true)
-        } catch (error) {
-          if ((error as { code?: unknown }).code !== '23514') throw error
-          await add(false)
-          const [{ count }] = await pgDatabase(adapter)!.any(`SELECT count(*)::int AS count FROM $1:name WHERE NOT (${target!.check})`, [change.className])
-          note = `; ${count} existing row${count === 1 ? '' : 's'} break${count === 1 ? 's' : ''} it: kept, and refused when next saved unless corrected`
-        }
-        report(change.action === 'replace' ? 'replaced' : 'created', describeChange(change) + note)
+        await client.none(command)
+        return ['dropped', describeChange(change)]
       }
+      if (change.action === 'keep') {
+        if (change.record) await comment(client)
+        return ['exists', undefined]
+      }
+      // Added NOT VALID first (a brief lock; every write from now on is checked), then the
+      // existing rows are validated under a lock that lets reads and writes go on.
+      await client.tx(async (t) => {
+        const drop = change.action === 'replace' ? 'DROP CONSTRAINT $2:name, ' : ''
+        await t.none(`ALTER TABLE $1:name ${drop}ADD CONSTRAINT $2:name CHECK (${target!.check}) NOT VALID`, [change.className, change.name])
+        await comment(t)
+      })
+      return [change.action === 'replace' ? 'replaced' : 'created', describeChange(change)]
+    }
+    try {
+      const [status, detail] = await whenTableFree(apply)
+      const added = status === 'created' || status === 'replaced'
+      report(status, added ? detail! + await validate(pgDatabase(adapter)!, change.className, change.name, target!.check) : detail)
     } catch (error) {
       report('failed', (error as Error).message)
     }
   }
   return reports
+}
+
+/**
+ * Rows saved under an old rule may break the new one: the rule then holds for
+ * every write from now on, and the rows are counted, not refused.
+ */
+async function validate (client: PgClient, table: string, name: string, check: string): Promise<string> {
+  try {
+    await whenTableFree(() => client.none('ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name', [table, name]))
+    return ''
+  } catch (error) {
+    if (error instanceof TableBusyError) return `; the existing rows are not checked yet (the table stayed busy): run ALTER TABLE ${quoted(table)} VALIDATE CONSTRAINT ${quoted(name)} by hand`
+    if ((error as { code?: unknown }).code !== '23514') throw error
+  }
+  const [{ count }] = await client.any(`SELECT count(*)::int AS count FROM $1:name WHERE NOT (${check})`, [table])
+  return `; ${count} existing row${count === 1 ? '' : 's'} break${count === 1 ? 's' : ''} it: kept, and refused when next saved unless corrected`
 }
 
 /**
