@@ -59,7 +59,8 @@ interface Family { name: string, type: string, metrics: Sample[] }
 
 async function occupy (port: number): Promise<Server> {
   for (let attempt = 0; ; attempt++) {
-    const server = createServer()
+    // Every connection is cut at once: the kit sees the database refuse, and close() has nothing to wait for.
+    const server = createServer((socket) => socket.destroy())
     try {
       await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, '127.0.0.1', () => resolve()) })
       return server

@@ -33,6 +33,21 @@ class TracedFunctions {
       return { id: saved.id, count: await new Parse.Query(Traced).equalTo('n', 1).count({ useMasterKey: true }) }
     })
   }
+
+  @CloudFunction({ methods: ['POST'] })
+  static refuse (): never {
+    throw new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'no such record')
+  }
+
+  @CloudFunction({ methods: ['POST'] })
+  static refuseLater () {
+    return withTransaction(async () => { throw new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'gone meanwhile') })
+  }
+
+  @CloudFunction({ methods: ['POST'] })
+  static constant () {
+    return { answer: 42 }
+  }
 }
 void TracedFunctions
 
@@ -67,6 +82,21 @@ t.test('one declared call: request, function, transaction and database spans, pa
   t.ok(insert, `the insert has a span (${database.map((s) => s.name).join(', ')})`)
   t.ok(insert && ancestors(insert).includes(transaction!), 'the insert is a descendant of the transaction')
   t.same(new Set([fn, transaction, insert].map((span) => span?.spanContext().traceId)).size, 1, 'all in one trace')
+
+  // A function that throws at once, one whose transaction rejects, and one that answers without a promise.
+  exporter.reset()
+  t.equal((await kit.request('POST', '/parse/traced/refuse', { headers: appHeaders, body: {} })).json.code, 101)
+  t.equal((await kit.request('POST', '/parse/traced/refuseLater', { headers: appHeaders, body: {} })).json.code, 101)
+  t.same((await kit.request('POST', '/parse/traced/constant', { headers: appHeaders, body: {} })).json, { answer: 42 })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const finished = exporter.getFinishedSpans()
+  for (const [name, message] of [['fpk.function refuse', 'no such record'], ['fpk.function refuseLater', 'gone meanwhile'], ['fpk.transaction', 'gone meanwhile']]) {
+    const span = finished.find((s) => s.name === name)
+    t.equal(span?.status.code, 2, `${name}: status ERROR`)
+    t.equal(span?.status.message, message)
+    t.ok(span?.events.some((event) => event.name === 'exception'), `${name}: the exception is recorded`)
+  }
+  t.equal(finished.find((s) => s.name === 'fpk.function constant')?.status.code, 0, 'a synchronous answer ends its span unset (no error)')
 })
 
 t.test('without the option the kit adds no spans of its own', { skip: lane.kind !== 'postgres' ? 'runs on PostgreSQL' : false }, async (t) => {
