@@ -12,22 +12,23 @@ import path from 'node:path'
 
 /** Lines and branches, in percent, per folder (files directly in lib/ and plugin.ts count as "lib"). */
 const FLOORS: Record<string, { lines: number, branches: number }> = {
-  'lib/access': { lines: 97, branches: 89 },
+  'lib/access': { lines: 98, branches: 94 },
   'lib/cluster': { lines: 95, branches: 88 },
-  'lib/docs': { lines: 95, branches: 84 },
-  'lib/host': { lines: 96, branches: 81 },
+  'lib/docs': { lines: 97, branches: 88 },
+  'lib/host': { lines: 96, branches: 85 },
   'lib/jobs': { lines: 96, branches: 87 },
-  'lib/metrics': { lines: 95, branches: 80 },
-  'lib/model': { lines: 93, branches: 80 },
+  'lib/metrics': { lines: 98, branches: 90 },
+  'lib/model': { lines: 97, branches: 89 },
   // Branches: direct-writes.ts keeps defensive arms (installed twice, no directAccess, batch saves' returnStatus).
-  'lib/parse': { lines: 97, branches: 86 },
-  'lib/routing': { lines: 96, branches: 86 },
-  'lib/seed': { lines: 97, branches: 79 },
-  'lib/storage': { lines: 89, branches: 84 },
-  'lib/tracing': { lines: 95, branches: 85 },
-  'lib/triggers': { lines: 97, branches: 91 },
-  lib: { lines: 94, branches: 82 },
-  cli: { lines: 93, branches: 80 }
+  'lib/parse': { lines: 97, branches: 85 },
+  'lib/routing': { lines: 98, branches: 93 },
+  'lib/seed': { lines: 98, branches: 86 },
+  'lib/storage': { lines: 95, branches: 87 },
+  'lib/tracing': { lines: 98, branches: 84 },
+  'lib/triggers': { lines: 98, branches: 93 },
+  lib: { lines: 98, branches: 89 },
+  // The CLI's own folder is not under lib/: its floor follows what cli.test.ts reaches through the compiled CLI.
+  cli: { lines: 94, branches: 85 }
 }
 
 interface Counts { total: number, covered: number }

@@ -10,11 +10,11 @@ import { planIndexes } from './indexes/plan.js'
 import { describeChange, type ObjectChange } from './indexes/reconcile.js'
 import { planPostgresConstraints, planPostgresIndexes } from './postgres/indexes.js'
 import { planMongoIndexes, planMongoValidators } from './mongo/indexes.js'
-import type { Database } from './database.js'
+import type { MongoDatabase, PostgresDatabase } from './database.js'
 
 export type { PlanChange } from '../model/schema-diff.js'
 
-export async function planSchemaChanges (database: Pick<Database, 'kind' | 'adapter'>, options: MigrationOptions = {}): Promise<PlanChange[]> {
+export async function planSchemaChanges (database: Pick<PostgresDatabase, 'kind' | 'adapter'> | Pick<MongoDatabase, 'kind' | 'adapter'>, options: MigrationOptions = {}): Promise<PlanChange[]> {
   const models = allModels()
   const adapter = database.adapter as unknown as { getAllClasses (): Promise<StoredClass[]> }
   // A database that never held a Parse schema has no schema table yet: nothing is stored.
@@ -23,13 +23,13 @@ export async function planSchemaChanges (database: Pick<Database, 'kind' | 'adap
   const changes = diffSchema(definitions, stored, options)
   const specs = planIndexes(models)
   if (database.kind === 'postgres') {
-    const indexes = await planPostgresIndexes(database.adapter as never, specs, models.map((model) => model.className))
+    const indexes = await planPostgresIndexes(database.adapter, specs, models.map((model) => model.className))
     changes.push(...objectChanges(indexes.changes, 'index'), ...failures(indexes.failures))
-    changes.push(...objectChanges(await planPostgresConstraints(database.adapter as never, models), 'constraint'))
+    changes.push(...objectChanges(await planPostgresConstraints(database.adapter, models), 'constraint'))
   } else {
-    const indexes = await planMongoIndexes(database.adapter as never, specs, models)
+    const indexes = await planMongoIndexes(database.adapter, specs, models)
     changes.push(...objectChanges(indexes.changes, 'index'), ...failures(indexes.failures))
-    changes.push(...objectChanges(await planMongoValidators(database.adapter as never, models) ?? [], 'constraint'))
+    changes.push(...objectChanges(await planMongoValidators(database.adapter, models) ?? [], 'constraint'))
   }
   return changes
 }
