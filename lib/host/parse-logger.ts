@@ -4,6 +4,7 @@
 import { format } from 'node:util'
 import type { FastifyBaseLogger } from 'fastify'
 import { CENSOR, SECRET_KEYS } from './server-options.js'
+import { isParseError, statusForParseCode } from '../errors.js'
 
 type PinoLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
 
@@ -36,9 +37,23 @@ export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: stri
       if (message instanceof Error && !fields.err) fields.err = message
       const error = fields.error
       if (error instanceof Error && !fields.err) { fields.err = error; delete fields.error }
+      // Parse logs a refusal it answers with a 4xx (a failed validation, a missing object) as an
+      // error, stack and all: the client's mistake is no fault of the server. Kept, one level down.
+      if (method === 'error' && answeredAsClientError(fields.err)) {
+        const { err, ...rest } = fields
+        const { code, message } = err as { code: number, message: string }
+        parse.info({ ...rest, code, error: message }, text) // the answer's own shape, {code, error}
+        return
+      }
       parse[method](fields, text)
     }
   }
+}
+
+/** A Parse error the client is answered with a 4xx for; a failed script (141), a lost connection (100) and codes under it are the server's. */
+function answeredAsClientError (error: unknown): boolean {
+  if (!isParseError(error)) return false
+  return error.code > 100 && error.code !== 141 && statusForParseCode(error.code) < 500
 }
 
 function messageText (message: unknown): string {

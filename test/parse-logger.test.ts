@@ -1,0 +1,47 @@
+// Parse's own log lines through the kit's logger adapter: a refusal the client is
+// answered with a 4xx is logged at info without its stack; server faults stay errors.
+import t from 'tap'
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import Parse from 'parse/node'
+import { parseLoggerAdapter } from '../lib/host/parse-logger.js'
+
+function capture () {
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const adapter = parseLoggerAdapter(Fastify({ logger: { level: 'trace', stream } }).log)
+  return { lines, adapter }
+}
+
+t.test('a validation refusal from beforeSave is info, with its code and without a stack', async (t) => {
+  const { lines, adapter } = capture()
+  const refusal = new Parse.Error(Parse.Error.VALIDATION_ERROR, 'Tag is invalid: name is required')
+  adapter.log('error', 'beforeSave failed for Tag for user undefined:\n  Input: {"sessionToken":"r:abc"}', { className: 'Tag', triggerType: 'beforeSave', error: refusal })
+  adapter.log('error', 'Parse error: ', refusal)
+  t.equal(lines.length, 2)
+  for (const line of lines) {
+    t.equal(line.level, 30, 'info')
+    t.equal(line.err, undefined, 'no stack')
+    t.same([line.code, line.error], [142, 'Tag is invalid: name is required'], 'the answer\'s {code, error}')
+  }
+  t.equal(lines[0]!.className, 'Tag', 'the other fields stay')
+  t.match(String(lines[0]!.msg), /"sessionToken":"\[redacted\]"|"sessionToken":"\*+"/, 'still redacted')
+  t.notMatch(String(lines[0]!.msg), /r:abc/)
+})
+
+t.test('server faults stay errors with their stack', async (t) => {
+  const { lines, adapter } = capture()
+  adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.INTERNAL_SERVER_ERROR, 'boom'))
+  adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.SCRIPT_FAILED, 'the handler threw'))
+  adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.CONNECTION_FAILED, 'no server'))
+  adapter.log('error', 'Parse error: ', new Parse.Error(5003, 'The database cannot be reached right now'))
+  adapter.log('error', 'Uncaught internal server error.', new Error('a bug'))
+  t.same(lines.map((line) => line.level), [50, 50, 50, 50, 50])
+  t.ok(lines.every((line) => typeof (line.err as { stack?: unknown }).stack === 'string'), 'each with its stack')
+})
+
+t.test('a refusal logged at another level keeps that level', async (t) => {
+  const { lines, adapter } = capture()
+  adapter.log('warn', 'a warning', new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'Object not found.'))
+  t.equal(lines[0]!.level, 40)
+})
