@@ -12,6 +12,7 @@ import { existsSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { buildExampleApp } from '../fixtures/app.js'
 import { dashboardDecision, mountDashboard } from '../fixtures/dashboard.js'
+import { isNotFound } from '../lib/host/dashboard.js'
 import { resetKitConfig } from '../lib/config.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
@@ -33,6 +34,10 @@ t.test('mounting rules: never without a login', async (t) => {
   t.match(dashboardDecision(true, { NODE_ENV: 'production' }), { mount: false, reason: /set DASHBOARD_USER and DASHBOARD_PASS/ })
   t.match(dashboardDecision(true, { DASHBOARD_USER: 'u' }), { mount: false })
   t.match(dashboardDecision(true, {}), { mount: false, reason: /never served without a login/ }, 'not in development either: its configuration carries the master key')
+  // Through off-thread module hooks the resolution error may arrive without its code.
+  t.ok(isNotFound(new Error("Cannot find package 'parse-dashboard' imported from /app/lib/host/dashboard.ts")), 'a missing package, by its message')
+  t.ok(isNotFound(Object.assign(new Error('x'), { code: 'ERR_MODULE_NOT_FOUND' })), 'by its code')
+  t.notOk(isNotFound(new Error("Cannot find package 'express' imported from /app/node_modules/parse-dashboard/index.js")), 'a broken install is no missing package')
 })
 
 t.test('installed without a login: not mounted, not even loaded', { skip: notInstalled }, async (t) => {

@@ -42,9 +42,18 @@ function dashboardInstalled (): boolean {
     import.meta.resolve(DASHBOARD_PACKAGE)
     return true
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return false
+    if (isNotFound(error)) return false
     throw error
   }
+}
+
+/**
+ * The package is not there. Through off-thread module hooks (tsx, test runners) the error
+ * can reach this thread without its `code`: its message still says so.
+ */
+export function isNotFound (error: unknown): boolean {
+  const { code, message } = (error ?? {}) as NodeJS.ErrnoException
+  return code === 'ERR_MODULE_NOT_FOUND' || new RegExp(`^Cannot find (package|module) '${DASHBOARD_PACKAGE}'`).test(String(message))
 }
 
 async function loadParseDashboard (): Promise<DashboardFactory> {
@@ -64,8 +73,8 @@ export async function mountDashboard (app: FastifyInstance, options: DashboardOp
   }
   const production = env.NODE_ENV === 'production'
   // Loaded only once it is going to be served; a package that resolves but cannot load counts as absent.
-  const Dashboard = await loadParseDashboard().catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error
+  const Dashboard = await loadParseDashboard().catch((error: unknown) => {
+    if (!isNotFound(error)) throw error
     return undefined
   })
   if (!Dashboard) {
