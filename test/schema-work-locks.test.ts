@@ -14,6 +14,13 @@ class Busy extends BaseModel {
   @ParseField({ type: 'String', enum: ['a', 'b'] }) declare kind: string
 }
 
+// A named group: JavaScript compiles it, PostgreSQL's regular expressions do not.
+@ParseClass('Coded')
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- declared for its decorators only
+class Coded extends BaseModel {
+  @ParseField({ type: 'String', pattern: '(?<letter>[A-Z])+' }) declare code: string
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 t.test('the reconciliation gives way to an open transaction', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL lock queueing' }, async (t) => {
@@ -74,4 +81,34 @@ t.test('a table busy for longer than the change keeps trying: named, not hung', 
   t.match((error as Error).message, /stayed locked by open transactions/)
   const columns = await db.any('SELECT 1 FROM information_schema.columns WHERE table_name = \'Busy\' AND column_name = \'extra\'')
   t.equal(columns.length, 0, 'nothing half made')
+})
+
+t.test('rows saved before a rule: counted, kept, and checked again at every boot until they keep it', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL constraints' }, async (t) => {
+  const kit = await startKit(t)
+  await kit.app.kit.indexesApplied
+  const db = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+  await db.none('ALTER TABLE "Busy" DROP CONSTRAINT "Busy_kind_check"')
+  const saved = await kit.request('POST', '/parse/classes/Busy', { headers: masterHeaders, body: { kind: 'a' } })
+  await db.none('UPDATE "Busy" SET "kind" = \'z\' WHERE "objectId" = $1', [saved.json.objectId])
+  const busy = async () => (await applyMongoValidators(kit.app)).find((r) => r.name === 'Busy_kind_check')
+  const validated = async () => (await db.one('SELECT convalidated FROM pg_constraint WHERE conname = \'Busy_kind_check\'')).convalidated as boolean
+  t.match(await busy(), { status: 'created', detail: /1 existing row breaks it/ })
+  t.equal(await validated(), false)
+  t.match(await busy(), { status: 'exists', detail: 'Busy_kind_check unchanged; 1 existing row breaks it: kept, and refused when next saved unless corrected' }, 'told again')
+  await db.none('UPDATE "Busy" SET "kind" = \'b\' WHERE "objectId" = $1', [saved.json.objectId])
+  t.match(await busy(), { status: 'exists', detail: 'Busy_kind_check unchanged; every existing row now keeps it' })
+  t.equal(await validated(), true, 'validated once the rows keep it')
+  t.match(await busy(), { status: 'exists', detail: undefined }, 'then quiet')
+})
+
+t.test('a pattern PostgreSQL cannot compile is refused, never installed to fail every write', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL constraints' }, async (t) => {
+  const kit = await startKit(t)
+  await kit.app.kit.indexesApplied
+  const db = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+  const report = (await applyMongoValidators(kit.app)).find((r) => r.name === 'Coded_code_check')
+  t.equal(report?.status, 'failed')
+  t.match(report?.detail, /invalid regular expression/)
+  t.same(await db.any('SELECT 1 FROM pg_constraint WHERE conname = \'Coded_code_check\''), [], 'not in the catalogue')
+  const saved = await kit.request('POST', '/parse/classes/Coded', { headers: masterHeaders, body: { code: 'AB' } })
+  t.equal(saved.status, 201, saved.text)
 })

@@ -6,7 +6,7 @@ import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
 import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
 import { pgDatabase, pgFormatter, withPgQueries } from '../../parse/adapter-internals.js'
-import { runSchemaWork, TableBusyError, whenTableFree } from './schema-work.js'
+import { runSchemaWork, TableBusyError, type WhenFree } from './schema-work.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
 type PgAdapter = Pick<PostgresAdapter, 'ensureUniqueness'>
@@ -16,7 +16,7 @@ type Format = (query: string, values?: unknown) => string
 
 /** Index builds may take long on a large table: they run without the request query bound. */
 export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
-  return runSchemaWork(adapter, (unbounded) => buildIndexes(unbounded, specs, classes))
+  return runSchemaWork(adapter, (unbounded, whenFree) => buildIndexes(unbounded, specs, classes, whenFree))
 }
 
 /** What the next boot would do to the indexes, without doing it. */
@@ -51,7 +51,7 @@ function wantedIndexes (adapter: PgAdapter, specs: IndexSpec[]): { wanted: Wante
   return { wanted, failures }
 }
 
-async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<IndexReport[]> {
+async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[], whenFree: WhenFree): Promise<IndexReport[]> {
   const { wanted, failures } = wantedIndexes(adapter, specs)
   const reports: IndexReport[] = [...failures]
   const bySpec = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
@@ -77,7 +77,9 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
       }
       if (change.action === 'replace') {
         await client.tx(async (t) => {
-          await t.none(await dropIndexCommand(t, change.className, change.name))
+          const drop = await dropIndexCommand(t, change.className, change.name)
+          command = `${drop}; ${target!.command}`
+          await t.none(drop)
           await t.none(target!.command)
           await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
         })
@@ -89,18 +91,17 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
       }
       // One transaction: a retry after a busy table finds nothing half made.
       await client.tx(async (t) => {
-        if (spec.kind === 'unique') {
-          await dropConflictingIndexes(t, spec.className, spec.fields[0].name)
-          await withPgQueries(adapter, t).ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
-        } else {
-          await t.none(target!.command)
-        }
+        if (spec.kind === 'unique') await withPgQueries(adapter, t).ensureUniqueness(spec.className, { fields: {} }, [spec.fields[0].name])
+        else await t.none(target!.command)
         await t.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
       })
+      // Afterwards and on its own: dropping an index locks the table until its transaction ends,
+      // and the build may take minutes. A plain index beside the unique one for a moment is harmless.
+      if (spec.kind === 'unique') await whenFree(() => dropConflictingIndexes(client, spec.className, spec.fields[0].name))
       return ['created', [describeChange(change), ttlNote(spec)].filter(Boolean).join('; ')]
     }
     try {
-      report(...await whenTableFree(apply))
+      report(...await whenFree(apply))
     } catch (error) {
       report('failed', (error as Error).message)
     }
@@ -187,7 +188,7 @@ export function printPostgresConstraints (adapter: PgAdapter, models: ModelDefin
 /** CHECK constraints for enum, min/max, integer, maxLength/minLength and pattern: the database refuses bad rows itself. */
 export async function applyPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
   // Adding a CHECK reads the whole table: no request query bound either.
-  return runSchemaWork(adapter, (unbounded) => reconcileConstraints(unbounded, models))
+  return runSchemaWork(adapter, (unbounded, whenFree) => reconcileConstraints(unbounded, models, whenFree))
 }
 
 /** What the next boot would do to the CHECK constraints, without doing it. */
@@ -195,7 +196,13 @@ export async function planPostgresConstraints (adapter: PgAdapter, models: Model
   return reconcileObjects(wantedConstraints(adapter, models).map((w) => w.object), await foundConstraints(pgDatabase(adapter)!), models.map((model) => model.className))
 }
 
-interface WantedConstraint { object: WantedObject, command: string, check: string }
+interface WantedConstraint {
+  object: WantedObject
+  command: string
+  check: string
+  /** The regular expressions of its `pattern` rules, as PostgreSQL gets them. */
+  patterns: string[]
+}
 
 function wantedConstraints (adapter: PgAdapter, models: ModelDefinition[]): WantedConstraint[] {
   const format: Format = pgFormatter(adapter)
@@ -205,19 +212,24 @@ function wantedConstraints (adapter: PgAdapter, models: ModelDefinition[]): Want
       const check = checkExpression(field, format)
       if (!check) continue
       const name = `${model.className}_${field.name}_check`
-      const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name])
-      wanted.push({ check, command, object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
+      // By hand, the steps the boot takes: added for new writes, then the existing rows checked.
+      const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check}) NOT VALID; ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name`, [model.className, name])
+      const pattern = postgresPattern(field)
+      wanted.push({ check, command, patterns: pattern === undefined ? [] : [pattern], object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
     }
   }
   return wanted
 }
 
-async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<IndexReport[]> {
+async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition[], whenFree: WhenFree): Promise<IndexReport[]> {
   const wanted = wantedConstraints(adapter, models)
   const byName = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
   const reports: IndexReport[] = []
-  for (const change of reconcileObjects(wanted.map((w) => w.object), await foundConstraints(pgDatabase(adapter)!), models.map((model) => model.className))) {
-    const target = byName.get(`${change.className}\u0000${change.name}`)
+  const found = await foundConstraints(pgDatabase(adapter)!)
+  const unchecked = new Set(found.filter((object) => !object.validated).map((object) => `${object.className}\u0000${object.name}`))
+  for (const change of reconcileObjects(wanted.map((w) => w.object), found, models.map((model) => model.className))) {
+    const key = `${change.className}\u0000${change.name}`
+    const target = byName.get(key)
     const command = target?.command ?? pgFormatter(adapter)('ALTER TABLE $1:name DROP CONSTRAINT $2:name', [change.className, change.name])
     const report = (status: IndexReport['status'], detail?: string) =>
       reports.push({ className: change.className, name: change.name, kind: 'validator', status, command, detail })
@@ -235,6 +247,8 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
       // Added NOT VALID first (a brief lock; every write from now on is checked), then the
       // existing rows are validated under a lock that lets reads and writes go on.
       await client.tx(async (t) => {
+        // A pattern PostgreSQL cannot compile would fail every write (and NOT VALID checks nothing now): refused here.
+        for (const pattern of target!.patterns) await t.any("SELECT '' ~ $1 AS compiles", [pattern])
         const drop = change.action === 'replace' ? 'DROP CONSTRAINT $2:name, ' : ''
         await t.none(`ALTER TABLE $1:name ${drop}ADD CONSTRAINT $2:name CHECK (${target!.check}) NOT VALID`, [change.className, change.name])
         await comment(t)
@@ -242,9 +256,12 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
       return [change.action === 'replace' ? 'replaced' : 'created', describeChange(change)]
     }
     try {
-      const [status, detail] = await whenTableFree(apply)
-      const added = status === 'created' || status === 'replaced'
-      report(status, added ? detail! + await validate(pgDatabase(adapter)!, change.className, change.name, target!.check) : detail)
+      const [status, detail] = await whenFree(apply)
+      const validation = () => validate(pgDatabase(adapter)!, change.className, change.name, target!.check, whenFree)
+      if (status === 'created' || status === 'replaced') report(status, detail! + await validation())
+      // Kept while rows saved before it broke it: checked again, and told again, at every boot.
+      else if (status === 'exists' && unchecked.has(key)) report(status, `${change.name} unchanged${(await validation()) || '; every existing row now keeps it'}`)
+      else report(status, detail)
     } catch (error) {
       report('failed', (error as Error).message)
     }
@@ -256,13 +273,19 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
  * Rows saved under an old rule may break the new one: the rule then holds for
  * every write from now on, and the rows are counted, not refused.
  */
-async function validate (client: PgClient, table: string, name: string, check: string): Promise<string> {
+async function validate (client: PgClient, table: string, name: string, check: string, whenFree: WhenFree): Promise<string> {
   try {
-    await whenTableFree(() => client.none('ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name', [table, name]))
+    await whenFree(() => client.none('ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name', [table, name]))
     return ''
   } catch (error) {
     if (error instanceof TableBusyError) return `; the existing rows are not checked yet (the table stayed busy): run ALTER TABLE ${quoted(table)} VALIDATE CONSTRAINT ${quoted(name)} by hand`
-    if ((error as { code?: unknown }).code !== '23514') throw error
+    const code = String((error as { code?: unknown }).code)
+    if (code !== '23514') {
+      // A rule the database cannot evaluate (an invalid expression: SQLSTATE classes 22, 42)
+      // must not stay behind to fail every write.
+      if (/^(22|42)/.test(code)) await whenFree(() => client.none('ALTER TABLE $1:name DROP CONSTRAINT IF EXISTS $2:name', [table, name])).catch(() => {})
+      throw error
+    }
   }
   const [{ count }] = await client.any(`SELECT count(*)::int AS count FROM $1:name WHERE NOT (${check})`, [table])
   return `; ${count} existing row${count === 1 ? '' : 's'} break${count === 1 ? 's' : ''} it: kept, and refused when next saved unless corrected`
@@ -273,14 +296,14 @@ async function validate (client: PgClient, table: string, name: string, check: s
  * under a name the kit gives was made by an earlier version: it is replaced,
  * since what it checks is unknown.
  */
-async function foundConstraints (client: PgClient): Promise<FoundObject[]> {
+async function foundConstraints (client: PgClient): Promise<Array<FoundObject & { validated: boolean }>> {
   const rows = await client.any(`
-    SELECT t.relname AS "table", c.conname AS name, obj_description(c.oid, 'pg_constraint') AS note
+    SELECT t.relname AS "table", c.conname AS name, obj_description(c.oid, 'pg_constraint') AS note, c.convalidated AS validated
     FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
     WHERE c.contype = 'c' AND t.relnamespace = current_schema()::regnamespace`)
   return rows.map((row) => {
     const mark = readMark(row.note as string | null)
-    return { className: row.table as string, name: row.name as string, madeByKit: mark !== undefined, definition: mark?.definition ?? '(unrecorded)', rule: mark?.rule }
+    return { className: row.table as string, name: row.name as string, madeByKit: mark !== undefined, definition: mark?.definition ?? '(unrecorded)', rule: mark?.rule, validated: Boolean(row.validated) }
   })
 }
 
@@ -318,6 +341,13 @@ function readMark (note: string | null): { definition: string, rule: string } | 
   }
 }
 
+/** A String field's `pattern` as the whole-value regular expression PostgreSQL checks. */
+function postgresPattern (field: FieldDefinition): string | undefined {
+  if (field.type !== 'String' || field.pattern === undefined) return undefined
+  const source = typeof field.pattern === 'string' ? field.pattern : field.pattern.source
+  return `^(?:${source})$`
+}
+
 export function checkExpression (field: FieldDefinition, format: (query: string, values?: unknown) => string): string | undefined {
   const column = format('$1:name', [field.name])
   const rules: string[] = []
@@ -325,10 +355,8 @@ export function checkExpression (field: FieldDefinition, format: (query: string,
     if (field.enum) rules.push(format(`${column} IN ($1:csv)`, [field.enum]))
     if (field.maxLength !== undefined) rules.push(`char_length(${column}) <= ${field.maxLength}`)
     if (field.minLength !== undefined) rules.push(`char_length(${column}) >= ${field.minLength}`)
-    if (field.pattern !== undefined) {
-      const source = typeof field.pattern === 'string' ? field.pattern : field.pattern.source
-      rules.push(format(`${column} ~ $1`, [`^(?:${source})$`]))
-    }
+    const pattern = postgresPattern(field)
+    if (pattern !== undefined) rules.push(format(`${column} ~ $1`, [pattern]))
   }
   if (field.type === 'Number') {
     if (field.min !== undefined) rules.push(`${column} >= ${Number(field.min)}`)
