@@ -389,7 +389,7 @@ async function withoutSwaggerUi (): Promise<void> {
 }
 
 async function browserCheck (t: Test, origin: string): Promise<void> {
-  const screenshot = path.join(tempDir('fpk-docs-screenshot-'), 'api-docs.png')
+  const screenshot = path.join(tempDir('fpk-docs-screenshot-', { keep: true }), 'api-docs.png')
   const context = await launchChromium(t, { width: 1280, height: 1400 })
   try {
     const page = context.pages()[0] ?? await context.newPage()

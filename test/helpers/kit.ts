@@ -60,10 +60,18 @@ export interface HttpResult {
   json: any
 }
 
-/** A temporary directory the OS user `postgres` can traverse (tests run as root here). */
-export function tempDir (prefix = 'fpk-test-'): string {
+const made: string[] = []
+// Whatever a test forgot (or could not reach after a failure) goes when its process ends.
+process.once('exit', () => { for (const dir of made) rmSync(dir, { recursive: true, force: true }) })
+
+/**
+ * A temporary directory the OS user `postgres` can traverse (tests run as root here),
+ * removed when the test process exits unless `keep` (an artefact whose path the test prints).
+ */
+export function tempDir (prefix = 'fpk-test-', options: { keep?: boolean } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix))
   chmodSync(dir, 0o755)
+  if (!options.keep) made.push(dir)
   return dir
 }
 

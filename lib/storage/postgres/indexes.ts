@@ -87,7 +87,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
       }
       if (spec.kind === 'unique') {
         const twin = await uniqueIndexOn(client, spec.className, spec.fields[0].name)
-        if (twin) return ['exists', `as ${twin} (a unique index on the same column under another name)`]
+        if (twin) return ['exists', twin === change.name ? 'made meanwhile (another instance booting at the same time)' : `as ${twin} (a unique index on the same column under another name)`]
       }
       // One transaction: a retry after a busy table finds nothing half made.
       await client.tx(async (t) => {
