@@ -10,8 +10,8 @@ import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
 import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { freePort } from '../../lib/storage/free-port.js'
-import { PhaseProfiler } from './profiler.js'
-import { SEEDED_NOTES, memorySample, type Command, type Reply, type ServerReady } from './shared.js'
+import { answerRunner } from './server-commands.js'
+import { SEEDED_NOTES, memorySample, type ServerReady } from './shared.js'
 
 if (!process.send) throw new Error('test/bench/nest-server.ts is started by test/bench/run.ts (it needs an IPC channel)')
 const entry = process.argv[2]
@@ -29,38 +29,10 @@ const { start } = createRequire(import.meta.url)(path.resolve(entry)) as { start
 const peer = await start({ databaseUrl: database.uri, port: await freePort(), seededNotes: SEEDED_NOTES })
 const bootMs = performance.now() - started
 
-const profiler = new PhaseProfiler()
-let closing: Promise<void> | undefined
-function close (): Promise<void> {
-  closing ??= peer.close().then(() => database.stop()).finally(() => rmSync(dir, { recursive: true, force: true }))
-  return closing
-}
-
-async function perform (command: Command): Promise<unknown> {
-  switch (command.cmd) {
-    case 'reset-notes': return peer.resetNotes()
-    case 'profile-start': return profiler.start()
-    case 'profile-stop': return profiler.stop(command.file)
-    case 'memory': return memorySample()
-    case 'memory-live':
-      (globalThis as { gc?: () => void }).gc?.()
-      return memorySample()
-    case 'close': return close()
-  }
-}
-
-process.on('message', (command: Command) => {
-  perform(command).then(
-    (value) => process.send!({ id: command.id, ok: true, value } satisfies Reply),
-    (error: Error) => process.send!({ id: command.id, ok: false, error: error.stack ?? String(error) } satisfies Reply)
-  ).finally(() => {
-    if (command.cmd === 'close') process.disconnect()
-  })
+answerRunner({
+  resetNotes: () => peer.resetNotes(),
+  close: () => peer.close().then(() => database.stop()).finally(() => rmSync(dir, { recursive: true, force: true }))
 })
-const stop = () => { close().finally(() => process.exit(0)) }
-process.on('disconnect', stop)
-process.once('SIGINT', stop)
-process.once('SIGTERM', stop)
 process.send({
   type: 'ready',
   origin: peer.origin,

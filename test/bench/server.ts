@@ -11,10 +11,10 @@ import { freePort } from '../../lib/storage/free-port.js'
 import { addUsersToRole } from '../../lib/index.js'
 import { tempDir } from '../helpers/kit.js'
 import { physicalLimitRoute } from './pg-baseline.js'
-import { PhaseProfiler } from './profiler.js'
+import { answerRunner } from './server-commands.js'
 import {
   APP_ID, BENCH_CONSTANT, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
-  memorySample, type Command, type Reply, type ServerReady
+  memorySample, type ServerReady
 } from './shared.js'
 
 if (!process.send) throw new Error('test/bench/server.ts is started by test/bench/run.ts (it needs an IPC channel)')
@@ -115,37 +115,8 @@ const ready: ServerReady = {
   baselineSql
 }
 
-const profiler = new PhaseProfiler()
-let closing: Promise<void> | undefined
-function close (): Promise<void> {
-  closing ??= baseline.close().then(() => app.close()).finally(() => rmSync(dir, { recursive: true, force: true }))
-  return closing
-}
-
-async function perform (command: Command): Promise<unknown> {
-  switch (command.cmd) {
-    case 'reset-notes': return resetNotes()
-    case 'profile-start': return profiler.start()
-    case 'profile-stop': return profiler.stop(command.file)
-    case 'memory': return memorySample()
-    case 'memory-live':
-      (globalThis as { gc?: () => void }).gc?.()
-      return memorySample()
-    case 'close': return close()
-  }
-}
-
-process.on('message', (command: Command) => {
-  perform(command).then(
-    (value) => process.send!({ id: command.id, ok: true, value } satisfies Reply),
-    (error: Error) => process.send!({ id: command.id, ok: false, error: error.stack ?? String(error) } satisfies Reply)
-  ).finally(() => {
-    if (command.cmd === 'close') process.disconnect()
-  })
+answerRunner({
+  resetNotes: () => resetNotes(),
+  close: () => baseline.close().then(() => app.close()).finally(() => rmSync(dir, { recursive: true, force: true }))
 })
-// The runner went away without saying so, or Ctrl-C reached the whole group: do not leave PostgreSQL behind.
-const stop = () => { close().finally(() => process.exit(0)) }
-process.on('disconnect', stop)
-process.once('SIGINT', stop)
-process.once('SIGTERM', stop)
 process.send(ready)
