@@ -54,6 +54,7 @@ export { applyAllIndexes, applyMongoValidators, type IndexReport } from './stora
 export { SeedReport } from './seed/report.js'
 export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'
 export { queryRows, type QueryRowsResult, type QueryCaller } from './model/query-rows.js'
+export { createRow, type CreatedRow, type CreateRowOptions, type RowCaller } from './model/create-row.js'
 
 // Jobs and schedules
 export { Job, Cron } from './jobs/decorators.js'

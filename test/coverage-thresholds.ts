@@ -1,6 +1,6 @@
 // Per-folder coverage floors, checked at the end of `KIT_COVERAGE=1 npm test`
-// (what CI runs; `npm run test:coverage` locally): both lanes run under c8, the
-// MongoDB lane adding to the PostgreSQL lane's data, and the code of child
+// (what CI runs; `npm run test:coverage` locally): both lanes record V8 coverage
+// into one directory, c8 reports over all of it, and the code of child
 // processes (the compiled CLI, cluster and jobs nodes) is counted through its
 // source maps. c8 alone checks one floor for the whole tree; a folder that
 // loses its tests should fail even when the total still passes, and a folder

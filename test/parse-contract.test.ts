@@ -9,7 +9,7 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  RestQuery, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, parseLogger, rest, triggers,
+  RestQuery, RestWrite, SchemaCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
@@ -21,6 +21,7 @@ import { currentDatabase } from '../lib/storage/database.js'
 import { mongoCollectionPrefix, pgDatabase, pgFormatter, pgPool, withMongoCollections, withPgQueries } from '../lib/parse/adapter-internals.js'
 import { expressRouterStack } from '../lib/parse/express-app.js'
 import { extendSaveJSON } from '../lib/parse/save-json.js'
+import { CLASS_SPECIFIC_STEPS, ORDINARY_CREATE_STEPS } from '../lib/parse/lean-create.js'
 import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
@@ -67,6 +68,8 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Config.js', Config, 'parseConfig (access/parse-config.ts)'],
     ['RestQuery.js', RestQuery, 'queryRows (model/query-rows.ts)'],
     ['rest.js', rest, 'handler saves (parse/direct-writes.ts)'],
+    ['RestWrite.js', RestWrite, 'a create\'s ordinary steps (parse/lean-create.ts)'],
+    ['SharedRest.js', enforceRoleSecurity, 'the role check before those steps (parse/lean-create.ts)'],
     ['Adapters/Cache/SchemaCache.js', SchemaCache, 'a fresh schema cache per server (host/parse-server.ts)'],
     ['Adapters/Storage/Postgres/PostgresStorageAdapter.js', PostgresStorageAdapter, 'the PostgreSQL adapter (storage/database.ts)'],
     ['Adapters/Storage/Mongo/MongoStorageAdapter.js', MongoStorageAdapter, 'the MongoDB adapter (storage/database.ts)'],
@@ -210,6 +213,49 @@ t.test('rest.create / rest.update and the in-process controller: parse/direct-wr
   t.match(controller, /const installationId = options\.installationId \|\| 'cloud'/, 'its Auth carries installationId \'cloud\' by default')
   const database = parseSource('Controllers/DatabaseController.js')
   t.match(database, /loadSchema\(options = \{\s*clearCache: false\s*\}\) \{\s*if \(this\.schemaPromise != null\)/, 'DatabaseController#loadSchema(options) keeps only the load in flight (schemaPromise)')
+})
+
+t.test('a create\'s RestWrite steps: parse/lean-create.ts runs the ordinary ones', async (t) => {
+  const restSource = parseSource('rest.js')
+  t.match(restSource, /function create\(config, auth, className, restObject, context\) \{\s*enforceRoleSecurity\('create', className, auth, config\);\s*var write = new RestWrite\(config, auth, className, null, restObject, null, context\);\s*return write\.execute\(\);\s*\}/,
+    'rest.create = enforceRoleSecurity, then new RestWrite(config, auth, className, null, restObject, null, context).execute()')
+  t.same(parameters(RestWrite), ['config', 'auth', 'className', 'query', 'data', 'originalData', 'context', 'action'], 'new RestWrite(config, auth, className, query, data, originalData, context, action)')
+  t.same(parameters(enforceRoleSecurity), ['method', 'className', 'auth', 'config'], 'SharedRest.enforceRoleSecurity(method, className, auth, config)')
+  const source = parseSource('RestWrite.js')
+  const execute = /RestWrite\.prototype\.execute = function \(\) \{([\s\S]*?)\n\};/.exec(source)?.[1] ?? ''
+  const steps = [...execute.matchAll(/return this\.(\w+)\(\);/g)].map((match) => match[1])
+  t.same(steps, ['getUserAndRoleACL', 'validateClientClassCreation', 'handleInstallation', 'handleSession', 'validateAuthData', 'checkRestrictedFields', 'runBeforeSaveTrigger', 'ensureUniqueAuthDataId', 'deleteEmailResetTokenIfNeeded', 'validateSchema', 'setRequiredFieldsIfNeeded', 'validateCreatePermission', 'transformUser', 'expandFilesForExistingObjects', 'destroyDuplicatedSessions', 'runDatabaseOperation', 'createSessionTokenIfNeeded', 'handleFollowup', 'runAfterSaveTrigger', 'cleanUserAuthData', 'filterProtectedFieldsInResponse'],
+    'RestWrite#execute chains these 21 steps, in this order')
+  t.same(steps.filter((step) => !CLASS_SPECIFIC_STEPS.includes(step as never)), [...ORDINARY_CREATE_STEPS], 'lean-create runs the others, in the same order')
+  t.match(execute, /return this\.validateSchema\(\);\s*\}\)\.then\(schemaController => \{\s*this\.validSchemaController = schemaController;/, 'execute keeps validateSchema\'s answer as validSchemaController')
+  t.match(execute, /this\.authDataResponse[\s\S]*this\.storage\.rejectSignup && this\.config\.preventSignupWithUnverifiedEmail[\s\S]*return this\.response;/, 'its tail adds authDataResponse and refuses unverified sign-ups, then answers this.response')
+  // Each left-out step returns at once for a class other than Parse's own.
+  const guards: Record<string, RegExp> = {
+    handleInstallation: /if \(this\.response \|\| this\.className !== '_Installation'\) \{\s*return;/,
+    handleSession: /if \(this\.response \|\| this\.className !== '_Session'\) \{\s*return;/,
+    validateAuthData: /if \(this\.className !== '_User'\) \{\s*return;/,
+    checkRestrictedFields: /if \(this\.className !== '_User'\) \{\s*return;/,
+    ensureUniqueAuthDataId: /if \(this\.className !== '_User' \|\| !this\.data\.authData\) \{\s*return;/,
+    deleteEmailResetTokenIfNeeded: /if \(this\.className !== '_User' \|\| this\.query === null\) \{[^}]*return;/,
+    transformUser: /var promise = Promise\.resolve\(\);\s*if \(this\.className !== '_User'\) \{\s*return promise;/,
+    destroyDuplicatedSessions: /if \(this\.className != '_Session' \|\| this\.query\) \{\s*return;/,
+    createSessionTokenIfNeeded: /if \(this\.className !== '_User'\) \{\s*return;/,
+    cleanUserAuthData: /if \(this\.response && this\.response\.response && this\.className === '_User'\) \{/
+  }
+  for (const step of CLASS_SPECIFIC_STEPS) {
+    const body = new RegExp(`RestWrite\\.prototype\\.${step} = (?:async )?function \\(\\) \\{([\\s\\S]*?)\\n\\};`).exec(source)?.[1] ?? ''
+    t.match(body.trimStart().split('\n').slice(0, 4).join('\n'), guards[step], `RestWrite#${step} begins with its class guard`)
+  }
+})
+
+t.test('the Parse SDK\'s encoder: what createRow sends (parse/internals.ts encodeForSave)', async (t) => {
+  const pointer = Parse.Object.fromJSON({ className: 'Thing', objectId: 'abc', label: 'fetched' })
+  t.same(encodeForSave({ thing: pointer, when: new Date('2024-01-02T03:04:05.006Z'), acl: new Parse.ACL({ u1: { read: true } }) }), {
+    thing: { __type: 'Pointer', className: 'Thing', objectId: 'abc' },
+    when: { __type: 'Date', iso: '2024-01-02T03:04:05.006Z' },
+    acl: { u1: { read: true } }
+  }, 'a fetched object goes as a pointer (forcePointers), dates and ACLs in REST JSON, as SetOp#toJSON sends them')
+  t.match(readFileSync(require.resolve('parse/lib/node/ParseOp.js'), 'utf8'), /return \(0, _encode\.default\)\(this\._value, false, true(?:, undefined, offline)?\);/, 'the SDK\'s SetOp#toJSON encodes with (value, false, true)')
 })
 
 t.test('the adapter read (parse/adapter-read.ts) takes the steps Parse\'s RestQuery and DatabaseController take for a plain read', async (t) => {

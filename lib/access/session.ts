@@ -1,4 +1,5 @@
-// Who is calling: the master key, or the user behind a session token, resolved
+// Who is calling when a session token is presented (the master key and nobody
+// are answered by the admission, admission.ts): the user behind it, resolved
 // through Parse Server's own Auth and its user cache.
 //
 // The common case — a session Parse has cached — is read from that same cache
@@ -11,44 +12,17 @@ import Parse from 'parse/node'
 import { AuthModule, type ParseConfig } from '../parse/internals.js'
 import { parseConfig } from './parse-config.js'
 import { runAsCaller } from '../parse/direct-writes.js'
-import { KitError } from '../errors.js'
 import { ASK_PARSE, userCacheEntryNow } from './user-cache.js'
-import { masterKeyVerdict, type Credentials, type MasterKeyRule } from './credentials.js'
-
-export interface Caller {
-  master: boolean
-  /** Built on first read. */
-  readonly user: Parse.User | undefined
-  /** The user's id, known without building the user. */
-  readonly userId: string | undefined
-}
-
-const MASTER: Caller = Object.freeze({ master: true, user: undefined, userId: undefined })
-const NOBODY: Caller = Object.freeze({ master: false, user: undefined, userId: undefined })
-
-/**
- * The caller when no lookup is needed — the master key, or no session token —
- * else undefined (callerNow reads Parse's cache, else lookUpCaller looks the session up). Throws for a master key
- * that is wrong or presented from an address masterKeyIps does not list.
- */
-export function callerWithoutLookup (credentials: Credentials, masterKey: MasterKeyRule, ip: string): Caller | undefined {
-  const verdict = masterKeyVerdict(credentials.masterKey, ip, masterKey)
-  if (verdict === 'master') return MASTER
-  if (verdict === 'wrong') throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, 'Invalid master key')
-  if (verdict === 'address') {
-    // Parse answers 403 here too.
-    throw new KitError(Parse.Error.OPERATION_FORBIDDEN, `The master key is not accepted from ${ip}: Parse Server option masterKeyIps does not include it`, 403)
-  }
-  return credentials.sessionToken ? undefined : NOBODY
-}
+import type { Credentials } from './credentials.js'
+import { callerWithoutLookup, type Admission, type Caller } from './admission.js'
 
 /**
  * The caller when nothing has to be awaited: the master key, no session, or a
  * session Parse's in-process cache holds; else undefined (lookUpCaller then).
- * `ip` is the caller's address as Fastify (and, through @fastify/express, Parse) sees it.
+ * The master key is judged by the admission's verdict, taken once when it was admitted.
  */
-export function callerNow (credentials: Credentials, appId: string, masterKey: MasterKeyRule, ip: string): Caller | undefined {
-  return callerWithoutLookup(credentials, masterKey, ip) ?? cachedCallerNow(credentials, appId)
+export function callerNow (admission: Admission, appId: string): Caller | undefined {
+  return callerWithoutLookup(admission) ?? cachedCallerNow(admission.credentials, appId)
 }
 
 /** The session's caller when callerNow had none: Parse's cache on another adapter, else Parse's session lookup. */
@@ -66,7 +40,7 @@ export async function lookUpCaller (credentials: Credentials, appId: string): Pr
  * The session's caller straight from Parse's in-process cache, with no promise:
  * undefined when there is no session token, the entry is missing or expired,
  * extendSessionOnUse is on, or the cache lives elsewhere (lookUpCaller decides then).
- * Call after callerWithoutLookup (it judges the master key).
+ * Call after callerWithoutLookup (it answers for the master key).
  */
 function cachedCallerNow (credentials: Credentials, appId: string): Caller | undefined {
   const sessionToken = credentials.sessionToken

@@ -26,15 +26,22 @@ export class BaseModel extends Parse.Object {
    */
   static fromParams<T extends BaseModel> (this: new () => T, params: object): T {
     const object = new this()
+    object.set(BaseModel.fieldsFromParams.call(this, params) as Parse.Attributes)
+    return object
+  }
+
+  /** What fromParams would set, as plain values (for createRow, which needs no instance). */
+  static fieldsFromParams (this: abstract new () => BaseModel, params: object): Record<string, unknown> {
     const definition = modelByClass(this)
     if (!definition) throw new Error(`${this.name}.fromParams: ${this.name} has no @ParseClass`)
     const excluded = new Set(getKitConfig().excludedPointerClasses)
+    const fields: Record<string, unknown> = {}
     for (const [name, field] of definition.fields) {
       if (field.version || !Object.prototype.hasOwnProperty.call(params ?? {}, name)) continue
       const decoded = decodeField(field, (params as Params)[name], excluded)
-      if (decoded !== SKIP) object.set(name, decoded)
+      if (decoded !== SKIP) fields[name] = decoded
     }
-    return object
+    return fields
   }
 }
 

@@ -21,6 +21,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import Parse from 'parse/node'
 import { AuthModule, rest, type ParseConfig } from './internals.js'
 import { withOneSchemaLoad } from './one-schema-load.js'
+import { createThroughRestWrite } from './lean-create.js'
 
 /** A caller already resolved for this request: its session token and (built on first read) its user. */
 export interface KnownCaller {
@@ -28,7 +29,7 @@ export interface KnownCaller {
   readonly user: Parse.User | undefined
 }
 
-interface SaveOptions {
+export interface SaveOptions {
   useMasterKey?: boolean
   sessionToken?: unknown
   installationId?: string
@@ -86,6 +87,15 @@ function singleObjectWrite (method: string, path: string): WriteTarget | undefin
   return { className, objectId }
 }
 
+/**
+ * One object created through Parse's RestWrite exactly as the SDK's save of a new
+ * object would create it (same auth for the same options, same context copy):
+ * Parse's REST answer `{objectId, createdAt, …fields the server set}`.
+ */
+export async function createObject (serverConfig: ParseConfig, className: string, body: Record<string, unknown>, options: SaveOptions): Promise<Record<string, unknown>> {
+  return await write(serverConfig, { className }, body, options) as Record<string, unknown>
+}
+
 async function write (serverConfig: ParseConfig, target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
   // A copy, as Parse makes: triggers may change their context without reaching the caller's object.
   let context: Record<string, unknown> = {}
@@ -97,7 +107,7 @@ async function write (serverConfig: ParseConfig, target: WriteTarget, body: Reco
   const config = withOneSchemaLoad(serverConfig)
   const auth = await authFor(options, config)
   const result = target.objectId === undefined
-    ? await rest.create(config, auth, target.className, body, context)
+    ? await createThroughRestWrite(config, auth, target.className, body, context)
     : await rest.update(config, auth, target.className, { objectId: target.objectId }, body, context)
   return options.returnStatus ? { ...result.response, _status: result.status, _headers: result.headers ?? {} } : result.response
 }

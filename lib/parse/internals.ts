@@ -12,6 +12,8 @@ import AuthExports from 'parse-server/lib/Auth.js'
 import ConfigExports from 'parse-server/lib/Config.js'
 import RestQueryExports from 'parse-server/lib/RestQuery.js'
 import RestExports from 'parse-server/lib/rest.js'
+import RestWriteExports from 'parse-server/lib/RestWrite.js'
+import SharedRestExports from 'parse-server/lib/SharedRest.js'
 import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
@@ -28,6 +30,7 @@ import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
 import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
 import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
 import ParseServerModuleExports from 'parse-server/lib/ParseServer.js'
+import SdkEncodeExports from 'parse/lib/node/encode.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 
@@ -39,6 +42,10 @@ export const Config = ConfigExports as Server.ConfigModuleExports
 export const RestQuery = RestQueryExports as Server.RestQueryExports
 /** rest.create / rest.update: what Parse's ClassesRouter calls for a single-object write. */
 export const rest = RestExports as Server.RestExports
+/** The write rest.create runs (parse/lean-create.ts runs its steps). */
+export const RestWrite = RestWriteExports as Server.RestWriteClass
+/** What rest.create checks before it builds its RestWrite (Parse's classes that only the master key may touch, a read-only master key). */
+export const enforceRoleSecurity = (SharedRestExports as Server.SharedRestExports).enforceRoleSecurity
 export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
 export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports
 /** The class of the per-request database controller (Config.get builds one per request). */
@@ -65,4 +72,15 @@ export const GridFSBucketAdapter = (GridFSExports as { GridFSBucketAdapter: Stor
 /** Parse.Cloud.run's encoding of a function's result (the SDK's private _encode). */
 export function encodeLikeCloudRun (value: unknown): unknown {
   return (Parse as unknown as Server.ParseSdkPrivate)._encode(value)
+}
+
+type SdkEncode = (value: unknown, disallowObjects: boolean, forcePointers: boolean) => unknown
+
+/**
+ * A value as the SDK's save sends it (SetOp#toJSON: the SDK's private encode
+ * with forcePointers): Parse objects as pointers, dates, ACLs, files and geo
+ * values in Parse's REST JSON.
+ */
+export function encodeForSave (value: unknown): unknown {
+  return (SdkEncodeExports as { default: SdkEncode }).default(value, false, true)
 }

@@ -6,3 +6,9 @@ declare module 'parse-server/lib/*' {
   const moduleExports: unknown
   export default moduleExports
 }
+
+// The Parse SDK's own encoder (lib/parse/internals.ts encodeForSave), typed there.
+declare module 'parse/lib/node/encode.js' {
+  const moduleExports: unknown
+  export default moduleExports
+}

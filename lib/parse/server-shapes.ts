@@ -51,6 +51,30 @@ export interface RestWriteResult {
   location?: string
 }
 
+/** RestWrite#execute's steps (parse/lean-create.ts); each takes no argument. */
+export type RestWriteStep =
+  'getUserAndRoleACL' | 'validateClientClassCreation' | 'handleInstallation' | 'handleSession' | 'validateAuthData' |
+  'checkRestrictedFields' | 'runBeforeSaveTrigger' | 'ensureUniqueAuthDataId' | 'deleteEmailResetTokenIfNeeded' |
+  'validateSchema' | 'setRequiredFieldsIfNeeded' | 'validateCreatePermission' | 'transformUser' |
+  'expandFilesForExistingObjects' | 'destroyDuplicatedSessions' | 'runDatabaseOperation' | 'createSessionTokenIfNeeded' |
+  'handleFollowup' | 'runAfterSaveTrigger' | 'cleanUserAuthData' | 'filterProtectedFieldsInResponse'
+
+export type RestWriteInstance = { [step in RestWriteStep]: () => unknown } & {
+  /** Set by execute from validateSchema's answer; validateCreatePermission reads it. */
+  validSchemaController: unknown
+  response: RestWriteResult | null
+  execute (): Promise<RestWriteResult>
+}
+
+export interface SharedRestExports {
+  enforceRoleSecurity (method: 'create' | 'update' | 'delete' | 'find' | 'get', className: string, auth: unknown, config: unknown): void
+}
+
+export interface RestWriteClass {
+  new (config: unknown, auth: unknown, className: string, query: Record<string, unknown> | null, data: Record<string, unknown>, originalData: Record<string, unknown> | null, context?: Record<string, unknown>): RestWriteInstance
+  prototype: RestWriteInstance
+}
+
 export interface RestExports {
   create (config: unknown, auth: unknown, className: string, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<RestWriteResult>
   update (config: unknown, auth: unknown, className: string, restWhere: Record<string, unknown>, restObject: Record<string, unknown>, context?: Record<string, unknown>): Promise<RestWriteResult>

@@ -4,16 +4,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
-import { masterKeyVerdict, readCredentials, readHeaderCredentials, secretsEqual, SDK_BODY_KEYS, type Credentials, type MasterKeyRule } from '../access/credentials.js'
-import { actingAs, callerNow, lookUpCaller, type Caller } from '../access/session.js'
-import { getUserRoles } from '../access/roles.js'
-import { cachedRolesNow } from '../access/role-cache.js'
+import { SDK_BODY_KEYS } from '../access/credentials.js'
+import { Admitter, UNAUTHORIZED, type Admission, type ClientKeys } from '../access/admission.js'
+import { authorization, type Authorize } from '../access/authorization.js'
+import { actingAs } from '../access/session.js'
 import { metricHooks } from '../metrics/hooks.js'
 import { inSpan } from '../tracing/spans.js'
 import { KitError } from '../errors.js'
 import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { encodeLikeCloudRun } from '../parse/internals.js'
 import { buildCloudRequest } from './request.js'
+import { createdRowClass } from '../model/create-row.js'
 import { inputSchema, outputSchema } from './schema.js'
 import { lazyValidation, type LazyValidation } from './lazy-validation.js'
 import { sharedSerializers, type SharedSerializers } from './shared-serializers.js'
@@ -22,8 +23,6 @@ import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
 import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
-
-export interface ClientKeys { clientKey?: string, javascriptKey?: string, dotNetKey?: string }
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -42,15 +41,14 @@ export interface DeclaredRoutesOptions {
   rateLimitStore?: unknown
 }
 
-// What the kit keeps on a declared route's request, under symbols (as
+// What the kit keeps on a declared route's request: its one admission (credentials,
+// master-key verdict, caller; lib/access/admission.ts), under a symbol (as
 // @fastify/rate-limit keeps its own): no name an application's decorations could take.
-const kCredentials = Symbol('fastify-parse-kit.credentials')
-const kCaller = Symbol('fastify-parse-kit.caller')
+const kAdmission = Symbol('fastify-parse-kit.admission')
 
 declare module 'fastify' {
   interface FastifyRequest {
-    [kCredentials]: Credentials | null
-    [kCaller]: Caller | null
+    [kAdmission]: Admission | null
   }
   interface FastifyContextConfig {
     /** Set on routes the kit registers for a declared function. */
@@ -65,15 +63,20 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
   await fastify.register(async function declaredFunctions (scope) {
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
-    scope.decorateRequest(kCredentials, null)
-    scope.decorateRequest(kCaller, null)
+    scope.decorateRequest(kAdmission, null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
     const compilers = { validation: lazyValidation(), serializers: sharedSerializers(scope) }
-    const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
+    // One admitter (and one master-key rule, whose digest is kept per rule object) for every route.
+    const admitter = new Admitter({
+      appId: options.appId,
+      masterKey: { key: options.masterKey, ips: options.masterKeyIps },
+      restApiKey: options.restApiKey,
+      clientKeys: options.clientKeys
+    })
     const refusals: Refusal[] = []
-    for (const fn of functions) registerFunction(scope, fn, options, compilers, refusals)
+    for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals)
     // A verb a path does not take is answered only to a caller with the right app id.
-    const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(options), preValidation: asyncAdmit(checkApplication(options, masterKey)) }
+    const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
     answerRefusals(scope, baseOf(options), refusals, guards)
   })
   return functions
@@ -82,30 +85,26 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
 const baseOf = (options: DeclaredRoutesOptions) => options.mountPath === '/' ? '' : options.mountPath
 
 function registerFunction (
-  scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions,
+  scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, admitter: Admitter,
   compilers: { validation: LazyValidation, serializers: SharedSerializers }, refusals: Refusal[]
 ): void {
   const base = baseOf(options)
   const schema = inputSchema(fn.options)
   const returns = outputSchema(fn.options)
-  const masterKey: MasterKeyRule = { key: options.masterKey, ips: options.masterKeyIps }
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
-  const refuseWrongAppId = refuseWrongAppIdHeader(options)
-  const admit = checkApplication(options, masterKey)
-  const decide = authorize(fn, options, masterKey)
-  const limits = limiter(scope, fn, masterKey)
+  const authorize = authorization(fn.options, needsSession(fn.options), admitter.appId)
+  const limits = limiter(scope, fn)
   // Without a rate limit, a caller whose headers name the application is admitted and authorized by
   // one onRequest hook, before the body is read; a caller whose credentials are in the body (the
   // JavaScript SDK's text/plain requests) is judged once it is parsed, before validation (and before
   // any preHandler hook of the application's). With a rate limit, the limit comes between
-  // the application check and the session lookup, so each step keeps its own hook.
+  // the admission and the session lookup, so each step keeps its own hook.
   const early = limits.length === 0
-  const onRequest = early ? admitFromHeaders(options.appId, admit, decide) : refuseWrongAppId
-  const late = admitFromBody(admit, decide)
+  const onRequest = early ? admitFromHeaders(admitter, authorize) : refuseWrongAppIdHeader(admitter)
   const preValidation: preHandlerHookHandler[] = early
-    ? [lateAdmissionHook(late)]
-    : [asyncAdmit(admit), ...limits as unknown as preHandlerHookHandler[], async (request) => decide(request)]
+    ? [admitFromBody(admitter, authorize)]
+    : [admitInPreValidation(admitter), ...limits as unknown as preHandlerHookHandler[], async (request) => authorize(request[kAdmission]!)]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
@@ -154,38 +153,87 @@ function registerFunction (
 }
 
 /** A wrong app id in the header is refused before the body is even read. */
-function refuseWrongAppIdHeader (options: DeclaredRoutesOptions): onRequestHookHandler {
+function refuseWrongAppIdHeader (admitter: Admitter): onRequestHookHandler {
   return (request, reply, done) => {
-    if (refusedAppIdHeader(request, reply, options.appId)) return
+    if (admitter.refusesAppIdHeader(request.headers)) {
+      refuse(reply)
+      return
+    }
     done()
   }
 }
 
-/** True once a wrong X-Parse-Application-Id header was answered 403. */
-function refusedAppIdHeader (request: FastifyRequest, reply: FastifyReply, appId: string): boolean {
-  const presented = request.headers['x-parse-application-id']
-  if (presented === undefined || presented === appId) return false
-  reply.code(403).send({ error: 'unauthorized' })
-  return true
+/** Admission's refusal, as Parse answers it (a new object each time: an application's preSerialization hook may change it). */
+function refuse (reply: FastifyReply): void {
+  reply.code(403).send({ error: UNAUTHORIZED })
 }
 
-type Admit = (request: FastifyRequest, reply: FastifyReply, credentials?: Credentials) => boolean
+/**
+ * onRequest: a caller whose headers name the application (header or Basic auth) is admitted and
+ * authorized here, before the body is read, in the usual order: the app id header, the app id and
+ * client keys, then session and roles. Other callers go on to admitFromBody.
+ */
+function admitFromHeaders (admitter: Admitter, authorize: Authorize): onRequestHookHandler {
+  return (request, reply, done) => {
+    const admission = admitter.fromHeaders(request)
+    if (admission === undefined) {
+      done()
+      return
+    }
+    if (admission === UNAUTHORIZED) {
+      refuse(reply)
+      return
+    }
+    request[kAdmission] = admission
+    settle(authorize, admission, done)
+  }
+}
 
 /**
- * Application id (and REST API key when configured) before anything else; SDK keys leave the body.
- * False once refused (answered 403). `credentials`: already read from the headers (onRequest, no body yet).
+ * preValidation, after the body is parsed: a caller admitted from the headers only loses the SDK
+ * keys from the body; any other is admitted from headers and body, then authorized.
  */
-function checkApplication (options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Admit {
-  const keys = options.clientKeys ?? {}
-  const keysConfigured = Boolean(options.restApiKey || keys.clientKey || keys.javascriptKey || keys.dotNetKey)
-  return (request, reply, credentials = readCredentials(request.headers, request.body)) => {
-    if (credentials.appId !== options.appId || (keysConfigured && !clientKeyOrMaster(credentials, request.ip, options, masterKey))) {
-      reply.code(403).send({ error: 'unauthorized' })
-      return false
+function admitFromBody (admitter: Admitter, authorize: Authorize): preHandlerHookHandler {
+  return (request, reply, done) => {
+    if (request[kAdmission] !== null) {
+      withoutSdkKeys(request.body)
+      done()
+      return
     }
-    request[kCredentials] = credentials
+    const admission = admitter.admit(request)
+    if (admission === UNAUTHORIZED) {
+      refuse(reply)
+      return
+    }
+    request[kAdmission] = admission
     withoutSdkKeys(request.body)
-    return true
+    settle(authorize, admission, done)
+  }
+}
+
+/** Runs the authorization, then `done` (at once when nothing was looked up). */
+function settle (authorize: Authorize, admission: Admission, done: (error?: Error) => void): void {
+  let pending: Promise<void> | undefined
+  try {
+    pending = authorize(admission)
+  } catch (error) {
+    done(error as Error)
+    return
+  }
+  if (pending) pending.then(() => done(), done)
+  else done()
+}
+
+/** Admission alone (headers and body), for routes whose rate limit comes before the authorization, and for 405s. */
+function admitInPreValidation (admitter: Admitter): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const admission = admitter.admit(request)
+    if (admission === UNAUTHORIZED) {
+      refuse(reply)
+      return reply
+    }
+    request[kAdmission] = admission
+    withoutSdkKeys(request.body)
   }
 }
 
@@ -196,89 +244,8 @@ function withoutSdkKeys (body: unknown): void {
   for (const key of SDK_BODY_KEYS) if (key in fields) delete fields[key]
 }
 
-/**
- * onRequest: a caller whose headers name the application (header or Basic auth) is judged here,
- * exactly as readCredentials would read it with the body (the body's keys do not count then),
- * checks in the usual order: the app id header, the app id and REST key, then session and roles.
- * Other callers go on to admitFromBody.
- */
-function admitFromHeaders (appId: string, admit: Admit, decide: Authorize): onRequestHookHandler {
-  return (request, reply, done) => {
-    if (refusedAppIdHeader(request, reply, appId)) return
-    const credentials = readHeaderCredentials(request.headers)
-    if (credentials === undefined) {
-      done()
-      return
-    }
-    if (!admit(request, reply, credentials)) return
-    settle(decide, request, done)
-  }
-}
-
-/** Runs the authorization step, then `done` (at once when nothing was looked up). */
-function settle (decide: Authorize, request: FastifyRequest, done: (error?: Error) => void): void {
-  let pending: Promise<void> | undefined
-  try {
-    pending = decide(request)
-  } catch (error) {
-    done(error as Error)
-    return
-  }
-  if (pending) pending.then(() => done(), done)
-  else done()
-}
-
-/**
- * After the body is parsed: a caller admitted from the headers only loses the SDK keys from the body;
- * any other is admitted from the body and authorized now. True once admitted, false once refused
- * (answered 403), a promise while a session or roles are looked up; authorization errors are thrown.
- */
-type LateAdmission = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>
-
-function admitFromBody (admit: Admit, decide: Authorize): LateAdmission {
-  return (request, reply) => {
-    if (request[kCaller] !== null) {
-      withoutSdkKeys(request.body)
-      return true
-    }
-    if (!admit(request, reply)) return false
-    const pending = decide(request)
-    return pending ? pending.then(() => true) : true
-  }
-}
-
-function lateAdmissionHook (late: LateAdmission): preHandlerHookHandler {
-  return (request, reply, done) => {
-    let verdict: boolean | Promise<boolean>
-    try {
-      verdict = late(request, reply)
-    } catch (error) {
-      done(error as Error)
-      return
-    }
-    if (verdict === true) done()
-    else if (verdict !== false) verdict.then((admitted) => { if (admitted) done() }, done)
-  }
-}
-
-/** Parse's rule: when client keys are configured, any one of them matching (or the master key) admits. */
-function clientKeyOrMaster (credentials: Credentials, ip: string, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): boolean {
-  const keys = options.clientKeys ?? {}
-  return masterKeyVerdict(credentials.masterKey, ip, masterKey) === 'master' ||
-    secretsEqual(credentials.restApiKey, options.restApiKey) ||
-    secretsEqual(credentials.javascriptKey, keys.javascriptKey) ||
-    secretsEqual(credentials.clientKey, keys.clientKey) ||
-    secretsEqual(credentials.dotNetKey, keys.dotNetKey)
-}
-
-function asyncAdmit (admit: Admit): preHandlerAsyncHookHandler {
-  return async (request, reply) => {
-    if (!admit(request, reply)) return reply
-  }
-}
-
-/** The function's own rate limit, one counter for both of its routes; the master key is not limited. */
-function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: MasterKeyRule): preHandlerAsyncHookHandler[] {
+/** The function's own rate limit, one counter for both of its routes; the master key (the admission's verdict) is not limited. */
+function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsyncHookHandler[] {
   const limit = fn.options.rateLimit
   if (!limit) return []
   return [scope.rateLimit({
@@ -286,59 +253,13 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction, masterKey: Maste
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
     onExceeded: () => metricHooks().rateLimited(fn.name),
-    allowList: (request) => masterKeyVerdict((request as FastifyRequest)[kCredentials]?.masterKey, request.ip, masterKey) === 'master',
+    allowList: (request) => (request as FastifyRequest)[kAdmission]?.verdict === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
       Parse.Error.REQUEST_LIMIT_EXCEEDED,
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
       429
     )
   }) as preHandlerAsyncHookHandler]
-}
-
-type Authorize = (request: FastifyRequest) => Promise<void> | undefined
-
-/**
- * Session, requiresAuth / requireUser, then roles — all before the body runs.
- * Answers synchronously (undefined) when nothing has to be looked up: no session token, no roles.
- */
-function authorize (fn: DeclaredFunction, options: DeclaredRoutesOptions, masterKey: MasterKeyRule): Authorize {
-  const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = fn.options
-  const needsUser = needsSession(fn.options)
-  const judge = (caller: Caller): Promise<void> | undefined => {
-    if (caller.master) return undefined
-    if (requireMaster === true) {
-      throw new KitError(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ?? 'Master key required: this function answers only callers presenting the master key.', 403)
-    }
-    if (needsUser && !caller.userId) {
-      throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
-    }
-    if (requireRoles.length === 0) return undefined
-    // Roles the cache holds answer at once; others are read (and cached) first.
-    const cached = cachedRolesNow(caller.userId!, roleCacheMs)
-    if (cached) return judgeRoles(cached)
-    return getUserRoles(caller.userId!, { cacheMs: roleCacheMs }).then(judgeRoles)
-  }
-  const judgeRoles = (roles: string[]): undefined => {
-    const allowed = requireAllRoles ? requireRoles.every((role) => roles.includes(role)) : requireRoles.some((role) => roles.includes(role))
-    if (!allowed) {
-      throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
-        `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
-    }
-    return undefined
-  }
-  return (request) => {
-    const credentials = request[kCredentials]!
-    // The master key, no session, or a session Parse's in-process cache holds: no promise.
-    const known = callerNow(credentials, options.appId, masterKey, request.ip)
-    if (known) {
-      request[kCaller] = known
-      return judge(known)
-    }
-    return lookUpCaller(credentials, options.appId).then((caller) => {
-      request[kCaller] = caller
-      return judge(caller)
-    })
-  }
 }
 
 /**
@@ -359,8 +280,9 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
 
 /** Runs the function; SDK saves it makes with the caller's own session reuse the caller resolved for this request. */
 function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
-  const caller = request[kCaller]!
-  const credentials = request[kCredentials]!
+  const admission = request[kAdmission]!
+  const caller = admission.caller!
+  const credentials = admission.credentials
   const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
   return inSpan(`fpk.function ${fn.name}`, { 'fpk.function.name': fn.name }, () => actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest)))
 }
@@ -393,12 +315,18 @@ function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
   // decodes back into a Parse.Object (`__type`, `className`), as Parse Cloud Code answers it.
   if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send({ result: taggedIfParseObject(result) }) })
   // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
-  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(result) })) })
+  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
 }
 
 function taggedIfParseObject (result: unknown): unknown {
-  if (!(result instanceof Parse.Object)) return result
-  return { ...result.toJSON(), __type: 'Object', className: result.className }
+  if (result instanceof Parse.Object) return { ...result.toJSON(), __type: 'Object', className: result.className }
+  return taggedIfCreatedRow(result)
+}
+
+/** A row createRow answered carries the same tags, so Parse.Cloud.run decodes it as it decodes a saved object. */
+function taggedIfCreatedRow (result: unknown): unknown {
+  const rowClass = createdRowClass(result)
+  return rowClass ? { ...result as object, __type: 'Object', className: rowClass } : result
 }
 
 /**

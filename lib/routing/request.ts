@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import Parse from 'parse/node'
 import { refuseNul } from '../storage/nul.js'
-import type { Caller } from '../access/session.js'
+import type { Caller } from '../access/admission.js'
 import type { Credentials } from '../access/credentials.js'
 
 /** Everything a handler receives but who the caller is (see CloudRequest and RequestOf). */

@@ -13,9 +13,10 @@ import Parse from 'parse/node'
 import pg from 'pg'
 import { buildExampleApp } from '../../fixtures/app.js'
 import { Note } from '../../fixtures/models/Note.js'
-import { addUsersToRole, queryRows } from '../../lib/index.js'
+import { addUsersToRole, createRow, queryRows } from '../../lib/index.js'
 import { parseConfig } from '../../lib/access/parse-config.js'
 import { AuthModule, RestQuery, rest } from '../../lib/parse/internals.js'
+import { createThroughRestWrite } from '../../lib/parse/lean-create.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from '../helpers/kit.js'
 import { APP_ID, BENCH_ROLE, MASTER_KEY, MOUNT, ROOT, BENCH_DIR, SEEDED_NOTES } from './shared.js'
@@ -44,6 +45,7 @@ const login = await fetch(`http://127.0.0.1:${port}${MOUNT}/login`, { method: 'P
 const { sessionToken } = await login.json() as { sessionToken: string }
 await addUsersToRole(BENCH_ROLE, [user.objectId])
 await client.none('DELETE FROM "Note"')
+const sessionUser = Parse.User.fromJSON({ className: '_User', objectId: user.objectId, sessionToken }) as Parse.User
 for (let i = 0; i < SEEDED_NOTES; i++) {
   await new Note().save({ title: `Seeded note ${i}`, body: 'Seeded.', status: 'published', views: 0 }, { useMasterKey: true })
 }
@@ -113,6 +115,9 @@ await costs([
     }, {})
   }],
   ['rest.create (RestWrite: beforeSave, ACL, schema; master)', () => rest.create(config, AuthModule.master(config), 'Note', { ...body, views: 0, ACL: { '*': { read: true } } }, {})],
+  ['RestWrite\'s ordinary steps only (parse/lean-create.ts; master)', () => createThroughRestWrite(config, AuthModule.master(config), 'Note', { ...body, views: 0, ACL: { '*': { read: true } } }, {})],
+  ['rest.create as the session user, owner ACL', () => rest.create(config, new AuthModule.Auth({ config, isMaster: false, user: sessionUser }), 'Note', { ...body, views: 0, ACL: { '*': { read: true }, [user.objectId]: { read: true, write: true } } }, {})],
+  ['RestWrite\'s ordinary steps only, as the session user', () => createThroughRestWrite(config, new AuthModule.Auth({ config, isMaster: false, user: sessionUser }), 'Note', { ...body, views: 0, ACL: { '*': { read: true }, [user.objectId]: { read: true, write: true } } }, {})],
   ['SDK note.save (master; direct write)', () => new Note().save({ ...body, views: 0 }, { useMasterKey: true })],
   ['SDK note.save with the session token and an owner ACL (as createNote)', () => {
     const note = new Note({ ...body, views: 0 })
@@ -120,6 +125,11 @@ await costs([
     acl.setPublicReadAccess(true)
     note.setACL(acl)
     return note.save(null, { sessionToken })
+  }],
+  ['createRow with the session user and an owner ACL (as createNote)', () => {
+    const acl = new Parse.ACL({ [user.objectId]: { read: true, write: true } })
+    acl.setPublicReadAccess(true)
+    return createRow(Note, { ...body, views: 0, ACL: acl }, { master: false, user: sessionUser })
   }],
   ['declared POST createNote via inject() (session; inject adds much)', () => app.inject({
     method: 'POST', url: `${MOUNT}/notes/createNote`, headers: { 'x-parse-application-id': APP_ID, 'x-parse-session-token': sessionToken }, payload: body

@@ -1,0 +1,65 @@
+// A declared function's own rules, judged on the request's admission: the
+// caller is named on it (at once, or after a session lookup), then
+// requireMaster, requiresAuth and the roles. Built once per function at boot;
+// per request it answers without a promise (and without a closure) when
+// nothing has to be read: the master key, no session, or a session and roles
+// the caches hold.
+import Parse from 'parse/node'
+import { KitError } from '../errors.js'
+import type { Admission, Caller } from './admission.js'
+import { callerNow, lookUpCaller } from './session.js'
+import { getUserRoles } from './roles.js'
+import { cachedRolesNow } from './role-cache.js'
+
+/** A declared function's access options (its CloudFunctionOptions are one). */
+export interface AccessRules {
+  requireMaster?: boolean
+  requireRoles?: readonly string[]
+  requireAllRoles?: boolean
+  roleCacheMs?: number
+  customErrorMessage?: string
+}
+
+/**
+ * Sets the admission's caller and judges it: undefined when decided at once, a promise
+ * while a session or roles are read. Refusals are thrown (Parse's {code, error}).
+ */
+export type Authorize = (admission: Admission) => Promise<void> | undefined
+
+/** `needsUser`: the function refuses callers without a session (requiresAuth, requireUser, roles; the master key passes). */
+export function authorization (rules: AccessRules, needsUser: boolean, appId: string): Authorize {
+  const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = rules
+  const judgeRoles = (roles: string[]): undefined => {
+    const allowed = requireAllRoles ? requireRoles.every((role) => roles.includes(role)) : requireRoles.some((role) => roles.includes(role))
+    if (!allowed) {
+      throw new Parse.Error(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ??
+        `Insufficient permissions: requires ${requireAllRoles ? 'every' : 'one'} of the roles ${requireRoles.join(', ')}`)
+    }
+    return undefined
+  }
+  const judge = (caller: Caller): Promise<void> | undefined => {
+    if (caller.master) return undefined
+    if (requireMaster === true) {
+      throw new KitError(Parse.Error.OPERATION_FORBIDDEN, customErrorMessage ?? 'Master key required: this function answers only callers presenting the master key.', 403)
+    }
+    if (needsUser && !caller.userId) {
+      throw new KitError(Parse.Error.OBJECT_NOT_FOUND, customErrorMessage ?? 'Authentication required: send a session token (X-Parse-Session-Token).', 400)
+    }
+    if (requireRoles.length === 0) return undefined
+    // Roles the cache holds answer at once; others are read (and cached) first.
+    const cached = cachedRolesNow(caller.userId!, roleCacheMs)
+    if (cached) return judgeRoles(cached)
+    return getUserRoles(caller.userId!, { cacheMs: roleCacheMs }).then(judgeRoles)
+  }
+  return (admission) => {
+    const known = callerNow(admission, appId)
+    if (known) {
+      admission.caller = known
+      return judge(known)
+    }
+    return lookUpCaller(admission.credentials, appId).then((caller) => {
+      admission.caller = caller
+      return judge(caller)
+    })
+  }
+}

@@ -1,0 +1,53 @@
+// `npm test`: the static checks (tsc, dependency rules, ESLint) and both
+// database lanes. A tap lane alone leaves one of two cores idle much of the
+// time (boots, waits on PostgreSQL, timers), so the work runs on two tracks at
+// once: the PostgreSQL lane, printed as it runs, and beside it the static
+// checks then the MongoDB lane, whose output is printed when the first track
+// ends. Exit status: 0 only when everything passed.
+// KIT_COVERAGE=1: both lanes record V8 coverage (child processes too), one c8
+// report is made at the end, and test/coverage-thresholds.ts checks the floors.
+import { spawn } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const coverage = Boolean(process.env.KIT_COVERAGE)
+const coverageEnv = coverage ? { NODE_V8_COVERAGE: path.join(root, 'coverage', 'tmp') } : {}
+if (coverage) rmSync(path.join(root, 'coverage'), { recursive: true, force: true })
+
+/** Runs an npm script; `print: false` keeps its output for later. Answers its exit code and output. */
+function run (script, { env = {}, print = true } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '--silent', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', print ? 'inherit' : 'pipe', print ? 'inherit' : 'pipe'] })
+    const chunks = []
+    child.stdout?.on('data', (chunk) => chunks.push(chunk))
+    child.stderr?.on('data', (chunk) => chunks.push(chunk))
+    child.on('close', (code, signal) => resolve({ script, code: code ?? 1, signal, output: Buffer.concat(chunks).toString() }))
+  })
+}
+
+async function sequence (scripts, options) {
+  const results = []
+  for (const script of scripts) results.push(await run(script, options))
+  return results
+}
+
+const started = Date.now()
+const [postgres, beside] = await Promise.all([
+  run('test:postgres', { env: coverageEnv }),
+  (async () => [
+    ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false }),
+    ...await sequence(['test:mongo'], { env: coverageEnv, print: false })
+  ])()
+])
+for (const result of beside) {
+  process.stdout.write(`\n── npm run ${result.script} (ran beside the PostgreSQL lane) ──\n${result.output}`)
+}
+const results = [postgres, ...beside]
+if (coverage) results.push(await run('coverage:report'))
+const failed = results.filter((result) => result.code !== 0)
+const seconds = Math.round((Date.now() - started) / 1000)
+for (const result of results) process.stdout.write(`${result.code === 0 ? 'ok    ' : 'FAILED'} npm run ${result.script}${result.signal ? ` (${result.signal})` : ''}\n`)
+process.stdout.write(`npm test: ${failed.length === 0 ? 'passed' : `${failed.length} failed`} in ${seconds} s\n`)
+process.exitCode = failed.length === 0 ? 0 : 1
