@@ -57,7 +57,8 @@ export class TriggerRow extends BaseModel {
   static before (request: Parse.Cloud.BeforeSaveRequest<TriggerRow>) {
     if (request.object.name === 'refused') throw new Parse.Error(Parse.Error.VALIDATION_ERROR, 'refused by beforeSave')
     request.object.derived = `${request.object.name}|${request.user?.id ?? (request.master ? 'master' : 'nobody')}`
-    request.object.unset('secret')
+    request.object.unset('secret') // its default comes back
+    request.object.unset('fresh') // gone for good
     const note = (request.context as { note?: string }).note
     if (note) request.object.contextSeen = note
     if (request.object.name === 'installation') request.object.installation = request.installationId ?? 'none'
@@ -227,6 +228,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
     const sparse = await createRow(PlainRow, { name: 'sparse', fresh: null, ACL: { [alice.id]: { read: true, write: false }, [bob.id]: { read: false } } }, { master: true })
     const read = (await kit.request('GET', `/parse/classes/PlainRow/${sparse.objectId}`, { headers: masterHeaders })).json
     t.equal(sparse.fresh, null, 'the null answered as sent')
+    t.equal((await createRow<{ weight: number }>(PlainRow, { name: 'undefined', weight: undefined }, { master: true })).weight, 7, 'an undefined value is not sent: the default applies')
     t.same(canonical({ ...sparse, fresh: undefined }), canonical({ ...read, fresh: undefined }), 'denied permissions: the answer is the row GET reads')
     await t.rejects(createRow(PlainRow, { name: 'x', crate: new RowCrate({ label: 'unsaved' }) }, { master: true }), { code: Parse.Error.VALIDATION_ERROR, message: /createRow: crate: .*unsaved/ }, 'an unsaved object: 142 naming the field')
     await t.rejects(createRow(PlainRow, { name: 'x', ACL: { someone: { read: 'yes' } } }, { master: true }), { code: Parse.Error.VALIDATION_ERROR, message: /createRow: ACL: / }, 'an ACL Parse.ACL refuses: 142')
