@@ -9,7 +9,7 @@ import t from 'tap'
 import Parse from 'parse/node'
 import { AfterSave, BaseModel, BeforeSave, CloudFunction, ParseClass, ParseField, Route, Type, addUsersToRole, asCaller, createRow, requireUser, withTransaction, type CloudRequest, type Static } from '../lib/index.js'
 import { createObject } from '../lib/parse/direct-writes.js'
-import { parseConfig } from '../lib/access/parse-config.js'
+import { parseConfig, schemaMemo } from '../lib/access/parse-config.js'
 import { APP_ID, appHeaders, masterHeaders, needsRealMongo, startKit } from './helpers/kit.js'
 
 @ParseClass('RowCrate')
@@ -193,7 +193,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
           t.equal(byRow.ok, bySdk.ok, `${label}: createRow ${bySdk.ok ? 'creates' : 'refuses'} as the SDK save does`)
           t.equal(rest.status === 201, bySdk.ok, `${label}: as REST does (${rest.status})`)
           // RestWrite's ordinary steps (parse/lean-create.ts, which createRow and the SDK's saves take) against Parse's REST create: the same bytes.
-          const lean = await outcome(() => createObject(parseConfig(APP_ID), className, { ...restBody }, who.caller.master ? { useMasterKey: true } : { sessionToken: who.caller.user?.getSessionToken() }))
+          const lean = await outcome(() => createObject({ config: parseConfig(APP_ID), schemaMemo: schemaMemo() }, className, { ...restBody }, who.caller.master ? { useMasterKey: true } : { sessionToken: who.caller.user?.getSessionToken() }))
           t.equal(lean.ok ? masked(lean.json) : JSON.stringify({ code: lean.code, error: lean.message }), rest.status === 201 ? masked(rest.json) : rest.text, `${label}: RestWrite's ordinary steps answer REST's bytes`)
           if (!byRow.ok || !bySdk.ok) {
             if (!byRow.ok && !bySdk.ok) t.same({ code: byRow.code, message: byRow.message }, { code: bySdk.code, message: bySdk.message }, `${label}: the same refusal`)

@@ -9,7 +9,7 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  RestQuery, RestWrite, SchemaCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
+  ParseUtils, RestQuery, RestWrite, SchemaCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
@@ -23,6 +23,7 @@ import { expressRouterStack } from '../lib/parse/express-app.js'
 import { extendSaveJSON } from '../lib/parse/save-json.js'
 import { CLASS_SPECIFIC_STEPS, ORDINARY_CREATE_STEPS } from '../lib/parse/lean-create.js'
 import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
+import { objectContainsKeyValue } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
 type Fn = (...args: unknown[]) => unknown
@@ -248,6 +249,30 @@ t.test('a create\'s RestWrite steps: parse/lean-create.ts runs the ordinary ones
   }
 })
 
+t.test('the denylist scan parse/keyword-scan.ts stands in for (Utils.objectContainsKeyValue)', async (t) => {
+  const utils = parseSource('Utils.js')
+  t.match(utils, /static checkProhibitedKeywords\(config, data\) \{\s*if \(config\?\.requestKeywordDenylist\) \{[^]*?for \(const keyword of config\.requestKeywordDenylist\) \{\s*const match = Utils\.objectContainsKeyValue\(data, keyword\.key, keyword\.value\);/,
+    'checkProhibitedKeywords calls Utils.objectContainsKeyValue(data, keyword.key, keyword.value) through the class, keyword by keyword')
+  const scan = /static objectContainsKeyValue\(obj, key, value\) \{([^]*?)\n {2}\}\n/.exec(utils)?.[1] ?? ''
+  t.match(scan, /const isMatch = \(a, b\) => typeof a === 'string' && new RegExp\(b\)\.test\(a\) \|\| a === b;/, 'the match rule: a string against new RegExp(pattern), anything by ===')
+  t.match(scan, /const stack = \[obj\];\s*const seen = new WeakSet\(\);\s*while \(stack\.length > 0\) \{\s*const current = stack\.pop\(\);\s*if \(seen\.has\(current\)\) \{\s*continue;\s*\}\s*seen\.add\(current\);\s*for \(const \[k, v\] of Object\.entries\(current\)\) \{/, 'the walk: a stack, each object once, its own entries')
+  t.match(scan, /if \(key !== undefined && value === undefined && isKeyMatch\(k\)\) \{\s*return true;\s*\} else if \(key === undefined && value !== undefined && isValueMatch\(v\)\) \{\s*return true;\s*\} else if \(key !== undefined && value !== undefined && isKeyMatch\(k\) && isValueMatch\(v\)\) \{\s*return true;\s*\}\s*if \(\['\[object Object\]', '\[object Array\]'\]\.includes\(Object\.prototype\.toString\.call\(v\)\)\) \{\s*stack\.push\(v\);/,
+    'a key, a value or a pair; then objects and arrays (by their tag) are walked')
+  t.equal(scan.match(/return /g)?.length, 4, 'it answers true at the first match and false after the walk, nothing else')
+})
+
+t.test('a write\'s view of a shared SchemaController (parse/reused-schema.ts writeView)', async (t) => {
+  const schema = parseSource('Controllers/SchemaController.js')
+  const controller = /class SchemaController \{([^]*?)\n\}\n/.exec(schema)?.[1] ?? ''
+  t.ok(controller.length > 1000, 'the SchemaController class is found')
+  t.notMatch(controller, /this\.#/, 'no private fields: a view made with Object.create reaches every member')
+  t.same([...schema.matchAll(/schemaData(?:\[[^\]]*\])?(?:\.\w+)* = /g)].map((match) => match[0]), ['schemaData = ', 'schemaData = ', 'schemaData = '],
+    'the schema data is only ever replaced whole (this.schemaData = new SchemaData(…)), never edited in place')
+  t.match(schema, /reloadData\(options = \{\s*clearCache: false\s*\}\) \{\s*if \(this\.reloadDataPromise && !options\.clearCache\) \{/, 'reloadData parks its promise on the controller (the view\'s own)')
+  const database = parseSource('Controllers/DatabaseController.js')
+  t.match(database, /if \(key\.startsWith\('userField:'\)\) \{[^]*?serverOnlyKeys\.push\(fieldName\);[^]*?if \(serverOnlyKeys\.length > 0\) \{\s*perms\.protectedFields\.temporaryKeys = serverOnlyKeys;/, 'only protected fields by pointer edit the permissions in place (temporaryKeys; reused-schema.ts shares no controller then)')
+})
+
 t.test('the Parse SDK\'s encoder: what createRow sends (parse/internals.ts encodeForSave)', async (t) => {
   const pointer = Parse.Object.fromJSON({ className: 'Thing', objectId: 'abc', label: 'fetched' })
   t.same(encodeForSave({ thing: pointer, when: new Date('2024-01-02T03:04:05.006Z'), acl: new Parse.ACL({ u1: { read: true } }) }), {
@@ -366,6 +391,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')
   // parse/push-without-adapter.ts: ParseServer#start takes getPushController from the module's exports object.
   t.not(Controllers.getPushController, parseGetPushController, 'the kit replaced getPushController on Controllers/index.js')
+  t.equal(ParseUtils.objectContainsKeyValue, objectContainsKeyValue, 'the kit replaced Utils.objectContainsKeyValue with its compiled-pattern scan (parse/keyword-scan.ts)')
   const loadedFiles = Object.keys(createRequire(import.meta.url).cache)
   t.notOk(loadedFiles.some((file) => file.includes('/firebase-admin/')), 'started without a push option, Parse did not load @parse/push-adapter (firebase-admin)')
 

@@ -3,9 +3,16 @@
 // showed in profiles; the kit never puts a transaction on this one, so one is
 // kept per running kit (lib/kit-state.ts), and forgotten when its server starts or stops.
 import { Config, type ParseConfig } from '../parse/internals.js'
+import type { SchemaMemo } from '../parse/reused-schema.js'
 import { currentKitState, statePart } from '../kit-state.js'
 
 const cachePart = statePart('parse config', () => ({ appId: undefined as string | undefined, config: undefined as ParseConfig | undefined }))
+const schemaMemoPart = statePart('shared schema controller', (): SchemaMemo => ({}))
+
+/** The schema controller the kit's reads and writes share while Parse's schema cache is unchanged (parse/reused-schema.ts). */
+export function schemaMemo (): SchemaMemo {
+  return currentKitState().get(schemaMemoPart)
+}
 
 export function parseConfig (appId: string): ParseConfig {
   const cached = currentKitState().get(cachePart)

@@ -2,10 +2,11 @@
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from 'parse-server'
 import { SchemaCache } from '../parse/internals.js'
-import { forgetParseConfig, parseConfig } from '../access/parse-config.js'
+import { forgetParseConfig, parseConfig, schemaMemo } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
 import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
 import { installTransactionalBatchErrors } from '../parse/transactional-batch.js'
+import { installKeywordScan } from '../parse/keyword-scan.js'
 import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 import type { FastifyBaseLogger } from 'fastify'
@@ -81,6 +82,8 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   installPushWithoutAdapter()
   // Before the app is built: a failed transactional /batch answers its inner error, not an opaque 500.
   installTransactionalBatchErrors()
+  // Parse's requestKeywordDenylist scan with each pattern compiled once (three scans per create).
+  installKeywordScan()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   const removePasswordStampGuard = guardPasswordStamp()
   try {
@@ -91,7 +94,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   }
   const app = buildAppLeavingProcessAlone(server)
   // After the app is built: building it installs the in-process SDK controller that this wraps.
-  const removeDirectWrites = installDirectWrites(() => parseConfig(options.appId))
+  const removeDirectWrites = installDirectWrites(() => parseConfig(options.appId), schemaMemo)
   return {
     server,
     app,

@@ -8,7 +8,7 @@
 // into it) is left out.
 import Parse from 'parse/node'
 import { createObject } from '../parse/direct-writes.js'
-import { parseConfig } from '../access/parse-config.js'
+import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { encodeForSave } from '../parse/internals.js'
 import { modelByClass } from './registry.js'
 
@@ -41,7 +41,8 @@ export async function createRow<Row extends object = Record<string, unknown>> (
 ): Promise<Row & CreatedRow> {
   const className = classNameOf(Model)
   const body = encodeFields(fields)
-  const response = await createObject(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), className, { ...body }, {
+  const server = { config: parseConfig(Parse.CoreManager.get('APPLICATION_ID')), schemaMemo: schemaMemo() }
+  const response = await createObject(server, className, { ...body }, {
     ...saveAs(caller),
     ...(options.context ? { context: options.context } : {})
   })

@@ -5,13 +5,8 @@
 import Parse from 'parse/node'
 import { AuthModule, RestQuery } from '../parse/internals.js'
 import { adapterRead } from '../parse/adapter-read.js'
-import { parseConfig } from '../access/parse-config.js'
+import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
-import type { ReadSchemaMemo } from '../parse/reused-read-schema.js'
-import { currentKitState, statePart } from '../kit-state.js'
-
-/** The schema controller reads share while Parse's schema cache is unchanged (one per running kit). */
-const readSchemaPart = statePart('read schema', (): ReadSchemaMemo => ({}))
 
 export interface QueryRowsResult<Row = Record<string, unknown>> {
   results: Row[]
@@ -26,7 +21,7 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count?: boolean } = {}): Promise<QueryRowsResult<Row>> {
   // One schema load for the whole query (find, count, protected fields) instead of one per step,
   // and none while Parse's schema cache is unchanged since an earlier read's.
-  const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), currentKitState().get(readSchemaPart))
+  const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), { memo: schemaMemo() })
   const auth = caller.master
     ? AuthModule.master(config)
     : caller.user

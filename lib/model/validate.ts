@@ -8,9 +8,11 @@ export function validateOrThrow (object: Parse.Object): void {
   const definition = modelByName(object.className)
   if (!definition) throw new Error(`validateOrThrow: ${object.className} is not declared with @ParseClass`)
   const problems: string[] = []
+  // One snapshot: each object.get() rebuilds every attribute from the object's server data and pending operations.
+  const attributes = object.attributes
   for (const [name, field] of definition.fields) {
     if (field.version) continue
-    const value = object.get(name)
+    const value = attributes[name]
     // Parse fills declared defaults after beforeSave runs, so an unset field with a default is fine.
     if (value === undefined && field.default !== undefined) continue
     problems.push(...valueProblems(name, value, field))

@@ -14,13 +14,17 @@
 // - one schema controller serves the whole save: Parse builds a new one on
 //   every loadSchema() call, four or five per save, although it means a write
 //   to see one schema ("one request could use multiple schemas" is what its
-//   DatabaseController avoids by not keeping one).
+//   DatabaseController avoids by not keeping one); and, given the running
+//   kit's memo, the save takes the controller an earlier read or write built
+//   while Parse's schema cache is unchanged (reused-schema.ts), through a view
+//   of its own.
 // Everything else (batches, queries, deletes, Parse's own `_` classes, saves
 // inside a batch) takes Parse's controller as before.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import Parse from 'parse/node'
 import { AuthModule, rest, type ParseConfig } from './internals.js'
 import { withOneSchemaLoad } from './one-schema-load.js'
+import type { SchemaMemo } from './reused-schema.js'
 import { createThroughRestWrite } from './lean-create.js'
 
 /** A caller already resolved for this request: its session token and (built on first read) its user. */
@@ -55,9 +59,10 @@ export function runAsCaller<T> (caller: KnownCaller, body: () => T): T {
 /**
  * Wraps the controller Parse installed for directAccess (call after Parse's app
  * is built); returns the undo. Without directAccess (the SDK goes over HTTP)
- * nothing changes. `parseConfig` gives the running server's Config (the kit keeps one per kit).
+ * nothing changes. `parseConfig` gives the running server's Config and
+ * `schemaMemo` the schema controller its operations share (the kit keeps one of each per kit).
  */
-export function installDirectWrites (parseConfig: () => ParseConfig): () => void {
+export function installDirectWrites (parseConfig: () => ParseConfig, schemaMemo?: () => SchemaMemo): () => void {
   const current = Parse.CoreManager.getRESTController() as unknown as RESTController
   if (current[DIRECT] || current.request.name !== 'handleRequest') return () => {}
   const original = current.request
@@ -68,7 +73,7 @@ export function installDirectWrites (parseConfig: () => ParseConfig): () => void
       // A config argument marks an inner request of a batch: it belongs to the batch's own session.
       const target = config === undefined ? singleObjectWrite(method, path) : undefined
       if (!target) return original.call(this, method, path, data, options, config)
-      return write(parseConfig(), target, (data ?? {}) as Record<string, unknown>, options ?? {})
+      return write({ config: parseConfig(), schemaMemo: schemaMemo?.() }, target, (data ?? {}) as Record<string, unknown>, options ?? {})
     }
   }
   Parse.CoreManager.setRESTController(direct as never)
@@ -87,16 +92,19 @@ function singleObjectWrite (method: string, path: string): WriteTarget | undefin
   return { className, objectId }
 }
 
+/** The running server a write goes to: its Config and the schema controller its operations share. */
+export interface WriteServer { config: ParseConfig, schemaMemo?: SchemaMemo }
+
 /**
  * One object created through Parse's RestWrite exactly as the SDK's save of a new
  * object would create it (same auth for the same options, same context copy):
  * Parse's REST answer `{objectId, createdAt, …fields the server set}`.
  */
-export async function createObject (serverConfig: ParseConfig, className: string, body: Record<string, unknown>, options: SaveOptions): Promise<Record<string, unknown>> {
-  return await write(serverConfig, { className }, body, options) as Record<string, unknown>
+export async function createObject (server: WriteServer, className: string, body: Record<string, unknown>, options: SaveOptions): Promise<Record<string, unknown>> {
+  return await write(server, { className }, body, options) as Record<string, unknown>
 }
 
-async function write (serverConfig: ParseConfig, target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
+async function write (server: WriteServer, target: WriteTarget, body: Record<string, unknown>, options: SaveOptions): Promise<unknown> {
   // A copy, as Parse makes: triggers may change their context without reaching the caller's object.
   let context: Record<string, unknown> = {}
   try {
@@ -104,7 +112,7 @@ async function write (serverConfig: ParseConfig, target: WriteTarget, body: Reco
   } catch (error) {
     throw new Parse.Error(Parse.Error.INVALID_VALUE, `Context contains non-cloneable values: ${(error as Error).message}`)
   }
-  const config = withOneSchemaLoad(serverConfig)
+  const config = withOneSchemaLoad(server.config, { memo: server.schemaMemo, write: true })
   const auth = await authFor(options, config)
   const result = target.objectId === undefined
     ? await createThroughRestWrite(config, auth, target.className, body, context)

@@ -14,6 +14,7 @@ import RestQueryExports from 'parse-server/lib/RestQuery.js'
 import RestExports from 'parse-server/lib/rest.js'
 import RestWriteExports from 'parse-server/lib/RestWrite.js'
 import SharedRestExports from 'parse-server/lib/SharedRest.js'
+import UtilsExports from 'parse-server/lib/Utils.js'
 import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
@@ -47,6 +48,8 @@ export const RestWrite = RestWriteExports as Server.RestWriteClass
 /** What rest.create checks before it builds its RestWrite (Parse's classes that only the master key may touch, a read-only master key). */
 export const enforceRoleSecurity = (SharedRestExports as Server.SharedRestExports).enforceRoleSecurity
 export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
+/** Parse's Utils class (parse/keyword-scan.ts replaces its denylist scan). */
+export const ParseUtils = UtilsExports as Server.UtilsClass
 export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports
 /** The class of the per-request database controller (Config.get builds one per request). */
 export const DatabaseController = DatabaseControllerExports as Server.DatabaseControllerClass

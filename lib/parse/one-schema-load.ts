@@ -6,25 +6,39 @@
 // two schemas; within one query or one write the schema cannot usefully change,
 // so one load serves every step of it.
 import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
-import { reusedReadSchema, type ReadSchemaMemo } from './reused-read-schema.js'
+import { reusedSchema, writeView, type SchemaMemo } from './reused-schema.js'
+
+export interface OneSchemaLoadOptions {
+  /**
+   * The running kit's memo: the operation's first load then takes the
+   * controller an earlier operation built while Parse's schema cache has not
+   * changed (reused-schema.ts).
+   */
+  memo?: SchemaMemo
+  /** The operation writes: it takes a view of a shared controller, so what its validation reassigns stays its own. */
+  write?: boolean
+}
 
 /**
  * A view of Parse's Config whose database controller answers the schema this
  * operation loaded last: a load asked with clearCache replaces it, a failed
  * load is not kept. Everything else is the shared config and controller
- * themselves, read through the prototype. A read-only operation may pass the
- * running kit's memo: its first load then takes the controller an earlier read
- * built while Parse's schema cache has not changed (reused-read-schema.ts).
+ * themselves, read through the prototype.
  */
-export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C, readMemo?: ReadSchemaMemo): C {
+export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C, options: OneSchemaLoadOptions = {}): C {
+  const { memo, write = false } = options
   const shared = config.database
   const load = shared.loadSchema
   let loaded: ReturnType<ParseDatabaseController['loadSchema']> | undefined
-  function loadSchema (this: ParseDatabaseController, options?: { clearCache?: boolean }) {
-    if (loaded && !options?.clearCache) return loaded
+  function loadSchema (this: ParseDatabaseController, loadOptions?: { clearCache?: boolean }) {
+    if (loaded && !loadOptions?.clearCache) return loaded
     // A schema cache with a time to live is refreshed by the loads themselves: those keep loading.
-    const reuse = readMemo && !options?.clearCache && !(this.adapter as { schemaCacheTtl?: number }).schemaCacheTtl
-    const attempt = reuse ? reusedReadSchema(readMemo, () => load.call(this, options)) : load.call(this, options)
+    const reuse = memo && !loadOptions?.clearCache && !(this.adapter as { schemaCacheTtl?: number }).schemaCacheTtl
+    const attempt = reuse ? reusedSchema(memo, () => load.call(this, loadOptions)) : load.call(this, loadOptions)
+    if (reuse && write) return remember(attempt.then(writeView))
+    return remember(attempt)
+  }
+  function remember (attempt: ReturnType<ParseDatabaseController['loadSchema']>) {
     loaded = attempt
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt

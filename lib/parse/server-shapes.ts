@@ -66,6 +66,12 @@ export type RestWriteInstance = { [step in RestWriteStep]: () => unknown } & {
   execute (): Promise<RestWriteResult>
 }
 
+/** Parse's Utils class: its denylist scan (checkProhibitedKeywords calls Utils.objectContainsKeyValue through the class). */
+export interface UtilsClass {
+  objectContainsKeyValue (object: unknown, key: unknown, value: unknown): boolean
+  checkProhibitedKeywords (config: unknown, data: unknown): void
+}
+
 export interface SharedRestExports {
   enforceRoleSecurity (method: 'create' | 'update' | 'delete' | 'find' | 'get', className: string, auth: unknown, config: unknown): void
 }
