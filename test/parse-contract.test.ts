@@ -273,6 +273,15 @@ t.test('a write\'s view of a shared SchemaController (parse/reused-schema.ts wri
   t.match(database, /if \(key\.startsWith\('userField:'\)\) \{[^]*?serverOnlyKeys\.push\(fieldName\);[^]*?if \(serverOnlyKeys\.length > 0\) \{\s*perms\.protectedFields\.temporaryKeys = serverOnlyKeys;/, 'only protected fields by pointer edit the permissions in place (temporaryKeys; reused-schema.ts shares no controller then)')
 })
 
+t.test('role loads shared while they run (parse/shared-role-loads.ts): what Auth#_loadRoles leaves on its Auth', async (t) => {
+  const auth = parseSource('Auth.js')
+  t.match(auth, /if \(this\.rolePromise\) \{\s*return this\.rolePromise;\s*\}\s*this\.rolePromise = this\._loadRoles\(\);\s*return this\.rolePromise;/, 'getUserRoles loads through this._loadRoles() (on the prototype), once per Auth')
+  const load = /Auth\.prototype\._loadRoles = async function \(\) \{([^]*?)\n\};/.exec(auth)?.[1] ?? ''
+  t.match(load, /const cachedRoles = await this\.cacheController\.role\.get\(this\.user\.id\);\s*if \(cachedRoles != null\) \{\s*this\.fetchedRoles = true;\s*this\.userRoles = cachedRoles;\s*return cachedRoles;/, 'a cache hit leaves fetchedRoles and userRoles, keyed by the user\'s id alone')
+  t.match(load, /this\.fetchedRoles = true;\s*this\.rolePromise = null;\s*this\.cacheRoles\(\);\s*return this\.userRoles;\s*$/, 'a load leaves userRoles, fetchedRoles and rolePromise = null, and fills the cache')
+  t.equal(typeof (AuthModule.Auth.prototype as unknown as Record<string, unknown>).getRolesForUser, 'function', 'Auth#getRolesForUser (the first query of a load)')
+})
+
 t.test('the Parse SDK\'s encoder: what createRow sends (parse/internals.ts encodeForSave)', async (t) => {
   const pointer = Parse.Object.fromJSON({ className: 'Thing', objectId: 'abc', label: 'fetched' })
   t.same(encodeForSave({ thing: pointer, when: new Date('2024-01-02T03:04:05.006Z'), acl: new Parse.ACL({ u1: { read: true } }) }), {

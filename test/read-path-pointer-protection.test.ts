@@ -1,5 +1,5 @@
-// Reads share Parse's schema controller while the schema is unchanged
-// (lib/parse/reused-read-schema.ts) — except when protected fields by pointer
+// Reads (and writes) share Parse's schema controller while the schema is unchanged
+// (lib/parse/reused-schema.ts) — except when protected fields by pointer
 // ("userField:…") exist: a read with `keys` then parks temporary keys on the
 // class's permissions, which a shared controller would pass on to the next
 // read (stripping a field it must send). Every answer here must equal Parse's

@@ -15,6 +15,7 @@ import { runAsCaller } from '../parse/direct-writes.js'
 import { ASK_PARSE, userCacheEntryNow } from './user-cache.js'
 import type { Credentials } from './credentials.js'
 import { callerWithoutLookup, type Admission, type Caller } from './admission.js'
+import { currentKitState, statePart } from '../kit-state.js'
 
 /**
  * The caller when nothing has to be awaited: the master key, no session, or a
@@ -25,13 +26,41 @@ export function callerNow (admission: Admission, appId: string): Caller | undefi
   return callerWithoutLookup(admission) ?? cachedCallerNow(admission.credentials, appId)
 }
 
-/** The session's caller when callerNow had none: Parse's cache on another adapter, else Parse's session lookup. */
+/** Session lookups running now, by session token (one per running kit). */
+const lookupsPart = statePart('session lookups', () => new Map<string, Promise<unknown>>())
+
+/**
+ * The session's caller when callerNow had none: Parse's cache on another
+ * adapter, else Parse's session lookup. When Parse's cache entry for a session
+ * expires, every request of that session then in flight misses at once; they
+ * wait for the one lookup already running (which fills the cache) and read the
+ * cache after it, each building its own user, instead of each sending the same
+ * queries. A failed lookup fails its waiters alike (an unknown token costs one
+ * query, however many requests carry it).
+ */
 export async function lookUpCaller (credentials: Credentials, appId: string): Promise<Caller> {
   const sessionToken = credentials.sessionToken!
   const config = parseConfig(appId)
-  const cached = config.extendSessionOnUse ? undefined : await cachedUser(config, sessionToken)
+  if (config.extendSessionOnUse) return await callerBySession(config, credentials)
+  const cached = await cachedUser(config, sessionToken)
   if (cached) return new CachedSessionCaller(cached, sessionToken)
-  const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId: credentials.installationId })
+  const lookups = currentKitState().get(lookupsPart)
+  const running = lookups.get(sessionToken)
+  if (running) {
+    await running
+    const filled = await cachedUser(config, sessionToken)
+    if (filled) return new CachedSessionCaller(filled, sessionToken)
+  }
+  const lookup = callerBySession(config, credentials)
+  lookups.set(sessionToken, lookup)
+  const forget = () => { if (lookups.get(sessionToken) === lookup) lookups.delete(sessionToken) }
+  lookup.then(forget, forget)
+  return await lookup
+}
+
+/** Parse's own session lookup (it fills Parse's user cache). */
+async function callerBySession (config: ParseConfig, credentials: Credentials): Promise<Caller> {
+  const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken: credentials.sessionToken!, installationId: credentials.installationId })
   const user = auth.user
   return { master: false, user, userId: user?.id }
 }
