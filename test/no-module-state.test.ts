@@ -24,7 +24,7 @@ const ALLOWED = new Map<string, string>([
   ['lib/access/credentials.ts: const compiled', 'memo keyed by a kit\'s masterKeyIps list'],
   ['lib/access/credentials.ts: const ruleDigests', 'memo keyed by a kit\'s master key rule'],
   ['lib/parse/keyword-scan.ts: const compiled', 'memo of a pure function (a denylist pattern → its RegExp), bounded'],
-  ['lib/parse/shared-role-loads.ts: const running', 'loads in flight only (each removed when it settles), keyed by app id and user; it patches Parse\'s Auth for the process, and lib/parse/ cannot reach the kit\'s state']
+  ['lib/parse/shared-loads.ts: let drops', 'a count of Parse\'s cache drops, from a patch of Parse\'s SubCache for the process (lib/parse/ cannot reach the kit\'s state); only compared for equality']
 ])
 
 function sources (dir: string): string[] {

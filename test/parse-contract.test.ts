@@ -9,7 +9,7 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
-  ParseUtils, RestQuery, RestWrite, SchemaCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
+  ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
@@ -280,6 +280,12 @@ t.test('role loads shared while they run (parse/shared-role-loads.ts): what Auth
   t.match(load, /const cachedRoles = await this\.cacheController\.role\.get\(this\.user\.id\);\s*if \(cachedRoles != null\) \{\s*this\.fetchedRoles = true;\s*this\.userRoles = cachedRoles;\s*return cachedRoles;/, 'a cache hit leaves fetchedRoles and userRoles, keyed by the user\'s id alone')
   t.match(load, /this\.fetchedRoles = true;\s*this\.rolePromise = null;\s*this\.cacheRoles\(\);\s*return this\.userRoles;\s*$/, 'a load leaves userRoles, fetchedRoles and rolePromise = null, and fills the cache')
   t.equal(typeof (AuthModule.Auth.prototype as unknown as Record<string, unknown>).getRolesForUser, 'function', 'Auth#getRolesForUser (the first query of a load)')
+  // parse/shared-loads.ts counts the drops of Parse's cache entries (revocations) through SubCache's prototype.
+  const cache = parseSource('Controllers/CacheController.js')
+  t.match(cache, /this\.role = new SubCache\('role', this\);\s*this\.user = new SubCache\('user', this\);/, 'the role and user caches are SubCaches')
+  for (const name of ['del', 'clear']) t.equal(typeof (SubCache.prototype as unknown as Record<string, unknown>)[name], 'function', `SubCache#${name} (a drop)`)
+  t.match(parseSource('RestWrite.js'), /if \(this\.className === '_Role'\) \{\s*this\.config\.cacheController\.role\.clear\(\);/, 'a _Role write drops the role cache through SubCache#clear')
+  t.match(parseSource('rest.js'), /cacheAdapter\.user\.del\(firstResult\.sessionToken\);/, 'a _Session delete drops its cached user through SubCache#del')
 })
 
 t.test('the Parse SDK\'s encoder: what createRow sends (parse/internals.ts encodeForSave)', async (t) => {

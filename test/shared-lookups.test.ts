@@ -5,10 +5,12 @@
 // role list of its own, and a bad token is answered alike to all, for one query.
 import t from 'tap'
 import Parse from 'parse/node'
-import { addUsersToRole, CloudFunction, ensureRole, Route, type CloudRequest } from '../lib/index.js'
+import { addUsersToRole, CloudFunction, ensureRole, removeUsersFromRole, Route, type CloudRequest } from '../lib/index.js'
 import { parseConfig } from '../lib/access/parse-config.js'
+import { lookUpCaller } from '../lib/access/session.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { roleLoadsRunning } from '../lib/parse/shared-role-loads.js'
+import { SharedLoads } from '../lib/parse/shared-loads.js'
 import { APP_ID, startKit } from './helpers/kit.js'
 
 @Route('lookups')
@@ -90,4 +92,108 @@ t.test('concurrent role loads of one user share one load when Parse\'s role cach
   t.same(after.map((roles) => [...roles].sort()), Array(5).fill(['role:Editor', 'role:Reviewer']), 'a new role is seen by the next loads')
   t.ok(queries.calls <= 1, 'which again share one load')
   void kit
+})
+
+/** A gate a test opens by hand. */
+function gate (): { opened: Promise<void>, open: () => void } {
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => { open = resolve })
+  return { opened, open }
+}
+
+const within = <T>(promise: Promise<T>, ms: number) => Promise.race([
+  promise.then((value) => ({ value }), (error: Parse.Error) => ({ code: error.code })),
+  new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms))
+])
+
+t.test('the limits of sharing: a revocation, a stuck load and a failed one', async (t) => {
+  const kit = await startKit(t)
+  const config = parseConfig(APP_ID)
+  const user = await kit.signUp('limits-user')
+  await ensureRole('Auditor')
+  await addUsersToRole('Auditor', [user.id])
+  const member = Parse.User.fromJSON({ className: '_User', objectId: user.id }) as Parse.User
+  const auth = () => new AuthModule.Auth({ config, isMaster: false, user: member }) as unknown as { getUserRoles (): Promise<string[]> }
+  const prototype = AuthModule.Auth.prototype as unknown as { getRolesForUser (): Promise<unknown[]> }
+  const getRolesForUser = prototype.getRolesForUser
+  t.teardown(() => { prototype.getRolesForUser = getRolesForUser })
+
+  t.test('a role load that starts after a role change does not join one that started before it', async (t) => {
+    await cache().role.del(user.id)
+    const read = gate()
+    const release = gate()
+    let first = true
+    prototype.getRolesForUser = async function (this: unknown) {
+      const roles = await getRolesForUser.call(this)
+      if (first) { first = false; read.open(); await release.opened }
+      return roles
+    }
+    const older = auth().getUserRoles()
+    await read.opened // it has read the membership
+    await removeUsersFromRole('Auditor', [user.id]) // Parse drops its role cache, then writes
+    const newer = auth().getUserRoles()
+    release.open()
+    t.same(await older, ['role:Auditor'], 'the load that started before answers what it read, as Parse\'s would')
+    t.same(await newer, [], 'the load that started after the change reads afresh')
+    prototype.getRolesForUser = getRolesForUser
+    await addUsersToRole('Auditor', [user.id])
+  })
+
+  t.test('a session lookup that starts after the session is destroyed is refused', async (t) => {
+    const other = await kit.signUp('limits-session')
+    await cache().user.del(other.token)
+    const adapter = config.database.adapter as unknown as { find (className: string, ...rest: unknown[]): Promise<unknown> }
+    const find = adapter.find
+    t.teardown(() => { adapter.find = find })
+    const read = gate()
+    const release = gate()
+    let first = true
+    adapter.find = async function (this: unknown, className: string, ...rest: unknown[]) {
+      const rows = await find.call(this, className, ...rest)
+      if (first && className === '_Session') { first = false; read.open(); await release.opened }
+      return rows
+    }
+    const older = lookUpCaller({ sessionToken: other.token }, APP_ID)
+    await read.opened
+    adapter.find = find
+    const session = await new Parse.Query(Parse.Session).equalTo('sessionToken', other.token).first({ useMasterKey: true })
+    await session!.destroy({ useMasterKey: true })
+    const newer = lookUpCaller({ sessionToken: other.token }, APP_ID).then(() => 'admitted', (error: Parse.Error) => error.code)
+    release.open()
+    t.equal((await older).userId, other.id, 'the lookup that started before answers what it read, as Parse\'s would')
+    t.equal(await newer, Parse.Error.INVALID_SESSION_TOKEN, 'the lookup that started after the destroy is refused, as Parse\'s own would be')
+  })
+
+  t.test('a stuck load holds later ones for at most a second; a failed one is not shared', async (t) => {
+    await cache().role.del(user.id)
+    let calls = 0
+    prototype.getRolesForUser = function (this: unknown) {
+      calls++
+      if (calls === 1) return new Promise(() => {}) // a query that never answers
+      if (calls === 2) return Promise.reject(new Parse.Error(Parse.Error.INTERNAL_SERVER_ERROR, 'a passing fault'))
+      return getRolesForUser.call(this)
+    }
+    void auth().getUserRoles().catch(() => {})
+    const started = Date.now()
+    t.same(await within(auth().getUserRoles(), 5000), { code: Parse.Error.INTERNAL_SERVER_ERROR }, 'after the wait, the next load runs (and meets the fault)')
+    t.ok(Date.now() - started < 3000, `it waited ${Date.now() - started} ms for the stuck load, not for ever`)
+    t.same(await within(auth().getUserRoles(), 5000), { value: ['role:Auditor'] }, 'and the one after it reads the roles')
+    prototype.getRolesForUser = getRolesForUser
+  })
+})
+
+t.test('SharedLoads: a joiner of a failed load loads for itself, unless the failure is the answer', async (t) => {
+  let loads = 0
+  const failsFirst = () => ++loads === 1 ? Promise.reject(new Error('a passing fault')) : Promise.resolve(`own load ${loads}`)
+  const shared = new SharedLoads<string>()
+  const [leader, joiner] = await Promise.allSettled([shared.run('k', failsFirst, (value) => `joined ${value}`), shared.run('k', failsFirst, (value) => `joined ${value}`)])
+  t.match(leader, { status: 'rejected', reason: { message: 'a passing fault' } }, 'the failed load\'s own caller gets its failure')
+  t.same(joiner, { status: 'fulfilled', value: 'own load 2' }, 'its joiner loaded for itself')
+  loads = 0
+  const refusing = () => { loads++; return Promise.reject(new Parse.Error(Parse.Error.INVALID_SESSION_TOKEN, 'Invalid session token')) }
+  const answers = new SharedLoads<string>((error) => (error as Parse.Error).code === Parse.Error.INVALID_SESSION_TOKEN)
+  const refused = await Promise.allSettled([1, 2, 3].map(() => answers.run('k', refusing, (value) => value)))
+  t.same(refused.map((outcome) => outcome.status), ['rejected', 'rejected', 'rejected'], 'a refusal that is the answer reaches every joiner')
+  t.equal(loads, 1, 'for one load')
+  t.equal(answers.size + shared.size, 0, 'nothing is left running')
 })

@@ -16,6 +16,7 @@ import { ASK_PARSE, userCacheEntryNow } from './user-cache.js'
 import type { Credentials } from './credentials.js'
 import { callerWithoutLookup, type Admission, type Caller } from './admission.js'
 import { currentKitState, statePart } from '../kit-state.js'
+import { SharedLoads } from '../parse/shared-loads.js'
 
 /**
  * The caller when nothing has to be awaited: the master key, no session, or a
@@ -26,17 +27,15 @@ export function callerNow (admission: Admission, appId: string): Caller | undefi
   return callerWithoutLookup(admission) ?? cachedCallerNow(admission.credentials, appId)
 }
 
-/** Session lookups running now, by session token (one per running kit). */
-const lookupsPart = statePart('session lookups', () => new Map<string, Promise<unknown>>())
+/** Session lookups running now, by session token (one per running kit); an unknown token's refusal is every joiner's answer. */
+const lookupsPart = statePart('session lookups', () => new SharedLoads<Caller>((error) => (error as { code?: unknown })?.code === Parse.Error.INVALID_SESSION_TOKEN))
 
 /**
  * The session's caller when callerNow had none: Parse's cache on another
  * adapter, else Parse's session lookup. When Parse's cache entry for a session
  * expires, every request of that session then in flight misses at once; they
- * wait for the one lookup already running (which fills the cache) and read the
- * cache after it, each building its own user, instead of each sending the same
- * queries. A failed lookup fails its waiters alike (an unknown token costs one
- * query, however many requests carry it).
+ * join the one lookup running (which fills the cache), within the limits of
+ * parse/shared-loads.ts, and read the cache after it, each building its own user.
  */
 export async function lookUpCaller (credentials: Credentials, appId: string): Promise<Caller> {
   const sessionToken = credentials.sessionToken!
@@ -44,18 +43,10 @@ export async function lookUpCaller (credentials: Credentials, appId: string): Pr
   if (config.extendSessionOnUse) return await callerBySession(config, credentials)
   const cached = await cachedUser(config, sessionToken)
   if (cached) return new CachedSessionCaller(cached, sessionToken)
-  const lookups = currentKitState().get(lookupsPart)
-  const running = lookups.get(sessionToken)
-  if (running) {
-    await running
+  return await currentKitState().get(lookupsPart).run(sessionToken, () => callerBySession(config, credentials), async () => {
     const filled = await cachedUser(config, sessionToken)
-    if (filled) return new CachedSessionCaller(filled, sessionToken)
-  }
-  const lookup = callerBySession(config, credentials)
-  lookups.set(sessionToken, lookup)
-  const forget = () => { if (lookups.get(sessionToken) === lookup) lookups.delete(sessionToken) }
-  lookup.then(forget, forget)
-  return await lookup
+    return filled ? new CachedSessionCaller(filled, sessionToken) : await callerBySession(config, credentials)
+  })
 }
 
 /** Parse's own session lookup (it fills Parse's user cache). */

@@ -8,6 +8,7 @@ import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
 import { installTransactionalBatchErrors } from '../parse/transactional-batch.js'
 import { installKeywordScan } from '../parse/keyword-scan.js'
 import { installSharedRoleLoads } from '../parse/shared-role-loads.js'
+import { countCacheDrops } from '../parse/shared-loads.js'
 import { guardPasswordStamp } from '../parse/password-stamp.js'
 import { locateFilesAtServerURL } from './file-urls.js'
 import type { FastifyBaseLogger } from 'fastify'
@@ -85,7 +86,9 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   installTransactionalBatchErrors()
   // Parse's requestKeywordDenylist scan with each pattern compiled once (three scans per create).
   installKeywordScan()
-  // Concurrent misses of Parse's role cache for one user share one load (the cache expires for all of them at once).
+  // Concurrent misses of Parse's session and role caches share one load (the entries expire for all of them at once);
+  // a drop of a cache entry (a revocation) ends the sharing of loads started before it.
+  countCacheDrops()
   installSharedRoleLoads()
   const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
   const removePasswordStampGuard = guardPasswordStamp()

@@ -16,6 +16,7 @@ import RestWriteExports from 'parse-server/lib/RestWrite.js'
 import SharedRestExports from 'parse-server/lib/SharedRest.js'
 import UtilsExports from 'parse-server/lib/Utils.js'
 import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
+import CacheControllerExports from 'parse-server/lib/Controllers/CacheController.js'
 import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
 import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 import GridFSExports from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
@@ -48,6 +49,8 @@ export const RestWrite = RestWriteExports as Server.RestWriteClass
 /** What rest.create checks before it builds its RestWrite (Parse's classes that only the master key may touch, a read-only master key). */
 export const enforceRoleSecurity = (SharedRestExports as Server.SharedRestExports).enforceRoleSecurity
 export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
+/** The per-purpose view of Parse's cache (role, user): parse/shared-loads.ts counts its drops. */
+export const SubCache = (CacheControllerExports as { SubCache: Server.SubCacheClass }).SubCache
 /** Parse's Utils class (parse/keyword-scan.ts replaces its denylist scan). */
 export const ParseUtils = UtilsExports as Server.UtilsClass
 export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports

@@ -16,8 +16,11 @@
 import { SchemaCache } from './internals.js'
 import type { SchemaController } from './server-shapes.js'
 
-/** The last controller loaded for sharing and the schema cache entries it was built from (one per running kit). */
-export interface SchemaMemo { entries?: readonly unknown[], controller?: Promise<SchemaController> }
+/**
+ * The last controller loaded for sharing, the schema cache entries it was built
+ * from, and the schema data it held then (one per running kit).
+ */
+export interface SchemaMemo { entries?: readonly unknown[], controller?: Promise<SchemaController>, built?: SchemaController, data?: unknown }
 
 interface Permissions { classLevelPermissions?: { protectedFields?: Record<string, unknown> } }
 
@@ -33,19 +36,25 @@ const sameEntries = (a: readonly unknown[], b: readonly unknown[]) => a.length =
 
 /**
  * The memo's controller while Parse's schema cache is unchanged since it was
- * built; otherwise `load()`'s, remembered when the cache held the same entries
- * before and after the load (so they are the ones it was built from).
+ * built and the controller still holds the data it was built with (a schema
+ * hook's reload replaces it, emptied when that reload fails); otherwise
+ * `load()`'s, remembered when the cache held the same entries before and after
+ * the load (so they are the ones it was built from).
  */
 export function reusedSchema (memo: SchemaMemo, load: () => Promise<SchemaController>): Promise<SchemaController> {
   const before = SchemaCache.default.all()
-  if (memo.controller && memo.entries && before.length > 0 && sameEntries(memo.entries, before)) return memo.controller
+  if (memo.controller && memo.entries && before.length > 0 && sameEntries(memo.entries, before) && dataOf(memo.built) === memo.data) return memo.controller
   const loading = load()
   loading.then((controller) => {
     const after = SchemaCache.default.all()
-    if (before.length > 0 && sameEntries(before, after) && !parksKeys(after, controller)) Object.assign(memo, { entries: after, controller: loading })
+    if (before.length > 0 && sameEntries(before, after) && !parksKeys(after, controller)) {
+      Object.assign(memo, { entries: after, controller: loading, built: controller, data: dataOf(controller) })
+    }
   }, () => {})
   return loading
 }
+
+const dataOf = (controller: SchemaController | undefined) => (controller as { schemaData?: unknown } | undefined)?.schemaData
 
 /**
  * A write's own face of a shared controller: every method and all data come

@@ -66,6 +66,11 @@ export type RestWriteInstance = { [step in RestWriteStep]: () => unknown } & {
   execute (): Promise<RestWriteResult>
 }
 
+/** Parse's SubCache (CacheController's role, user and graphQL caches). */
+export interface SubCacheClass {
+  prototype: { del (key: string): Promise<unknown>, clear (): Promise<unknown> }
+}
+
 /** Parse's Utils class: its denylist scan (checkProhibitedKeywords calls Utils.objectContainsKeyValue through the class). */
 export interface UtilsClass {
   objectContainsKeyValue (object: unknown, key: unknown, value: unknown): boolean

@@ -3,14 +3,13 @@
 // request builds an Auth of its own. When the cache entry expires (5 s by
 // default), every request of that user then in flight misses at once and
 // runs the same queries: 50 concurrent requests of one user sent 100 role
-// queries in one burst, every 5 s, and the burst was their p99. Here a load
-// of one user's roles in one app that finds another already running takes its
-// answer, as it would have read it from the cache that load fills; each Auth
-// keeps a copy of its own. A role change clears Parse's role cache as before;
-// a load already running when it does answers what it read, exactly as Parse's
-// own load would (and as Parse, it is what the cache then holds).
+// queries in one burst, every 5 s, and the burst was their p99. Here a load of
+// one user's roles in one app joins the one running, within the limits of
+// shared-loads.ts (none after a role change, none older than a second, a
+// failure not shared), and each Auth keeps a copy of the answer.
 // test/parse-contract.test.ts pins the Auth methods this relies on.
 import { AuthModule } from './internals.js'
+import { SharedLoads } from './shared-loads.js'
 
 interface RoleLoader {
   config?: { applicationId?: string }
@@ -22,11 +21,11 @@ interface RoleLoader {
 }
 
 const INSTALLED = Symbol.for('fastify-parse-kit.shared-role-loads')
-const running = new Map<string, Promise<string[]>>()
+const roleLoads = new SharedLoads<string[]>()
 
-/** Role loads running now, by app and user (for tests). */
+/** Role loads running now (for tests). */
 export function roleLoadsRunning (): number {
-  return running.size
+  return roleLoads.size
 }
 
 /** Idempotent: concurrent role loads of one user in one app share the first. */
@@ -35,22 +34,13 @@ export function installSharedRoleLoads (): void {
   if (prototype[INSTALLED]) return
   const loadRoles = prototype._loadRoles
   prototype._loadRoles = function (this: RoleLoader) {
-    const key = `${this.config?.applicationId}\u0000${this.user.id}`
-    const first = running.get(key)
-    if (first) {
+    return roleLoads.run(`${this.config?.applicationId}\u0000${this.user.id}`, () => loadRoles.call(this), (roles) => {
       // What _loadRoles leaves on its Auth once it has the names.
-      return first.then((roles) => {
-        this.userRoles = [...roles]
-        this.fetchedRoles = true
-        this.rolePromise = null
-        return this.userRoles
-      })
-    }
-    const loading = loadRoles.call(this)
-    running.set(key, loading)
-    const forget = () => { if (running.get(key) === loading) running.delete(key) }
-    loading.then(forget, forget)
-    return loading
+      this.userRoles = [...roles]
+      this.fetchedRoles = true
+      this.rolePromise = null
+      return this.userRoles
+    })
   }
   prototype[INSTALLED] = true
 }
