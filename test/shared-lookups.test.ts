@@ -10,7 +10,7 @@ import { parseConfig } from '../lib/access/parse-config.js'
 import { lookUpCaller } from '../lib/access/session.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { roleLoadsRunning } from '../lib/parse/shared-role-loads.js'
-import { SharedLoads } from '../lib/parse/shared-loads.js'
+import { JOIN_MS, SharedLoads } from '../lib/parse/shared-loads.js'
 import { APP_ID, startKit } from './helpers/kit.js'
 
 @Route('lookups')
@@ -196,4 +196,20 @@ t.test('SharedLoads: a joiner of a failed load loads for itself, unless the fail
   t.same(refused.map((outcome) => outcome.status), ['rejected', 'rejected', 'rejected'], 'a refusal that is the answer reaches every joiner')
   t.equal(loads, 1, 'for one load')
   t.equal(answers.size + shared.size, 0, 'nothing is left running')
+})
+
+t.test('SharedLoads: a request joins once at most, so one stuck load costs a joiner a second and no more', async (t) => {
+  const shared = new SharedLoads<string>()
+  let loads = 0
+  // The first load never answers; every later one answers after 1.5 s, later than a joiner waits.
+  const load = () => ++loads === 1 ? new Promise<string>(() => {}) : new Promise<string>((resolve) => setTimeout(() => resolve('loaded'), 1500))
+  void shared.run('k', load, (value) => value)
+  const waits: number[] = []
+  await Promise.all(Array.from({ length: 8 }, async (_, index) => {
+    await new Promise((resolve) => setTimeout(resolve, 150 + index * 250))
+    const started = Date.now()
+    t.equal(await shared.run('k', load, (value) => value), 'loaded')
+    waits.push(Date.now() - started)
+  }))
+  t.ok(Math.max(...waits) < JOIN_MS + 1500 + 400, `no request waited longer than a second and its own load (longest ${Math.max(...waits)} ms)`)
 })

@@ -63,11 +63,15 @@ export class SharedLoads<T> {
       const outcome = await settledWithin(first.promise, first.started + JOIN_MS - now)
       if (outcome.status === 'fulfilled' && first.drops === drops) return await joined(outcome.value)
       if (outcome.status === 'rejected' && this.failureIsTheAnswer(outcome.reason)) throw outcome.reason
-      // Too slow, failed, or a revocation came meanwhile: this request loads for itself.
-      return await this.run(key, load, joined)
     }
+    // Nothing to join, or the one joined was too slow, failed, or a revocation came meanwhile: this
+    // request loads for itself (it joins once at most, so its wait stays bounded), and others may join it.
+    return await this.lead(key, load)
+  }
+
+  private async lead (key: string, load: () => Promise<T>): Promise<T> {
     const loading = load()
-    const entry: Running<T> = { promise: loading, started: now, drops }
+    const entry: Running<T> = { promise: loading, started: Date.now(), drops }
     this.running.set(key, entry)
     const forget = () => { if (this.running.get(key) === entry) this.running.delete(key) }
     loading.then(forget, forget)
