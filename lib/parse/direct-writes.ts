@@ -62,7 +62,7 @@ export function runAsCaller<T> (caller: KnownCaller, body: () => T): T {
  * nothing changes. `parseConfig` gives the running server's Config and
  * `schemaMemo` the schema controller its operations share (the kit keeps one of each per kit).
  */
-export function installDirectWrites (parseConfig: () => ParseConfig, schemaMemo?: () => SchemaMemo): () => void {
+export function installDirectWrites (parseConfig: () => ParseConfig, schemaMemo: () => SchemaMemo): () => void {
   const current = Parse.CoreManager.getRESTController() as unknown as RESTController
   if (current[DIRECT] || current.request.name !== 'handleRequest') return () => {}
   const original = current.request
@@ -73,7 +73,7 @@ export function installDirectWrites (parseConfig: () => ParseConfig, schemaMemo?
       // A config argument marks an inner request of a batch: it belongs to the batch's own session.
       const target = config === undefined ? singleObjectWrite(method, path) : undefined
       if (!target) return original.call(this, method, path, data, options, config)
-      return write({ config: parseConfig(), schemaMemo: schemaMemo?.() }, target, (data ?? {}) as Record<string, unknown>, options ?? {})
+      return write({ config: parseConfig(), schemaMemo: schemaMemo() }, target, (data ?? {}) as Record<string, unknown>, options ?? {})
     }
   }
   Parse.CoreManager.setRESTController(direct as never)

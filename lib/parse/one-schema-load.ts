@@ -34,11 +34,8 @@ export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (conf
     if (loaded && !loadOptions?.clearCache) return loaded
     // A schema cache with a time to live is refreshed by the loads themselves: those keep loading.
     const reuse = memo && !loadOptions?.clearCache && !(this.adapter as { schemaCacheTtl?: number }).schemaCacheTtl
-    const attempt = reuse ? reusedSchema(memo, () => load.call(this, loadOptions)) : load.call(this, loadOptions)
-    if (reuse && write) return remember(attempt.then(writeView))
-    return remember(attempt)
-  }
-  function remember (attempt: ReturnType<ParseDatabaseController['loadSchema']>) {
+    const controller = reuse ? reusedSchema(memo, () => load.call(this, loadOptions)) : load.call(this, loadOptions)
+    const attempt = reuse && write ? controller.then(writeView) : controller
     loaded = attempt
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt
