@@ -125,16 +125,36 @@ t.test('as root, two private data dirs whose paths end alike get separate databa
   t.equal(found.rowCount, 0, "the second directory does not open the first one's database")
 })
 
-t.test('as root, an ephemeral copy is removed when its database closes', { skip: asRoot }, async (t) => {
-  const notices: string[] = []
-  const db = await startEmbeddedPostgres({ dataDir: path.join(privateDir(t), 'pg'), ephemeral: true, onNotice: (line) => notices.push(line) })
-  t.teardown(() => rmSync(db.dataDir, { recursive: true, force: true }))
-  t.ok(db.dataDir.startsWith('/var/tmp/fastify-parse-kit/data/'), 'the database runs from a copy')
-  t.match(notices.join('\n'), `the copy ${db.dataDir} is removed when the database closes`)
-  t.equal(await query(db.uri), 1)
-  await db.stop()
-  t.notOk(existsSync(db.dataDir), 'the copy is gone')
-  t.notOk(existsSync(`${db.dataDir}.json`), 'and its record')
+t.test('as root, an ephemeral copy outlives its database closing (a reboot in the same process opens it again) and is removed when the process exits', { skip: asRoot }, async (t) => {
+  const dataDir = path.join(privateDir(t), 'pg')
+  const script = `import pg from 'pg'
+import { existsSync } from 'node:fs'
+import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
+const notices = []
+const sql = async (uri, text) => { const client = new pg.Client(uri); await client.connect(); try { return await client.query(text) } finally { await client.end() } }
+const first = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: (line) => notices.push(line) })
+await sql(first.uri, 'CREATE TABLE kept (n int)')
+await first.stop()
+const keptAfterClose = existsSync(first.dataDir)
+const second = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: () => {} })
+const found = (await sql(second.uri, "SELECT 1 FROM pg_tables WHERE tablename = 'kept'")).rowCount
+await second.stop()
+console.log('RESULT ' + JSON.stringify({ copy: first.dataDir, again: second.dataDir, keptAfterClose, found, notices }))`
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  let output = ''
+  child.stdout.on('data', (chunk) => { output += String(chunk) })
+  const code = await new Promise((resolve) => child.once('exit', resolve))
+  t.equal(code, 0, 'the process ran to its end')
+  const result = JSON.parse(/RESULT (.+)/.exec(output)![1]) as { copy: string, again: string, keptAfterClose: boolean, found: number, notices: string[] }
+  t.teardown(() => rmSync(result.copy, { recursive: true, force: true }))
+  t.ok(result.copy.startsWith('/var/tmp/fastify-parse-kit/data/'), 'the database ran from a copy')
+  t.match(result.notices.join('\n'), `the copy ${result.copy} is removed when this process exits`)
+  t.ok(result.keptAfterClose, 'the copy stays when its database closes')
+  t.equal(result.again, result.copy, 'a second start on the same directory runs from the same copy')
+  t.equal(result.found, 1, 'and sees what the first one wrote')
+  t.notOk(existsSync(result.copy), 'the copy is gone once the process exited')
+  t.notOk(existsSync(`${result.copy}.json`), 'and its record')
 })
 
 t.test('as root, an ephemeral copy a killed process left behind is removed at the next relocated start', { skip: asRoot }, async (t) => {

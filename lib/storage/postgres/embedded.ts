@@ -5,7 +5,7 @@
 // failure into a rejected promise, and stop a server a killed parent left behind.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { chown, cp, mkdir, readdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { arch, platform } from 'node:os'
@@ -40,6 +40,8 @@ const OWNER_FILE = 'fpk-owner.json'
 interface CopyRecord { source: string, ephemeralFor?: number }
 const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
 const CACHE_DATA = path.join(CACHE_ROOT, 'data')
+/** This process's ephemeral copies whose server is stopped: removed when the process exits. */
+const stoppedCopies = new Set<string>()
 
 export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const notice = options.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`))
@@ -53,15 +55,14 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
     ;({ binDir, dataDir } = await relocate(binDir, source, owner, options.ephemeral === true))
     copy = dataDir
     notice(options.ephemeral
-      ? `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT} (the copy ${dataDir} is removed when the database closes)`
+      ? `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT} (the copy ${dataDir} is removed when this process exits)`
       : `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}: the data of ${source} lives in ${dataDir} (to drop it: rm -r ${dataDir} ${dataDir}.json)`)
   }
   await takeOverDataDir(dataDir, options.dataDir, notice)
   const password = await initialiseCluster(binDir, dataDir, owner)
   const port = await freePort()
   const server = await supervise(() => launch(binDir, dataDir, port, owner, options), dataDir, notice)
-  // An ephemeral copy has no use once its server stopped: it goes with it.
-  const stop = copy && options.ephemeral ? async () => { await server.stop(); await removeCopy(copy) } : server.stop
+  const stop = copy && options.ephemeral ? removedAtExit(copy, server.stop) : server.stop
   try {
     await createDatabase(port, password)
   } catch (error) {
@@ -156,6 +157,29 @@ async function relocate (binDir: string, dataDir: string, owner: Owner, ephemera
   const record: CopyRecord = ephemeral ? { source: dataDir, ephemeralFor: process.pid } : { source: dataDir }
   await writeFile(`${cachedData}.json`, JSON.stringify(record) + '\n', { mode: 0o644 })
   return { binDir: cachedBin, dataDir: cachedData }
+}
+
+/**
+ * An ephemeral copy lives as long as its process, as the data directory it
+ * stands for does: a later start on the same directory in the same process (a
+ * reboot with changed declarations) opens the same database. Only a stopped
+ * copy is removed at exit; one whose server still runs keeps its record, and
+ * the next relocated start stops that server and removes it (as after a kill).
+ */
+function removedAtExit (copy: string, stopServer: () => Promise<void>): () => Promise<void> {
+  stoppedCopies.delete(copy)
+  if (!process.listeners('exit').includes(removeStoppedCopies)) process.on('exit', removeStoppedCopies)
+  return async () => {
+    await stopServer()
+    stoppedCopies.add(copy)
+  }
+}
+
+function removeStoppedCopies (): void {
+  for (const copy of stoppedCopies) {
+    rmSync(copy, { recursive: true, force: true })
+    rmSync(`${copy}.json`, { force: true })
+  }
 }
 
 async function removeCopy (copy: string): Promise<void> {
