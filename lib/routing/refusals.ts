@@ -28,63 +28,78 @@ export interface Refusal {
 export type RefusalGuards = Pick<RouteShorthandOptions, 'onRequest' | 'preValidation'>
 
 /**
- * Registers the refusals of every declared path: one constrained wildcard route for
- * all of them. Paths whose loose spellings collide (they differ only in case, say)
- * keep a refusal route of their own, as every path had before.
+ * The refusals of every declared path, answered by one constrained wildcard route.
+ * Made before the declared routes are registered: adding a constraint strategy
+ * rebuilds the instance's whole router, which with a thousand functions' routes
+ * already in it cost a fifth of the boot's routing work. The strategy stays unused
+ * (and derives nothing) until `answer` registers the one route that needs it.
  */
-export function answerRefusals (scope: FastifyInstance, base: string, refusals: Refusal[], guards: RefusalGuards): void {
-  const byKey = new Map<string, Refusal>()
-  const clashing = new Set<string>()
-  for (const refusal of refusals) {
-    const key = looseKey(refusal.url)
-    if (byKey.has(key)) clashing.add(key)
-    else byKey.set(key, refusal)
-  }
-  const ownRoute = refusals.filter((refusal) => clashing.has(looseKey(refusal.url)))
-  for (const key of clashing) byKey.delete(key)
-  for (const { url, refused, allowed } of ownRoute) {
-    if (refused.length > 0) scope.route({ method: refused, url, ...guards, handler: methodNotAllowed(allowed) })
-  }
-  if (byKey.size === 0) return
+export class Refusals {
+  private byKey = new Map<string, Refusal>()
 
-  const refusalOf = (request: IncomingMessage): Refusal | undefined => {
-    const url = request.url ?? ''
-    // Every request on the instance passes here: origin-form targets only (the mount refuses the others).
-    if (url.charCodeAt(0) !== 47) return undefined
-    const refusal = byKey.get(looseKey(url))
-    if (refusal === undefined || !refusal.refused.includes(request.method as HttpMethod)) return undefined
-    // The loose key matches more spellings than the router does: this one must reach the path's own route.
-    const route = scope.findRoute({ method: refusal.served, url })
-    return route !== null && !('*' in route.params) ? refusal : undefined
-  }
-  if (!scope.hasConstraintStrategy(CONSTRAINT)) {
+  constructor (private readonly scope: FastifyInstance) {
+    if (scope.hasConstraintStrategy(CONSTRAINT)) return
     scope.addConstraintStrategy({
       name: CONSTRAINT,
       storage () {
         const stores = new Map<unknown, unknown>()
         return { get: (value: unknown) => stores.get(value) ?? null, set: (value: unknown, store: unknown) => { stores.set(value, store) } } as never
       },
-      deriveConstraint: (request: IncomingMessage) => refusalOf(request) === undefined ? undefined : true,
+      deriveConstraint: (request: IncomingMessage) => this.refusalOf(request) === undefined ? undefined : true,
       mustMatchWhenDerived: false,
       validate (value: unknown) {
         if (value !== true) throw new Error(`${CONSTRAINT} takes only true`)
       }
     })
   }
-  const verbs = [...new Set([...byKey.values()].flatMap((refusal) => refusal.refused))]
-  const answers = new Map([...byKey.values()].map((refusal) => [refusal, methodNotAllowed(refusal.allowed)]))
-  scope.route({
-    method: verbs,
-    url: `${base}/*`,
-    constraints: { [CONSTRAINT]: true },
-    // HEAD is refused explicitly where it is refused.
-    exposeHeadRoute: false,
-    ...guards,
-    handler (request, reply) {
-      const refusal = refusalOf(request.raw)!
-      return answers.get(refusal)!.call(this, request, reply)
+
+  /**
+   * Registers the refusals of every declared path. Paths whose loose spellings
+   * collide (they differ only in case, say) keep a refusal route of their own,
+   * as every path had before.
+   */
+  answer (base: string, refusals: Refusal[], guards: RefusalGuards): void {
+    const { scope, byKey } = this
+    const clashing = new Set<string>()
+    for (const refusal of refusals) {
+      const key = looseKey(refusal.url)
+      if (byKey.has(key)) clashing.add(key)
+      else byKey.set(key, refusal)
     }
-  })
+    const ownRoute = refusals.filter((refusal) => clashing.has(looseKey(refusal.url)))
+    for (const key of clashing) byKey.delete(key)
+    for (const { url, refused, allowed } of ownRoute) {
+      if (refused.length > 0) scope.route({ method: refused, url, ...guards, handler: methodNotAllowed(allowed) })
+    }
+    if (byKey.size === 0) return
+
+    const verbs = [...new Set([...byKey.values()].flatMap((refusal) => refusal.refused))]
+    const answers = new Map([...byKey.values()].map((refusal) => [refusal, methodNotAllowed(refusal.allowed)]))
+    const refusalOf = (request: IncomingMessage) => this.refusalOf(request)
+    scope.route({
+      method: verbs,
+      url: `${base}/*`,
+      constraints: { [CONSTRAINT]: true },
+      // HEAD is refused explicitly where it is refused.
+      exposeHeadRoute: false,
+      ...guards,
+      handler (request, reply) {
+        const refusal = refusalOf(request.raw)!
+        return answers.get(refusal)!.call(this, request, reply)
+      }
+    })
+  }
+
+  private refusalOf (request: IncomingMessage): Refusal | undefined {
+    const url = request.url ?? ''
+    // Every request on the instance passes here: origin-form targets only (the mount refuses the others).
+    if (url.charCodeAt(0) !== 47) return undefined
+    const refusal = this.byKey.get(looseKey(url))
+    if (refusal === undefined || !refusal.refused.includes(request.method as HttpMethod)) return undefined
+    // The loose key matches more spellings than the router does: this one must reach the path's own route.
+    const route = this.scope.findRoute({ method: refusal.served, url })
+    return route !== null && !('*' in route.params) ? refusal : undefined
+  }
 }
 
 /**

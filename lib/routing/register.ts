@@ -22,7 +22,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
-import { answerRefusals, type Refusal, type RefusalGuards } from './refusals.js'
+import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -74,10 +74,11 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
       clientKeys: options.clientKeys
     })
     const refusals: Refusal[] = []
+    const answerer = new Refusals(scope)
     for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals)
     // A verb a path does not take is answered only to a caller with the right app id.
     const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
-    answerRefusals(scope, baseOf(options), refusals, guards)
+    answerer.answer(baseOf(options), refusals, guards)
   })
   return functions
 }
@@ -124,7 +125,7 @@ function registerFunction (
       handler
     })
   }
-  // Verbs the function does not take: answered 405 by answerRefusals, once every path is known.
+  // Verbs the function does not take: answered 405 by Refusals#answer, once every path is known.
   const refuse = (refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[]) => {
     if (refused.length > 0) refusals.push({ url, served, refused, allowed })
   }
