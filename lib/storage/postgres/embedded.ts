@@ -177,8 +177,12 @@ function removedAtExit (copy: string, stopServer: () => Promise<void>): () => Pr
 
 function removeStoppedCopies (): void {
   for (const copy of stoppedCopies) {
-    rmSync(copy, { recursive: true, force: true })
-    rmSync(`${copy}.json`, { force: true })
+    try {
+      rmSync(copy, { recursive: true, force: true })
+      rmSync(`${copy}.json`, { force: true })
+    } catch {
+      // Never a throw in an exit handler (it would end a clean exit in a crash): a copy left keeps its record.
+    }
   }
 }
 
