@@ -35,7 +35,7 @@ export type RefusalGuards = Pick<RouteShorthandOptions, 'onRequest' | 'preValida
  * (and derives nothing) until `answer` registers the one route that needs it.
  */
 export class Refusals {
-  private byKey = new Map<string, Refusal>()
+  private readonly byKey = new Map<string, Refusal>()
 
   constructor (private readonly scope: FastifyInstance) {
     if (scope.hasConstraintStrategy(CONSTRAINT)) return

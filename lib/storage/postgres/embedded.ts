@@ -178,17 +178,17 @@ function removedAtExit (copy: string, stopServer: () => Promise<void>): () => Pr
 function removeStoppedCopies (): void {
   for (const copy of stoppedCopies) {
     try {
-      rmSync(copy, { recursive: true, force: true })
-      rmSync(`${copy}.json`, { force: true })
+      removeCopy(copy)
     } catch {
       // Never a throw in an exit handler (it would end a clean exit in a crash): a copy left keeps its record.
     }
   }
 }
 
-async function removeCopy (copy: string): Promise<void> {
-  await rm(copy, { recursive: true, force: true })
-  await rm(`${copy}.json`, { force: true })
+/** Synchronous, for the exit handler too. */
+function removeCopy (copy: string): void {
+  rmSync(copy, { recursive: true, force: true })
+  rmSync(`${copy}.json`, { force: true })
 }
 
 /**
@@ -205,7 +205,7 @@ async function removeAbandonedCopies (notice: (line: string) => void): Promise<v
     if (!Number.isInteger(maker) || maker! <= 0 || maker === process.pid || alive(maker!)) continue
     try {
       if (existsSync(copy)) await takeOverDataDir(copy, copy, notice)
-      await removeCopy(copy)
+      removeCopy(copy)
     } catch {
       // Still held by a running instance (or not ours to remove): left as it is.
     }
