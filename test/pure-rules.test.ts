@@ -12,7 +12,7 @@ import { readCredentials } from '../lib/access/credentials.js'
 import { checkPrefix, kebabPlural } from '../lib/routing/naming.js'
 import { inputSchema, outputSchema } from '../lib/routing/schema.js'
 import { needsSession } from '../lib/routing/options.js'
-import { relocatedDataDir } from '../lib/storage/postgres/embedded.js'
+import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { projectMountPath } from '../cli/commands/generate.js'
 
 t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {

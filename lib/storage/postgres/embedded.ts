@@ -4,14 +4,16 @@
 // copy when the `postgres` OS user cannot reach node_modules, turn every spawn
 // failure into a rejected promise, and stop a server a killed parent left behind.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { chown, cp, mkdir, readdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { chown, mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { arch, platform } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { freePort } from '../free-port.js'
+import { alive, describeProcess, exited, parentOf } from './processes.js'
+import { CACHE_ROOT, relocate, removeAbandonedCopies, removedAtExit, type Owner } from './relocation.js'
 import { DataDirInUseError, EmbeddedDatabaseError, EmbeddedPostgresMissingError } from '../../errors.js'
 
 export interface EmbeddedPostgresOptions {
@@ -36,12 +38,6 @@ const DATABASE = 'parse'
 const SUPERUSER = 'postgres'
 const PASSWORD_FILE = 'fpk-password'
 const OWNER_FILE = 'fpk-owner.json'
-/** Beside a relocated copy (`<copy>.json`, as initdb wants the copy empty): the data directory it stands for, and for an ephemeral one the PID of the process that made it. */
-interface CopyRecord { source: string, ephemeralFor?: number }
-const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
-const CACHE_DATA = path.join(CACHE_ROOT, 'data')
-/** This process's ephemeral copies whose server is stopped: removed when the process exits. */
-const stoppedCopies = new Set<string>()
 
 export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const notice = options.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`))
@@ -51,12 +47,12 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
   let copy: string | undefined
   if (owner && !reachable(owner, binDir, dataDir)) {
     const source = dataDir
-    await removeAbandonedCopies(notice)
+    await removeAbandonedCopies((copy) => takeOverDataDir(copy, copy, notice))
     ;({ binDir, dataDir } = await relocate(binDir, source, owner, options.ephemeral === true))
     copy = dataDir
     notice(options.ephemeral
       ? `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT} (the copy ${dataDir} is removed when this process exits)`
-      : `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}: the data of ${source} lives in ${dataDir} (to drop it: rm -r ${dataDir} ${dataDir}.json)`)
+      : `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}: the data of ${source} lives in ${dataDir} (removing ${source} drops it at the next start)`)
   }
   await takeOverDataDir(dataDir, options.dataDir, notice)
   const password = await initialiseCluster(binDir, dataDir, owner)
@@ -71,20 +67,6 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
   }
   return { uri: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${DATABASE}`, dataDir, port, stop }
 }
-
-/**
- * Where a data directory user postgres cannot reach runs instead: a key made
- * of a hash of its whole absolute path (so two directories whose paths end
- * alike never share a cluster), after its last name for the reader.
- */
-export function relocatedDataDir (dataDir: string): string {
-  const absolute = path.resolve(dataDir)
-  const hash = createHash('sha256').update(absolute).digest('hex').slice(0, 32)
-  const name = path.basename(absolute).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)
-  return path.join(CACHE_DATA, `${name}-${hash}`)
-}
-
-interface Owner { uid: number, gid: number }
 
 function isRoot (): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0
@@ -136,82 +118,6 @@ function reachable (owner: Owner, binDir: string, dataDir: string): boolean {
   return probe.status === 0
 }
 
-/** Copies the binaries (once per version) and maps the data dir under a world-traversable cache. */
-async function relocate (binDir: string, dataDir: string, owner: Owner, ephemeral: boolean): Promise<{ binDir: string, dataDir: string }> {
-  const version = JSON.parse(await readFile(path.join(binDir, '..', 'package.json'), 'utf8')).version as string
-  const cachedBin = path.join(CACHE_ROOT, `postgres-${version}`)
-  await mkdir(CACHE_ROOT, { recursive: true, mode: 0o755 })
-  await chmod(CACHE_ROOT, 0o755)
-  if (!existsSync(path.join(cachedBin, 'bin', 'postgres'))) {
-    const staging = `${cachedBin}.${process.pid}`
-    await cp(binDir, staging, { recursive: true, verbatimSymlinks: true })
-    await rm(cachedBin, { recursive: true, force: true })
-    await cp(staging, cachedBin, { recursive: true, verbatimSymlinks: true })
-    await rm(staging, { recursive: true, force: true })
-  }
-  const cachedData = relocatedDataDir(dataDir)
-  await mkdir(CACHE_DATA, { recursive: true, mode: 0o755 })
-  await chmod(CACHE_DATA, 0o755)
-  await prepareDataDir(cachedData, owner)
-  // Before initdb, so that a copy cut short by a killed process is still known as ephemeral.
-  const record: CopyRecord = ephemeral ? { source: dataDir, ephemeralFor: process.pid } : { source: dataDir }
-  await writeFile(`${cachedData}.json`, JSON.stringify(record) + '\n', { mode: 0o644 })
-  return { binDir: cachedBin, dataDir: cachedData }
-}
-
-/**
- * An ephemeral copy lives as long as its process, as the data directory it
- * stands for does: a later start on the same directory in the same process (a
- * reboot with changed declarations) opens the same database. Only a stopped
- * copy is removed at exit; one whose server still runs keeps its record, and
- * the next relocated start stops that server and removes it (as after a kill).
- */
-function removedAtExit (copy: string, stopServer: () => Promise<void>): () => Promise<void> {
-  stoppedCopies.delete(copy)
-  if (!process.listeners('exit').includes(removeStoppedCopies)) process.on('exit', removeStoppedCopies)
-  return async () => {
-    await stopServer()
-    stoppedCopies.add(copy)
-  }
-}
-
-function removeStoppedCopies (): void {
-  for (const copy of stoppedCopies) {
-    try {
-      removeCopy(copy)
-    } catch {
-      // Never a throw in an exit handler (it would end a clean exit in a crash): a copy left keeps its record.
-    }
-  }
-}
-
-/** Synchronous, for the exit handler too. */
-function removeCopy (copy: string): void {
-  rmSync(copy, { recursive: true, force: true })
-  rmSync(`${copy}.json`, { force: true })
-}
-
-/**
- * Ephemeral copies whose process was killed before it could remove them
- * (SIGKILL, a crash): a server still running on one is stopped first, as on
- * any data directory whose starter is gone. Copies of live processes stay.
- */
-async function removeAbandonedCopies (notice: (line: string) => void): Promise<void> {
-  const entries = await readdir(CACHE_DATA).catch(() => [] as string[])
-  for (const entry of entries.filter((name) => name.endsWith('.json'))) {
-    const copy = path.join(CACHE_DATA, entry.slice(0, -'.json'.length))
-    const record = await readFile(`${copy}.json`, 'utf8').then((text) => JSON.parse(text) as Partial<CopyRecord>, () => undefined)
-    const maker = record?.ephemeralFor
-    if (!Number.isInteger(maker) || maker! <= 0 || maker === process.pid || alive(maker!)) continue
-    try {
-      if (existsSync(copy)) await takeOverDataDir(copy, copy, notice)
-      removeCopy(copy)
-    } catch {
-      // Still held by a running instance (or not ours to remove): left as it is.
-    }
-  }
-}
-
 /**
  * A server already running on the data directory is stopped (by the PID it
  * recorded) only when the process that started it is gone — a SIGKILLed parent
@@ -249,29 +155,6 @@ async function holderOf (dataDir: string, postmaster: number): Promise<{ pid: nu
   return { pid: parent, live: alive(parent) }
 }
 
-function parentOf (pid: number): number | undefined {
-  try {
-    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces and parentheses.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    const ps = spawnSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' })
-    const parent = Number(ps.stdout?.trim())
-    return ps.status === 0 && Number.isInteger(parent) && parent > 0 ? parent : undefined
-  }
-}
-
-/** " (node server.js)", from the process's command line when the OS shows it. */
-function describeProcess (pid: number): string {
-  try {
-    const [program, ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
-    const line = program ? [path.basename(program), ...args.slice(0, 3)].join(' ') : ''
-    return line ? ` (${line.length > 100 ? `${line.slice(0, 97)}...` : line})` : ''
-  } catch {
-    return ''
-  }
-}
-
 interface OwnerRecord { pid: number, postmaster: number }
 
 /** Beside postmaster.pid, which process started that postmaster. */
@@ -286,24 +169,6 @@ async function readOwnerRecord (dataDir: string): Promise<OwnerRecord | undefine
 
 async function writeOwnerRecord (dataDir: string, postmaster: number): Promise<void> {
   await writeFile(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, postmaster }) + '\n', { mode: 0o644 })
-}
-
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-async function exited (pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (!alive(pid)) return true
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return !alive(pid)
 }
 
 /** initdb on first use; returns the superuser password (random per cluster, kept beside the data). */
