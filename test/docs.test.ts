@@ -237,7 +237,8 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     declareShop()
     resetKitConfig()
     const dir = tempDir('fpk-docs-')
-    const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' } })
+    // Parse's first boot on a busy machine can outlast Fastify's 10 s default plugin timeout.
+    const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
     await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true })
     await setupSwagger(app, { title: 'Shop', version: '3.1.0', description: 'The shop', restApiKey: true, host: 'api.example.com', schemes: ['https'], appId: APP_ID }, '/reference')
     // The application's own routes, documented the normal Fastify way.
