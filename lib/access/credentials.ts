@@ -2,7 +2,7 @@
 // bodies) the same values as underscore keys inside the JSON body. Read exactly
 // as Parse's handleParseHeaders reads them, so the kit and Parse never disagree
 // about who is calling.
-import { timingSafeEqual, createHash } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP, isIPv4 } from 'node:net'
 
@@ -98,7 +98,8 @@ function header (headers: IncomingHttpHeaders, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest()
+// One-shot hashing: no Hash object per call (this runs on every master-key request).
+const digest = (value: string) => hash('sha256', value, 'buffer')
 
 /** Compares secrets in constant time (hashing first so lengths do not leak either). */
 export function secretsEqual (presented: string | undefined, expected: string | undefined, expectedDigest?: Buffer): boolean {

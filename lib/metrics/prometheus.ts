@@ -3,7 +3,7 @@
 // function's calls by status and their latency, the database's availability,
 // transaction re-runs and conflicts, rate-limit refusals, the role cache,
 // LiveQuery connections and, in cluster mode, Redis.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { KitState } from '../kit-state.js'
@@ -105,7 +105,7 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
 }
 
 function digest (text: string): Buffer {
-  return createHash('sha256').update(text).digest()
+  return hash('sha256', text, 'buffer')
 }
 
 /** Compared as digests in constant time: the token's length and content leak nothing. */
