@@ -17,6 +17,7 @@ import { resetKitConfig } from '../lib/config.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
+import { scaled } from './helpers/time-scale.js'
 
 const MASTER_KEY = 'dashboard-test-master-key-5Zr8'
 const USER = 'dash-admin'
@@ -102,7 +103,7 @@ t.test('the example app with parse-dashboard installed and a login configured', 
     const context = await launchChromium(t)
     const page = await context.newPage()
     await page.goto(`${origin}/dashboard/`)
-    await page.waitForSelector('input[name=username]', { timeout: 30_000 })
+    await page.waitForSelector('input[name=username]', { timeout: scaled(30_000) })
     await page.fill('input[name=username]', USER)
     await page.fill('input[name=password]', 'wrong-password')
     await Promise.all([page.waitForNavigation(), page.click('[type=submit]')])
@@ -112,7 +113,7 @@ t.test('the example app with parse-dashboard installed and a login configured', 
     await Promise.all([page.waitForNavigation(), page.click('[type=submit]')])
     t.notMatch(page.url(), /\/login/, 'logged in')
     await page.goto(`${origin}/dashboard/apps/${encodeURIComponent(APP_NAME)}/browser/Note`)
-    await page.waitForFunction(() => /Product/.test(document.body.innerText) && /Order/.test(document.body.innerText), undefined, { timeout: 60_000 })
+    await page.waitForFunction(() => /Product/.test(document.body.innerText) && /Order/.test(document.body.innerText), undefined, { timeout: scaled(60_000) })
     const text = await page.evaluate(() => document.body.innerText)
     for (const className of ['_Role', '_User', 'Coupon', 'Note', 'Order', 'OrderLine', 'Product']) t.match(text, className, `the class list shows ${className}`)
     await page.screenshot({ path: path.join(dir, 'dashboard.png') })

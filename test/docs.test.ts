@@ -16,6 +16,7 @@ import { kitPlugin } from '../plugin.js'
 import { buildExampleApp } from '../fixtures/app.js'
 import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
+import { scaled } from './helpers/time-scale.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const thisFile = fileURLToPath(import.meta.url)
@@ -396,7 +397,7 @@ async function browserCheck (t: Test, origin: string): Promise<void> {
     const page = context.pages()[0] ?? await context.newPage()
     const response = await page.goto(`${origin}/api-docs`)
     t.equal(response?.status(), 200, 'the page loads')
-    await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 })
+    await page.waitForSelector('.opblock-summary-path', { timeout: scaled(30_000) })
     const listed = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((node) => node.getAttribute('data-path') ?? node.textContent ?? ''))
     t.same([...new Set(listed)].sort(), FIXTURE_PATHS, 'every fixture endpoint is listed')
     t.match(await page.textContent('.info .title'), /fastify-parse-kit example/, 'the title is shown')
@@ -404,7 +405,7 @@ async function browserCheck (t: Test, origin: string): Promise<void> {
     t.ok(existsSync(screenshot), `screenshot saved: ${screenshot}`)
 
     await page.click('.btn.authorize')
-    await page.waitForSelector('.auth-container', { timeout: 10_000 })
+    await page.waitForSelector('.auth-container', { timeout: scaled(10_000) })
     const dialog = await page.textContent('.modal-ux') ?? ''
     t.match(dialog, /X-Parse-Application-Id/, 'the authorize dialog offers the application id header')
     t.match(dialog, /fastify-parse-kit-example/, '…and shows the configured appId')

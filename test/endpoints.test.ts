@@ -11,6 +11,7 @@ import {
   removeUsersFromRole, configureRoleCache, invalidateRoles, asCaller, type CloudRequest
 } from '../lib/index.js'
 import { APP_ID, appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
+import { scaled } from './helpers/time-scale.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.join(here, '..', 'fixtures')
@@ -263,6 +264,6 @@ t.test('declared endpoints', async (t) => {
 async function sdkRun (kit: Kit, name: string, params: unknown, sessionToken?: string): Promise<any> {
   const args = [path.join(here, 'helpers', 'sdk-call.mjs'), `${kit.origin}/parse`, APP_ID, name, JSON.stringify(params)]
   if (sessionToken) args.push(sessionToken)
-  const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 30_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: scaled(30_000) })
   return JSON.parse(stdout)
 }

@@ -12,6 +12,7 @@ import { Product } from '../fixtures/models/Product.js'
 import { Order } from '../fixtures/models/Order.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.join(here, '..', 'fixtures')
@@ -250,7 +251,7 @@ t.test('the example shop', async (t) => {
   t.test('seed:remote runs the same seed over REST against the running server', async (t) => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
       env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY, ADMIN_PASSWORD: 'x' },
-      timeout: 60_000
+      timeout: scaled(60_000)
     })
     t.match(stdout, /roles created: none \(already present\)/)
     t.match(stdout, /demo login refused \(119 .*route restriction/, 'route restriction blocks /login, and the seed carries on')
