@@ -29,8 +29,8 @@ import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.
 import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
 import {
-  BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
-  type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
+  BARE_ROUTES_RESULT_MARK, BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
+  type BareRoutesSample, type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
 } from './shared.js'
 
 const args = new Set(process.argv.slice(2).filter((arg) => !arg.startsWith('--only=')))
@@ -307,9 +307,10 @@ function summarise (all: Scenario[], samples: Map<string, RoundSample[]>): { sce
 
 // ---------------------------------------------------------------------- scale
 
-function runScaleChild (functions: number, dataDir: string, profileFile?: string): Promise<ScaleSample> {
+/** Runs one bench child (tsx, pinned to the server's core) and parses the JSON line it prints after `mark`. */
+function runMarkedChild<T> (script: string, args: string[], mark: string, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(BENCH_DIR, 'scale.ts'), [String(functions), dataDir, ...(profileFile ? [profileFile] : [])], {
+    const child = fork(path.join(BENCH_DIR, script), args, {
       cwd: ROOT, execArgv: TSX, stdio: ['ignore', 'pipe', 'pipe', 'ipc']
     })
     if (cores) pin(child.pid!, cores.server)
@@ -319,12 +320,18 @@ function runScaleChild (functions: number, dataDir: string, profileFile?: string
     const timer = setTimeout(() => child.kill('SIGTERM'), 180_000)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
-      const line = output.split('\n').find((text) => text.startsWith(SCALE_RESULT_MARK))
-      if (code === 0 && line) resolve(JSON.parse(line.slice(SCALE_RESULT_MARK.length)) as ScaleSample)
-      else reject(new Error(`scale run with ${functions} functions failed (${signal ?? code}):\n${output.slice(-3000)}`))
+      const line = output.split('\n').find((text) => text.startsWith(mark))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(mark.length)) as T)
+      else reject(new Error(`${what} failed (${signal ?? code}):\n${output.slice(-3000)}`))
     })
   })
 }
+
+const runScaleChild = (functions: number, dataDir: string, profileFile?: string) => runMarkedChild<ScaleSample>(
+  'scale.ts', [String(functions), dataDir, ...(profileFile ? [profileFile] : [])], SCALE_RESULT_MARK, `scale run with ${functions} functions`)
+
+const runBareRoutesChild = (functions: number) => runMarkedChild<BareRoutesSample>(
+  'bare-routes.ts', [String(functions)], BARE_ROUTES_RESULT_MARK, `bare Fastify run with ${functions} functions' routes`)
 
 async function measureScale (): Promise<ScaleResult> {
   const dir = tempDir('fpk-bench-scale-')
@@ -333,12 +340,17 @@ async function measureScale (): Promise<ScaleResult> {
     log('scale: first boot creates the database cluster (not measured)')
     await runScaleChild(0, dataDir)
     const samples: ScaleSample[] = []
+    const bareSamples: BareRoutesSample[] = []
     for (let repeat = 0; repeat < settings.scaleRepeats; repeat++) {
       const sizes = repeat % 2 === 0 ? settings.scaleSizes : [...settings.scaleSizes].reverse()
       for (const functions of sizes) {
         const sample = await runScaleChild(functions, dataDir)
         samples.push(sample)
         log(`scale: ${String(functions).padStart(4)} functions  boot ${sample.bootMs.toFixed(0)} ms  routes ${sample.declaredRoutes} in ${sample.routeSpanMs.toFixed(0)} ms  docs ${sample.docsFirstMs === null ? 'n/a' : `${sample.docsFirstMs.toFixed(0)} ms`}  rss ${sample.memory.rssMB} MB`)
+        if (functions === 0) continue
+        const bare = await runBareRoutesChild(functions)
+        bareSamples.push(bare)
+        log(`scale: ${String(functions).padStart(4)} functions  bare Fastify with the same ${bare.routes} routes ${bare.bootMs.toFixed(0)} ms`)
       }
     }
     let bootProfile: ProfileSummary | undefined
@@ -352,6 +364,7 @@ async function measureScale (): Promise<ScaleResult> {
     const sizes = settings.scaleSizes.map((functions) => {
       const mine = samples.filter((sample) => sample.functions === functions)
       const docs = mine.map((sample) => sample.docsFirstMs).filter((ms): ms is number => ms !== null)
+      const bare = bareSamples.filter((sample) => sample.functions === functions)
       return {
         functions,
         declaredRoutes: mine[0].declaredRoutes,
@@ -362,7 +375,8 @@ async function measureScale (): Promise<ScaleResult> {
         docsSecondMs: docs.length > 0 ? round(median(mine.map((sample) => sample.docsSecondMs ?? NaN))) : null,
         docsBytes: mine[0].docsBytes,
         rssMB: round(median(mine.map((sample) => sample.memory.rssMB)), 1),
-        heapUsedMB: round(median(mine.map((sample) => sample.memory.heapUsedMB)), 1)
+        heapUsedMB: round(median(mine.map((sample) => sample.memory.heapUsedMB)), 1),
+        bareFastifyMs: bare.length > 0 ? round(median(bare.map((sample) => sample.bootMs))) : null
       }
     })
     const docsNote = samples.find((sample) => sample.docsNote)?.docsNote
@@ -495,9 +509,9 @@ async function scaleOnly (): Promise<void> {
   const scale = await measureScale()
   const base = scale.sizes[0]
   const cpu = (functions: number) => round(median(scale.samples.filter((sample) => sample.functions === functions).map((sample) => sample.bootCpuMs ?? NaN)))
-  process.stdout.write('| functions | routes | boot ms | above 0 | boot CPU ms | above 0 | routes ms | RSS MB | heap MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
+  process.stdout.write('| functions | routes | boot ms | above 0 | boot CPU ms | above 0 | routes ms | bare Fastify, same routes, ms | RSS MB | heap MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n')
   for (const size of scale.sizes) {
-    process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
+    process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.bareFastifyMs ?? '–'} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
   }
 }
 

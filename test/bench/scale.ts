@@ -6,7 +6,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { kitPlugin, type KitOptions } from '../../plugin.js'
-import { CloudFunction, Route, type CloudFunctionOptions, type CloudRequest } from '../../lib/index.js'
+import { CloudFunction, Route, type CloudRequest } from '../../lib/index.js'
+import { GENERATED_URL_PREFIXES, generatedFunctions } from './generated-functions.js'
 import { PhaseProfiler } from './profiler.js'
 import { APP_ID, MASTER_KEY, MOUNT, ROOT, SCALE_RESULT_MARK, memorySample, type ScaleSample } from './shared.js'
 
@@ -14,39 +15,36 @@ const [countArg, dataDir, profileFile] = process.argv.slice(2)
 const count = Number(countArg)
 if (!Number.isInteger(count) || count < 0 || !dataDir) throw new Error('usage: scale.ts N dataDir [profileFile]')
 
-const VERBS: Array<CloudFunctionOptions['methods']> = [['POST'], ['GET'], ['POST', 'PUT']]
-const PER_CLASS = 10
-
-/** N handler methods on ceil(N/10) classes, each under its own @Route prefix, with validated fields like a real resource. */
+/** N handler methods, ten to a class, each class under its own @Route prefix, with validated fields like a real resource. */
 function declareFunctions (n: number): Array<abstract new () => unknown> {
-  const classes: Array<abstract new () => unknown> = []
-  for (let c = 0; c * PER_CLASS < n; c++) {
-    const Generated = class {}
-    Object.defineProperty(Generated, 'name', { value: `GeneratedFunctions${c}` })
-    for (let i = c * PER_CLASS; i < Math.min(n, (c + 1) * PER_CLASS); i++) {
-      const name = `generated${i}`
-      Object.defineProperty(Generated, name, {
-        value: (request: CloudRequest) => ({ function: name, params: request.params }),
-        writable: true,
-        configurable: true
-      })
-      CloudFunction({
-        methods: VERBS[i % VERBS.length],
-        description: `Generated function ${i}`,
-        requiresAuth: i % 4 === 0,
-        validation: {
-          fields: {
-            title: { type: String, required: i % 2 === 0, description: 'A title' },
-            count: { type: Number },
-            status: { type: String, options: ['draft', 'published'] }
-          }
-        }
-      })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
+  const classes = new Map<string, abstract new () => unknown>()
+  for (const { index: i, name, prefix, methods } of generatedFunctions(n)) {
+    let Generated = classes.get(prefix)
+    if (!Generated) {
+      Generated = class {}
+      Object.defineProperty(Generated, 'name', { value: `GeneratedFunctions${classes.size}` })
+      classes.set(prefix, Generated)
     }
-    Route(`generated-${c}`)(Generated)
-    classes.push(Generated)
+    Object.defineProperty(Generated, name, {
+      value: (request: CloudRequest) => ({ function: name, params: request.params }),
+      writable: true,
+      configurable: true
+    })
+    CloudFunction({
+      methods,
+      description: `Generated function ${i}`,
+      requiresAuth: i % 4 === 0,
+      validation: {
+        fields: {
+          title: { type: String, required: i % 2 === 0, description: 'A title' },
+          count: { type: Number },
+          status: { type: String, options: ['draft', 'published'] }
+        }
+      }
+    })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
   }
-  return classes
+  for (const [prefix, Generated] of classes) Route(prefix)(Generated)
+  return [...classes.values()]
 }
 
 const declareStart = performance.now()
@@ -70,9 +68,8 @@ const profiler = profileFile ? new PhaseProfiler() : undefined
 async function boot (withDocs: boolean): Promise<{ app: FastifyInstance, bootMs: number, bootCpuMs: number, routeTimes: number[] }> {
   const app = Fastify({ logger: { level: 'warn' }, pluginTimeout: 180_000 })
   const routeTimes: number[] = []
-  const declaredPrefix = `${MOUNT}/generated-`
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(declaredPrefix) || route.url.startsWith(`${MOUNT}/functions/generated`)) routeTimes.push(performance.now())
+    if (GENERATED_URL_PREFIXES.some((prefix) => route.url.startsWith(prefix))) routeTimes.push(performance.now())
   })
   const options = (withDocs ? { ...baseOptions, ...docsOption } : baseOptions) as KitOptions
   const started = performance.now()

@@ -76,6 +76,18 @@ export interface ScaleSample {
 
 export const SCALE_RESULT_MARK = 'BENCH_SCALE_RESULT '
 
+/** Bare Fastify registering the routes of N generated functions (test/bench/bare-routes.ts): the scale boot's baseline. */
+export interface BareRoutesSample {
+  functions: number
+  /** Routes Fastify registered (counted as the kit's are). */
+  routes: number
+  /** register → ready() */
+  bootMs: number
+  bootCpuMs: number
+}
+
+export const BARE_ROUTES_RESULT_MARK = 'BENCH_BARE_ROUTES_RESULT '
+
 export function memorySample (): MemorySample {
   const { rss, heapUsed } = process.memoryUsage()
   return { rssMB: round(rss / 2 ** 20, 1), heapUsedMB: round(heapUsed / 2 ** 20, 1) }
