@@ -98,8 +98,9 @@ function header (headers: IncomingHttpHeaders, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value
 }
 
-// One-shot hashing: no Hash object per call (this runs on every master-key request).
-const digest = (value: string) => hash('sha256', value, 'buffer')
+/** A secret's SHA-256, compared in constant time by secretsEqual. One-shot hashing: no Hash object per call (this runs on every master-key request). */
+export const secretDigest = (value: string): Buffer => hash('sha256', value, 'buffer')
+const digest = secretDigest
 
 /** Compares secrets in constant time (hashing first so lengths do not leak either). */
 export function secretsEqual (presented: string | undefined, expected: string | undefined, expectedDigest?: Buffer): boolean {

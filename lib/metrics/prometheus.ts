@@ -3,10 +3,10 @@
 // function's calls by status and their latency, the database's availability,
 // transaction re-runs and conflicts, rate-limit refusals, the role cache,
 // LiveQuery connections and, in cluster mode, Redis.
-import { hash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { KitState } from '../kit-state.js'
+import { secretDigest, secretsEqual } from '../access/credentials.js'
 import { IGNORED_HOOKS, metricHooksPart, type MetricHooks } from './hooks.js'
 
 export interface MetricsSettings {
@@ -89,9 +89,9 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
         requests.inc({ function: declared.name, status: String(reply.statusCode) })
         duration.observe({ function: declared.name }, reply.elapsedTime / 1000)
       })
-      const allowed = settings.token === undefined ? undefined : digest(settings.token)
+      const carriesToken = settings.token === undefined ? undefined : bearerCheck(settings.token)
       fastify.get(settings.path, { logLevel: 'warn' }, async (request, reply) => {
-        if (allowed && !bearerMatches(request.headers.authorization, allowed)) {
+        if (carriesToken && !carriesToken(request.headers.authorization)) {
           return reply.code(401).header('www-authenticate', 'Bearer').send({ code: 119, error: 'Metrics need Authorization: Bearer <the metrics token>.' })
         }
         return reply.type(registry.contentType).send(await registry.metrics())
@@ -104,12 +104,11 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
   }
 }
 
-function digest (text: string): Buffer {
-  return hash('sha256', text, 'buffer')
-}
-
-/** Compared as digests in constant time: the token's length and content leak nothing. */
-function bearerMatches (header: string | undefined, allowed: Buffer): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '')
-  return match !== null && timingSafeEqual(digest(match[1].trim()), allowed)
+/** Whether an Authorization header carries the token, compared as digests in constant time (length and content leak nothing). */
+function bearerCheck (token: string): (header: string | undefined) => boolean {
+  const allowed = secretDigest(token)
+  return (header) => {
+    const match = /^Bearer\s+(.+)$/i.exec(header ?? '')
+    return match !== null && secretsEqual(match[1].trim(), token, allowed)
+  }
 }
