@@ -16,6 +16,9 @@ class Memo extends BaseModel {}
 class MemoFunctions {
   @CloudFunction({ methods: ['POST'], validation: { fields: { text: { type: String, required: true } } } })
   static echoMemo (request: CloudRequest) { return { echoed: request.params.text } }
+
+  @CloudFunction({ methods: ['GET'] })
+  static readMemo () { return { read: true } }
 }
 
 const PAGE = '<!doctype html><html><head><script src="/parse.min.js"></script></head><body>client</body></html>'
@@ -108,6 +111,51 @@ t.test('an allow-list: declared endpoints and Parse routes share it', async (t) 
     t.match(refused.fetch, { failed: /Failed to fetch/ }, 'refused origin: the browser blocks fetch')
     t.match(refused.cloud, { failed: /Failed to fetch|XMLHttpRequest failed/ }, 'refused origin: the browser blocks Parse.Cloud.run')
   })
+})
+
+t.test('every route under the mount carries the policy; the application\'s own routes are left alone', async (t) => {
+  const page = 'https://app.example'
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], cors: { origin: [page] } }, {}, (app) => {
+    app.get('/own', async () => ({ own: true }))
+  })
+  const headers = { ...appHeaders, origin: page }
+  for (const [method, url, status] of [
+    ['GET', '/parse/memos/readMemo', 200],
+    ['HEAD', '/parse/memos/readMemo', 200], // Fastify's own HEAD route for a GET one
+    ['POST', '/parse/functions/readMemo', 200], // the /functions twin
+    ['GET', '/parse/memos/echoMemo', 405], // a verb the path does not take
+    ['GET', '/parse/no/such/route', 404], // Parse's mount
+    ['GET', '/parse', 404]
+  ] as const) {
+    const answer = await kit.request(method, url, { headers })
+    t.equal(answer.status, status, `${method} ${url}: ${answer.text}`)
+    t.equal(answer.headers.get('access-control-allow-origin'), page, `${method} ${url}: allowed origin`)
+    t.match(answer.headers.get('vary'), /\bOrigin\b/i, `${method} ${url}: Vary: Origin`)
+  }
+  const own = await kit.request('GET', '/own', { headers })
+  t.equal(own.status, 200)
+  t.equal(own.headers.get('access-control-allow-origin'), null, 'the application\'s route: no grant from the kit')
+  t.equal(own.headers.get('vary'), null, 'the application\'s route: not even Vary')
+  const ownPreflight = await kit.request('OPTIONS', '/own', { headers: { origin: page, 'access-control-request-method': 'GET' } })
+  t.equal(ownPreflight.status, 404, 'the application\'s route: no preflight answer from the kit')
+  t.equal(ownPreflight.headers.get('access-control-allow-origin'), null)
+})
+
+t.test('mounted at the root, every route is under the mount, the application\'s too', async (t) => {
+  const page = 'https://app.example'
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], mountPath: '/', cors: { origin: [page] } }, {}, (app) => {
+    app.get('/own', async () => ({ own: true }))
+  })
+  for (const [method, url] of [['POST', '/memos/echoMemo'], ['GET', '/health'], ['GET', '/own'], ['PROPFIND', '/memos/echoMemo']] as const) {
+    const answer = await kit.request(method, url, { headers: { ...appHeaders, origin: page }, ...(method === 'POST' ? { body: { text: 'a' } } : {}) })
+    t.equal(answer.headers.get('access-control-allow-origin'), page, `${method} ${url}: ${answer.status}`)
+    const plain = await kit.request(method, url, { headers: appHeaders, ...(method === 'POST' ? { body: { text: 'a' } } : {}) })
+    t.equal(plain.headers.get('access-control-allow-origin'), null, `${method} ${url} without Origin: no grant`)
+    t.match(plain.headers.get('vary'), /\bOrigin\b/i, `${method} ${url} without Origin: Vary: Origin`)
+  }
+  const preflight = await kit.request('OPTIONS', '/own', { headers: { origin: page, 'access-control-request-method': 'GET' } })
+  t.equal(preflight.status, 204)
+  t.equal(preflight.headers.get('access-control-allow-origin'), page)
 })
 
 t.test('cors: false sends no CORS grant, not even Parse\'s (only the expose list Parse always sends)', async (t) => {

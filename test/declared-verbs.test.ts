@@ -143,7 +143,7 @@ async function pinAnswers (t: Test, server: FastifyServerOptions): Promise<void>
             ...(probe.body !== undefined ? { payload: probe.body } : {})
           })
           const want = expected(url, verb, probe.name, ignoresCase)
-          const origin = probe.headers?.origin !== undefined && !url.startsWith('/PARSE') ? ORIGIN : undefined
+          const origin = probe.headers?.origin !== undefined && corsAnswers(url, verb, ignoresCase) ? ORIGIN : undefined
           const got = answerOf(response, verb)
           const wanted = { ...want, allowOrigin: origin, preflight: want.status === 204 }
           checked++
@@ -247,11 +247,21 @@ function parseAnswer (verb: string, probe: string): Answer {
   return { status: BODYLESS.has(probe) ? 400 : 500 }
 }
 
+/**
+ * The CORS policy rides on the routes under the mount: it answers whatever the router hands
+ * to one of them (with a router that ignores case, /PARSE/… too), and nothing for a verb
+ * the router does not know (no page can send one: its preflight lists only the policy's verbs).
+ */
+function corsAnswers (url: string, verb: string, ignoresCase: boolean): boolean {
+  return !UNROUTED.has(verb) && (!url.startsWith('/PARSE') || ignoresCase)
+}
+const UNROUTED = new Set(['PROPFIND', 'SEARCH'])
+
 function expected (url: string, verb: string, probe: string, ignoresCase: boolean): Answer {
   // A target outside the mount, or with an empty segment, is refused for every verb and caller.
   if (url.startsWith('/PARSE') || url.includes('//')) {
     if (verb === 'HEAD') return { status: 400 }
-    if (verb === 'OPTIONS' && !url.startsWith('/PARSE')) return { status: probe === 'cors preflight' ? 204 : 400 }
+    if (verb === 'OPTIONS' && corsAnswers(url, verb, ignoresCase)) return { status: probe === 'cors preflight' ? 204 : 400 }
     return { status: 400, code: 102 }
   }
   const [, kind, spelled, tail] = /^\/parse\/(verbs|functions)\/([^/?]*)(\/|\?limit=3)?$/.exec(url)! as unknown as [string, 'verbs' | 'functions', string, string | undefined]

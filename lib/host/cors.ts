@@ -2,8 +2,15 @@
 // declared endpoints) through one @fastify/cors policy. Registered on the
 // instance the kit is registered on, its onRequest hook answers preflights
 // before the app id check, and Parse's own CORS headers never reach the client.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import fastifyCors from '@fastify/cors'
+//
+// The policy rides on each route under the mount as @fastify/cors's per-route
+// options (route config `cors`); the registration's own options refuse CORS
+// (origin: false), so every other route of the application is left alone
+// (mounted at '/', the policy is the registration's own).
+// Per-route options are resolved once at registration: a delegator, resolved
+// on every request, made the plugin copy and normalise its options each time.
+import type { FastifyInstance } from 'fastify'
+import fastifyCors, { type FastifyCorsOptions, type OriginFunction } from '@fastify/cors'
 import { PARSE_REQUEST_HEADERS, type ResolvedCors } from '../access/cors-policy.js'
 import { OptionInvalidError } from '../errors.js'
 
@@ -12,29 +19,36 @@ export { resolveCors, PARSE_REQUEST_HEADERS } from '../access/cors-policy.js'
 
 const EXPOSED_HEADERS = ['X-Parse-Job-Status-Id', 'X-Parse-Push-Status-Id', 'Retry-After']
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
-
 export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors, mountPath: string): Promise<void> {
   if (fastify.hasRequestDecorator('corsPreflightEnabled')) {
     throw new OptionInvalidError('kitPlugin option "cors": @fastify/cors is already registered on this instance. Set cors: false to let that registration answer for the kit\'s routes too, or register yours inside your own encapsulated scope.')
   }
-  const policy = {
-    origin: cors.origin.includes('*') ? '*' : cors.origin,
+  const allowed = cors.origin.includes('*') ? '*' : cors.origin
+  // A request without Origin is no CORS request (a browser sends Origin on every cross-origin
+  // call): it meets an allow-list that allows nothing, so its answer gets no
+  // Access-Control-Allow-Origin, only the `Vary: Origin` every answer under the mount gets;
+  // a preflight without Origin still meets the policy (and its 400).
+  const noOrigin: string[] = []
+  const origin: OriginFunction = (requestOrigin, callback) => callback(null, requestOrigin === undefined ? noOrigin : allowed)
+  const policy: FastifyCorsOptions = {
+    origin,
     methods: METHODS,
     allowedHeaders: [...PARSE_REQUEST_HEADERS, ...cors.allowedHeaders],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: cors.maxAge,
     credentials: false // Parse's credentials are headers, never cookies
   }
-  const outside = { origin: false as const }
-  await fastify.register(fastifyCors, {
-    delegator: (request: FastifyRequest, callback: (error: Error | null, options: object) => void) => {
-      // A request without Origin is no CORS request (a browser sends Origin on every cross-origin call):
-      // its answer needs no Access-Control-* headers, only the `Vary: Origin` every answer gets here.
-      // A preflight without Origin still meets the policy (and its 400).
-      const corsRequest = request.headers.origin !== undefined || request.method === 'OPTIONS'
-      callback(null, corsRequest && underMount(request.url, mountPath) ? policy : outside)
-    }
+  // Mounted at the root, everything is under the mount: the policy is the registration's own.
+  if (mountPath === '/') {
+    await fastify.register(fastifyCors, policy)
+    return
+  }
+  // Every route added from here on under the mount (the kit's, and an application's own
+  // route there unless it brings its own `cors` config) carries the policy.
+  fastify.addHook('onRoute', (route) => {
+    if (underMount(route.url, mountPath)) route.config = { cors: policy, ...route.config } as typeof route.config
   })
+  await fastify.register(fastifyCors, { origin: false })
 }
 
 /**

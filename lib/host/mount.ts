@@ -87,7 +87,10 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
       return reply.code(404).send({ code: Parse.Error.OBJECT_NOT_FOUND, error: 'Not found' })
     }
     scope.all('/', unreachable)
-    scope.all('/*', unreachable)
+    // Mounted at the root, OPTIONS /* may already be a route of the instance's (@fastify/cors's,
+    // which answers the preflights): that one keeps answering OPTIONS, this one takes the rest.
+    const taken = options.mountPath === '/' && scope.hasRoute({ method: 'OPTIONS', url: '/*' })
+    scope.route({ method: taken ? scope.supportedMethods.filter((verb) => verb !== 'OPTIONS') : scope.supportedMethods, url: '/*', handler: unreachable })
   }, { prefix: options.mountPath === '/' ? '' : options.mountPath })
 }
 
