@@ -143,7 +143,7 @@ t.test('every route under the mount carries the policy; the application\'s own r
 
 t.test('mounted at the root, every route is under the mount, the application\'s too', async (t) => {
   const page = 'https://app.example'
-  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], mountPath: '/', cors: { origin: [page] } }, {}, (app) => {
+  const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], mountPath: '/', cors: { origin: [page] }, metrics: { defaultMetrics: false } }, {}, (app) => {
     app.get('/own', async () => ({ own: true }))
   })
   for (const [method, url] of [['POST', '/memos/echoMemo'], ['GET', '/health'], ['GET', '/own'], ['PROPFIND', '/memos/echoMemo']] as const) {
@@ -156,6 +156,10 @@ t.test('mounted at the root, every route is under the mount, the application\'s 
   const preflight = await kit.request('OPTIONS', '/own', { headers: { origin: page, 'access-control-request-method': 'GET' } })
   t.equal(preflight.status, 204)
   t.equal(preflight.headers.get('access-control-allow-origin'), page)
+  // The metrics endpoint is for the scraper: no page reads it, even with everything under the mount.
+  const metrics = await kit.request('GET', '/metrics', { headers: { origin: page } })
+  t.equal(metrics.status, 200)
+  t.equal(metrics.headers.get('access-control-allow-origin'), null, 'metrics: no CORS grant')
 })
 
 t.test('cors: false sends no CORS grant, not even Parse\'s (only the expose list Parse always sends)', async (t) => {

@@ -44,9 +44,12 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
     return
   }
   // Every route added from here on under the mount (the kit's, and an application's own
-  // route there unless it brings its own `cors` config) carries the policy.
+  // route there unless it brings its own `cors` config) carries the policy. A route added
+  // under the mount before the kit cannot be reached from here: the guide says so.
   fastify.addHook('onRoute', (route) => {
-    if (underMount(route.url, mountPath)) route.config = { cors: policy, ...route.config } as typeof route.config
+    if (!underMount(route.url, mountPath)) return
+    const config = route.config as { cors?: unknown } | undefined
+    route.config = { ...config, cors: config?.cors ?? policy } as typeof route.config
   })
   await fastify.register(fastifyCors, { origin: false })
 }

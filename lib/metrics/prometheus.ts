@@ -90,7 +90,8 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
         duration.observe({ function: declared.name }, reply.elapsedTime / 1000)
       })
       const carriesToken = settings.token === undefined ? undefined : bearerCheck(settings.token)
-      fastify.get(settings.path, { logLevel: 'warn' }, async (request, reply) => {
+      // For the scraper, never for a page: no CORS grant, whatever the instance's CORS (mountPath '/' included).
+      fastify.get(settings.path, { logLevel: 'warn', config: { cors: false } as object }, async (request, reply) => {
         if (carriesToken && !carriesToken(request.headers.authorization)) {
           return reply.code(401).header('www-authenticate', 'Bearer').send({ code: 119, error: 'Metrics need Authorization: Bearer <the metrics token>.' })
         }
