@@ -62,10 +62,11 @@ function refusedUpgrade (url: string): Promise<number> {
 }
 
 t.test('LiveQuery socket bounds', async (t) => {
+  const logLines: string[] = []
   const kit = await startKit(t, {
     models: [Ping],
     liveQuery: { classNames: ['Ping'], connectTimeoutMs: CONNECT_TIMEOUT_MS, maxSubscriptionsPerConnection: 3, maxConnectionsPerAddress: 6 }
-  })
+  }, { logger: { level: 'warn', stream: { write: (line: string) => { logLines.push(line) } } } })
   const base = kit.origin.replace(/^http/, 'ws')
   const url = `${base}/parse`
   const sockets: WebSocket[] = []
@@ -86,6 +87,13 @@ t.test('LiveQuery socket bounds', async (t) => {
     client.ws.send('x'.repeat(2 * 1024 * 1024))
     const [code] = await once(client.ws, 'close')
     t.equal(code, 1009, 'closed as "message too big" (the default limit is the 1 MiB body limit)')
+    // A client causes a socket error at will: it is logged in one short line, never as a dump of the socket.
+    const deadline = Date.now() + WAIT_MS
+    while (!logLines.some((line) => line.includes('Max payload size exceeded')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    const logged = logLines.filter((line) => line.includes('Max payload size exceeded'))
+    t.equal(logged.length, 1, 'the socket error is logged once')
+    t.match(logged[0], /LiveQuery socket from 127\.0\.0\.1: Max payload size exceeded/)
+    t.same(logLines.filter((line) => line.length > 2_000).map((line) => line.slice(0, 120)), [], 'no log line dumps the socket')
 
     // A raw frame header announcing 90 MB, then 1 KiB of it: the server closes without waiting for the rest.
     const { port } = new URL(kit.origin)

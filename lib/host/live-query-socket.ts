@@ -87,7 +87,15 @@ export class LiveQuerySocketServer {
         else this.perAddress.delete(address)
       })
       this.guard(ws)
+      const ownErrorListeners = new Set(ws.listeners('error'))
       this.onConnection(ws)
+      // Parse logs a whole inspect() of the socket, tens of KB, on every socket error, which a
+      // client causes at will (a frame over maxPayload, invalid UTF-8): one line, through the
+      // error handler Parse gave this adapter, instead.
+      for (const listener of ws.listeners('error')) {
+        if (!ownErrorListeners.has(listener)) ws.off('error', listener as (error: Error) => void)
+      }
+      ws.on('error', (error) => this.onError(`LiveQuery socket from ${address}: ${error.message}`))
     })
   }
 
