@@ -117,8 +117,21 @@ t.test('every route under the mount carries the policy; the application\'s own r
   const page = 'https://app.example'
   const kit = await startKit(t, { models: [Memo], functions: [MemoFunctions], cors: { origin: [page] } }, {}, (app) => {
     app.get('/own', async () => ({ own: true }))
+  }, (app) => {
+    // The application's routes under the mount, added after the kit.
+    app.get('/parse/app/plain', async () => ({ plain: true }))
+    app.get('/parse/app/unset', { config: { cors: undefined } }, async () => ({ unset: true }))
+    app.get('/parse/app/opted-out', { config: { cors: false } }, async () => ({ optedOut: true }))
   })
   const headers = { ...appHeaders, origin: page }
+  for (const url of ['/parse/app/plain', '/parse/app/unset']) {
+    const answer = await kit.request('GET', url, { headers })
+    t.equal(answer.status, 200, `${url}: ${answer.text}`)
+    t.equal(answer.headers.get('access-control-allow-origin'), page, `${url}: an application's route under the mount carries the policy`)
+  }
+  const optedOut = await kit.request('GET', '/parse/app/opted-out', { headers })
+  t.equal(optedOut.status, 200)
+  t.equal(optedOut.headers.get('access-control-allow-origin'), null, 'a route\'s own cors: false is kept')
   for (const [method, url, status] of [
     ['GET', '/parse/memos/readMemo', 200],
     ['HEAD', '/parse/memos/readMemo', 200], // Fastify's own HEAD route for a GET one

@@ -93,6 +93,7 @@ t.test('LiveQuery socket bounds', async (t) => {
     const logged = logLines.filter((line) => line.includes('Max payload size exceeded'))
     t.equal(logged.length, 1, 'the socket error is logged once')
     t.match(logged[0], /LiveQuery socket from 127\.0\.0\.1: Max payload size exceeded/)
+    t.equal(JSON.parse(logged[0]).level, 40, 'at warn: the client erred, not the server')
     t.same(logLines.filter((line) => line.length > 2_000).map((line) => line.slice(0, 120)), [], 'no log line dumps the socket')
 
     // A raw frame header announcing 90 MB, then 1 KiB of it: the server closes without waiting for the rest.

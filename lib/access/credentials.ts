@@ -100,12 +100,11 @@ function header (headers: IncomingHttpHeaders, name: string): string | undefined
 
 /** A secret's SHA-256, compared in constant time by secretsEqual. One-shot hashing: no Hash object per call (this runs on every master-key request). */
 export const secretDigest = (value: string): Buffer => hash('sha256', value, 'buffer')
-const digest = secretDigest
 
 /** Compares secrets in constant time (hashing first so lengths do not leak either). */
 export function secretsEqual (presented: string | undefined, expected: string | undefined, expectedDigest?: Buffer): boolean {
   if (presented === undefined || expected === undefined || expected === '') return false
-  return timingSafeEqual(digest(presented), expectedDigest ?? digest(expected))
+  return timingSafeEqual(secretDigest(presented), expectedDigest ?? secretDigest(expected))
 }
 
 /** The master key's digest, made once per rule (a rule is built once per kit at boot) and dropped with it. */
@@ -114,7 +113,7 @@ const ruleDigests = new WeakMap<MasterKeyRule, Buffer>()
 function masterKeyDigest (rule: MasterKeyRule): Buffer {
   let value = ruleDigests.get(rule)
   if (!value) {
-    value = digest(rule.key)
+    value = secretDigest(rule.key)
     ruleDigests.set(rule, value)
   }
   return value

@@ -30,6 +30,8 @@ export interface LiveQuerySocketSettings extends LiveQueryLimits {
   /** The path clients connect to: the mount path. */
   path: string
   classNames: string[]
+  /** Where a socket error a client caused is reported (the server's log, at warn). */
+  warn: (message: string) => void
 }
 
 /** Close codes (RFC 6455): policy violation; server going away. */
@@ -89,13 +91,13 @@ export class LiveQuerySocketServer {
       this.guard(ws)
       const ownErrorListeners = new Set(ws.listeners('error'))
       this.onConnection(ws)
-      // Parse logs a whole inspect() of the socket, tens of KB, on every socket error, which a
-      // client causes at will (a frame over maxPayload, invalid UTF-8): one line, through the
-      // error handler Parse gave this adapter, instead.
+      // Parse logs a whole inspect() of the socket, tens of KB at error level, on every socket
+      // error, which a client causes at will (a frame over maxPayload, invalid UTF-8): one line
+      // at warn instead; the server itself is fine.
       for (const listener of ws.listeners('error')) {
         if (!ownErrorListeners.has(listener)) ws.off('error', listener as (error: Error) => void)
       }
-      ws.on('error', (error) => this.onError(`LiveQuery socket from ${address}: ${error.message}`))
+      ws.on('error', (error) => this.settings.warn(`LiveQuery socket from ${address}: ${error.message}`))
     })
   }
 

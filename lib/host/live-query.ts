@@ -21,7 +21,9 @@ export interface LiveQueryHost {
 
 export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, mountPath: string, options: LiveQueryOptions, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
   const { classNames, ...limits } = settings.options
-  const sockets = new LiveQuerySocketServer({ server: fastify.server, path: settings.mountPath, classNames, ...limits })
+  const sockets = new LiveQuerySocketServer({
+    server: fastify.server, path: settings.mountPath, classNames, ...limits, warn: (message) => fastify.log.warn(message)
+  })
   const server = await ParseServer.createLiveQueryServer(fastify.server, {
     appId: settings.appId,
     masterKey: settings.masterKey,

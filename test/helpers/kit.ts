@@ -77,7 +77,10 @@ export function tempDir (prefix = 'fpk-test-', options: { keep?: boolean } = {})
 
 /** `server`: Fastify options over the test defaults (e.g. the kit's recommended kitServerOptions, trustProxy). */
 /** `beforeKit` runs on the application before the kit registers (hooks of its own, say). */
-export async function startKit (t: Test, options: KitOptions = {}, server: FastifyServerOptions = {}, beforeKit?: (app: FastifyInstance) => void): Promise<Kit> {
+export async function startKit (
+  t: Test, options: KitOptions = {}, server: FastifyServerOptions = {},
+  beforeKit?: (app: FastifyInstance) => void, afterKit?: (app: FastifyInstance) => void
+): Promise<Kit> {
   resetKitConfig()
   // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
@@ -97,6 +100,7 @@ export async function startKit (t: Test, options: KitOptions = {}, server: Fasti
     ephemeralDatabase: true,
     ...options
   }))
+  afterKit?.(app)
   t.teardown(() => app.close())
   t.comment(`database lane: ${laneOf(app)}`)
   await app.listen({ port: 0, host: '127.0.0.1' })
