@@ -117,6 +117,11 @@ function sortOf (order: unknown): Record<string, number> {
   return sort
 }
 
+function hasFileField (schema: ClassSchema): boolean {
+  for (const name in schema.fields) if (schema.fields[name].type === 'File') return true
+  return false
+}
+
 /** Parse's untransformObjectACL: _rperm/_wperm become an ACL object after the other keys. */
 function withACL (row: Record<string, unknown>): Record<string, unknown> {
   const { _rperm, _wperm, ...output } = row as { _rperm?: string[], _wperm?: string[] } & Record<string, unknown>
@@ -184,7 +189,8 @@ async function run (server: ReadConfig, schema: ClassSchema, read: PlainRead, qu
   const limit = read.options.limit as number | undefined
   let results: Array<Record<string, unknown>> = []
   if (limit !== 0) {
-    const rows = await adapter.find(className, schema, structuredClone(query), {
+    // The adapter may rewrite the query it is given: a copy only when the count still needs it.
+    const rows = await adapter.find(className, schema, counting ? structuredClone(query) : query, {
       skip: read.options.skip,
       limit,
       sort: sortOf(read.options.order),
@@ -196,9 +202,10 @@ async function run (server: ReadConfig, schema: ClassSchema, read: PlainRead, qu
       comment: undefined
     })
     results = rows.map(withACL)
-    await server.filesController.expandFilesInObject(server, results)
+    // Parse gives File values their URL; only a File column holds one (the schema refuses it elsewhere).
+    if (hasFileField(schema)) await server.filesController.expandFilesInObject(server, results)
   }
   if (!counting) return { results }
-  const count = await adapter.count(className, schema, structuredClone(query), undefined, undefined, undefined, undefined)
+  const count = await adapter.count(className, schema, query, undefined, undefined, undefined, undefined)
   return { results, count }
 }
