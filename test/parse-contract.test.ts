@@ -436,8 +436,19 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.type(await AuthModule.master(config).getUserRoles(), Array, 'Auth.master(config).getUserRoles() answers a list')
   // parse/one-schema-load.ts: the controller's find loads the schema through this.loadSchema().
   let loads = 0
+  const ownerOf = (object: object, name: string): PropertyDescriptor | undefined => {
+    for (let at: object | null = object; at; at = Object.getPrototypeOf(at)) {
+      const descriptor = Object.getOwnPropertyDescriptor(at, name)
+      if (descriptor) return descriptor
+    }
+    return undefined
+  }
+  t.equal(ownerOf(config.database, 'loadSchema')?.writable, true, 'DatabaseController#loadSchema is writable: one-schema-load.ts assigns its own over it')
+  t.not(ownerOf(config.database, 'schemaPromise')?.writable, false, 'DatabaseController#schemaPromise is a plain field (deleted once a load settles)')
+  t.equal(ownerOf(config, 'database')?.writable, true, 'Config#database is a writable field')
+  // Writable, as Parse's own method is: the view sets its loadSchema over it.
   const counting = Object.create(config.database, {
-    loadSchema: { value: (...args: unknown[]) => { loads++; return (config.database.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
+    loadSchema: { writable: true, value: (...args: unknown[]) => { loads++; return (config.database.loadSchema as (...args: unknown[]) => unknown).apply(config.database, args) } }
   })
   const view = withOneSchemaLoad({ database: counting, applicationId: APP_ID }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
   await view.database.find('_Role', {}, { limit: 1 })

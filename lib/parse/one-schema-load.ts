@@ -40,10 +40,13 @@ export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (conf
     attempt.catch(() => { if (loaded === attempt) loaded = undefined })
     return attempt
   }
+  // Own properties set by assignment, not descriptors: this runs on every query and write, and
+  // Object.create with descriptors takes V8's slow path (about 3 µs against 0.1 µs here).
+  const database = Object.create(shared) as ParseDatabaseController & { schemaPromise: unknown }
   // Its own schemaPromise: Parse's loadSchema parks an in-flight load there.
-  const database = Object.create(shared, {
-    schemaPromise: { value: null, writable: true, configurable: true },
-    loadSchema: { value: loadSchema, writable: true, configurable: true }
-  }) as ParseDatabaseController
-  return Object.create(config, { database: { value: database, enumerable: true } }) as C
+  database.schemaPromise = null
+  database.loadSchema = loadSchema
+  const view = Object.create(config) as C
+  view.database = database
+  return view
 }
