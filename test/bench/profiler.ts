@@ -1,8 +1,9 @@
 // CPU profiles of one phase of a process (one scenario, or a boot), through
 // the inspector: the same samples `node --cpu-prof` takes, but started and
 // stopped around the phase so that each profile shows one kind of work.
-// Frames in the project's own TypeScript are mapped back to their source
-// lines (tsx registers source maps), so the saved profile points at .ts lines.
+// Frames in the project's own code are mapped back to their TypeScript source
+// (tsx registers source maps; compiled, node's --enable-source-maps does), so
+// the saved profile points at .ts files and lines.
 import { Session } from 'node:inspector/promises'
 import { findSourceMap } from 'node:module'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -45,14 +46,24 @@ export class PhaseProfiler {
   }
 }
 
-/** Rewrites positions in the project's own files (not node_modules) to their TypeScript lines and columns. */
+/**
+ * Rewrites frames in the project's own files (not node_modules) to their TypeScript file, line
+ * and column. The file too: a frame left naming compiled JavaScript with a TypeScript line would
+ * be mapped a second time by the analysis (compiled.ts), to a wrong line and function.
+ */
 function mapToSource (profile: CpuProfile): void {
   for (const { callFrame } of profile.nodes) {
     if (!callFrame.url.startsWith(PROJECT_URL) || callFrame.url.includes('/node_modules/')) continue
     const map = findSourceMap(callFrame.url)
-    const entry = map?.findEntry(callFrame.lineNumber, callFrame.columnNumber) as { originalLine?: number, originalColumn?: number } | undefined
+    const entry = map?.findEntry(callFrame.lineNumber, callFrame.columnNumber) as { originalSource?: string, originalLine?: number, originalColumn?: number } | undefined
     if (entry?.originalLine === undefined) continue
+    if (entry.originalSource) callFrame.url = sourceURL(entry.originalSource, callFrame.url)
     callFrame.lineNumber = entry.originalLine
     callFrame.columnNumber = entry.originalColumn ?? 0
   }
+}
+
+/** A source map's source as a file URL (maps may name it relative to the compiled file). */
+function sourceURL (source: string, compiledURL: string): string {
+  return new URL(source, compiledURL).href
 }
