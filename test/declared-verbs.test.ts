@@ -160,6 +160,22 @@ async function pinAnswers (t: Test, server: FastifyServerOptions): Promise<void>
   t.equal(document.statusCode, 200)
   const documented = document.json().paths as Record<string, Record<string, unknown>>
   t.matchSnapshot(Object.fromEntries(Object.entries(documented).map(([route, operations]) => [route, Object.keys(operations).sort()])), 'documented paths and their verbs')
+
+  // HEAD is answered by each GET route itself: the GET's status and headers, the length of
+  // the body it would send, and no body, through inject() as on the wire.
+  const caller = { 'x-parse-application-id': APP_ID, 'x-parse-rest-api-key': REST_KEY }
+  for (const url of ['/parse/verbs/onlyGet?limit=3', '/parse/verbs/getHead', '/parse/functions/onlyGet', '/parse/functions/bareGet',
+    '/parse/verbs/onlyGet?limit=many', '/parse/verbs/signedIn']) {
+    const get = await kit.app.inject({ method: 'GET', url, headers: caller })
+    const head = await kit.app.inject({ method: 'HEAD', url, headers: caller })
+    t.equal(head.statusCode, get.statusCode, `HEAD ${url}: the GET's status (${get.statusCode})`)
+    t.equal(head.body, '', `HEAD ${url}: no body`)
+    t.equal(head.headers['content-length'], String(Buffer.byteLength(get.body)), `HEAD ${url}: the GET body's length`)
+    t.equal(head.headers['content-type'], get.headers['content-type'], `HEAD ${url}: the GET's content type`)
+    const onTheWire = await kit.request('HEAD', url, { headers: caller })
+    t.equal(onTheWire.status, get.statusCode, `HEAD ${url} over HTTP`)
+    t.equal(onTheWire.headers.get('content-length'), String(Buffer.byteLength(get.body)), `HEAD ${url} over HTTP: the GET body's length`)
+  }
 }
 
 interface Answer { status: number, allow?: string, code?: number }

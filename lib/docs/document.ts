@@ -46,6 +46,7 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
     paths: rebasePaths(paths, config.basePath, origins),
     components: { ...components, schemas: { ...components.schemas, ...modelSchemas() }, securitySchemes: schemes }
   }
+  withoutHeadBesideGet(document)
   const functions = new Map(declaredFunctions().map((fn) => [fn.name, fn]))
   let answersErrors = false
   for (const [method, operation] of operations(document)) {
@@ -62,6 +63,14 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
   }
   if (answersErrors) document.components.schemas[ERROR_SCHEMA] ??= errorSchema()
   return document
+}
+
+/** A declared GET route answers HEAD too (routing/head-route.ts): shown as its GET alone. */
+function withoutHeadBesideGet (document: OpenApiDocument): void {
+  for (const item of Object.values(document.paths ?? {}) as OpenApiDocument[]) {
+    const fn = item.head?.[FUNCTION_EXTENSION]
+    if (fn !== undefined && item.get?.[FUNCTION_EXTENSION] === fn) delete item.head
+  }
 }
 
 function openBody (): OpenApiDocument {

@@ -34,8 +34,10 @@ function hidden (schema: DocSchema | undefined, url: string): RouteDocs {
   return { schema: { ...schema, hide: true }, url }
 }
 
+/** The route's verbs, without the HEAD a GET route answers too (routing/head-route.ts). */
 function methodsOf (route: RouteOptions): string[] {
-  return (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase())
+  const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase())
+  return methods.includes('GET') ? methods.filter((method) => method !== 'HEAD') : methods
 }
 
 /** The verbs a function without @Route is documented with at /functions/{name} (which serves GET and POST). */

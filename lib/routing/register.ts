@@ -22,6 +22,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
+import { alsoAnsweringHead } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface DeclaredRoutesOptions {
@@ -110,7 +111,7 @@ function registerFunction (
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
-      method: methods,
+      ...(inQuery && methods.includes('GET') ? alsoAnsweringHead(methods) : { method: methods }),
       url,
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       // Compiled on first use (boot stays cheap with many functions), shared with the twin.
@@ -133,7 +134,7 @@ function registerFunction (
   if (fn.prefix) {
     const url = `${base}/${fn.prefix}/${fn.name}`
     const declared = fn.options.methods ?? ['POST']
-    // Fastify answers HEAD for every GET route itself.
+    // A GET route answers HEAD too (head-route.ts).
     const served = declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : declared
     const inQuery = served.filter((method) => QUERY_METHODS.has(method))
     const inBody = served.filter((method) => !QUERY_METHODS.has(method))

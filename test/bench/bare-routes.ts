@@ -1,11 +1,11 @@
 // The baseline a scale boot is read against: bare Fastify registering the
 // routes the kit registers for N generated functions (same verbs and paths,
-// an input schema and three hooks each, validators not compiled, as the kit
-// defers them), in a fresh process. What boot time a machine gives for that
+// a GET route answering HEAD too, an input schema and three hooks each,
+// validators not compiled, as the kit defers them), in a fresh process. What boot time a machine gives for that
 // many routes is Fastify's own cost; the kit's boot above it is the kit's.
 // argv: N. Prints its BareRoutesSample as one marked JSON line on stdout.
 import { performance } from 'node:perf_hooks'
-import Fastify, { type FastifySchema, type HTTPMethods, type RouteHandlerMethod, type onRequestHookHandler, type preValidationHookHandler } from 'fastify'
+import Fastify, { type FastifySchema, type HTTPMethods, type RouteHandlerMethod, type onRequestHookHandler, type onSendHookHandler, type preValidationHookHandler } from 'fastify'
 import { generatedFunctions, GENERATED_URL_PREFIXES } from './generated-functions.js'
 import { BARE_ROUTES_RESULT_MARK, MOUNT, type BareRoutesSample } from './shared.js'
 
@@ -15,6 +15,7 @@ if (!Number.isInteger(count) || count < 0) throw new Error('usage: bare-routes.t
 const input = { type: 'object', properties: { title: { type: 'string' }, count: { type: 'number' }, status: { enum: ['draft', 'published'] } } }
 const onRequest: onRequestHookHandler = (_request, _reply, done) => done()
 const preValidation: preValidationHookHandler[] = [(_request, _reply, done) => done(), (_request, _reply, done) => done()]
+const onSend: onSendHookHandler = (_request, _reply, payload, done) => done(null, payload)
 const handler: RouteHandlerMethod = async () => ({ ok: true })
 const validatorCompiler = () => () => true
 
@@ -27,8 +28,10 @@ const started = performance.now()
 const cpu = process.cpuUsage()
 await app.register(async (scope) => {
   const route = (method: HTTPMethods[], url: string) => {
-    const schema: FastifySchema = method.includes('GET') ? { querystring: input } : { body: input }
-    scope.route({ method, url, schema, validatorCompiler, onRequest, preValidation, handler })
+    const inQuery = method.includes('GET')
+    const schema: FastifySchema = inQuery ? { querystring: input } : { body: input }
+    const verbs = inQuery ? { method: [...method, 'HEAD'] as HTTPMethods[], exposeHeadRoute: false, onSend } : { method }
+    scope.route({ ...verbs, url, schema, validatorCompiler, onRequest, preValidation, handler })
   }
   for (const { name, prefix, methods } of generatedFunctions(count)) {
     const inQuery = methods.filter((method) => method === 'GET')
