@@ -2,12 +2,25 @@
 // add a second route for it (exposeHeadRoute), which costs as much boot time
 // as the GET route: with many GET functions, a tenth of the boot. The answer
 // is the one Fastify's own HEAD route gives: the GET's status and headers,
-// Content-Length of the body it would have sent, and no body.
-import type { HTTPMethods, onSendHookHandler } from 'fastify'
+// Content-Length of the body it would have sent, and no body. Where Fastify
+// would add no HEAD route (the instance's exposeHeadRoutes is false, or the
+// application has its own HEAD route there), none is taken.
+import type { FastifyInstance, HTTPMethods, onSendHookHandler } from 'fastify'
 
-/** Route options for a GET route that answers HEAD too. */
-export function alsoAnsweringHead (methods: HTTPMethods[]): { method: HTTPMethods[], exposeHeadRoute: false, onSend: onSendHookHandler } {
+interface GetVerbs { method: HTTPMethods[], exposeHeadRoute?: false, onSend?: onSendHookHandler }
+
+/** Route options for a GET route at `url`: answering HEAD too where Fastify would have added a HEAD route. */
+export function getVerbs (scope: FastifyInstance, methods: HTTPMethods[], url: string): GetVerbs {
+  if ((scope.initialConfig as { exposeHeadRoutes?: boolean }).exposeHeadRoutes === false) return { method: methods }
+  if (scope.hasRoute({ method: 'HEAD', url })) return { method: methods, exposeHeadRoute: false }
   return { method: [...methods, 'HEAD'], exposeHeadRoute: false, onSend: headWithoutBody }
+}
+
+type Payload = string | Buffer | null | undefined | {
+  resume?: () => void
+  on?: (event: 'error', listener: (error: Error) => void) => void
+  getReader?: unknown
+  cancel?: (reason: string) => Promise<void>
 }
 
 const headWithoutBody: onSendHookHandler = (request, reply, payload, done) => {
@@ -15,15 +28,19 @@ const headWithoutBody: onSendHookHandler = (request, reply, payload, done) => {
     done(null, payload)
     return
   }
-  if (payload === undefined || payload === null) {
+  const body = payload as Payload
+  const logError = (error: unknown) => reply.log.error({ err: error }, 'stream error on a HEAD answer')
+  if (body === undefined || body === null) {
     reply.header('content-length', '0')
-  } else if (typeof (payload as { resume?: unknown }).resume === 'function') {
-    // A stream (an application's onSend hook may make one): drained, never sent.
-    const stream = payload as NodeJS.ReadableStream & { on (event: 'error', listener: (error: Error) => void): unknown }
-    stream.on('error', (error) => reply.log.error({ err: error }, 'stream error on a HEAD answer'))
-    stream.resume()
-  } else {
-    reply.header('content-length', String(Buffer.byteLength(payload as string | Buffer)))
+  } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    reply.header('content-length', String(Buffer.byteLength(body)))
+  } else if (typeof body.resume === 'function') {
+    // A Node stream (an application's onSend hook may make one): drained, never sent.
+    body.on?.('error', logError)
+    body.resume()
+  } else if (typeof body.getReader === 'function' && typeof body.cancel === 'function') {
+    // A web stream: cancelled, never read.
+    body.cancel('HEAD answer').catch(logError)
   }
   done(null, null)
 }

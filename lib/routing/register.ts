@@ -22,7 +22,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
-import { alsoAnsweringHead } from './head-route.js'
+import { getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 
 export interface DeclaredRoutesOptions {
@@ -111,7 +111,7 @@ function registerFunction (
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
     scope.route({
-      ...(inQuery && methods.includes('GET') ? alsoAnsweringHead(methods) : { method: methods }),
+      ...(inQuery && methods.includes('GET') ? getVerbs(scope, methods, url) : { method: methods }),
       url,
       schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
       // Compiled on first use (boot stays cheap with many functions), shared with the twin.
