@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { KitState } from '../kit-state.js'
 import { secretDigest, secretsEqual } from '../access/credentials.js'
 import { IGNORED_HOOKS, metricHooksPart, type MetricHooks } from './hooks.js'
+import { declaredFunctionOf } from '../routing/function-of-request.js'
 
 export interface MetricsSettings {
   /** Where the endpoint answers; never under the mount path. */
@@ -84,7 +85,7 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
     registry,
     async register (fastify) {
       fastify.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-        const declared = request.routeOptions.config?.cloudFunction
+        const declared = declaredFunctionOf(request)
         if (!declared) return
         requests.inc({ function: declared.name, status: String(reply.statusCode) })
         duration.observe({ function: declared.name }, reply.elapsedTime / 1000)

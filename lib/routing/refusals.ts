@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import type { IncomingMessage } from 'node:http'
 import Parse from 'parse/node'
 import type { HttpMethod } from './options.js'
+import { looseKey } from './loose-key.js'
 
 const CONSTRAINT = 'fastifyParseKitRefusedVerb'
 
@@ -22,6 +23,8 @@ export interface Refusal {
   refused: HttpMethod[]
   /** Verbs the 405 names (Allow adds HEAD when GET is there). */
   allowed: HttpMethod[]
+  /** Whether the router maps this spelling to the path's own routes; unset: asked of the router for `served`. */
+  reaches?: (url: string) => boolean
 }
 
 /** The hooks a refusal runs before its 405: the declared routes' app id check. */
@@ -97,30 +100,14 @@ export class Refusals {
     const refusal = this.byKey.get(looseKey(url))
     if (refusal === undefined || !refusal.refused.includes(request.method as HttpMethod)) return undefined
     // The loose key matches more spellings than the router does: this one must reach the path's own route.
-    const route = this.scope.findRoute({ method: refusal.served, url })
-    return route !== null && !('*' in route.params) ? refusal : undefined
+    const reaches = refusal.reaches ? refusal.reaches(url) : this.reachesOwnRoute(refusal.served, url)
+    return reaches ? refusal : undefined
   }
-}
 
-/**
- * Lower case, no query string or path parameters, percent-decoded, no empty or
- * trailing segments: at least every spelling the router could map to the path.
- */
-function looseKey (url: string): string {
-  let end = url.length
-  const query = url.indexOf('?')
-  if (query !== -1) end = query
-  const semicolon = url.indexOf(';')
-  if (semicolon !== -1 && semicolon < end) end = semicolon
-  let path = url.slice(0, end)
-  if (path.includes('%')) {
-    try {
-      path = decodeURIComponent(path)
-    } catch {}
+  private reachesOwnRoute (served: HttpMethod, url: string): boolean {
+    const route = this.scope.findRoute({ method: served, url })
+    return route !== null && !('*' in route.params)
   }
-  if (path.includes('//')) path = path.replace(/\/{2,}/g, '/')
-  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1)
-  return path.toLowerCase()
 }
 
 export function methodNotAllowed (allowed: HttpMethod[]): RouteHandlerMethod {

@@ -24,6 +24,7 @@ import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
 import { getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
+import { FunctionAliases } from './function-aliases.js'
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -51,10 +52,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     [kAdmission]: Admission | null
   }
-  interface FastifyContextConfig {
-    /** Set on routes the kit registers for a declared function. */
-    cloudFunction?: DeclaredFunction
-  }
 }
 
 const QUERY_METHODS = new Set<HttpMethod>(['GET', 'HEAD'])
@@ -76,7 +73,9 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     })
     const refusals: Refusal[] = []
     const answerer = new Refusals(scope)
-    for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals)
+    const aliases = new FunctionAliases(scope, baseOf(options))
+    for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals, aliases)
+    aliases.register(compilers.serializers.compile)
     // A verb a path does not take is answered only to a caller with the right app id.
     const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
     answerer.answer(baseOf(options), refusals, guards)
@@ -88,7 +87,7 @@ const baseOf = (options: DeclaredRoutesOptions) => options.mountPath === '/' ? '
 
 function registerFunction (
   scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, admitter: Admitter,
-  compilers: { validation: LazyValidation, serializers: SharedSerializers }, refusals: Refusal[]
+  compilers: { validation: LazyValidation, serializers: SharedSerializers }, refusals: Refusal[], aliases: FunctionAliases
 ): void {
   const base = baseOf(options)
   const schema = inputSchema(fn.options)
@@ -107,6 +106,7 @@ function registerFunction (
   const preValidation: preHandlerHookHandler[] = early
     ? [admitFromBody(admitter, authorize)]
     : [admitInPreValidation(admitter), ...limits as unknown as preHandlerHookHandler[], async (request) => authorize(request[kAdmission]!)]
+  const bodyChecks = schema ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : [bodyIsAnObject]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
@@ -120,15 +120,25 @@ function registerFunction (
       ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: inQuery
-        ? preValidation
-        : [...preValidation, bodyIsAnObject, ...(schema ? [declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : [])],
+      preValidation: inQuery ? preValidation : [...preValidation, ...bodyChecks],
       handler
     })
   }
+  // A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts).
+  const alias = (verb: 'POST' | 'GET', url: string, answer?: object) => {
+    const inQuery = verb === 'GET'
+    const validate = schema ? compilers.validation.forRoute()({ schema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
+    aliases.add(fn, url, verb, {
+      onRequest,
+      preValidation: inQuery ? preValidation : [...preValidation, ...bodyChecks],
+      ...(validate ? { validate } : {}),
+      handler: functionsHandler(fn),
+      ownRoute: () => route([verb], url, functionsHandler(fn), answer ? { 200: answer } : undefined)
+    }, answer)
+  }
   // Verbs the function does not take: answered 405 by Refusals#answer, once every path is known.
-  const refuse = (refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[]) => {
-    if (refused.length > 0) refusals.push({ url, served, refused, allowed })
+  const refuse = (refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[], reaches?: (url: string) => boolean) => {
+    if (refused.length > 0) refusals.push({ url, served, refused, allowed, ...(reaches ? { reaches } : {}) })
   }
 
   if (fn.prefix) {
@@ -148,10 +158,17 @@ function registerFunction (
   // read is harmless), GET only for functions that declare GET, every other verb 405.
   const twin = `${base}/functions/${fn.name}`
   const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
-  const wrapped = returns ? { 200: Type.Object({ result: asCloudRunResult(returns) }) } : undefined
-  route(['POST'], twin, functionsHandler(fn), wrapped)
-  if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), wrapped)
-  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs)
+  const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
+  const aliased = fn.prefix !== undefined && aliases.takes(fn, twin)
+  if (aliased) {
+    alias('POST', twin, wrapped)
+    if (twinVerbs.includes('GET')) alias('GET', twin, wrapped)
+  } else {
+    const response = wrapped ? { 200: wrapped } : undefined
+    route(['POST'], twin, functionsHandler(fn), response)
+    if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), response)
+  }
+  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
 }
 
 /** A wrong app id in the header is refused before the body is even read. */

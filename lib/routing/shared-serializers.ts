@@ -9,19 +9,22 @@ import { afterFirstRoute, type AfterFirstRoute } from './after-first-route.js'
 type Serializer = ReturnType<FastifySerializerCompiler<unknown>>
 
 /** One serializer per schema object; the first route with a response schema is Fastify's own (its preReady work runs first). */
-export type SharedSerializers = AfterFirstRoute<FastifySerializerCompiler<unknown>>
+export interface SharedSerializers extends AfterFirstRoute<FastifySerializerCompiler<unknown>> {
+  /** Compiles (or finds) the serializer of a schema, once Fastify has set up the scope's compiler. */
+  compile: FastifySerializerCompiler<unknown>
+}
 
 export function sharedSerializers (scope: FastifyInstance): SharedSerializers {
   const compiled = new WeakMap<object, Serializer>()
-  const compiler: FastifySerializerCompiler<unknown> = (route) => {
+  const compile: FastifySerializerCompiler<unknown> = (route) => {
     const key = route.schema as object
     let serialize = compiled.get(key)
     if (!serialize) {
-      const compile = scope.serializerCompiler as FastifySerializerCompiler<unknown> | undefined
-      if (!compile) throw new Error(`no serializer compiler set up for ${route.method} ${route.url}`)
-      compiled.set(key, serialize = compile(route))
+      const scopeCompiler = scope.serializerCompiler as FastifySerializerCompiler<unknown> | undefined
+      if (!scopeCompiler) throw new Error(`no serializer compiler set up for ${route.method} ${route.url}`)
+      compiled.set(key, serialize = scopeCompiler(route))
     }
     return serialize
   }
-  return afterFirstRoute(compiler)
+  return { ...afterFirstRoute(compile), compile }
 }

@@ -1,7 +1,8 @@
 // The baseline a scale boot is read against: bare Fastify registering the
 // routes the kit registers for N generated functions (same verbs and paths,
-// a GET route answering HEAD too, an input schema and three hooks each,
-// validators not compiled, as the kit defers them), in a fresh process. What boot time a machine gives for that
+// a GET route answering HEAD too, one route per verb for the /functions twins,
+// an input schema and three hooks each, validators not compiled, as the kit
+// defers them), in a fresh process. What boot time a machine gives for that
 // many routes is Fastify's own cost; the kit's boot above it is the kit's.
 // argv: N. Prints its BareRoutesSample as one marked JSON line on stdout.
 import { performance } from 'node:perf_hooks'
@@ -38,8 +39,11 @@ await app.register(async (scope) => {
     const inBody = methods.filter((method) => method !== 'GET' && method !== 'HEAD')
     if (inQuery.length > 0) route(inQuery, `${MOUNT}/${prefix}/${name}`)
     if (inBody.length > 0) route(inBody, `${MOUNT}/${prefix}/${name}`)
-    route(['POST'], `${MOUNT}/functions/${name}`)
-    if (inQuery.length > 0) route(['GET'], `${MOUNT}/functions/${name}`)
+  }
+  // Every function here has a @Route prefix: the kit serves their /functions twins with one route per verb.
+  if (count > 0) {
+    route(['POST'], `${MOUNT}/functions/:name`)
+    route(['GET'], `${MOUNT}/functions/:name`)
   }
 })
 await app.ready()

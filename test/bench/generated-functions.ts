@@ -26,5 +26,5 @@ export function generatedFunctions (n: number): GeneratedFunction[] {
   }))
 }
 
-/** Declared route URLs start with one of these (the entity path and Parse's /functions twin). */
-export const GENERATED_URL_PREFIXES = [`${MOUNT}/generated-`, `${MOUNT}/functions/generated`]
+/** Declared route URLs start with one of these (the entity paths, and the /functions twins' shared routes). */
+export const GENERATED_URL_PREFIXES = [`${MOUNT}/generated-`, `${MOUNT}/functions/`]

@@ -1,0 +1,193 @@
+// The /functions twins of routed functions share one route per verb
+// (lib/routing/function-aliases.ts). A router whose maxParamLength is shorter
+// than every name gives each twin its own routes instead, as every twin had
+// before: the same functions, booted both ways, must answer every request the
+// same, byte for byte (status, the headers that matter, body), and count the
+// same in the metrics, under an application hook that replaces every object
+// payload. Requests cover every verb, the spellings a client might
+// use, every kind of caller, and bodies valid and not, in one fixed order (the
+// rate-limited function's counter runs out the same way on both).
+import t, { type Test } from 'tap'
+import Parse from 'parse/node'
+import parsePrometheusTextFormat from 'parse-prometheus-text-format'
+import type { FastifyServerOptions } from 'fastify'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
+import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
+
+const master = { useMasterKey: true }
+
+@ParseClass('AliasNote')
+class AliasNote extends BaseModel {
+  @ParseField({ type: 'String' }) declare title: string
+}
+
+@Route('aliases')
+class AliasFunctions {
+  @CloudFunction({ validation: { fields: { title: { type: String, required: true }, count: { type: Number } } } })
+  static create (request: CloudRequest) { return { fn: 'create', params: request.params } }
+
+  @CloudFunction({ methods: ['GET'], validation: { fields: { limit: { type: Number }, status: { type: String, options: ['draft', 'live'] } } } })
+  static list (request: CloudRequest) { return { fn: 'list', params: request.params } }
+
+  @CloudFunction({ methods: ['GET', 'POST'], returns: { ok: { type: Boolean }, title: { type: String } } })
+  static typed () { return { ok: true, title: 'typed', notDeclared: 'dropped by the schema' } }
+
+  @CloudFunction({ methods: ['POST'], returns: { title: { type: String } } })
+  static saved () { return new AliasNote({ title: 'saved' }).save(null, master) }
+
+  @CloudFunction({ methods: ['POST'], rateLimit: { max: 3, windowMs: 60_000 } })
+  static limited () { return 'within the limit' }
+
+  @CloudFunction({ methods: ['POST'], requiresAuth: true })
+  static signedIn (request: CloudRequest) { return { user: request.user?.get('username') ?? null, master: request.master } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['AliasAdmins'] })
+  static admins () { return 'admins only' }
+
+  @CloudFunction({ methods: ['POST'], validation: { fields: { n: { type: Number, required: true } } }, customErrorMessage: 'send n, a number' })
+  static custom (request: CloudRequest) { return request.params.n }
+
+  @CloudFunction({ methods: ['POST'] })
+  static fails () { throw new Parse.Error(Parse.Error.SCRIPT_FAILED, 'failed on purpose') }
+
+  @CloudFunction({ methods: ['PUT'] })
+  static onlyPut () { return 'put' }
+
+  @CloudFunction({ methods: ['POST'] })
+  static nothing () { return undefined }
+}
+
+/** A function without @Route: its /functions path is its own route either way. */
+class UnroutedFunctions {
+  @CloudFunction({ methods: ['POST'] })
+  static unrouted () { return 'unrouted' }
+}
+
+const NAMES = ['create', 'list', 'typed', 'saved', 'limited', 'signedIn', 'admins', 'custom', 'fails', 'onlyPut', 'nothing', 'unrouted', 'undeclared']
+const VERBS = ['POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH']
+
+interface Body { payload?: string, contentType?: string }
+const BODIES: Record<string, Body> = {
+  none: {},
+  empty: { payload: '{}', contentType: 'application/json' },
+  valid: { payload: JSON.stringify({ title: 'x', count: 2, n: 5, extra: true }), contentType: 'application/json' },
+  wrongTypes: { payload: JSON.stringify({ title: 12345, count: 'two', n: 'five' }), contentType: 'application/json' },
+  array: { payload: '[1,2]', contentType: 'application/json' },
+  invalidJson: { payload: '{"title":', contentType: 'application/json' },
+  sdkTextPlain: { payload: JSON.stringify({ _ApplicationId: APP_ID, _MasterKey: MASTER_KEY, title: 'sdk', n: 1 }), contentType: 'text/plain' }
+}
+
+/** How each verb is sent: bodies only where a body can go. */
+function bodiesFor (verb: string): string[] {
+  return verb === 'GET' || verb === 'HEAD' ? ['none'] : Object.keys(BODIES)
+}
+
+function spellings (name: string): string[] {
+  const path = `/parse/functions/${name}`
+  return [
+    path,
+    `${path}/`,
+    `${path}?limit=3&status=live`,
+    `${path}?title=fromQuery`,
+    `/parse/functions/${name.toUpperCase()}`,
+    `/parse/functions/%${name.charCodeAt(0).toString(16)}${name.slice(1)}`,
+    `/parse//functions/${name}`
+  ]
+}
+
+const HEADERS_COMPARED = ['content-type', 'content-length', 'allow', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'retry-after', 'access-control-allow-origin']
+
+/** Every answer, in order, as one line each: ids and dates a save makes differ between the two boots. */
+async function answers (parent: Test, server: FastifyServerOptions): Promise<{ lines: string[], ownTwinRoutes: boolean, metrics: string[] }> {
+  const lines: string[] = []
+  let ownTwinRoutes = false
+  let metrics: string[] = []
+  await parent.test(`boot with ${JSON.stringify(server)}`, async (t) => {
+    const kit = await startKit(t, {
+      functions: [AliasFunctions, UnroutedFunctions],
+      models: [AliasNote],
+      metrics: { defaultMetrics: false },
+      cors: { origin: ['https://app.example.com'] }
+    }, server, (app) => {
+      // An application hook that replaces the payload: a `returns` schema serialises the new one, as before.
+      app.addHook('preSerialization', (_request, _reply, payload, done) => {
+        done(null, payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? { ...payload, seenByTheApplication: true } : payload)
+      })
+    })
+    ownTwinRoutes = kit.app.hasRoute({ method: 'POST', url: '/parse/functions/create' })
+    const user = await kit.signUp('alias-user')
+    const callers: Record<string, Record<string, string>> = {
+      nobody: {},
+      app: { 'x-parse-application-id': APP_ID },
+      wrongApp: { 'x-parse-application-id': 'another-app' },
+      master: { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY },
+      session: { 'x-parse-application-id': APP_ID, 'x-parse-session-token': user.token },
+      cors: { 'x-parse-application-id': APP_ID, origin: 'https://app.example.com' }
+    }
+    for (const name of NAMES) {
+      for (const url of spellings(name)) {
+        for (const verb of VERBS) {
+          for (const [callerName, headers] of Object.entries(callers)) {
+            for (const bodyName of bodiesFor(verb)) {
+              // Bodies are varied for the callers that get past admission; the others see one kind.
+              if (bodyName !== 'none' && bodyName !== 'valid' && callerName !== 'app' && callerName !== 'master') continue
+              const body = BODIES[bodyName]
+              const response = await kit.app.inject({
+                method: verb as 'GET',
+                url,
+                headers: { ...headers, ...(body.contentType ? { 'content-type': body.contentType } : {}) },
+                ...(body.payload !== undefined ? { payload: body.payload } : {})
+              })
+              const kept = HEADERS_COMPARED.map((header) => `${header}=${response.headers[header] ?? ''}`).join(' ')
+              const text = response.body
+                .replace(/"objectId":"[A-Za-z0-9]+"/g, '"objectId":"<id>"')
+                .replace(/"(createdAt|updatedAt)":"[^"]+"/g, '"$1":"<date>"')
+                .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<date>')
+              lines.push(`${verb} ${url} ${callerName} ${bodyName} → ${response.statusCode} ${kept} ${text}`)
+            }
+          }
+        }
+      }
+    }
+    const scraped = await kit.app.inject({ method: 'GET', url: '/metrics' })
+    const families = parsePrometheusTextFormat(scraped.body) as Array<{ name: string, metrics: Array<{ labels?: Record<string, string>, value?: string, count?: string }> }>
+    metrics = families
+      .filter((family) => family.name === 'fpk_function_requests_total' || family.name === 'fpk_function_duration_seconds')
+      .flatMap((family) => family.metrics.map((metric) => `${family.name} ${JSON.stringify(metric.labels)} ${metric.value ?? metric.count}`))
+      .sort()
+  })
+  return { lines, ownTwinRoutes, metrics }
+}
+
+// Parse logs each call it answers "Invalid function" (a misspelt twin path reaches it): not wanted here.
+const quiet = { logger: { level: 'fatal' } }
+
+t.test('twins on one shared route answer as twins on routes of their own', (t) => compare(t, {}))
+
+// The router takes more spellings here: the shared route must take exactly the ones a twin's own route took.
+t.test('and with a router that ignores case and trailing slashes', (t) => compare(t, { caseSensitive: false, ignoreTrailingSlash: true }))
+
+async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions['routerOptions']>): Promise<void> {
+  const shared = await answers(t, { ...quiet, routerOptions })
+  const own = await answers(t, { ...quiet, routerOptions: { ...routerOptions, maxParamLength: 2 } })
+  t.notOk(shared.ownTwinRoutes, 'the twins of routed functions are served by the shared route')
+  t.ok(own.ownTwinRoutes, 'with names longer than maxParamLength, each twin has routes of its own')
+  t.equal(shared.lines.length, own.lines.length, `${shared.lines.length} requests each way`)
+  const differing = shared.lines.filter((line, i) => line !== own.lines[i])
+  t.same(differing.slice(0, 5), [], `every answer the same (${differing.length} differ; the first are shown)`)
+  if (differing.length > 0) {
+    const i = shared.lines.indexOf(differing[0])
+    t.comment(`shared: ${shared.lines[i]}\nown:    ${own.lines[i]}`)
+  }
+  // The cases the comparison must include to mean anything.
+  const served = shared.lines.filter((line) => / → 200 /.test(line) && line.startsWith('POST /parse/functions/create '))
+  t.ok(served.length > 0, 'a twin call was served')
+  t.ok(shared.lines.some((line) => line.includes(' → 429 ')), 'the rate limit ran out')
+  t.ok(shared.lines.some((line) => /POST \/parse\/functions\/custom .* → 400 .*send n, a number/.test(line)), 'a validation refusal with the custom message')
+  t.ok(shared.lines.some((line) => /POST \/parse\/functions\/typed .* → 200 .*\{"result":\{"ok":true,"title":"typed"\}\}/.test(line)), 'a `returns` answer serialised by its schema')
+  t.ok(shared.lines.some((line) => /POST \/parse\/functions\/saved .* → 200 .*"__type":"Object","className":"AliasNote"/.test(line)), 'a saved object answered with its tags')
+  t.ok(shared.lines.some((line) => /^HEAD \/parse\/functions\/list .* → 200 /.test(line)), 'HEAD on a GET twin')
+  t.ok(shared.lines.some((line) => / → 405 .*allow=POST /.test(line)), 'a verb a twin refuses')
+  t.same(shared.metrics, own.metrics, 'the metrics count the same calls under the same function')
+  t.ok(shared.metrics.some((line) => line.includes('"function":"create"')), 'twin calls are counted under their function')
+}
