@@ -3,14 +3,14 @@
 // than every name gives each twin its own routes instead, as every twin had
 // before: the same functions, booted both ways, must answer every request the
 // same, byte for byte (status, the headers that matter, body), and count the
-// same in the metrics, under an application hook that replaces every object
-// payload. Requests cover every verb, the spellings a client might
+// same in the metrics, under application hooks that replace the body and every
+// object payload. Requests cover every verb, the spellings a client might
 // use, every kind of caller, and bodies valid and not, in one fixed order (the
 // rate-limited function's counter runs out the same way on both).
 import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions, preSerializationHookHandler, preValidationHookHandler } from 'fastify'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
 
@@ -55,6 +55,10 @@ class AliasFunctions {
 
   @CloudFunction({ methods: ['POST'] })
   static nothing () { return undefined }
+
+  // `$` percent-encoded stays encoded when the router matches a fixed path, but not in a path parameter.
+  @CloudFunction({ methods: ['POST', 'GET'] })
+  static $dollar () { return 'dollar' }
 }
 
 /** A function without @Route: its /functions path is its own route either way. */
@@ -63,7 +67,7 @@ class UnroutedFunctions {
   static unrouted () { return 'unrouted' }
 }
 
-const NAMES = ['create', 'list', 'typed', 'saved', 'limited', 'signedIn', 'admins', 'custom', 'fails', 'onlyPut', 'nothing', 'unrouted', 'undeclared']
+const NAMES = ['create', 'list', 'typed', 'saved', 'limited', 'signedIn', 'admins', 'custom', 'fails', 'onlyPut', 'nothing', '$dollar', 'unrouted', 'undeclared']
 const VERBS = ['POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH']
 
 interface Body { payload?: string, contentType?: string }
@@ -91,7 +95,8 @@ function spellings (name: string): string[] {
     `${path}?title=fromQuery`,
     `/parse/functions/${name.toUpperCase()}`,
     `/parse/functions/%${name.charCodeAt(0).toString(16)}${name.slice(1)}`,
-    `/parse//functions/${name}`
+    `/parse//functions/${name}`,
+    `//parse/functions/${name}`
   ]
 }
 
@@ -109,9 +114,19 @@ async function answers (parent: Test, server: FastifyServerOptions): Promise<{ l
       metrics: { defaultMetrics: false },
       cors: { origin: ['https://app.example.com'] }
     }, server, (app) => {
+      const replaced = (payload: unknown) => payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? { ...payload, seenByTheApplication: true } : payload
       // An application hook that replaces the payload: a `returns` schema serialises the new one, as before.
-      app.addHook('preSerialization', (_request, _reply, payload, done) => {
-        done(null, payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? { ...payload, seenByTheApplication: true } : payload)
+      app.addHook('preSerialization', (_request, _reply, payload, done) => { done(null, replaced(payload)) })
+      // Route hooks a plugin appends to every route (after the kit's own): a copy of the body
+      // is still validated, and a replaced answer still goes through the `returns` schema.
+      app.addHook('onRoute', (route) => {
+        const copyBody: preValidationHookHandler = (request, _reply, done) => {
+          if (request.body !== null && typeof request.body === 'object') request.body = { ...request.body }
+          done()
+        }
+        const envelope: preSerializationHookHandler = (_request, _reply, payload, done) => { done(null, replaced(payload)) }
+        route.preValidation = [...[route.preValidation ?? []].flat(), copyBody]
+        route.preSerialization = [...[route.preSerialization ?? []].flat(), envelope] as never
       })
     })
     ownTwinRoutes = kit.app.hasRoute({ method: 'POST', url: '/parse/functions/create' })
@@ -165,7 +180,7 @@ const quiet = { logger: { level: 'fatal' } }
 t.test('twins on one shared route answer as twins on routes of their own', (t) => compare(t, {}))
 
 // The router takes more spellings here: the shared route must take exactly the ones a twin's own route took.
-t.test('and with a router that ignores case and trailing slashes', (t) => compare(t, { caseSensitive: false, ignoreTrailingSlash: true }))
+t.test('and with a router that ignores case, trailing and duplicate slashes', (t) => compare(t, { caseSensitive: false, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true }))
 
 async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions['routerOptions']>): Promise<void> {
   const shared = await answers(t, { ...quiet, routerOptions })
@@ -191,3 +206,20 @@ async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions
   t.same(shared.metrics, own.metrics, 'the metrics count the same calls under the same function')
   t.ok(shared.metrics.some((line) => line.includes('"function":"create"')), 'twin calls are counted under their function')
 }
+
+// A twin on the shared route has no route of its own for Fastify to find a duplicate of:
+// an application route on a twin's path fails the boot as it did, added before or after the kit.
+t.test('an application route on a twin\'s path fails the boot as a duplicate route', async (t) => {
+  const own = async () => 'own route'
+  const cases: Array<[string, (app: FastifyInstance) => void, (app: FastifyInstance) => void]> = [
+    ['POST before the kit', (app) => { app.post('/parse/functions/create', own) }, () => {}],
+    ['POST after the kit', () => {}, (app) => { app.post('/parse/functions/create', own) }],
+    ['HEAD after the kit', () => {}, (app) => { app.head('/parse/functions/list', own) }]
+  ]
+  for (const [label, before, after] of cases) {
+    let app: FastifyInstance | undefined
+    await t.rejects(startKit(t, { functions: [AliasFunctions] }, quiet, (instance) => { app = instance; before(instance) }, after),
+      { code: 'FST_ERR_DUPLICATED_ROUTE', message: /already declared for route '\/parse\/functions\/(create|list)'$/ }, label)
+    await app?.close()
+  }
+})

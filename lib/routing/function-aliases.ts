@@ -10,13 +10,25 @@
 // with a verb the twin takes, spelled so that the router maps it to that name
 // (as it would have mapped it to the twin's own route): every other request goes
 // where it went before, to Parse's mount or to a 405.
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, FastifySchemaCompiler, FastifySerializerCompiler, HTTPMethods, RouteHandlerMethod, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchema, type FastifySchemaCompiler, type FastifySerializerCompiler, type HTTPMethods, type RouteHandlerMethod, type onRequestHookHandler, type preHandlerHookHandler } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { DeclaredFunction } from './registry.js'
 import { getVerbs } from './head-route.js'
 import { looseKey } from './loose-key.js'
+import { runHooks } from './run-hooks.js'
 
 const CONSTRAINT = 'fastifyParseKitFunctionAlias'
+
+/** An absolute-form target's scheme and authority, as the router strips them (find-my-way). */
+const SCHEME_AND_AUTHORITY = /^https?:\/\/.*?\//
+
+/**
+ * `$` percent-encoded: the router keeps it encoded when it matches a fixed path,
+ * but decodes it in a path parameter. A twin's own route never took that spelling.
+ */
+const ENCODED_DOLLAR = /%24/i
+
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>
 type Serializer = (payload: unknown) => string
@@ -46,6 +58,8 @@ interface Alias {
 export class FunctionAliases {
   private readonly byLooseKey = new Map<string, Alias>()
   private readonly byKey = new Map<string, Alias>()
+  /** The twins served here, by path: a route added later on one of them fails as a duplicate. */
+  private readonly byUrl = new Map<string, Alias>()
   private readonly url: string
   /** Whether the router compares paths without case (asked of the router once the routes are in). */
   private caseBlind = false
@@ -69,8 +83,13 @@ export class FunctionAliases {
     })
   }
 
-  /** Whether `fn`'s twin can be served here: one whose spellings another twin's take keeps routes of its own. */
-  takes (fn: DeclaredFunction, twinUrl: string): boolean {
+  /**
+   * Whether `fn`'s twin can be served here. One whose spellings another twin's take,
+   * or whose path already has a route of the application's for one of its verbs
+   * (the boot then fails on the duplicate, as it did), keeps routes of its own.
+   */
+  takes (fn: DeclaredFunction, twinUrl: string, verbs: HTTPMethods[]): boolean {
+    if (verbs.some((method) => this.scope.hasRoute({ method, url: twinUrl }))) return false
     const existing = this.byLooseKey.get(looseKey(twinUrl))
     return existing === undefined || existing.fn === fn
   }
@@ -82,6 +101,7 @@ export class FunctionAliases {
     if (alias === undefined) {
       alias = { fn, url: twinUrl, key: fn.name, steps: {}, ...(answer ? { answer: { schema: answer } } : {}) }
       this.byLooseKey.set(loose, alias)
+      this.byUrl.set(twinUrl, alias)
     }
     alias.steps[verb] = steps
   }
@@ -101,8 +121,8 @@ export class FunctionAliases {
   register (compile: FastifySerializerCompiler<unknown>): void {
     if (this.byLooseKey.size === 0) return
     const aliases = [...this.byLooseKey.values()]
-    this.route('POST', aliases, compile)
-    if (aliases.some((alias) => alias.steps.GET)) this.route('GET', aliases, compile)
+    this.route('POST', aliases)
+    if (aliases.some((alias) => alias.steps.GET)) this.route('GET', aliases)
     // The router's case rule, asked of the router: names are keyed the way it compares them.
     const probe = this.scope.findRoute({ method: 'POST', url: this.url.replace(':name', 'probe').toUpperCase(), constraints: { [CONSTRAINT]: true } })
     this.caseBlind = probe !== null && 'name' in probe.params
@@ -115,73 +135,77 @@ export class FunctionAliases {
       if (this.namedBy(alias, alias.url, 'POST')) continue
       this.byKey.delete(alias.key)
       this.byLooseKey.delete(looseKey(alias.url))
+      this.byUrl.delete(alias.url)
       for (const steps of Object.values(alias.steps)) steps.ownRoute()
     }
+    // `returns` serialisers, compiled once Fastify has compiled the routes' schemas: a broken one fails the boot.
+    this.scope.addHook('onReady', async () => {
+      for (const alias of this.byKey.values()) {
+        if (alias.answer) alias.answer.serialize ??= compile({ schema: alias.answer.schema, method: 'POST', url: alias.url, httpStatus: '200' })
+      }
+    })
   }
 
-  private route (verb: 'POST' | 'GET', aliases: Alias[], compile: FastifySerializerCompiler<unknown>): void {
+  /**
+   * A route the application adds later on a twin's path, for a verb the twin takes, fails as
+   * a duplicate route (Fastify's own error), as it did when the twin had a route of its own.
+   */
+  refuseLaterRoutes (fastify: FastifyInstance): void {
+    if (this.byUrl.size === 0) return
+    fastify.addHook('onRoute', (route) => {
+      const alias = this.byUrl.get(route.url ?? '')
+      if (alias === undefined) return
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      const taken = methods.find((method) => this.verbOf(alias, method) !== undefined)
+      if (taken !== undefined) throw new errorCodes.FST_ERR_DUPLICATED_ROUTE(taken, route.url)
+    })
+  }
+
+  private route (verb: 'POST' | 'GET', aliases: Alias[]): void {
     const validating = aliases.some((alias) => alias.steps[verb]?.validate)
-    const answering = aliases.some((alias) => alias.answer && alias.steps[verb])
-    // Each input is validated by its function's own validator, found from the very object Fastify validates.
-    const pending = new WeakMap<object, Validator>()
-    const validate: Validator = (data) => {
-      const validator = data !== null && typeof data === 'object' ? pending.get(data) : undefined
-      if (validator === undefined) return true
-      const valid = validator(data)
-      validate.errors = validator.errors
+    const aliasFor = (request: FastifyRequest): Alias => this.byKey.get(this.keyOf((request.params as { name: string }).name))!
+    // Each input is validated by its own function's validator. Fastify validates a route's path
+    // parameters first, then its body or query string, in one synchronous call: the parameters'
+    // validator names the function, the input's validator takes that name and forgets it. An
+    // input without a name (Fastify's order changed) is an internal error, never unvalidated.
+    let named: AliasSteps | undefined
+    const nameTheFunction: Validator = (params) => {
+      named = this.byKey.get(this.keyOf((params as { name: string }).name))?.steps[verb]
+      return true
+    }
+    const validateInput: Validator = (data) => {
+      const steps = named
+      named = undefined
+      if (steps === undefined) throw new Error(`${this.url}: the input was validated before the path named its function`)
+      if (steps.validate === undefined) return true
+      const valid = steps.validate(data)
+      validateInput.errors = steps.validate.errors
       return valid
     }
-    // Each 200 answer is serialised by its function's own serialiser, found from the payload Fastify serialises.
-    const serializers = new WeakMap<object, Serializer>()
-    const serialize: Serializer = (payload) => {
-      const own = payload !== null && typeof payload === 'object' ? serializers.get(payload) : undefined
-      return own ? own(payload) : JSON.stringify(payload)
-    }
-    const verbs = verb === 'GET' ? getVerbs(this.scope, ['GET'], this.url) : { method: [verb] as HTTPMethods[] }
+    const verbs = verb === 'GET' ? getVerbs(this.scope, ['GET'], undefined) : { method: [verb] as HTTPMethods[] }
     if (verb === 'GET') this.headTaken = verbs.method.includes('HEAD')
-    const aliasFor = (request: FastifyRequest): Alias => this.byKey.get(this.keyOf((request.params as { name: string }).name))!
-    const schema = {
-      ...(validating ? { [verb === 'GET' ? 'querystring' : 'body']: {} } : {}),
-      ...(answering ? { response: { 200: {} } } : {})
-    }
     this.scope.route({
       ...verbs,
       url: this.url,
       constraints: { [CONSTRAINT]: true },
       config: { cloudFunctionOf: (params) => this.byKey.get(this.keyOf((params as { name: string }).name))?.fn },
-      ...(validating || answering ? { schema } : {}),
-      ...(validating ? { validatorCompiler: () => validate } : {}),
-      ...(answering
+      ...(validating
         ? {
-            serializerCompiler: () => {
-              // Compiled when Fastify compiles the routes' schemas: a broken one fails the boot.
-              for (const alias of aliases) {
-                if (alias.answer) alias.answer.serialize ??= compile({ schema: alias.answer.schema, method: verb, url: this.url.replace(':name', alias.fn.name), httpStatus: '200' })
-              }
-              return serialize
-            },
-            // The route's last hook before serialisation: the schema serialises whatever the application's hooks made of the payload.
-            preSerialization: (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
-              const own = aliasFor(request).answer?.serialize
-              if (own && payload !== null && typeof payload === 'object') serializers.set(payload, own)
-              done(null, payload)
-            }
+            schema: { params: {}, [verb === 'GET' ? 'querystring' : 'body']: {} },
+            validatorCompiler: ({ httpPart }) => httpPart === 'params' ? nameTheFunction : validateInput
           }
         : {}),
       onRequest (request, reply, done) {
         aliasFor(request).steps[verb]!.onRequest.call(this, request, reply, done)
       },
       preValidation (request, reply, done) {
-        const steps = aliasFor(request).steps[verb]!
-        runHooks(steps.preValidation, this, request, reply, (error) => {
-          if (error) return done(error)
-          const input = verb === 'GET' ? request.query : request.body
-          if (steps.validate && input !== null && typeof input === 'object') pending.set(input, steps.validate)
-          done()
-        })
+        runHooks(aliasFor(request).steps[verb]!.preValidation, this, request, reply, done)
       },
       handler (request, reply) {
-        return aliasFor(request).steps[verb]!.handler.call(this, request, reply)
+        const alias = aliasFor(request)
+        const serialize = alias.answer?.serialize
+        if (serialize) reply.serializer(answerSerializer(reply, serialize))
+        return alias.steps[verb]!.handler.call(this, request, reply)
       }
     })
   }
@@ -190,44 +214,49 @@ export class FunctionAliases {
     return this.caseBlind ? name.toLowerCase() : name
   }
 
+  /** The verb whose steps serve `method` on a twin, if the twin takes it here. */
+  private verbOf (alias: Alias, method: string): 'POST' | 'GET' | undefined {
+    const verb = method === 'POST' ? 'POST' : method === 'GET' || (method === 'HEAD' && this.headTaken) ? 'GET' : undefined
+    return verb !== undefined && alias.steps[verb] ? verb : undefined
+  }
+
   /** The twin a request is for, when it is for one with a verb that twin takes. */
   private aliasOf (request: IncomingMessage): Alias | undefined {
-    const url = request.url ?? ''
-    // Every request on the instance passes here: origin-form targets only (the mount refuses the others).
+    let url = request.url ?? ''
+    // Every request on the instance passes here: an absolute-form target is read as the router reads it.
+    if (url.charCodeAt(0) !== 47) url = url.replace(SCHEME_AND_AUTHORITY, '/')
     if (url.charCodeAt(0) !== 47) return undefined
     const alias = this.byLooseKey.get(looseKey(url))
-    if (alias === undefined) return undefined
-    const method = request.method
-    const verb = method === 'POST' ? 'POST' : method === 'GET' || (method === 'HEAD' && this.headTaken) ? 'GET' : undefined
-    if (verb === undefined || !alias.steps[verb]) return undefined
+    if (alias === undefined || this.verbOf(alias, request.method ?? '') === undefined) return undefined
     // The loose key takes more spellings than the router: this one must name the function.
-    return this.namedBy(alias, url, method as HTTPMethods) ? alias : undefined
+    return this.namedBy(alias, url, request.method as HTTPMethods) ? alias : undefined
   }
 
   private namedBy (alias: Alias, url: string, method: HTTPMethods): boolean {
+    if (ENCODED_DOLLAR.test(pathOf(url))) return false
     const route = this.scope.findRoute({ method, url, constraints: { [CONSTRAINT]: true } })
     const name = route?.params.name
     return name !== undefined && this.byKey.get(this.keyOf(name)) === alias
   }
 }
 
-/** Runs route hooks in order as Fastify does: a hook that answered ends the run. */
-function runHooks (hooks: preHandlerHookHandler[], instance: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
-  let index = 0
-  const next = (error?: Error): void => {
-    if (error) return done(error)
-    if (index === hooks.length) return done()
-    if (reply.sent) return
-    const hook = hooks[index++]
-    let result: unknown
-    try {
-      result = hook.call(instance, request, reply, next as never)
-    } catch (thrown) {
-      return done(thrown as Error)
-    }
-    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-      (result as PromiseLike<unknown>).then(() => next(), (rejected: Error | undefined) => done(rejected ?? new Error('a preValidation hook rejected without an error')))
-    }
+/**
+ * A `returns` twin's serialiser for one reply: its schema for the 200 answer, as the route's
+ * response schema did; any other answer (an error after the handler) as Fastify serialises
+ * an answer without a schema. Set on the reply, so it serialises whatever payload the
+ * application's hooks leave, as a route's response schema does.
+ */
+function answerSerializer (reply: FastifyReply, serialize: Serializer): Serializer {
+  return (payload) => {
+    if (typeof payload === 'string') return payload
+    // Fastify types JSON itself only when no serialiser is set on the reply.
+    if (!reply.hasHeader('content-type')) reply.type(JSON_TYPE)
+    return reply.statusCode === 200 ? serialize(payload) : JSON.stringify(payload)
   }
-  next()
+}
+
+/** The path of a target: before its query string, fragment or path parameters. */
+function pathOf (url: string): string {
+  const end = url.search(/[?#;]/)
+  return end === -1 ? url : url.slice(0, end)
 }

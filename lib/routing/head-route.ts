@@ -9,10 +9,14 @@ import type { FastifyInstance, HTTPMethods, onSendHookHandler } from 'fastify'
 
 interface GetVerbs { method: HTTPMethods[], exposeHeadRoute?: false, onSend?: onSendHookHandler }
 
-/** Route options for a GET route at `url`: answering HEAD too where Fastify would have added a HEAD route. */
-export function getVerbs (scope: FastifyInstance, methods: HTTPMethods[], url: string): GetVerbs {
+/**
+ * Route options for a GET route at `url`: answering HEAD too where Fastify would have added a HEAD route.
+ * `url` undefined: a route shared by many paths, where an application's HEAD route on one path is
+ * more specific to the router than the shared route, and keeps that path's HEAD.
+ */
+export function getVerbs (scope: FastifyInstance, methods: HTTPMethods[], url: string | undefined): GetVerbs {
   if ((scope.initialConfig as { exposeHeadRoutes?: boolean }).exposeHeadRoutes === false) return { method: methods }
-  if (scope.hasRoute({ method: 'HEAD', url })) return { method: methods, exposeHeadRoute: false }
+  if (url !== undefined && scope.hasRoute({ method: 'HEAD', url })) return { method: methods, exposeHeadRoute: false }
   return { method: [...methods, 'HEAD'], exposeHeadRoute: false, onSend: headWithoutBody }
 }
 

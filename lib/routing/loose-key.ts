@@ -2,13 +2,15 @@
 // function-aliases.ts) look a request's path up before the router's exact check.
 
 /**
- * Lower case, no query string or path parameters, percent-decoded, no empty or
- * trailing segments: at least every spelling the router could map to the path.
+ * Lower case, no query string, fragment or path parameters, percent-decoded, no
+ * empty or trailing segments: at least every spelling the router could map to the path.
  */
 export function looseKey (url: string): string {
   let end = url.length
   const query = url.indexOf('?')
   if (query !== -1) end = query
+  const fragment = url.indexOf('#')
+  if (fragment !== -1 && fragment < end) end = fragment
   const semicolon = url.indexOf(';')
   if (semicolon !== -1 && semicolon < end) end = semicolon
   let path = url.slice(0, end)

@@ -58,6 +58,7 @@ const QUERY_METHODS = new Set<HttpMethod>(['GET', 'HEAD'])
 
 export async function registerDeclaredRoutes (fastify: FastifyInstance, options: DeclaredRoutesOptions): Promise<DeclaredFunction[]> {
   const functions = declaredFunctions()
+  let aliases: FunctionAliases | undefined
   await fastify.register(async function declaredFunctions (scope) {
     acceptTextPlainJson(scope)
     scope.setErrorHandler(replyWithParseShape)
@@ -73,13 +74,14 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     })
     const refusals: Refusal[] = []
     const answerer = new Refusals(scope)
-    const aliases = new FunctionAliases(scope, baseOf(options))
+    aliases = new FunctionAliases(scope, baseOf(options))
     for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals, aliases)
     aliases.register(compilers.serializers.compile)
     // A verb a path does not take is answered only to a caller with the right app id.
     const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
     answerer.answer(baseOf(options), refusals, guards)
   })
+  aliases?.refuseLaterRoutes(fastify)
   return functions
 }
 
@@ -159,7 +161,7 @@ function registerFunction (
   const twin = `${base}/functions/${fn.name}`
   const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
   const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
-  const aliased = fn.prefix !== undefined && aliases.takes(fn, twin)
+  const aliased = fn.prefix !== undefined && aliases.takes(fn, twin, twinVerbs)
   if (aliased) {
     alias('POST', twin, wrapped)
     if (twinVerbs.includes('GET')) alias('GET', twin, wrapped)
