@@ -103,7 +103,7 @@ function spellings (name: string): string[] {
 const HEADERS_COMPARED = ['content-type', 'content-length', 'allow', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'retry-after', 'access-control-allow-origin']
 
 /** Every answer, in order, as one line each: ids and dates a save makes differ between the two boots. */
-async function answers (parent: Test, server: FastifyServerOptions): Promise<{ lines: string[], ownTwinRoutes: boolean, metrics: string[] }> {
+async function answers (parent: Test, server: FastifyServerOptions, replySerializer: boolean): Promise<{ lines: string[], ownTwinRoutes: boolean, metrics: string[] }> {
   const lines: string[] = []
   let ownTwinRoutes = false
   let metrics: string[] = []
@@ -114,6 +114,8 @@ async function answers (parent: Test, server: FastifyServerOptions): Promise<{ l
       metrics: { defaultMetrics: false },
       cors: { origin: ['https://app.example.com'] }
     }, server, (app) => {
+      // An instance-wide reply serialiser comes before a route's response schema, in Fastify.
+      if (replySerializer) app.setReplySerializer((payload) => `serialised by the application: ${JSON.stringify(payload)}`)
       const replaced = (payload: unknown) => payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? { ...payload, seenByTheApplication: true } : payload
       // An application hook that replaces the payload: a `returns` schema serialises the new one, as before.
       app.addHook('preSerialization', (_request, _reply, payload, done) => { done(null, replaced(payload)) })
@@ -177,14 +179,15 @@ async function answers (parent: Test, server: FastifyServerOptions): Promise<{ l
 // Parse logs each call it answers "Invalid function" (a misspelt twin path reaches it): not wanted here.
 const quiet = { logger: { level: 'fatal' } }
 
-t.test('twins on one shared route answer as twins on routes of their own', (t) => compare(t, {}))
+t.test('twins on one shared route answer as twins on routes of their own', (t) => compare(t, {}, false))
 
 // The router takes more spellings here: the shared route must take exactly the ones a twin's own route took.
-t.test('and with a router that ignores case, trailing and duplicate slashes', (t) => compare(t, { caseSensitive: false, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true }))
+t.test('and with a router that ignores case, trailing and duplicate slashes, and a reply serialiser of the application\'s', (t) =>
+  compare(t, { caseSensitive: false, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true }, true))
 
-async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions['routerOptions']>): Promise<void> {
-  const shared = await answers(t, { ...quiet, routerOptions })
-  const own = await answers(t, { ...quiet, routerOptions: { ...routerOptions, maxParamLength: 2 } })
+async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions['routerOptions']>, replySerializer: boolean): Promise<void> {
+  const shared = await answers(t, { ...quiet, routerOptions }, replySerializer)
+  const own = await answers(t, { ...quiet, routerOptions: { ...routerOptions, maxParamLength: 2 } }, replySerializer)
   t.notOk(shared.ownTwinRoutes, 'the twins of routed functions are served by the shared route')
   t.ok(own.ownTwinRoutes, 'with names longer than maxParamLength, each twin has routes of its own')
   t.equal(shared.lines.length, own.lines.length, `${shared.lines.length} requests each way`)
@@ -199,7 +202,10 @@ async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions
   t.ok(served.length > 0, 'a twin call was served')
   t.ok(shared.lines.some((line) => line.includes(' → 429 ')), 'the rate limit ran out')
   t.ok(shared.lines.some((line) => /POST \/parse\/functions\/custom .* → 400 .*send n, a number/.test(line)), 'a validation refusal with the custom message')
-  t.ok(shared.lines.some((line) => /POST \/parse\/functions\/typed .* → 200 .*\{"result":\{"ok":true,"title":"typed"\}\}/.test(line)), 'a `returns` answer serialised by its schema')
+  const typed = replySerializer
+    ? /POST \/parse\/functions\/typed .* → 200 .*serialised by the application: .*"notDeclared"/
+    : /POST \/parse\/functions\/typed .* → 200 .*\{"result":\{"ok":true,"title":"typed"\}\}/
+  t.ok(shared.lines.some((line) => typed.test(line)), replySerializer ? 'a `returns` answer serialised by the application' : 'a `returns` answer serialised by its schema')
   t.ok(shared.lines.some((line) => /POST \/parse\/functions\/saved .* → 200 .*"__type":"Object","className":"AliasNote"/.test(line)), 'a saved object answered with its tags')
   t.ok(shared.lines.some((line) => /^HEAD \/parse\/functions\/list .* → 200 /.test(line)), 'HEAD on a GET twin')
   t.ok(shared.lines.some((line) => / → 405 .*allow=POST /.test(line)), 'a verb a twin refuses')
@@ -208,18 +214,32 @@ async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions
 }
 
 // A twin on the shared route has no route of its own for Fastify to find a duplicate of:
-// an application route on a twin's path fails the boot as it did, added before or after the kit.
+// an application route on a twin's path (as the router spells it) fails the boot as it
+// did, added before or after the kit; one with constraints of its own shares the path.
 t.test('an application route on a twin\'s path fails the boot as a duplicate route', async (t) => {
   const own = async () => 'own route'
-  const cases: Array<[string, (app: FastifyInstance) => void, (app: FastifyInstance) => void]> = [
-    ['POST before the kit', (app) => { app.post('/parse/functions/create', own) }, () => {}],
-    ['POST after the kit', () => {}, (app) => { app.post('/parse/functions/create', own) }],
-    ['HEAD after the kit', () => {}, (app) => { app.head('/parse/functions/list', own) }]
+  const loose = { ...quiet, routerOptions: { caseSensitive: false, ignoreTrailingSlash: true } }
+  const cases: Array<[string, FastifyServerOptions, (app: FastifyInstance) => void, (app: FastifyInstance) => void]> = [
+    ['POST before the kit', quiet, (app) => { app.post('/parse/functions/create', own) }, () => {}],
+    ['POST after the kit', quiet, () => {}, (app) => { app.post('/parse/functions/create', own) }],
+    ['HEAD after the kit', quiet, () => {}, (app) => { app.head('/parse/functions/list', own) }],
+    ['another spelling of the path, after the kit, on a router that takes it', loose, () => {}, (app) => { app.post('/parse/functions/CREATE/', own) }]
   ]
-  for (const [label, before, after] of cases) {
+  for (const [label, server, before, after] of cases) {
     let app: FastifyInstance | undefined
-    await t.rejects(startKit(t, { functions: [AliasFunctions] }, quiet, (instance) => { app = instance; before(instance) }, after),
-      { code: 'FST_ERR_DUPLICATED_ROUTE', message: /already declared for route '\/parse\/functions\/(create|list)'$/ }, label)
+    await t.rejects(startKit(t, { functions: [AliasFunctions] }, server, (instance) => { app = instance; before(instance) }, after),
+      { code: 'FST_ERR_DUPLICATED_ROUTE', message: /already declared for route '\/parse\/functions\/(create|list|CREATE\/)'$/ }, label)
     await app?.close()
   }
+})
+
+t.test('an application route with a host constraint on a twin\'s path takes that host only', async (t) => {
+  const kit = await startKit(t, { functions: [AliasFunctions] }, quiet, undefined, (app) => {
+    app.post('/parse/functions/create', { constraints: { host: 'admin.example' } }, async () => 'admin route')
+  })
+  const headers = { 'x-parse-application-id': APP_ID, 'content-type': 'application/json' }
+  const admin = await kit.app.inject({ method: 'POST', url: '/parse/functions/create', headers: { ...headers, host: 'admin.example' }, payload: '{}' })
+  t.equal(admin.body, 'admin route')
+  const twin = await kit.app.inject({ method: 'POST', url: '/parse/functions/create', headers, payload: JSON.stringify({ title: 'x' }) })
+  t.same(twin.json(), { result: { fn: 'create', params: { title: 'x' } } })
 })

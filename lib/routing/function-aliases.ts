@@ -58,8 +58,6 @@ interface Alias {
 export class FunctionAliases {
   private readonly byLooseKey = new Map<string, Alias>()
   private readonly byKey = new Map<string, Alias>()
-  /** The twins served here, by path: a route added later on one of them fails as a duplicate. */
-  private readonly byUrl = new Map<string, Alias>()
   private readonly url: string
   /** Whether the router compares paths without case (asked of the router once the routes are in). */
   private caseBlind = false
@@ -101,7 +99,6 @@ export class FunctionAliases {
     if (alias === undefined) {
       alias = { fn, url: twinUrl, key: fn.name, steps: {}, ...(answer ? { answer: { schema: answer } } : {}) }
       this.byLooseKey.set(loose, alias)
-      this.byUrl.set(twinUrl, alias)
     }
     alias.steps[verb] = steps
   }
@@ -135,7 +132,6 @@ export class FunctionAliases {
       if (this.namedBy(alias, alias.url, 'POST')) continue
       this.byKey.delete(alias.key)
       this.byLooseKey.delete(looseKey(alias.url))
-      this.byUrl.delete(alias.url)
       for (const steps of Object.values(alias.steps)) steps.ownRoute()
     }
     // `returns` serialisers, compiled once Fastify has compiled the routes' schemas: a broken one fails the boot.
@@ -151,13 +147,17 @@ export class FunctionAliases {
    * a duplicate route (Fastify's own error), as it did when the twin had a route of its own.
    */
   refuseLaterRoutes (fastify: FastifyInstance): void {
-    if (this.byUrl.size === 0) return
+    if (this.byKey.size === 0) return
     fastify.addHook('onRoute', (route) => {
-      const alias = this.byUrl.get(route.url ?? '')
+      // A route with constraints of its own (a host, a version) shares the path, as it shared the twin's own route.
+      if (route.constraints && Object.keys(route.constraints).length > 0) return
+      const url = route.url ?? ''
+      const alias = this.byLooseKey.get(looseKey(url))
       if (alias === undefined) return
+      // Every spelling the router takes for the twin's path collides (a trailing slash, case, as the router options say).
       const methods = Array.isArray(route.method) ? route.method : [route.method]
-      const taken = methods.find((method) => this.verbOf(alias, method) !== undefined)
-      if (taken !== undefined) throw new errorCodes.FST_ERR_DUPLICATED_ROUTE(taken, route.url)
+      const taken = methods.find((method) => this.verbOf(alias, method) !== undefined && this.namedBy(alias, url, method as HTTPMethods))
+      if (taken !== undefined) throw new errorCodes.FST_ERR_DUPLICATED_ROUTE(taken, url)
     })
   }
 
@@ -182,6 +182,7 @@ export class FunctionAliases {
       validateInput.errors = steps.validate.errors
       return valid
     }
+    const answers = aliases.some((alias) => alias.answer && alias.steps[verb]) ? answerHandOff() : undefined
     const verbs = verb === 'GET' ? getVerbs(this.scope, ['GET'], undefined) : { method: [verb] as HTTPMethods[] }
     if (verb === 'GET') this.headTaken = verbs.method.includes('HEAD')
     this.scope.route({
@@ -189,12 +190,16 @@ export class FunctionAliases {
       url: this.url,
       constraints: { [CONSTRAINT]: true },
       config: { cloudFunctionOf: (params) => this.byKey.get(this.keyOf((params as { name: string }).name))?.fn },
-      ...(validating
+      ...(validating || answers
         ? {
-            schema: { params: {}, [verb === 'GET' ? 'querystring' : 'body']: {} },
-            validatorCompiler: ({ httpPart }) => httpPart === 'params' ? nameTheFunction : validateInput
+            schema: {
+              ...(validating ? { params: {}, [verb === 'GET' ? 'querystring' : 'body']: {} } : {}),
+              ...(answers ? { response: { 200: {} } } : {})
+            }
           }
         : {}),
+      ...(validating ? { validatorCompiler: ({ httpPart }: { httpPart?: string }) => httpPart === 'params' ? nameTheFunction : validateInput } : {}),
+      ...(answers ? { serializerCompiler: () => answers.routeSerializer } : {}),
       onRequest (request, reply, done) {
         aliasFor(request).steps[verb]!.onRequest.call(this, request, reply, done)
       },
@@ -204,7 +209,7 @@ export class FunctionAliases {
       handler (request, reply) {
         const alias = aliasFor(request)
         const serialize = alias.answer?.serialize
-        if (serialize) reply.serializer(answerSerializer(reply, serialize))
+        if (serialize && answers) reply.serializer(answers.forReply(reply, serialize))
         return alias.steps[verb]!.handler.call(this, request, reply)
       }
     })
@@ -241,17 +246,28 @@ export class FunctionAliases {
 }
 
 /**
- * A `returns` twin's serialiser for one reply: its schema for the 200 answer, as the route's
- * response schema did; any other answer (an error after the handler) as Fastify serialises
- * an answer without a schema. Set on the reply, so it serialises whatever payload the
- * application's hooks leave, as a route's response schema does.
+ * A `returns` answer is serialised as by a route whose response schema is the function's
+ * own: in Fastify's order (an instance-wide reply serialiser first, then the schema for a
+ * 200, plain JSON otherwise), whatever payload the hooks left. The twins share a route, so
+ * the function is known on the reply: the reply's serialiser hands it to the route's 200
+ * serialiser and lets Fastify choose, in one synchronous call.
  */
-function answerSerializer (reply: FastifyReply, serialize: Serializer): Serializer {
-  return (payload) => {
-    if (typeof payload === 'string') return payload
-    // Fastify types JSON itself only when no serialiser is set on the reply.
-    if (!reply.hasHeader('content-type')) reply.type(JSON_TYPE)
-    return reply.statusCode === 200 ? serialize(payload) : JSON.stringify(payload)
+function answerHandOff (): { routeSerializer: Serializer, forReply: (reply: FastifyReply, serialize: Serializer) => Serializer } {
+  let handedOff: Serializer | undefined
+  return {
+    routeSerializer: (payload) => handedOff !== undefined ? handedOff(payload) : JSON.stringify(payload),
+    forReply: (reply, serialize) => (payload) => {
+      reply.serializer(null as never)
+      if (typeof payload === 'string') return payload
+      // Fastify types JSON itself only when no serialiser is set on the reply.
+      if (!reply.hasHeader('content-type')) reply.type(JSON_TYPE)
+      handedOff = serialize
+      try {
+        return reply.serialize(payload) as string
+      } finally {
+        handedOff = undefined
+      }
+    }
   }
 }
 
