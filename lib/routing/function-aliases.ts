@@ -16,6 +16,7 @@ import type { DeclaredFunction } from './registry.js'
 import { getVerbs } from './head-route.js'
 import { looseKey } from './loose-key.js'
 import { runHooks } from './run-hooks.js'
+import { addTrueConstraint } from './true-constraint.js'
 
 const CONSTRAINT = 'fastifyParseKitFunctionAlias'
 
@@ -65,20 +66,7 @@ export class FunctionAliases {
 
   constructor (private readonly scope: FastifyInstance, base: string) {
     this.url = `${base}/functions/:name`
-    // Added before any declared route: adding a strategy rebuilds the instance's router.
-    if (scope.hasConstraintStrategy(CONSTRAINT)) return
-    scope.addConstraintStrategy({
-      name: CONSTRAINT,
-      storage () {
-        const stores = new Map<unknown, unknown>()
-        return { get: (value: unknown) => stores.get(value) ?? null, set: (value: unknown, store: unknown) => { stores.set(value, store) } } as never
-      },
-      deriveConstraint: (request: IncomingMessage) => this.aliasOf(request) === undefined ? undefined : true,
-      mustMatchWhenDerived: false,
-      validate (value: unknown) {
-        if (value !== true) throw new Error(`${CONSTRAINT} takes only true`)
-      }
-    })
+    addTrueConstraint(scope, CONSTRAINT, (request) => this.aliasOf(request) !== undefined)
   }
 
   /**

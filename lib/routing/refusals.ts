@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http'
 import Parse from 'parse/node'
 import type { HttpMethod } from './options.js'
 import { looseKey } from './loose-key.js'
+import { addTrueConstraint } from './true-constraint.js'
 
 const CONSTRAINT = 'fastifyParseKitRefusedVerb'
 
@@ -41,19 +42,7 @@ export class Refusals {
   private readonly byKey = new Map<string, Refusal>()
 
   constructor (private readonly scope: FastifyInstance) {
-    if (scope.hasConstraintStrategy(CONSTRAINT)) return
-    scope.addConstraintStrategy({
-      name: CONSTRAINT,
-      storage () {
-        const stores = new Map<unknown, unknown>()
-        return { get: (value: unknown) => stores.get(value) ?? null, set: (value: unknown, store: unknown) => { stores.set(value, store) } } as never
-      },
-      deriveConstraint: (request: IncomingMessage) => this.refusalOf(request) === undefined ? undefined : true,
-      mustMatchWhenDerived: false,
-      validate (value: unknown) {
-        if (value !== true) throw new Error(`${CONSTRAINT} takes only true`)
-      }
-    })
+    addTrueConstraint(scope, CONSTRAINT, (request) => this.refusalOf(request) !== undefined)
   }
 
   /**
