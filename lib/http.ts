@@ -4,7 +4,6 @@ import { parse as parseQueryString } from 'node:querystring'
 import Parse from 'parse/node'
 import { isParseError, statusForError } from './errors.js'
 import { DatabaseUnavailableError, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from './storage/unavailable.js'
-import { declaredFunctionOf } from './routing/function-of-request.js'
 
 /**
  * Parse SDKs send JSON with Content-Type text/plain: parse it with Fastify's own JSON
@@ -127,7 +126,8 @@ function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: s
 export function replyWithParseShape (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
-    const custom = declaredFunctionOf(request)?.options.customErrorMessage
+    const config = request.routeOptions.config
+    const custom = (config.cloudFunction ?? config.cloudFunctionOf?.(request.params))?.options.customErrorMessage
     reply.code(400).send({ code: Parse.Error.VALIDATION_ERROR, error: custom ?? validationMessage(fastifyError) })
     return
   }

@@ -8,7 +8,6 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { KitState } from '../kit-state.js'
 import { secretDigest, secretsEqual } from '../access/credentials.js'
 import { IGNORED_HOOKS, metricHooksPart, type MetricHooks } from './hooks.js'
-import { declaredFunctionOf } from '../routing/function-of-request.js'
 
 export interface MetricsSettings {
   /** Where the endpoint answers; never under the mount path. */
@@ -85,7 +84,8 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
     registry,
     async register (fastify) {
       fastify.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-        const declared = declaredFunctionOf(request)
+        const config = request.routeOptions.config
+        const declared = config?.cloudFunction ?? config?.cloudFunctionOf?.(request.params)
         if (!declared) return
         requests.inc({ function: declared.name, status: String(reply.statusCode) })
         duration.observe({ function: declared.name }, reply.elapsedTime / 1000)

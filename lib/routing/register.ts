@@ -48,9 +48,17 @@ export interface DeclaredRoutesOptions {
 // @fastify/rate-limit keeps its own): no name an application's decorations could take.
 const kAdmission = Symbol('fastify-parse-kit.admission')
 
+// Which declared function a request is for, as its route's config names it (read where a
+// request is answered, the error reply and the metrics, without importing this code).
 declare module 'fastify' {
   interface FastifyRequest {
     [kAdmission]: Admission | null
+  }
+  interface FastifyContextConfig {
+    /** Set on routes the kit registers for one declared function. */
+    cloudFunction?: DeclaredFunction
+    /** Set on the route the /functions twins share (function-aliases.ts): the function a request's path parameters name. */
+    cloudFunctionOf?: (params: unknown) => DeclaredFunction | undefined
   }
 }
 
