@@ -81,9 +81,10 @@ const BODIES: Record<string, Body> = {
   sdkTextPlain: { payload: JSON.stringify({ _ApplicationId: APP_ID, _MasterKey: MASTER_KEY, title: 'sdk', n: 1 }), contentType: 'text/plain' }
 }
 
-/** How each verb is sent: bodies only where a body can go. */
+/** How each verb is sent: bodies only where a body can go, every kind for the verbs twins take or refuse first. */
 function bodiesFor (verb: string): string[] {
-  return verb === 'GET' || verb === 'HEAD' ? ['none'] : Object.keys(BODIES)
+  if (verb === 'GET' || verb === 'HEAD') return ['none']
+  return verb === 'POST' || verb === 'PUT' ? Object.keys(BODIES) : ['none', 'valid']
 }
 
 function spellings (name: string): string[] {
