@@ -49,8 +49,6 @@ export interface AliasSteps {
 interface Alias {
   fn: DeclaredFunction
   url: string
-  /** The name as the router compares it. */
-  key: string
   steps: Partial<Record<'POST' | 'GET', AliasSteps>>
   /** The 200 answer's schema, when the function declares `returns`; its serialiser once compiled. */
   answer?: { schema: object, serialize?: Serializer }
@@ -85,7 +83,7 @@ export class FunctionAliases {
     const loose = looseKey(twinUrl)
     let alias = this.byLooseKey.get(loose)
     if (alias === undefined) {
-      alias = { fn, url: twinUrl, key: fn.name, steps: {}, ...(answer ? { answer: { schema: answer } } : {}) }
+      alias = { fn, url: twinUrl, steps: {}, ...(answer ? { answer: { schema: answer } } : {}) }
       this.byLooseKey.set(loose, alias)
     }
     alias.steps[verb] = steps
@@ -111,14 +109,11 @@ export class FunctionAliases {
     // The router's case rule, asked of the router: names are keyed the way it compares them.
     const probe = this.scope.findRoute({ method: 'POST', url: this.url.replace(':name', 'probe').toUpperCase(), constraints: { [CONSTRAINT]: true } })
     this.caseBlind = probe !== null && 'name' in probe.params
-    for (const alias of aliases) {
-      alias.key = this.keyOf(alias.fn.name)
-      this.byKey.set(alias.key, alias)
-    }
+    for (const alias of aliases) this.byKey.set(this.keyOf(alias.fn.name), alias)
     // A name the router would not take as a path parameter (longer than its maxParamLength): own routes, as before.
     for (const alias of aliases) {
       if (this.namedBy(alias, alias.url, 'POST')) continue
-      this.byKey.delete(alias.key)
+      this.byKey.delete(this.keyOf(alias.fn.name))
       this.byLooseKey.delete(looseKey(alias.url))
       for (const steps of Object.values(alias.steps)) steps.ownRoute()
     }
@@ -151,14 +146,14 @@ export class FunctionAliases {
 
   private route (verb: 'POST' | 'GET', aliases: Alias[]): void {
     const validating = aliases.some((alias) => alias.steps[verb]?.validate)
-    const aliasFor = (request: FastifyRequest): Alias => this.byKey.get(this.keyOf((request.params as { name: string }).name))!
+    const aliasFor = (request: FastifyRequest): Alias => this.named(request.params)!
     // Each input is validated by its own function's validator. Fastify validates a route's path
     // parameters first, then its body or query string, in one synchronous call: the parameters'
     // validator names the function, the input's validator takes that name and forgets it. An
     // input without a name (Fastify's order changed) is an internal error, never unvalidated.
     let named: AliasSteps | undefined
     const nameTheFunction: Validator = (params) => {
-      named = this.byKey.get(this.keyOf((params as { name: string }).name))?.steps[verb]
+      named = this.named(params)?.steps[verb]
       return true
     }
     const validateInput: Validator = (data) => {
@@ -177,7 +172,7 @@ export class FunctionAliases {
       ...verbs,
       url: this.url,
       constraints: { [CONSTRAINT]: true },
-      config: { cloudFunctionOf: (params) => this.byKey.get(this.keyOf((params as { name: string }).name))?.fn },
+      config: { cloudFunctionOf: (params) => this.named(params)?.fn },
       ...(validating || answers
         ? {
             schema: {
@@ -201,6 +196,11 @@ export class FunctionAliases {
         return alias.steps[verb]!.handler.call(this, request, reply)
       }
     })
+  }
+
+  /** The twin the shared route's path parameters name. */
+  private named (params: unknown): Alias | undefined {
+    return this.byKey.get(this.keyOf((params as { name: string }).name))
   }
 
   private keyOf (name: string): string {
@@ -229,7 +229,7 @@ export class FunctionAliases {
     if (ENCODED_DOLLAR.test(pathOf(url))) return false
     const route = this.scope.findRoute({ method, url, constraints: { [CONSTRAINT]: true } })
     const name = route?.params.name
-    return name !== undefined && this.byKey.get(this.keyOf(name)) === alias
+    return name !== undefined && this.named({ name }) === alias
   }
 }
 
