@@ -8,6 +8,13 @@ import { parseConfig } from '../../lib/access/parse-config.js'
 
 interface Statements { find: string, count: string }
 
+/** Parse's own pg-promise database (the storage adapter's client): the bench's SQL runs on the pool Parse uses. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function parseDatabase (appId: string): any {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (parseConfig(appId) as any).database.adapter._client
+}
+
 export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm: (listNotes: () => Promise<unknown>) => Promise<Statements>, close: () => Promise<void> } {
   let statements: Statements | undefined
   let pool: pg.Pool | undefined
@@ -22,8 +29,7 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
   // options): what the driver stack under Parse costs, without Parse.
   app.get('/bench/pg-baseline-parse-pool', async (_request, reply) => {
     if (!statements) return reply.code(503).send({ error: 'not armed yet' })
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const client = (parseConfig(appId) as any).database.adapter._client
+    const client = parseDatabase(appId)
     const found = await client.any(statements.find)
     const row = await client.one(statements.count) as { count?: string, approximate_row_count?: number }
     return { results: found, count: Number(row.count ?? row.approximate_row_count) }
@@ -31,8 +37,7 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
 
   return {
     async arm (listNotes) {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const client = (parseConfig(appId) as any).database.adapter._client
+      const client = parseDatabase(appId)
       const parsePool = client.$pool as { Client: { prototype: { query: (...args: unknown[]) => unknown } }, options: Record<string, unknown> }
       const proto = parsePool.Client.prototype
       const original = proto.query

@@ -10,7 +10,7 @@ import { buildExampleApp } from '../../fixtures/app.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { addUsersToRole } from '../../lib/index.js'
 import { tempDir } from '../helpers/kit.js'
-import { physicalLimitRoute } from './pg-baseline.js'
+import { parseDatabase, physicalLimitRoute } from './pg-baseline.js'
 import { answerRunner } from './server-commands.js'
 import {
   APP_ID, BENCH_CONSTANT, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
@@ -82,9 +82,15 @@ async function seedNotes (): Promise<void> {
   if (failed.length > 0) throw new Error(`seeding Note failed: ${JSON.stringify(failed[0])}`)
 }
 
-/** Back to exactly the seeded rows, so every round's read scenarios see the same table. */
+/**
+ * Back to exactly the seeded rows in a fresh table, so every round's read
+ * scenarios see the same table, and the same one the NestJS peer's reads see
+ * (its reset is TypeORM's clear(), a TRUNCATE). Parse's purge is a DELETE: it
+ * would leave every row the write scenarios added as dead tuples that the next
+ * reads scan (the find's sort and the count) until autovacuum reclaims them.
+ */
 async function resetNotes (): Promise<void> {
-  await call('DELETE', `${MOUNT}/purge/Note`)
+  await parseDatabase(APP_ID).none('TRUNCATE "Note"')
   await seedNotes()
 }
 
