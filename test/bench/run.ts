@@ -11,7 +11,7 @@
 // printed, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
-// (10,100,1000), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
+// (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
 // BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
@@ -44,7 +44,7 @@ const settings = {
   profileSeconds: quick ? 1 : 3,
   // 0 is the baseline every other size is compared with.
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
-  scaleRepeats: quick ? 1 : 3,
+  scaleRepeats: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_REPEATS ?? 3)),
   profile: !args.has('--no-profile'),
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
