@@ -1,7 +1,7 @@
 // One Fastify route per declared function, at {mount}/{prefix}/{name} (plain
 // JSON) and {mount}/functions/{name} ({result}, as Parse answers), both going
 // through the same checks and the same rate-limit counter.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
 import { SDK_BODY_KEYS } from '../access/credentials.js'
@@ -15,7 +15,7 @@ import { acceptTextPlainJson, replyWithParseShape } from '../http.js'
 import { encodeLikeCloudRun } from '../parse/internals.js'
 import { buildCloudRequest } from './request.js'
 import { createdRowClass } from '../model/create-row.js'
-import { inputSchema, outputSchema } from './schema.js'
+import { inputSchema, outputSchema, type ObjectSchema } from './schema.js'
 import { lazyValidation, type LazyValidation } from './lazy-validation.js'
 import { sharedSerializers, type SharedSerializers } from './shared-serializers.js'
 import { Type, type TSchema } from '@sinclair/typebox'
@@ -137,7 +137,7 @@ function registerFunction (
   // A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts).
   const alias = (verb: 'POST' | 'GET', url: string, answer?: object) => {
     const inQuery = verb === 'GET'
-    const validate = schema ? compilers.validation.forRoute()({ schema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
+    const validate = schema ? compilers.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
     aliases.add(fn, url, verb, {
       onRequest,
       preValidation: inQuery ? preValidation : [...preValidation, ...bodyChecks],
@@ -362,9 +362,9 @@ function taggedIfCreatedRow (result: unknown): unknown {
  * The /functions twin's `result`: the declared answer and, when it is an object, the two tags
  * a returned Parse.Object carries there (without them in the schema, the serialiser drops them).
  */
-function asCloudRunResult (returns: TSchema): TSchema {
+function asCloudRunResult (returns: TSchema | ObjectSchema): TSchema {
   const schema = returns as TSchema & { type?: unknown, properties?: Record<string, unknown> }
-  if (schema.type !== 'object' || !schema.properties || '__type' in schema.properties) return returns
+  if (schema.type !== 'object' || !schema.properties || '__type' in schema.properties) return schema
   return {
     ...schema,
     properties: {
