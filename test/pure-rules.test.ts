@@ -168,6 +168,28 @@ t.test('route building: the input and answer schemas of a declared function, and
     flag: { type: 'boolean' }
   })
   t.notOk('type' in input.properties.anything, 'an untyped field takes any value')
+  // The same JSON, key order included, as TypeBox builds it (what the validators and the OpenAPI document saw before).
+  const typeboxBuilt = Type.Object({
+    title: Type.String({ description: 'Headline' }),
+    limit: Type.Optional(Type.Number({ default: 10 })),
+    status: Type.Optional(Type.Unsafe({ enum: ['draft', 'published'] })),
+    at: Type.Optional(Type.String({ format: 'date-time' })),
+    tags: Type.Optional(Type.Array(Type.Any())),
+    meta: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    flag: Type.Optional(Type.Boolean()),
+    anything: Type.Optional(Type.Any())
+  }, { additionalProperties: true })
+  t.equal(JSON.stringify(input), JSON.stringify(typeboxBuilt), 'byte for byte the schema TypeBox builds')
+  const bounded = inputSchema({ validation: { fields: { code: { type: String, maxLength: 8, minLength: 2, pattern: '^[a-z]+$', description: 'A code' }, n: { type: Number, integer: true, min: 1, max: 9 }, ids: { type: Array, items: 'Number' } } } })!
+  const boundedTypebox = Type.Object({
+    code: Type.Optional(Type.String({ maxLength: 8, minLength: 2, pattern: '^[a-z]+$', description: 'A code' })),
+    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 9 })),
+    ids: Type.Optional(Type.Array(Type.Number()))
+  }, { additionalProperties: true })
+  t.equal(JSON.stringify(bounded), JSON.stringify(boundedTypebox), 'bounds, integers and typed arrays too')
+  const defaults = { tags: ['a'] }
+  const withDefault = inputSchema({ validation: { fields: { tags: { type: Array, default: defaults.tags } } } })!
+  t.not(withDefault.properties.tags.default, defaults.tags, 'an object default is copied, never shared with the declaration')
   t.equal(outputSchema({}), undefined)
   const output = outputSchema({ returns: { ok: { type: Boolean, required: true }, note: { type: String } } })!
   t.same([output.type, output.required, Object.keys(output.properties)], ['object', ['ok'], ['ok', 'note']], 'returns in the shorthand')
