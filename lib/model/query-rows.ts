@@ -2,23 +2,44 @@
 // answering plain rows as Parse's REST API would — without turning each row
 // into a Parse.Object and back. The caller's ACLs, class-level permissions,
 // protected fields and find triggers all apply, exactly as on REST.
+//
+// The count is a choice (CountMode): exact (a scan of every matching row),
+// capped (exact up to N, then "at least N"), the database's estimate, or none.
+// Rows and count run side by side when both are asked for.
 import Parse from 'parse/node'
 import { AuthModule, RestQuery } from '../parse/internals.js'
-import { adapterRead } from '../parse/adapter-read.js'
+import { adapterRead, type RowCounter } from '../parse/adapter-read.js'
 import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
+import { countRows, ESTIMATE_FALLBACK, type CountKind, type CountMode, type CountResult } from '../storage/count.js'
+
+export type { CountKind, CountMode } from '../storage/count.js'
 
 export interface QueryRowsResult<Row = Record<string, unknown>> {
   results: Row[]
+  /** How many rows match the query (all pages), as `countKind` says. */
   count?: number
+  /** Present whenever `count` is: 'exact', 'estimated' (the database's estimate) or 'atLeast' (more rows than the cap). */
+  countKind?: CountKind
 }
 
 /** Who runs the query: what a handler receives (master key, session user, or nobody). */
 export interface QueryCaller { master: boolean, user?: Parse.User, installationId?: string }
 
-export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: true }): Promise<Required<QueryRowsResult<Row>>>
-export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options?: { count?: boolean }): Promise<QueryRowsResult<Row>>
-export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count?: boolean } = {}): Promise<QueryRowsResult<Row>> {
+/** A count that is asked for: `true`, or any mode but 'none'. */
+export type CountAsked = true | Exclude<CountMode, 'none'>
+
+export interface QueryRowsOptions {
+  /** true or 'exact': every matching row counted; { upTo: N }: exact up to N; 'estimated': the database's estimate; false, 'none' or absent: no count. */
+  count?: boolean | CountMode
+}
+
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: CountAsked }): Promise<Required<QueryRowsResult<Row>>>
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options?: QueryRowsOptions): Promise<QueryRowsResult<Row>>
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: QueryRowsOptions = {}): Promise<QueryRowsResult<Row>> {
+  const { where, count: asked, ...restOptions } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
+  // A query made with Parse's withCount() counts exactly unless the options say otherwise.
+  const mode = countModeOf(options.count ?? (asked !== undefined ? true : undefined))
   // One schema load for the whole query (find, count, protected fields) instead of one per step,
   // and none while Parse's schema cache is unchanged since an earlier read's.
   const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), { memo: schemaMemo() })
@@ -27,19 +48,50 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
     : caller.user
       ? new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
       : AuthModule.nobody(config)
-  const { where, ...restOptions } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
-  if (options.count) restOptions.count = 1
   // A plain read (plain fields, a plain grant, no find trigger) straight from Parse's storage adapter; anything else through RestQuery.
-  const plain = await adapterRead(config, auth, { className: query.className, where, options: restOptions })
+  const counter: RowCounter | undefined = mode === 'none' ? undefined : async (adapter, className, schema, aclQuery) => await countRows(adapter, className, schema, aclQuery, mode)
+  const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restOptions, counter })
   if (plain) return plain as QueryRowsResult<Row>
-  const rest = await RestQuery({
+
+  const rest = (restWhere: Record<string, unknown>, options: Record<string, unknown>) => RestQuery({
     method: RestQuery.Method.find,
     config,
     auth,
     className: query.className,
-    restWhere: where,
-    restOptions,
+    restWhere,
+    restOptions: options,
     context: {}
-  })
-  return await rest.execute() as QueryRowsResult<Row>
+  }).then(async (run) => await run.execute() as { results: Row[], count?: number })
+  const rows = restOptions.limit === 0 && mode !== 'none' ? Promise.resolve(undefined) : rest(structuredClone(where ?? {}), restOptions)
+  const counted = mode === 'none' ? Promise.resolve(undefined) : restCount(mode, (options) => rest(structuredClone(where ?? {}), { ...countOptions(restOptions), ...options }))
+  const [found, count] = await Promise.all([rows, counted])
+  const results = found?.results ?? []
+  return count === undefined ? { results } : { results, count: count.count, countKind: count.countKind }
+}
+
+/** The count a caller asked for, as a mode ('none' when none). */
+export function countModeOf (count: boolean | CountMode | undefined): CountMode {
+  if (count === true) return 'exact'
+  if (count === false || count === undefined) return 'none'
+  if (count === 'exact' || count === 'estimated' || count === 'none') return count
+  if (typeof count === 'object' && count !== null && Number.isInteger(count.upTo) && count.upTo >= 0) return { upTo: count.upTo }
+  throw new TypeError(`queryRows: count must be true, false, 'exact', 'estimated', 'none' or { upTo: a whole number ≥ 0 }; got ${JSON.stringify(count)}`)
+}
+
+/** The query's options a count keeps: no page, no order, no projection, no include. */
+function countOptions (options: Record<string, unknown>): Record<string, unknown> {
+  const { limit, skip, order, keys, include, excludeKeys, ...kept } = options
+  return kept
+}
+
+/**
+ * A count through Parse's RestQuery, for reads the adapter path leaves to
+ * Parse: exact as Parse counts; capped (and the estimate, which only the
+ * adapter path can ask the database for) by reading at most N+1 objectIds.
+ */
+async function restCount (mode: Exclude<CountMode, 'none'>, run: (options: Record<string, unknown>) => Promise<{ results: unknown[], count?: number }>): Promise<CountResult> {
+  if (mode === 'exact') return { count: (await run({ count: 1, limit: 0 })).count ?? 0, countKind: 'exact' }
+  const upTo = mode === 'estimated' ? ESTIMATE_FALLBACK : mode.upTo
+  const { results } = await run({ keys: 'objectId', limit: upTo + 1 })
+  return results.length > upTo ? { count: upTo, countKind: 'atLeast' } : { count: results.length, countKind: 'exact' }
 }

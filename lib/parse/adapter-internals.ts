@@ -63,3 +63,36 @@ export function takeSchemaStreamSlot (adapter: object, slot: { get (): SchemaCha
   Object.defineProperty(adapter, '_stream', { configurable: true, get: slot.get, set: slot.set })
   return current
 }
+
+/** What a capturing client throws once it has the statement: the adapter's call ends there. */
+class Captured extends Error {
+  constructor (readonly sql: string) { super('statement captured, not sent') }
+}
+
+/**
+ * The SQL (values inlined by the adapter's own formatter) that Parse's
+ * PostgreSQL adapter would send to count `query`, without sending it: the
+ * adapter's own count runs on a client that records the statement and stops.
+ * `adapter` may be the kit's wrapper around Parse's adapter; the method is
+ * taken from Parse's class, so the wrapper does not send it on the real client.
+ */
+export async function pgCountStatement (adapter: object, className: string, schema: unknown, query: Record<string, unknown>): Promise<string> {
+  const format = pgFormatter(adapter)
+  const capture = {
+    one: async (sql: string, values?: unknown): Promise<never> => { throw new Captured(format(sql, values)) }
+  }
+  const count = (Object.getPrototypeOf(adapter) as { count: (...args: unknown[]) => Promise<unknown> }).count
+  try {
+    // estimate false: Parse would otherwise answer a condition-free count from pg_class without a statement to explain.
+    await count.call(withPgQueries(adapter, capture as unknown as PgQueries), className, schema, query, undefined, false)
+  } catch (error) {
+    if (error instanceof Captured) return error.sql
+    throw error
+  }
+  throw new Error('the adapter counted without a statement')
+}
+
+/** The driver's collection behind a Parse class on MongoDB (prefix applied by Parse's own opener). */
+export async function mongoCollectionOf (adapter: object, className: string): Promise<Collection> {
+  return (await (adapter as unknown as MongoAdapter)._adaptiveCollection(className))._mongoCollection
+}

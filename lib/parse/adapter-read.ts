@@ -20,11 +20,18 @@ import type Parse from 'parse/node'
 import { triggers } from './internals.js'
 import type { ParseConfig, SchemaController } from './server-shapes.js'
 
-/** The query as Parse.Query#toJSON gives it, the where apart; `count` as queryRows adds it. */
+/**
+ * Counts the rows of a read as the adapter has it (the row-ACL term included),
+ * in whatever way the caller chose; given a copy of the query it may keep.
+ */
+export type RowCounter = (adapter: object, className: string, schema: ClassSchema, query: Record<string, unknown>) => Promise<{ count: number, countKind?: string }>
+
+/** The query as Parse.Query#toJSON gives it, the where apart; `count` as Parse's REST count=1, or a counter of the caller's. */
 export interface PlainRead {
   className: string
   where: Record<string, unknown>
   options: Record<string, unknown>
+  counter?: RowCounter
 }
 
 /** The caller as Parse's Auth has it. */
@@ -35,7 +42,7 @@ interface ReadAuth {
   getUserRoles (): Promise<string[]>
 }
 
-interface ClassSchema { fields: Record<string, { type: string }> }
+export interface ClassSchema { fields: Record<string, { type: string }> }
 
 /** Parse's storage adapter, the two calls a read makes (both adapters have them). */
 interface ReadAdapter {
@@ -51,12 +58,15 @@ interface ReadSchemaController extends SchemaController {
 
 interface ReadConfig extends ParseConfig {
   applicationId: string
+  requestComplexity?: { queryDepth?: number }
   filesController: { expandFilesInObject (config: unknown, objects: unknown): Promise<void> }
 }
 
 const OPTIONS = new Set(['limit', 'skip', 'order', 'count'])
 const FIELD_TYPES = new Set(['String', 'Number', 'Boolean', 'Date'])
 const OPERATORS = new Set(['$lt', '$lte', '$gt', '$gte', '$ne', '$in', '$nin', '$exists'])
+/** How deep `$or` / `$and` may nest here (a keyset page needs two levels). */
+const MAX_DEPTH = 4
 
 /** What one comparison value may be for a field of this type: a plain value, or a Date as Parse encodes it. */
 function plainValue (type: string, value: unknown): boolean {
@@ -99,10 +109,29 @@ function servable (read: PlainRead, schema: ClassSchema): boolean {
     if (typeof order !== 'string') return false
     if (!order.split(',').every((key) => typeOf(key.trim().replace(/^-/, '')) !== undefined)) return false
   }
-  return Object.entries(read.where).every(([field, constraint]) => {
+  return plainWhere(read.where, typeOf, 0)
+}
+
+/** Plain constraints on plain fields, or `$or` / `$and` lists of such wheres (Parse passes them to the adapter unchanged). */
+function plainWhere (where: unknown, typeOf: (field: string) => string | undefined, depth: number): boolean {
+  if (typeof where !== 'object' || where === null || Array.isArray(where)) return false
+  return Object.entries(where).every(([field, constraint]) => {
+    if (field === '$or' || field === '$and') {
+      return depth < MAX_DEPTH && Array.isArray(constraint) && constraint.length > 0 && constraint.every((inner) => plainWhere(inner, typeOf, depth + 1))
+    }
     const type = typeOf(field)
     return type !== undefined && plainConstraint(type, constraint)
   })
+}
+
+/** How deep `$or` / `$and` nest in a where (0: not at all). */
+function nesting (where: unknown): number {
+  if (typeof where !== 'object' || where === null) return 0
+  let deepest = 0
+  for (const [key, value] of Object.entries(where)) {
+    if ((key === '$or' || key === '$and') && Array.isArray(value)) for (const inner of value) deepest = Math.max(deepest, 1 + nesting(inner))
+  }
+  return deepest
 }
 
 /** Parse's sort map for an order option ('-createdAt,title' → {createdAt: -1, title: 1}). */
@@ -147,7 +176,7 @@ function noProtectedFields (permissions: Record<string, unknown> | undefined): b
  * path serves (the caller then runs Parse's RestQuery, which answers it —
  * including every error — as Parse does).
  */
-export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: PlainRead): Promise<{ results: Array<Record<string, unknown>>, count?: number } | undefined> {
+export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: PlainRead): Promise<{ results: Array<Record<string, unknown>>, count?: number, countKind?: string } | undefined> {
   const server = config as ReadConfig
   const { className } = read
   if (className.startsWith('_') || auth.isMaintenance) return undefined
@@ -161,8 +190,11 @@ export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: Pl
     return undefined // no such class: Parse answers it (an empty list, or its error)
   }
   if (!servable(read, schema)) return undefined
+  // Parse's requestComplexity.queryDepth refuses deep nesting for everyone but the master key: Parse answers it.
+  const maxDepth = server.requestComplexity?.queryDepth
+  if (!isMaster && typeof maxDepth === 'number' && maxDepth !== -1 && nesting(read.where) > maxDepth) return undefined
 
-  const counting = read.options.count !== undefined
+  const counting = read.options.count !== undefined || read.counter !== undefined
   let query: Record<string, unknown> = { ...read.where }
   if (!isMaster) {
     const permissions = schemaController.getClassLevelPermissions(className)
@@ -183,14 +215,25 @@ export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: Pl
   }
 }
 
-async function run (server: ReadConfig, schema: ClassSchema, read: PlainRead, query: Record<string, unknown>, counting: boolean): Promise<{ results: Array<Record<string, unknown>>, count?: number }> {
+async function run (server: ReadConfig, schema: ClassSchema, read: PlainRead, query: Record<string, unknown>, counting: boolean): Promise<{ results: Array<Record<string, unknown>>, count?: number, countKind?: string }> {
   const { className } = read
   const adapter = server.database.adapter as ReadAdapter
+  // The adapter may rewrite the query it is given: the count gets its own copy. Rows and count run side by side.
+  const counted = !counting
+    ? undefined
+    : read.counter
+      ? read.counter(adapter, className, schema, structuredClone(query))
+      : adapter.count(className, schema, structuredClone(query), undefined, undefined, undefined, undefined).then((count) => ({ count }))
+  const [results, count] = await Promise.all([findRows(server, adapter, schema, read, query), counted])
+  return count === undefined ? { results } : { results, ...count }
+}
+
+async function findRows (server: ReadConfig, adapter: ReadAdapter, schema: ClassSchema, read: PlainRead, query: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
+  const { className } = read
   const limit = read.options.limit as number | undefined
   let results: Array<Record<string, unknown>> = []
   if (limit !== 0) {
-    // The adapter may rewrite the query it is given: a copy only when the count still needs it.
-    const rows = await adapter.find(className, schema, counting ? structuredClone(query) : query, {
+    const rows = await adapter.find(className, schema, query, {
       skip: read.options.skip,
       limit,
       sort: sortOf(read.options.order),
@@ -205,7 +248,5 @@ async function run (server: ReadConfig, schema: ClassSchema, read: PlainRead, qu
     // Parse gives File values their URL; only a File column holds one (the schema refuses it elsewhere).
     if (hasFileField(schema)) await server.filesController.expandFilesInObject(server, results)
   }
-  if (!counting) return { results }
-  const count = await adapter.count(className, schema, query, undefined, undefined, undefined, undefined)
-  return { results, count }
+  return results
 }

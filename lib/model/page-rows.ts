@@ -1,0 +1,146 @@
+// Keyset paging of any declared query: rows ordered by an indexed sort key,
+// objectId breaking ties, each page starting after the last row of the one
+// before. The cursor (`after`, the previous page's `next`) is opaque and
+// signed (page-cursor.ts). Unlike skip/offset, a page at any depth costs what
+// the first page costs with an index on (sort key, objectId), and rows
+// inserted or deleted between pages are neither skipped nor repeated.
+//
+// The condition for a descending page after (v, id) is
+//   sortBy <= v AND (sortBy < v OR objectId < id)
+// (mirrored for ascending): the first term bounds where an index scan
+// starts, the second drops the rows up to and including the cursor's row.
+import Parse from 'parse/node'
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { clampLimit } from './helpers.js'
+import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
+import type { CountMode } from '../storage/count.js'
+import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
+
+export interface PageOptions {
+  /** Rows per page; clamped like clampLimit (default 100, at most MAX_QUERY_LIMIT). */
+  limit?: number
+  /** An indexed plain field (String, Number, Date, or createdAt/updatedAt); default 'createdAt'. */
+  sortBy?: string
+  /** Default true: newest (largest) first. */
+  descending?: boolean
+  /** As queryRows' count, of the whole query (not of the rows after the cursor); default 'none'. */
+  count?: boolean | CountMode
+  /** The request parameter holding the cursor; default 'after' (named in refusals). */
+  cursorParam?: string
+}
+
+export interface Page<Row> extends QueryRowsResult<Row> {
+  /** The cursor of the next page (pass it as `after`), or null on the last page. */
+  next: string | null
+}
+
+/** Parameters of offset paging that a keyset list refuses instead of ignoring. */
+const OFFSET_PARAMS = ['skip', 'page', 'offset']
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/
+const DATE_FIELDS = new Set(['createdAt', 'updatedAt'])
+/** Parse's query operator for "all of" (a name, not a private member). */
+const AND = '$and'
+
+/**
+ * One page of `query` for the caller, after the cursor in
+ * `request.params[cursorParam]`. pageRows sets the order and the limit itself:
+ * a query with its own order or skip is a programming error.
+ */
+export async function pageRows<Row = Record<string, unknown>> (query: Parse.Query, request: QueryCaller & { params?: Record<string, unknown> }, options: PageOptions = {}): Promise<Page<Row>> {
+  const sortBy = options.sortBy ?? 'createdAt'
+  const descending = options.descending ?? true
+  const param = options.cursorParam ?? 'after'
+  const limit = clampLimit(options.limit)
+  if (!FIELD_NAME.test(sortBy)) throw new Error(`pageRows: sortBy must name a plain field; got ${JSON.stringify(sortBy)}`)
+  const json = query.toJSON() as { where?: Record<string, unknown>, order?: string, skip?: number, [option: string]: unknown }
+  if (json.order !== undefined) throw new Error(`pageRows sets the order itself (${sortBy}, then objectId): remove ascending()/descending() from the ${query.className} query and pass { sortBy, descending }`)
+  if (json.skip !== undefined && json.skip > 0) throw new Error(`pageRows pages with a cursor: remove skip() from the ${query.className} query`)
+
+  const params = request.params ?? {}
+  for (const name of OFFSET_PARAMS) {
+    if (Object.hasOwn(params, name)) throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name} is not supported: page with \`${param}\` (the \`next\` of the previous page)`)
+  }
+  const where = json.where ?? {}
+  const binding = cursorBinding(query.className, sortBy, descending, where)
+  const after = cursorOf(params[param], binding, param)
+
+  const { where: _where, limit: _limit, count: _count, ...rest } = json
+  const direction = descending ? '-' : ''
+  const pageQuery = Parse.Query.fromJSON(query.className, {
+    ...rest,
+    where: after ? afterPosition(where, sortBy, descending, after) : where,
+    order: `${direction}${sortBy},${direction}objectId`,
+    limit: limit + 1 // one more row says whether a next page exists
+  })
+  const counting = options.count !== undefined && options.count !== false && options.count !== 'none'
+  const [found, counted] = await Promise.all([
+    limit === 0 ? Promise.resolve({ results: [] as Row[] }) : queryRows<Row>(pageQuery, request),
+    counting ? queryRows(Parse.Query.fromJSON(query.className, { ...rest, where }).limit(0), request, { count: options.count }) : Promise.resolve(undefined)
+  ])
+  const results = found.results.slice(0, limit)
+  const last = results.at(-1) as Record<string, unknown> | undefined
+  const next = found.results.length > limit && last ? encodeCursor(positionOf(last, sortBy), binding) : null
+  const page: Page<Row> = { results, next }
+  if (counted?.count !== undefined) {
+    page.count = counted.count
+    page.countKind = counted.countKind
+  }
+  return page
+}
+
+function refuse (param: string): never {
+  throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${param}: not a cursor of this list; start again without it`)
+}
+
+/** The position a request's cursor carries; undefined for the first page; a refusal for anything not issued by this list. */
+function cursorOf (given: unknown, binding: string, param: string): CursorPosition | undefined {
+  if (given === undefined || given === null || given === '') return undefined
+  if (typeof given !== 'string' || given.length > 1024) refuse(param)
+  return decodeCursor(given, binding) ?? refuse(param)
+}
+
+/** A row's position as a cursor keeps it. */
+function positionOf (row: Record<string, unknown>, sortBy: string): CursorPosition {
+  const value = row[sortBy]
+  const objectId = row.objectId as string
+  if (DATE_FIELDS.has(sortBy) && typeof value === 'string') return { kind: 'date', value, objectId }
+  const date = value as { __type?: unknown, iso?: unknown } | null
+  if (typeof date === 'object' && date !== null && date.__type === 'Date' && typeof date.iso === 'string') return { kind: 'date', value: date.iso, objectId }
+  if (typeof value === 'number' && Number.isFinite(value)) return { kind: 'number', value, objectId }
+  if (typeof value === 'string') return { kind: 'string', value, objectId }
+  throw new Error(`pageRows: sortBy ${sortBy} must be a String, Number or Date field that every listed row has; row ${objectId} has ${JSON.stringify(value)}`)
+}
+
+/** The query's own conditions and the keyset condition, side by side in `$and`. */
+function afterPosition (where: Record<string, unknown>, sortBy: string, descending: boolean, after: CursorPosition): Record<string, unknown> {
+  const value = after.kind === 'date' ? { __type: 'Date', iso: after.value } : after.value
+  const [orEqual, strictly] = descending ? ['$lte', '$lt'] : ['$gte', '$gt']
+  const own = where[AND]
+  const and = Array.isArray(own) ? own as unknown[] : []
+  return {
+    ...where,
+    [AND]: [
+      ...and,
+      { [sortBy]: { [orEqual]: value } },
+      { $or: [{ [sortBy]: { [strictly]: value } }, { objectId: { [strictly]: after.objectId } }] }
+    ]
+  }
+}
+
+/** Declared parameters of a paged list (validation.fields). */
+export const pagingFields = {
+  limit: { type: Number, description: 'Rows per page (default 100, at most 1000).' },
+  after: { type: String, description: 'The `next` of the previous page; omit it for the first page. Offset paging (`skip`, `page`, `offset`) is refused.' }
+}
+
+/** The answer of a paged list: its rows, the next page's cursor, and the count when one is asked for. */
+export function pageOf (row: TSchema, options: { description?: string } = {}): TObject {
+  return Type.Object({
+    results: Type.Array(row),
+    next: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `after` for the next page; null on the last page.' }),
+    count: Type.Optional(Type.Integer({ minimum: 0, description: 'How many rows match the list\'s filter, on every page; what it means is in countKind.' })),
+    countKind: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('estimated'), Type.Literal('atLeast')], {
+      description: 'exact: every matching row counted; estimated: the database\'s estimate, which may be off; atLeast: at least `count` rows match (counting stopped at that cap).'
+    }))
+  }, options.description ? { description: options.description } : {})
+}
