@@ -166,6 +166,10 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
   ]
 
   type Build = (query: Parse.Query) => Parse.Query
+  const FOUND = { __type: 'Date', iso: '2024-02-05T04:05:06.789Z' }
+  const LATER = { __type: 'Date', iso: new Date(Date.now() + 60_000).toISOString() }
+  /** The query with this where (as Parse's JSON has it), its other options kept. */
+  const whereOf = (query: Parse.Query, where: Record<string, unknown>) => Parse.Query.fromJSON(query.className, { ...query.toJSON(), where })
   /** Served: plain fields with plain values, plain order, pages, counts. */
   const served: Array<[string, Build, boolean]> = [
     ['everything by name, counted', (q) => q.ascending('name').limit(100), true],
@@ -182,7 +186,13 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
     ['date before, exists', (q) => q.lessThan('found', new Date('2024-02-06T00:00:00.000Z')).exists('found').ascending('found').limit(20), true],
     ['date missing', (q) => q.doesNotExist('found').ascending('name').limit(20), true],
     ['by objectId alone (a get)', (q) => q.equalTo('objectId', someId), true],
-    ['updatedAt order, createdAt bound', (q) => q.greaterThan('createdAt', new Date('2000-01-01T00:00:00.000Z')).descending('updatedAt').addAscending('name').limit(20), true]
+    ['updatedAt order, createdAt bound', (q) => q.greaterThan('createdAt', new Date('2000-01-01T00:00:00.000Z')).descending('updatedAt').addAscending('name').limit(20), true],
+    ['or', (q) => Parse.Query.or(q.equalTo('name', 'row 01'), new Parse.Query(q.className).equalTo('name', 'row 02')).ascending('name').limit(20), true],
+    // The keyset condition pageRows sends: sortBy bounded, then (sortBy strictly past, or the same value and a later objectId).
+    ['keyset page after a number, descending', (q) => whereOf(q, { fresh: true, $and: [{ weight: { $lte: 6 } }, { $or: [{ weight: { $lt: 6 } }, { objectId: { $lt: someId } }] }] }).descending('weight').addDescending('objectId').limit(4), true],
+    ['keyset page after a date, ascending', (q) => whereOf(q, { $and: [{ found: { $gte: FOUND } }, { $or: [{ found: { $gt: FOUND } }, { objectId: { $gt: someId } }] }] }).ascending('found').addAscending('objectId').limit(4), true],
+    ['keyset page after a createdAt, descending', (q) => whereOf(q, { $and: [{ createdAt: { $lte: LATER } }, { $or: [{ createdAt: { $lt: LATER } }, { objectId: { $lt: someId } }] }] }).descending('createdAt').addDescending('objectId').limit(6), false],
+    ['keyset page after a string, with a count', (q) => whereOf(q, { $and: [{ name: { $gte: 'row 03' } }, { $or: [{ name: { $gt: 'row 03' } }, { objectId: { $gt: someId } }] }] }).ascending('name').addAscending('objectId').limit(3), true]
   ]
   /** Not served: Parse answers them. */
   const parseOnly: Array<[string, Build]> = [
@@ -192,7 +202,8 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
     ['regular expression', (q) => q.matches('name', /^row 0/).ascending('name').limit(20)],
     ['array contains', (q) => q.equalTo('tags', 'a').ascending('name').limit(20)],
     ['relation', (q) => (q.equalTo('related', crate) as Parse.Query).ascending('name').limit(20)],
-    ['or', (q) => Parse.Query.or(q.equalTo('name', 'row 01'), new Parse.Query(q.className).equalTo('name', 'row 02')).ascending('name').limit(20)],
+    ['or with a regular expression', (q) => Parse.Query.or(q.matches('name', /^row 0/), new Parse.Query(q.className).equalTo('name', 'row 12')).ascending('name').limit(20)],
+    ['and with a pointer', (q) => whereOf(q, { $and: [{ crate: cratePointer }, { weight: { $gt: 1 } }] }).ascending('name').limit(20)],
     ['geo', (q) => q.withinKilometers('place', new Parse.GeoPoint(52.5, 13.4), 50).limit(20)]
   ]
 
@@ -207,10 +218,12 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
     const { where, ...options } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
     return { className: query.className, where: where ?? {}, options: count ? { ...options, count: 1 } : options }
   }
-  /** queryRows' answer as REST would send it, or REST's error shape. */
+  /** queryRows' answer as REST would send it (its countKind, always 'exact' here, apart), or REST's error shape. */
   const viaQueryRows = async (query: Parse.Query, caller: { master: boolean, user?: Parse.User }, count: boolean) => {
     try {
-      return JSON.stringify(await queryRows(query, caller, { count }))
+      const { countKind, ...answer } = await queryRows(query, caller, { count })
+      if (countKind !== (count ? 'exact' : undefined)) return `countKind ${countKind} for count ${count}`
+      return JSON.stringify(answer)
     } catch (error) {
       const { code, message } = error as Parse.Error
       return JSON.stringify({ code, error: message })

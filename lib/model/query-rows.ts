@@ -64,9 +64,17 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
   }).then(async (run) => await run.execute() as { results: Row[], count?: number })
   const rows = restOptions.limit === 0 && mode !== 'none' ? Promise.resolve(undefined) : rest(structuredClone(where ?? {}), restOptions)
   const counted = mode === 'none' ? Promise.resolve(undefined) : restCount(mode, (options) => rest(structuredClone(where ?? {}), { ...countOptions(restOptions), ...options }))
-  const [found, count] = await Promise.all([rows, counted])
+  const [found, count] = await bothSettled(rows, counted)
   const results = found?.results ?? []
   return count === undefined ? { results } : { results, count: count.count, countKind: count.countKind }
+}
+
+/** Both results; when both fail, the rows' error (the one Parse would have answered, its find running first). */
+async function bothSettled<A, B> (first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled([first, second])
+  if (a.status === 'rejected') throw a.reason
+  if (b.status === 'rejected') throw b.reason
+  return [a.value, b.value]
 }
 
 /** The count a caller asked for, as a mode ('none' when none). */
