@@ -35,6 +35,8 @@ export const ClassOptionsSchema = Type.Object({
     { additionalProperties: false, unknownKey: 'is not an operation', problem: 'must map operations to subjects' }
   ))),
   compoundIndexes: Type.Optional(Type.Array(CompoundIndexSchema, { problem: 'must be a list of { fields: [...] }' })),
+  /** PostgreSQL: indexes that serve the row-ACL read filter when a user can read few of the rows (nothing on MongoDB). */
+  aclIndex: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
   /** Parse protectedFields: subject → field names hidden from that subject. */
   protectedFields: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String(), { problem: 'must be a list of field names' }), {
     problem: 'must map subjects to lists of field names'

@@ -7,6 +7,7 @@ import { schemaConfigFrom } from '../model/schema-boot.js'
 import { diffSchema, type MigrationOptions, type PlanChange, type StoredClass } from '../model/schema-diff.js'
 import { getKitConfig } from '../config.js'
 import { planIndexes } from './indexes/plan.js'
+import { sessionIndexes } from './indexes/sessions.js'
 import { describeChange, type ObjectChange } from './indexes/reconcile.js'
 import { planPostgresConstraints, planPostgresIndexes } from './postgres/indexes.js'
 import { planMongoIndexes, planMongoValidators } from './mongo/indexes.js'
@@ -21,7 +22,8 @@ export async function planSchemaChanges (database: Pick<PostgresDatabase, 'kind'
   const stored = await adapter.getAllClasses().catch(() => [])
   const definitions = schemaConfigFrom(undefined, getKitConfig().adminRole).definitions
   const changes = diffSchema(definitions, stored, options)
-  const specs = planIndexes(models)
+  // The session indexes too: the boot makes them on every database.
+  const specs = [...planIndexes(models), ...sessionIndexes()]
   if (database.kind === 'postgres') {
     const indexes = await planPostgresIndexes(database.adapter, specs, models.map((model) => model.className))
     changes.push(...objectChanges(indexes.changes, 'index'), ...failures(indexes.failures))

@@ -7,7 +7,10 @@ import { currentDatabase } from '../database.js'
 import { currentKitState, KitState } from '../../kit-state.js'
 import { applyPostgresConstraints, applyPostgresIndexes, printPostgresConstraints, printPostgresIndexes } from '../postgres/indexes.js'
 import { applyMongoIndexes, applyMongoSchemaValidators, printMongoIndexes, printMongoValidators } from '../mongo/indexes.js'
-import { planIndexes, type IndexReport } from './plan.js'
+import { planIndexes, type IndexReport, type IndexSpec } from './plan.js'
+import { SESSION_CLASS, sessionIndexes } from './sessions.js'
+import { parseConfig } from '../../access/parse-config.js'
+import Parse from 'parse/node'
 
 export type { IndexReport } from './plan.js'
 
@@ -15,10 +18,16 @@ export interface ApplyOptions {
   log?: Pick<FastifyBaseLogger, 'info' | 'warn'>
 }
 
-/** Unique, ordered, geospatial, expiry, compound (unique/sparse/partial) and text indexes from the declarations. */
+/** The declared indexes and the ones Parse's own session lookups need. */
+export function kitIndexes (): IndexSpec[] {
+  return [...planIndexes(), ...sessionIndexes()]
+}
+
+/** Unique, ordered, geospatial, expiry, compound (unique/sparse/partial), text and row-ACL indexes from the declarations, and the session indexes. */
 export async function applyAllIndexes (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
   const database = requireDatabase(server, 'applyAllIndexes')
-  const specs = planIndexes()
+  const specs = kitIndexes()
+  await sessionClassExists(options)
   const reports = await printWhenUnreachable(options, '[indexes]', async () => database.kind === 'postgres'
     ? applyPostgresIndexes(database.adapter, specs, allModels().map((model) => model.className))
     : applyMongoIndexes(database.adapter, specs, allModels()), () => database.kind === 'postgres'
@@ -43,6 +52,20 @@ export async function applyMongoValidators (server?: unknown, options: ApplyOpti
     : printMongoValidators(database.adapter, models))
   summarise(reports, options, '[constraints]')
   return reports
+}
+
+/**
+ * Parse makes the _Session table with the first login; its indexes are made
+ * before that, by Parse's own class creation (the database may be unreachable:
+ * then the commands are printed below).
+ */
+async function sessionClassExists (options: ApplyOptions): Promise<void> {
+  try {
+    const schema = await parseConfig(Parse.CoreManager.get('APPLICATION_ID') as string).database.loadSchema()
+    await schema.enforceClassExists(SESSION_CLASS)
+  } catch (error) {
+    options.log?.warn(`[indexes] the ${SESSION_CLASS} class could not be made ready (${(error as Error).message}); its indexes follow when it exists`)
+  }
 }
 
 /** The database of the kit registered on `server` (a Fastify instance); without one, the kit running in this process. */
@@ -75,7 +98,8 @@ const CHANGED = new Set<IndexReport['status']>(['created', 'replaced', 'dropped'
 /** One line per change and per failure, then a count that names every failure. */
 function summarise (reports: IndexReport[], options: ApplyOptions, label: string): void {
   for (const report of reports) {
-    if (report.status === 'failed') options.log?.warn(`${label} ${report.className}.${report.name} failed: ${report.detail}${report.command ? `\n  by hand: ${report.command}` : ''}`)
+    if (report.warn && report.detail) options.log?.warn(`${label} ${report.detail}`)
+    else if (report.status === 'failed') options.log?.warn(`${label} ${report.className}.${report.name} failed: ${report.detail}${report.command ? `\n  by hand: ${report.command}` : ''}`)
     else if (CHANGED.has(report.status) && report.detail) options.log?.info(`${label} ${report.detail}`)
     else if (report.detail) options.log?.info(`${label} ${report.className}.${report.name} ${report.status}: ${report.detail}`)
   }

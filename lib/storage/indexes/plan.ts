@@ -3,7 +3,7 @@
 import { allModels, type ModelDefinition } from '../../model/registry.js'
 import type { FieldDefinition } from '../../model/field-options.js'
 
-export type IndexKind = 'unique' | 'ordered' | 'geo' | 'ttl' | 'compound' | 'text'
+export type IndexKind = 'unique' | 'ordered' | 'geo' | 'ttl' | 'compound' | 'text' | 'acl'
 
 export interface IndexField {
   name: string
@@ -22,6 +22,8 @@ export interface IndexSpec {
   sparse?: boolean
   partial?: Record<string, unknown>
   ttlSeconds?: number
+  /** Unique where the stored rows allow it; over duplicate values a plain index is made instead, with a warning. */
+  plainIfDuplicates?: boolean
 }
 
 export interface IndexReport {
@@ -33,6 +35,8 @@ export interface IndexReport {
   /** The equivalent command (SQL or mongosh), for people who apply it by hand. */
   command?: string
   detail?: string
+  /** Done, but not as declared (a unique index made plain over duplicates): logged as a warning. */
+  warn?: boolean
 }
 
 const BUILT_IN: Record<string, string> = { createdAt: 'Date', updatedAt: 'Date', objectId: 'String' }
@@ -55,8 +59,21 @@ export function planIndexes (models: ModelDefinition[] = allModels()): IndexSpec
         partial: index.partial
       })
     }
+    if (model.options.aclIndex) specs.push(...aclIndexes(model.className))
   }
   return specs
+}
+
+/**
+ * The row-ACL read filter ("_rperm" IS NULL OR "_rperm" && ARRAY[…]) as two
+ * indexes PostgreSQL combines (BitmapOr): a GIN index for the overlap and a
+ * partial one for the rows without an ACL.
+ */
+function aclIndexes (className: string): IndexSpec[] {
+  return [
+    { className, name: `${className}__rperm_gin`, kind: 'acl', fields: [{ name: '_rperm', type: 'Array', direction: 1 }] },
+    { className, name: `${className}__rperm_null`, kind: 'acl', fields: [{ name: 'objectId', type: 'String', direction: 1 }], partial: { _rperm: null } }
+  ]
 }
 
 function fieldIndexes (className: string, field: FieldDefinition): IndexSpec[] {

@@ -2,7 +2,7 @@
 // declarations: a pure comparison of what is wanted with what the kit finds,
 // shared by both databases, by the boot and by `fpk schema plan`.
 
-export type ObjectKind = 'unique' | 'ordered' | 'geo' | 'ttl' | 'compound' | 'text' | 'validator'
+export type ObjectKind = 'unique' | 'ordered' | 'geo' | 'ttl' | 'compound' | 'text' | 'acl' | 'validator'
 
 /** A database object the declarations ask for. */
 export interface WantedObject {

@@ -8,14 +8,27 @@ import type { MongoAdapter as ParseMongoAdapter } from '../../parse/internals.js
 import { mongoCollectionPrefix } from '../../parse/adapter-internals.js'
 import type { IndexSpecification } from 'mongodb'
 import type { ObjectChange } from '../indexes/reconcile.js'
+import { plainFallbackName } from '../indexes/sessions.js'
+
+const DUPLICATE_KEY = 11000
 
 type MongoAdapter = Pick<ParseMongoAdapter, 'connect' | 'database'>
 
 const BUILT_IN: Record<string, string> = { createdAt: '_created_at', updatedAt: '_updated_at', objectId: '_id' }
+/** Fields Parse stores under another name in every class (MongoTransform). */
+const STORED_AS: Record<string, string> = { ...BUILT_IN, sessionToken: '_session_token' }
 
 export function mongoField (name: string, type: string): string {
-  return BUILT_IN[name] ?? (type === 'Pointer' ? `_p_${name}` : name)
+  return STORED_AS[name] ?? (type === 'Pointer' ? `_p_${name}` : name)
 }
+
+/**
+ * The row-ACL indexes answer PostgreSQL's form of Parse's read filter (an
+ * array overlap OR IS NULL, which one index cannot serve). MongoDB gets
+ * `_rperm: { $in: [null, …] }`, which a multikey index serves alone, and its
+ * plan for it was not measured: nothing is made there.
+ */
+const ACL_ON_MONGO = 'not made on MongoDB: aclIndex serves PostgreSQL\'s form of the row-ACL filter (see the models guide)'
 
 /** The createIndex key and options for a planned index. */
 export function mongoIndex (spec: IndexSpec, fieldTypes: Map<string, string>, targetClasses: Map<string, string> = new Map()): { key: Record<string, unknown>, options: Record<string, unknown> } {
@@ -103,7 +116,7 @@ export function mongoValidatorCommand (model: ModelDefinition, prefix = ''): { c
 
 /** What would be run, for a database that cannot be reached: nothing is applied. */
 export function printMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[], models: ModelDefinition[]): IndexReport[] {
-  return specs.map((spec) => ({ className: spec.className, name: spec.name, kind: spec.kind, status: 'printed', command: mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter)).command }))
+  return specs.filter((spec) => spec.kind !== 'acl').map((spec) => ({ className: spec.className, name: spec.name, kind: spec.kind, status: 'printed', command: mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter)).command }))
 }
 
 export function printMongoValidators (adapter: MongoAdapter, models: ModelDefinition[]): IndexReport[] {
@@ -123,6 +136,7 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
   const reports: IndexReport[] = []
   const existingBy = new Map<string, Array<{ name?: string, key: Record<string, unknown>, [option: string]: unknown }>>()
   for (const spec of specs) {
+    if (spec.kind === 'acl') { reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'unsupported', detail: ACL_ON_MONGO }); continue }
     let planned
     try {
       planned = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
@@ -140,6 +154,7 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
     if (named && (spec.kind === 'text' || equivalent(named, key, options))) { report('exists'); continue }
     const twin = named ? undefined : existing.find((index) => equivalent(index, key, options))
     if (twin) { report('exists', `as ${twin.name} (same keys and options under another name)`); continue }
+    const fallback = spec.plainIfDuplicates ? plainFallbackName(spec) : undefined
     try {
       if (named) await collection.dropIndex(spec.name)
       if (spec.unique) {
@@ -149,7 +164,17 @@ export async function applyMongoIndexes (adapter: MongoAdapter, specs: IndexSpec
         }
       }
       // A build on a large collection may take long: no request bound (socketTimeoutMS) on it.
-      await collection.createIndex(key as IndexSpecification, { ...options, timeoutMS: 0 })
+      // MongoDB (4.2 and later) locks the collection only at the start and the end of a build: writes go on.
+      try {
+        await collection.createIndex(key as IndexSpecification, { ...options, timeoutMS: 0 })
+      } catch (error) {
+        if (!fallback || (error as { code?: unknown }).code !== DUPLICATE_KEY) throw error
+        // Unique is what Parse means, but a database holding a duplicate must still boot, and be served by an index.
+        await collection.createIndex(key as IndexSpecification, { name: fallback, timeoutMS: 0 })
+        reports.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'created', command, warn: true, detail: `${spec.name} could not be made unique: ${spec.className} holds duplicate values (${(error as Error).message}); the plain index ${fallback} was made instead; remove the duplicates and the next boot makes it unique` })
+        continue
+      }
+      if (fallback && existing.some((index) => index.name === fallback)) await collection.dropIndex(fallback)
       report(named ? 'replaced' : 'created', named ? `${spec.name} replaced: ${describeIndex(named)} → ${describeIndex({ key, ...options })}` : `${spec.name} created: ${describeIndex({ key, ...options })}`)
     } catch (error) {
       report('failed', (error as Error).message)
@@ -184,6 +209,7 @@ export async function planMongoIndexes (adapter: MongoAdapter, specs: IndexSpec[
     return existingBy.get(className)!
   }
   for (const spec of specs) {
+    if (spec.kind === 'acl') continue
     let planned
     try {
       planned = mongoIndexCommand(spec, models, mongoCollectionPrefix(adapter))
@@ -238,7 +264,9 @@ export async function planMongoValidators (adapter: MongoAdapter, models: ModelD
 
 /** Names of unique and ordered indexes named as the kit names them, on a declared class, that no spec asks for. */
 export function removedKitIndexes (className: string, existing: Array<{ name?: string }>, specs: IndexSpec[]): string[] {
-  const planned = new Set(specs.filter((spec) => spec.className === className).map((spec) => spec.name))
+  const mine = specs.filter((spec) => spec.className === className)
+  // The plain index made over duplicates serves until the unique one can be made.
+  const planned = new Set([...mine.map((spec) => spec.name), ...mine.filter((spec) => spec.plainIfDuplicates).map(plainFallbackName)])
   const kitName = new RegExp(`^${className}_.+_-?1(_unique)?$`)
   return existing.map((index) => index.name).filter((name): name is string => name !== undefined && kitName.test(name) && !planned.has(name))
 }

@@ -7,6 +7,7 @@
 // (lock_timeout), steps aside, and tries again a little later.
 import { withoutQueryBound } from './bounded.js'
 import { pgDatabase, pgPool } from '../../parse/adapter-internals.js'
+import type { PgQueries } from '../../parse/internals.js'
 
 /**
  * How much longer than PostgreSQL's deadlock_timeout one DDL statement waits for its lock.
@@ -23,6 +24,26 @@ export interface SchemaWorkOptions {
   giveUpMs?: number
   /** Stop retrying (the server is closing). */
   stopped?: () => boolean
+}
+
+/**
+ * How long a CONCURRENTLY build or drop waits for its lock and for the
+ * transactions it must outlast. Its waiting queues no read or write behind it
+ * (its table lock, SHARE UPDATE EXCLUSIVE, conflicts with neither), so it may
+ * wait far longer than other DDL; bounded all the same, so that a transaction
+ * left open for good makes it fail (and the next boot try again) instead of hang.
+ */
+const CONCURRENT_LOCK_WAIT_MS = 60_000
+
+/** Runs a CREATE/DROP INDEX CONCURRENTLY (never in a transaction) with the longer lock wait. */
+export async function runConcurrently (client: PgQueries, query: string, values?: unknown): Promise<void> {
+  const [{ lock_timeout: before }] = await client.any('SHOW lock_timeout')
+  await client.none(`SET lock_timeout = ${CONCURRENT_LOCK_WAIT_MS}`)
+  try {
+    await client.none(query, values)
+  } finally {
+    await client.none('SELECT set_config($1, $2, false)', ['lock_timeout', String(before)]).catch(() => {})
+  }
 }
 
 /** Runs one change, again while its table is busy (see whenTableFree). */
