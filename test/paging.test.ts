@@ -8,7 +8,7 @@
 // read through the (createdAt, objectId) index, as EXPLAIN shows.
 import t from 'tap'
 import Parse from 'parse/node'
-import { BaseModel, CloudFunction, ParseClass, ParseField, Route, Type, pageOf, pageRows, pagingFields, queryRows, type CloudRequest, type CountMode } from '../lib/index.js'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Route, Type, pageOf, pageRows, pagingFields, queryRows, type CloudRequest, type CountMode, type Static } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { appHeaders, lane, masterHeaders, needsRealMongo, startKit, type Kit } from './helpers/kit.js'
 
@@ -53,7 +53,7 @@ export class LedgerFunctions {
   static async list (request: CloudRequest<{ limit?: number, after?: string, shelf?: string, sortBy?: string, ascending?: boolean, count?: string }>) {
     const query = new Parse.Query(Ledger)
     if (request.params.shelf) query.equalTo('shelf', request.params.shelf)
-    return pageRows(query, request, { limit: request.params.limit, sortBy: request.params.sortBy, descending: request.params.ascending !== true, count: countParam(request.params.count) })
+    return pageRows<Static<typeof LedgerJSON>>(query, request, { limit: request.params.limit, sortBy: request.params.sortBy, descending: request.params.ascending !== true, count: countParam(request.params.count) })
   }
 }
 
@@ -137,10 +137,10 @@ t.test('keyset paging over HTTP', async (t) => {
       after = page.next
     }
     const now = await ordered('churn', 'seq', true)
-    const expected = now.filter((id) => id === late.id || before.slice(5).includes(id))
+    const expected = now.filter((id) => id === late.id! || before.slice(5).includes(id))
     t.same(rest, expected, 'the pages after the first hold every remaining row after the cursor once, the new later row in its place')
     t.notOk(rest.includes(laterRow), 'a row deleted before its page is not listed')
-    t.notOk(rest.includes(early.id), 'a row inserted before the cursor is not listed (it belongs to pages already read)')
+    t.notOk(rest.includes(early.id!), 'a row inserted before the cursor is not listed (it belongs to pages already read)')
     t.equal(new Set([...first.results.map((row) => row.objectId), ...rest]).size, 5 + rest.length, 'no row is listed twice')
   })
 
@@ -171,7 +171,7 @@ t.test('keyset paging over HTTP', async (t) => {
     const page = (await kit.request('GET', '/parse/ledger/list?shelf=acl&sortBy=seq&limit=2', { headers: masterHeaders })).json as Page
     const other = (await kit.request('GET', '/parse/ledger/list?shelf=churn&sortBy=seq&limit=2', { headers: masterHeaders })).json as Page
     const cursor = page.next!
-    const [payload, mac] = cursor.split('.')
+    const [payload, mac] = cursor.split('.') as [string, string]
     const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1)
     const forged = Buffer.from(JSON.stringify(['n', 99, 'zzzzzzzzzz'])).toString('base64url')
     const cases: Array<[string, string, string]> = [
@@ -304,7 +304,7 @@ t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', 
     t.equal(exact.count, who === 'anonymous' ? 60001 : 120001, `${who}: exact (the filled rows and the one saved first, public)`)
     t.same([capped.count, capped.countKind], [1000, 'atLeast'], `${who}: capped at 1000`)
     t.equal(estimated.countKind, 'estimated')
-    t.ok(estimated.count > exact.count / 2 && estimated.count < exact.count * 2, `${who}: the planner's estimate ${estimated.count} is near ${exact.count}`)
+    t.ok(estimated.count! > exact.count! / 2 && estimated.count! < exact.count! * 2, `${who}: the planner's estimate ${estimated.count} is near ${exact.count}`)
     t.comment(`${who}: exact count ${exact.ms.toFixed(1)} ms, capped at 1000 ${capped.ms.toFixed(1)} ms, estimated ${estimated.ms.toFixed(1)} ms (${estimated.count})`)
   }
 })

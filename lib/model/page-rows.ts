@@ -10,7 +10,7 @@
 // (mirrored for ascending): the first term bounds where an index scan
 // starts, the second drops the rows up to and including the cursor's row.
 import Parse from 'parse/node'
-import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { clampLimit } from './helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
 import type { CountMode } from '../storage/count.js'
@@ -133,8 +133,11 @@ export const pagingFields = {
   after: { type: String, description: 'The `next` of the previous page; omit it for the first page. Offset paging (`skip`, `page`, `offset`) is refused.' }
 }
 
-/** The answer of a paged list: its rows, the next page's cursor, and the count when one is asked for. */
-export function pageOf (row: TSchema, options: { description?: string } = {}): TObject {
+/**
+ * The answer of a paged list (a TypeBox object, for `returns`): its rows, the
+ * next page's cursor, and the count when one is asked for.
+ */
+export function pageOf<T extends TSchema> (row: T, options: { description?: string } = {}) {
   return Type.Object({
     results: Type.Array(row),
     next: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `after` for the next page; null on the last page.' }),
