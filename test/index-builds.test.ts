@@ -1,0 +1,139 @@
+// Index builds on a live PostgreSQL table: CONCURRENTLY, so that writes through
+// the kit go on while a declared index is built (a plain build, shown beside it,
+// stops them); an INVALID index an interrupted build left is dropped and built
+// again; a unique index over duplicate values fails alone and leaves nothing;
+// a changed index is built beside the old one and swapped in.
+import t from 'tap'
+import pg from 'pg'
+import { BaseModel, ParseClass, ParseField, applyAllIndexes } from '../lib/index.js'
+import { currentDatabase } from '../lib/storage/database.js'
+import { lane, startKit } from './helpers/kit.js'
+
+@ParseClass('Ledger', { aclIndex: true })
+class Ledger extends BaseModel {
+  @ParseField({ type: 'String', index: true }) declare label: string
+  @ParseField({ type: 'Number', index: true }) declare rank: number
+  @ParseField({ type: 'String', unique: true }) declare code: string
+  @ParseField({ type: 'Number' }) declare spare: number
+}
+
+interface Pg { any (query: string, values?: unknown): Promise<Array<Record<string, any>>>, none (query: string, values?: unknown): Promise<null> }
+
+const ROWS = 200_000
+const master = { useMasterKey: true }
+
+const indexesOf = async (sql: Pg) => new Map((await sql.any(`
+  SELECT i.relname AS name, x.indisvalid AS valid, pg_get_indexdef(x.indexrelid) AS def, obj_description(i.oid, 'pg_class') AS note
+  FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid WHERE c.relname = 'Ledger'`)).map((row) => [row.name as string, row]))
+
+async function until (what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!await check()) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+// eslint-disable-next-line curly -- the whole subtest is the body
+if (lane.kind === 'postgres') t.test('index builds on a live table', async (t) => {
+  await startKit(t, { indexes: false })
+  const sql = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
+  await sql.none(`INSERT INTO "Ledger" ("objectId", "createdAt", "updatedAt", "label", "rank", "code", "spare")
+    SELECT 'l' || g, now(), now(), md5(g::text) || md5((g * 7)::text), g, 'c' || g, g % 10 FROM generate_series(1, ${ROWS}) g`)
+  await sql.none('ANALYZE "Ledger"')
+  // A second connection of the test's own, outside the kit's pool: it holds what a busy application would.
+  const uri = (currentDatabase()!.adapter as unknown as { _client: { $cn: unknown } })._client.$cn
+  const other = new pg.Client(uri as string)
+  await other.connect()
+  t.teardown(() => other.end())
+
+  t.test('writes through the kit go on while a declared index is built CONCURRENTLY', async (t) => {
+    // A transaction with a snapshot older than the build: the build waits for it before it
+    // ends, so it is certainly running (holding its table lock) while the writes below are made.
+    await other.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+    await other.query('SELECT count(*) FROM pg_class')
+    const started = Date.now()
+    let finished = 0
+    const applying = applyAllIndexes().then((reports) => { finished = Date.now(); return reports })
+    const build = async () => (await sql.any(`SELECT p.pid, p.phase, c.relname AS index FROM pg_stat_progress_create_index p
+      LEFT JOIN pg_class c ON c.oid = p.index_relid WHERE p.relid = '"Ledger"'::regclass`))[0]
+    await until('a build on Ledger', async () => (await build()) !== undefined)
+    const running = await build()
+    t.comment(`building ${String(running.index)} (${String(running.phase)})`)
+    const locks = (await sql.any('SELECT mode, granted FROM pg_locks WHERE pid = $1 AND relation = \'"Ledger"\'::regclass', [running.pid])).map((row) => `${String(row.mode)}${row.granted ? '' : ' (waiting)'}`)
+    t.ok(locks.includes('ShareUpdateExclusiveLock'), `the build holds SHARE UPDATE EXCLUSIVE, which lets writes go on (${locks.join(', ')})`)
+    t.notOk(locks.includes('ShareLock'), 'not SHARE, which a plain CREATE INDEX holds and which stops every write')
+
+    const writeStart = Date.now()
+    const created = await new Ledger({ label: 'during the build', rank: -1, code: 'during' }).save(null, master)
+    created.set('rank', -2)
+    await created.save(null, master)
+    await Promise.all(Array.from({ length: 10 }, (_, i) => new Ledger({ label: `batch ${i}`, rank: -10 - i }).save(null, master)))
+    const writeMs = Date.now() - writeStart
+    t.ok((await build()) !== undefined && finished === 0, 'all twelve writes (an insert, an update, ten more inserts) finished while the build still ran')
+    t.comment(`twelve writes took ${writeMs} ms while the build ran`)
+
+    await other.query('COMMIT')
+    const reports = await applying
+    t.comment(`the build took ${finished - started} ms (it waited for the open transaction)`)
+    t.same(reports.filter((r) => r.status === 'failed'), [], 'nothing failed')
+    t.ok(reports.filter((r) => r.className === 'Ledger').every((r) => r.status === 'created'), reports.map((r) => `${r.name}: ${r.status}`).join(', '))
+    const indexes = await indexesOf(sql)
+    t.match(indexes.get('Ledger_label_1'), { valid: true, def: /\(label\)/ })
+    t.match(indexes.get('Ledger_unique_code'), { valid: true, def: /UNIQUE INDEX .* \(code\)/ })
+    t.match(indexes.get('Ledger__rperm_gin'), { valid: true, def: /USING gin \(_rperm\)/ })
+    t.match(indexes.get('Ledger__rperm_null'), { valid: true, def: /\("objectId"\) WHERE \(_rperm IS NULL\)/ })
+    t.equal((await sql.any('SELECT count(*)::int AS n FROM "Ledger"'))[0].n, ROWS + 11)
+  })
+
+  t.test('a plain CREATE INDEX, by contrast, stops a write until it is done', async (t) => {
+    await other.query('BEGIN')
+    await other.query('CREATE INDEX "Ledger_spare_plain" ON "Ledger" ("spare")')
+    const write = new Ledger({ label: 'behind a plain build' }).save(null, master)
+    await until('the write to wait for the plain build', async () =>
+      (await sql.any('SELECT 1 FROM pg_locks WHERE relation = \'"Ledger"\'::regclass AND mode = \'RowExclusiveLock\' AND NOT granted')).length > 0)
+    t.pass('the insert waits for the SHARE lock of the plain build')
+    await other.query('ROLLBACK')
+    await write
+    t.pass('and goes in once the build ends')
+  })
+
+  t.test('an INVALID index an interrupted build left is dropped and built again', async (t) => {
+    // A unique build over duplicate values fails half way and leaves an invalid index behind, here under a declared name.
+    await sql.none('DROP INDEX "Ledger_rank_-1"').catch(() => {})
+    await sql.none('DROP INDEX "Ledger_rank_1"')
+    const failed = await sql.none('CREATE UNIQUE INDEX CONCURRENTLY "Ledger_rank_1" ON "Ledger" ("spare")').then(() => 'built', (error: { code?: string }) => error.code)
+    t.equal(failed, '23505', 'the unique build failed')
+    t.match((await indexesOf(sql)).get('Ledger_rank_1'), { valid: false }, 'and left an invalid index')
+    const reports = await applyAllIndexes()
+    t.match(reports.find((r) => r.name === 'Ledger_rank_1'), { status: 'replaced', detail: /Ledger_rank_1 rebuilt: ordered \(rank\) \(an interrupted build had left it invalid\)/ })
+    t.match((await indexesOf(sql)).get('Ledger_rank_1'), { valid: true, def: /\(rank\)/ }, 'valid, on the declared column')
+    const again = await applyAllIndexes()
+    t.ok(again.every((r) => r.status === 'exists'), 'the next boot changes nothing')
+  })
+
+  t.test('a unique index over duplicate values fails alone, with a clear report, and leaves nothing behind', async (t) => {
+    await sql.none('DROP INDEX "Ledger_unique_code"')
+    await sql.none('UPDATE "Ledger" SET "code" = \'same\' WHERE "objectId" IN (\'l1\', \'l2\')')
+    const reports = await applyAllIndexes()
+    t.match(reports.find((r) => r.name === 'Ledger_unique_code'), {
+      status: 'failed',
+      detail: /cannot be made unique: Ledger holds duplicate values \(Key \(code\)=\(same\) is duplicated\.\); the unfinished index was dropped\. Remove the duplicates: the next boot tries again/,
+      command: 'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "Ledger_unique_code" ON "Ledger" ("code")'
+    })
+    t.same(reports.filter((r) => r.status === 'failed').map((r) => r.name), ['Ledger_unique_code'], 'the others are unaffected')
+    t.notOk((await indexesOf(sql)).has('Ledger_unique_code'), 'no invalid leftover')
+  })
+
+  t.test('a changed index is built beside the old one and swapped in', async (t) => {
+    // The record of an earlier declaration: the index on label was made from another definition.
+    await sql.none('COMMENT ON INDEX "Ledger_label_1" IS \'fastify-parse-kit {"definition":"an earlier one","rule":"ordered (label desc)"}\'')
+    const reports = await applyAllIndexes()
+    const replaced = reports.find((r) => r.name === 'Ledger_label_1')
+    t.match(replaced, { status: 'replaced', detail: 'Ledger_label_1 replaced: ordered (label desc) → ordered (label)' })
+    t.match(replaced?.command, /^CREATE INDEX CONCURRENTLY "Ledger_label_1__fpk_new" ON "Ledger" \("label"\); DROP INDEX CONCURRENTLY IF EXISTS "Ledger_label_1"; ALTER INDEX "Ledger_label_1__fpk_new" RENAME TO "Ledger_label_1"$/)
+    const indexes = await indexesOf(sql)
+    t.match(indexes.get('Ledger_label_1'), { valid: true, def: /\(label\)/, note: /"rule":"ordered \(label\)"/ })
+    t.notOk([...indexes.keys()].some((name) => name.endsWith('__fpk_new')), 'no temporary index left')
+  })
+})
