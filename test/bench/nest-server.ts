@@ -41,5 +41,6 @@ process.send({
   bootMs,
   memory: memorySample(),
   requestsPerListNotes: 1,
-  baselineSql: { find: '', count: '' }
+  baselineSql: { find: '', count: '' },
+  databaseUrl: database.uri
 } satisfies ServerReady)

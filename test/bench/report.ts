@@ -2,6 +2,7 @@
 import type { ProfileSummary } from './analyze.js'
 import type { MemorySample, ScaleSample } from './shared.js'
 import type { RatioSpec } from './scenarios.js'
+import { dataSizeMarkdown, type DataSizeResult } from './data-size-report.js'
 
 export interface RoundSample {
   reqPerSec: number
@@ -107,6 +108,8 @@ export interface BenchResults {
   ratios: RatioResult[]
   profiles?: Record<string, ScenarioProfile>
   scale?: ScaleResult
+  /** The data-size scenario (--data-size), when it ran. */
+  dataSize?: DataSizeResult
   durationSeconds: number
 }
 
@@ -193,6 +196,7 @@ export function renderMarkdown (results: BenchResults): string {
   }
   push('')
   push(...targetsTable(results))
+  if (results.dataSize) push(dataSizeMarkdown(results.dataSize))
 
   const scale = results.scale
   if (scale) {

@@ -8,11 +8,14 @@
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
-// printed, latest.* untouched), --only=<labels or keys>
+// printed, latest.* untouched), --data-size (add the data-size scenario of test/bench/data-size.ts:
+// tables of 1k and 1M rows, several minutes), --data-size-only (only that, printed and written to
+// results/data-size.json, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
-// BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy).
+// BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy),
+// BENCH_DATA_SIZES (1000,1000000) and the other BENCH_DATA_* of test/bench/data-size.ts.
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs'
 import os from 'node:os'
@@ -28,6 +31,8 @@ import { compileBench } from './compiled.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
 import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
+import { dataSizeSettings, measureDataSize } from './data-size.js'
+import { dataSizeMarkdown, type DataSizeResult } from './data-size-report.js'
 import {
   BARE_ROUTES_RESULT_MARK, BENCH_DIR, PROFILES_DIR, RESULTS_DIR, ROOT, SCALE_RESULT_MARK, median, round,
   type BareRoutesSample, type Command, type MemorySample, type Reply, type ScaleSample, type ServerReady
@@ -48,7 +53,8 @@ const settings = {
   profile: !args.has('--no-profile'),
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
-  scale: !args.has('--no-scale')
+  scale: !args.has('--no-scale'),
+  dataSize: args.has('--data-size') ? dataSizeSettings(quick) : undefined
 }
 const TSX = ['--import', 'tsx']
 // The server runs compiled, as production does (test/bench/compiled.ts); --tsx runs the sources as they are.
@@ -436,6 +442,7 @@ async function main (): Promise<void> {
   let memoryAfterLoad: MemorySample
   let memoryAfterLoadLive: MemorySample
   let all: Scenario[]
+  let dataSize: DataSizeResult | undefined
   try {
     ready = await server.ready
     log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
@@ -457,6 +464,8 @@ async function main (): Promise<void> {
       log(`NestJS peer after the load: rss ${nestMemoryAfterLoad.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
     }
     if (settings.profile) profiles = await profileScenarios(sides, all)
+    // Last on these servers: it replaces the seeded Note table by the filled one.
+    if (settings.dataSize) dataSize = await measureDataSize(ready, nestReady, settings.dataSize, log)
   } finally {
     await Promise.all([server.close(), nest?.close()])
   }
@@ -487,6 +496,7 @@ async function main (): Promise<void> {
     ratios,
     profiles,
     scale,
+    dataSize,
     durationSeconds: 0
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
@@ -516,7 +526,22 @@ async function scaleOnly (): Promise<void> {
   }
 }
 
-const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : main()
+/** Only the data-size scenario: printed and written to results/data-size.json, latest.* left as they are. */
+async function dataSizeOnly (): Promise<void> {
+  const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
+  const nestEntry = settings.nest ? buildNestPeer(log) : undefined
+  const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
+  try {
+    const ready = await server.ready
+    const result = await measureDataSize(ready, nest ? await nest.ready : undefined, dataSizeSettings(quick), log)
+    writeFileSync(path.join(RESULTS_DIR, 'data-size.json'), JSON.stringify(result, null, 2) + '\n')
+    process.stdout.write(dataSizeMarkdown(result))
+  } finally {
+    await Promise.all([server.close(), nest?.close()])
+  }
+}
+
+const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : args.has('--data-size-only') ? dataSizeOnly() : main()
 run.catch((error) => {
   process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
   process.exitCode = 1

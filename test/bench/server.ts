@@ -37,8 +37,9 @@ const app = await buildExampleApp({
     // fsync off unless asked: both sides of every write comparison pay the same, and a VM's fsync is mostly noise.
     ephemeralDatabase: process.env.BENCH_FSYNC !== '1',
     functions: [path.join(ROOT, 'fixtures', 'functions'), path.join(BENCH_DIR, 'functions')],
-    // Scenario 6s: Parse's own create route with the caller's session token (closed by default).
-    allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }],
+    // Scenario 6s: Parse's own create route with the caller's session token (closed by default);
+    // the data-size scenario's /users/me.
+    allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }, { path: '/users/me', methods: ['GET'] }],
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
       cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
@@ -107,6 +108,13 @@ async function requestsPerListNotes (): Promise<number> {
   return seen
 }
 
+/** Parse's own connection settings, as a URL the data-size scenario's fill connects with. */
+function databaseUrl (): string {
+  const cn = parseDatabase(APP_ID).$cn as string | { host: string, port: number, database: string, user: string, password: string }
+  if (typeof cn === 'string') return cn
+  return `postgres://${encodeURIComponent(cn.user)}:${encodeURIComponent(cn.password)}@${cn.host}:${cn.port}/${cn.database}`
+}
+
 // The fixture's own seed added a few notes: start from exactly the benchmark's rows.
 await resetNotes()
 const baselineSql = await baseline.arm(() => call('GET', `${MOUNT}/notes/listNotes?limit=10`))
@@ -118,7 +126,8 @@ const ready: ServerReady = {
   bootMs,
   memory: memorySample(),
   requestsPerListNotes: await requestsPerListNotes(),
-  baselineSql
+  baselineSql,
+  databaseUrl: databaseUrl()
 }
 
 answerRunner({

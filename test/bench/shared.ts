@@ -50,6 +50,8 @@ export interface ServerReady {
   requestsPerListNotes: number
   /** The two statements one listNotes call sends, replayed by scenario 5pg. */
   baselineSql: { find: string, count: string }
+  /** The server's database (postgres://…), where the data-size scenario fills its tables (test/bench/data-size.ts). */
+  databaseUrl?: string
 }
 
 /** One scale measurement (test/bench/scale.ts), printed on a line starting with SCALE_RESULT_MARK. */

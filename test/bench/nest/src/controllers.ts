@@ -1,6 +1,6 @@
 // The three endpoints, with and without a session check, at the paths the kit uses.
 import { Body, Controller, Get, HttpCode, Post, Query, Req, UseGuards } from '@nestjs/common'
-import { CreateNoteDto, ListNotesQuery } from './dto'
+import { CreateNoteDto, ListNotesPageQuery, ListNotesQuery } from './dto'
 import { NotesService } from './notes.service'
 import { CachedSessionGuard, SessionGuard } from './session.guard'
 
@@ -29,6 +29,19 @@ export class NotesController {
   @UseGuards(SessionGuard)
   listWithSession (@Query() query: ListNotesQuery) {
     return this.notes.list(query.limit, query.status)
+  }
+
+  /** A page of the public notes, a cursor to the next page and a count capped at 1000 (the kit's listNotes contract). */
+  @Get('listNotesPage')
+  page (@Query() query: ListNotesPageQuery) {
+    return this.notes.page(query.limit, query.after, null)
+  }
+
+  /** The same page for the caller: public notes and the caller's own (the session row read on every request). */
+  @Get('listNotesPageSession')
+  @UseGuards(SessionGuard)
+  pageWithSession (@Query() query: ListNotesPageQuery, @Req() request: { userId?: string }) {
+    return this.notes.page(query.limit, query.after, request.userId ?? null)
   }
 
   @Post('createNote')

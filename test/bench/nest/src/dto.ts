@@ -31,3 +31,17 @@ export class ListNotesQuery {
   @IsIn(NOTE_STATUSES)
   status?: string
 }
+
+/** The paged list: `after` is the `next` of the page before. */
+export class ListNotesPageQuery {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  limit?: number
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  after?: string
+}

@@ -2,6 +2,8 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm'
 
 @Entity('note')
+// The paged list's order (newest first, id breaking ties), as the kit's Note declares its createdAt index.
+@Index(['createdAt', 'id'])
 export class Note {
   @PrimaryGeneratedColumn()
   id: number

@@ -1,5 +1,5 @@
 // Reads and writes notes through TypeORM's repository.
-import { Injectable } from '@nestjs/common'
+import { BadRequestException, Injectable } from '@nestjs/common'
 import { InjectRepository } from '@nestjs/typeorm'
 import { Repository } from 'typeorm'
 import { CreateNoteDto } from './dto'
@@ -17,6 +17,24 @@ export interface NoteJSON {
 }
 
 const MAX_LIMIT = 100
+/** The paged list's largest page and its count's cap, as the kit's listNotes (clampLimit, count { upTo: 1000 }). */
+const PAGE_MAX = 1000
+const COUNT_UP_TO = 1000
+
+export interface NotePage { results: NoteJSON[], next?: string, count: number, countKind: 'exact' | 'atLeast' }
+
+/** The cursor: the last row's createdAt as PostgreSQL prints it (microseconds kept) and its id. */
+function encodeCursor (createdAt: string, id: number): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url')
+}
+
+function decodeCursor (after: string): { at: string, id: number } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(after, 'base64url').toString()) as unknown[]
+    if (typeof at === 'string' && !Number.isNaN(Date.parse(at)) && Number.isInteger(id)) return { at, id: id as number }
+  } catch {}
+  throw new BadRequestException('after: not a cursor this list gave')
+}
 
 function toJSON (note: Note): NoteJSON {
   return {
@@ -48,6 +66,35 @@ export class NotesService {
       take: Math.min(limit, MAX_LIMIT)
     })
     return { results: rows.map(toJSON), count }
+  }
+
+  /**
+   * Newest first, keyset-paged on (createdAt, id) by the (createdAt, id)
+   * index; rows and a count capped at 1000 run side by side. Anonymous callers
+   * see the public notes, a signed-in caller also their own.
+   */
+  async page (limit = 100, after: string | undefined, userId: string | null): Promise<NotePage> {
+    const take = Math.min(limit, PAGE_MAX)
+    const visible = userId ? '(n."publicRead" OR n."ownerId" = :userId)' : 'n."publicRead"'
+    const rows = this.notes.createQueryBuilder('n').where(visible, { userId })
+      .addSelect('n."createdAt"::text', 'cursor_at')
+      .orderBy('n.createdAt', 'DESC').addOrderBy('n.id', 'DESC').limit(take)
+    if (after) {
+      const cursor = decodeCursor(after)
+      rows.andWhere('(n."createdAt", n.id) < (CAST(:at AS timestamptz), :id)', cursor)
+    }
+    const [capped, parameters] = this.notes.createQueryBuilder('n').select('1').where(visible, { userId }).limit(COUNT_UP_TO + 1).getQueryAndParameters()
+    const [found, [{ count }]] = await Promise.all([
+      rows.getRawAndEntities<{ cursor_at: string }>(),
+      this.notes.query(`SELECT count(*)::int AS count FROM (${capped}) AS capped`, parameters) as Promise<Array<{ count: number }>>
+    ])
+    const last = found.entities.length === take ? found.raw[take - 1] : undefined
+    return {
+      results: found.entities.map(toJSON),
+      ...(last ? { next: encodeCursor(last.cursor_at, found.entities[take - 1].id) } : {}),
+      count: Math.min(count, COUNT_UP_TO),
+      countKind: count > COUNT_UP_TO ? 'atLeast' : 'exact'
+    }
   }
 
   async create (input: CreateNoteDto, ownerId: string | null): Promise<NoteJSON> {

@@ -1,0 +1,79 @@
+// The data-size scenario's results (test/bench/data-size.ts) and their part of
+// latest.md: each request's p50 and req/s at every table size, the growth from
+// the smallest to the largest size, kit ÷ NestJS at the largest, and issue
+// 46's targets.
+import type { FillTiming } from './data-fill.js'
+
+/** reqPerSec is null for a run of a fixed number of requests (the first calls of new tokens). */
+export interface DataSizeSample { p50Ms: number, p99Ms: number, reqPerSec: number | null, requests: number, non2xx: number, errors: number }
+
+/** One request measured at one table size: medians over the rounds, and the rounds. */
+export interface DataSizePoint extends DataSizeSample { rounds: DataSizeSample[] }
+
+export interface DataSizeScenarioResult {
+  key: string
+  title: string
+  request: string
+  caller: string
+  side: 'kit' | 'nest'
+  /** By table size (rows), as a string key; absent where the request could not be made (e.g. no cursor that deep). */
+  bySize: Record<string, DataSizePoint | undefined>
+  /** Why a size has no figure. */
+  missing?: Record<string, string>
+}
+
+export interface DataSizeTarget { what: string, measured: number | null, limit: number, atMost: boolean, note?: string }
+
+export interface DataSizeResult {
+  sizes: number[]
+  settings: { connections: number, seconds: number, rounds: number, freshTokensPerRound: number, cursorDepth: number }
+  /** Fill time by size, on each side (rows added to reach that size). */
+  fills: Array<{ size: number, kit: FillTiming, nest?: FillTiming }>
+  scenarios: DataSizeScenarioResult[]
+  targets: DataSizeTarget[]
+  durationSeconds: number
+}
+
+const fmt = (value: number | null | undefined, digits = 0) => value === null || value === undefined || Number.isNaN(value)
+  ? 'n/a'
+  : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const rows = (size: number) => size >= 1_000_000 && size % 1_000_000 === 0 ? `${size / 1_000_000}M` : size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size)
+const cell = (text: string) => text.replace(/\|/g, '\\|')
+
+export function dataSizeMarkdown (result: DataSizeResult | undefined): string {
+  if (!result) return ''
+  const { sizes, settings } = result
+  const [small, large] = [sizes[0], sizes[sizes.length - 1]]
+  const lines: string[] = []
+  const push = (...more: string[]) => lines.push(...more)
+  push('## Data size (issue 46)', '')
+  push(`\`Note\` and \`_Session\` filled by SQL in Parse's row format to ${sizes.map(rows).join(' and ')} rows each (half the notes public, a quarter owner-only, a quarter readable by the role Editor), ` +
+    `the NestJS peer's \`note\` and \`session\` tables with the same rows; autocannon at ${settings.connections} connections, ${settings.seconds} s per run, ` +
+    `${settings.rounds} interleaved rounds per size, medians. The first call of a new token sends ${settings.freshTokensPerRound} requests per round, each with a session token never used before. ` +
+    `The deep page follows \`next\` cursors (pages of 1000) to row ${fmt(settings.cursorDepth)} before the runs.`, '')
+  push(`| request | caller | ${sizes.map((size) => `p50 ms at ${rows(size)}`).join(' | ')} | ${sizes.map((size) => `req/s at ${rows(size)}`).join(' | ')} | p50 growth ${rows(large)} ÷ ${rows(small)} | non-2xx / errors |`)
+  push(`|---|---|${sizes.map(() => '---:').join('|')}|${sizes.map(() => '---:').join('|')}|---:|---|`)
+  for (const scenario of result.scenarios) {
+    const at = (size: number) => scenario.bySize[String(size)]
+    const growth = at(large) && at(small) ? at(large)!.p50Ms / at(small)!.p50Ms : null
+    const bad = Object.values(scenario.bySize).reduce((sum, point) => sum + (point ? point.non2xx + point.errors : 0), 0)
+    push(`| ${cell(scenario.title)} | ${scenario.caller} | ${sizes.map((size) => fmt(at(size)?.p50Ms, 1)).join(' | ')} | ${sizes.map((size) => fmt(at(size)?.reqPerSec)).join(' | ')} | ${growth === null ? 'n/a' : `${fmt(growth, 2)}×`} | ${bad} |`)
+  }
+  push('')
+  const missing = result.scenarios.flatMap((scenario) => Object.entries(scenario.missing ?? {}).map(([size, why]) => `${scenario.title} at ${rows(Number(size))}: ${why}`))
+  if (missing.length > 0) push(`n/a: ${missing.join('; ')}.`, '')
+  push('| target (issue 46) | measured | met |', '|---|---:|---|')
+  for (const target of result.targets) {
+    const met = target.measured === null ? 'n/a' : (target.atMost ? target.measured <= target.limit : target.measured >= target.limit) ? 'met' : '**not met**'
+    push(`| ${cell(target.what)} ${target.atMost ? '≤' : '≥'} ${target.limit}× | ${target.measured === null ? 'n/a' : `${fmt(target.measured, 2)}×`}${target.note ? ` (${target.note})` : ''} | ${met} |`)
+  }
+  push('')
+  push('Fill time (rows added to reach each size; generate_series INSERT … SELECT, then VACUUM (ANALYZE)):', '')
+  push('| size | kit Note s | kit _Session s | kit VACUUM s | NestJS note s | NestJS session s | NestJS VACUUM s |', '|---|---:|---:|---:|---:|---:|---:|')
+  const s = (ms: number | undefined) => fmt(ms === undefined ? undefined : ms / 1000, 1)
+  for (const fill of result.fills) {
+    push(`| ${rows(fill.size)} | ${s(fill.kit.notesMs)} | ${s(fill.kit.sessionsMs)} | ${s(fill.kit.vacuumMs)} | ${s(fill.nest?.notesMs)} | ${s(fill.nest?.sessionsMs)} | ${s(fill.nest?.vacuumMs)} |`)
+  }
+  push('', `The data-size part took ${fmt(result.durationSeconds)} s.`, '')
+  return lines.join('\n') + '\n'
+}
