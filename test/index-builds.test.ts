@@ -137,3 +137,8 @@ if (lane.kind === 'postgres') t.test('index builds on a live table', async (t) =
     t.notOk([...indexes.keys()].some((name) => name.endsWith('__fpk_new')), 'no temporary index left')
   })
 })
+
+t.test('aclIndex is checked at import', async (t) => {
+  t.throws(() => ParseClass('AclProbe', { aclIndex: 'yes' } as never)(class AclProbe extends BaseModel {}),
+    { code: 'FPK_ERR_CLASS_OPTION_INVALID', message: /^@ParseClass\('AclProbe'\) on AclProbe: "aclIndex" must be true or false/ })
+})

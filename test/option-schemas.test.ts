@@ -117,7 +117,7 @@ t.test('@ParseClass options: unknown key, wrong type, rule against the fields', 
     ParseClass('Probe', options as ClassOptions)(Probe)
   }
   t.throws(declare({ protectedField: {} }),
-    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /^@ParseClass\('Probe'\) on Probe: "protectedField" is not a class option; did you mean "protectedFields"\? \(known: description, clp, compoundIndexes, protectedFields\)/ })
+    { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /^@ParseClass\('Probe'\) on Probe: "protectedField" is not a class option; did you mean "protectedFields"\? \(known: description, clp, compoundIndexes, protectedFields, aclIndex\)/ })
   t.throws(declare({ clp: { delete: {}, destroy: {} } }),
     { code: 'FPK_ERR_CLASS_OPTION_UNKNOWN', message: /clp: "destroy" is not an operation \(known: find, get/ })
   t.throws(declare({ protectedFields: { '*': 'rank' } }),
@@ -254,7 +254,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
     description: 'd',
     clp: { find: { '*': true }, get: { '*': true }, count: {}, create: { 'role:Admin': true }, update: {}, delete: {}, addField: {} },
     compoundIndexes: [index],
-    protectedFields: { '*': ['title'] }
+    protectedFields: { '*': ['title'] },
+    aclIndex: true
   }
   const samples = [
     ['KitOptions', KitOptionsSchema, kit],

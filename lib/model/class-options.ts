@@ -35,12 +35,12 @@ export const ClassOptionsSchema = Type.Object({
     { additionalProperties: false, unknownKey: 'is not an operation', problem: 'must map operations to subjects' }
   ))),
   compoundIndexes: Type.Optional(Type.Array(CompoundIndexSchema, { problem: 'must be a list of { fields: [...] }' })),
-  /** PostgreSQL: indexes that serve the row-ACL read filter when a user can read few of the rows (nothing on MongoDB). */
-  aclIndex: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
   /** Parse protectedFields: subject → field names hidden from that subject. */
   protectedFields: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String(), { problem: 'must be a list of field names' }), {
     problem: 'must map subjects to lists of field names'
-  }))
+  })),
+  /** PostgreSQL: indexes that serve the row-ACL read filter when a user can read few of the rows (nothing on MongoDB). */
+  aclIndex: Type.Optional(Type.Boolean({ problem: 'must be true or false' }))
 }, { additionalProperties: false, unknownKey: 'is not a class option', problem: 'must be an object' })
 
 export type ClassOptions = Static<typeof ClassOptionsSchema>
