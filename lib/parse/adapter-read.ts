@@ -11,7 +11,10 @@
 //   find (or get) and count, decided before any row is read;
 // - the row ACL as Parse adds it: `_rperm ∈ {null, '*', ...caller and roles}`
 //   (roles from Parse's Auth#getUserRoles, with its cache);
-// - SQL and row decoding by Parse's adapter (adapter.find / adapter.count);
+// - conditions as Parse hands them to the adapter: plain ones, and `$or` /
+//   `$and` lists of plain ones (pageRows' keyset condition), unchanged;
+// - SQL and row decoding by Parse's adapter (adapter.find / adapter.count, or
+//   the caller's counter for a count mode), rows and count side by side;
 // - ACL shaping (untransformObjectACL), hidden `_` columns dropped and file
 //   URLs expanded as RestQuery does.
 // test/adapter-read.test.ts runs every case it serves through it and through
