@@ -210,6 +210,14 @@ t.test('keyset paging over HTTP', async (t) => {
     await t.rejects(pageRows(new Parse.Query(Ledger), { master: true }, { sortBy: 'seq; DROP' }), /sortBy must name a plain field/)
   })
 
+  t.test('a query that selects keys pages too (its sort key is read with them)', async (t) => {
+    const query = () => new Parse.Query(Ledger).equalTo('shelf', 'ties').select('label')
+    const first = await pageRows<{ objectId: string, label: string }>(query(), { master: true }, { sortBy: 'seq', limit: 30 })
+    const second = await pageRows<{ objectId: string, label: string }>(query(), { master: true, params: { after: first.next } }, { sortBy: 'seq', limit: 30 })
+    t.same([first.results.length, second.results.length, second.next], [30, 7, null])
+    t.same([...first.results, ...second.results].map((row) => row.objectId), await ordered('ties', 'seq', true))
+  })
+
   t.test('the answer schema says what next, count and countKind mean', async (t) => {
     const schema = pageOf(LedgerJSON) as unknown as { properties: Record<string, { description?: string, anyOf?: unknown[] }>, required: string[] }
     t.same(schema.required.sort(), ['next', 'results'])

@@ -68,6 +68,8 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   const direction = descending ? '-' : ''
   const pageQuery = Parse.Query.fromJSON(query.className, {
     ...rest,
+    // A query that selects keys still needs the position of its last row.
+    ...(typeof rest.keys === 'string' ? { keys: `${rest.keys},${sortBy}` } : {}),
     where: after ? afterPosition(where, sortBy, descending, after) : where,
     order: `${direction}${sortBy},${direction}objectId`,
     limit: limit + 1 // one more row says whether a next page exists
