@@ -4,14 +4,14 @@
 import type { FieldDefinition } from '../../model/field-options.js'
 import type { ModelDefinition } from '../../model/registry.js'
 import type { IndexReport, IndexSpec } from '../indexes/plan.js'
-import type { PgQueries, PostgresAdapter } from '../../parse/internals.js'
+import type { PgQueries } from '../../parse/internals.js'
 import { pgDatabase, pgFormatter } from '../../parse/adapter-internals.js'
 import { runSchemaWork, TableBusyError, type WhenFree } from './schema-work.js'
 import { BUILDING_ELSEWHERE, buildConcurrently, buildingName, dropConcurrently, dropConcurrentlyCommand, isBuildingName, isDuplicateName, quoted } from './concurrent-index.js'
 import { plainFallbackName } from '../indexes/sessions.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
-type PgAdapter = Pick<PostgresAdapter, 'ensureUniqueness'>
+type PgAdapter = object
 type PgClient = PgQueries
 
 type Format = (query: string, values?: unknown) => string
