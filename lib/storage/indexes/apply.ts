@@ -19,7 +19,7 @@ export interface ApplyOptions {
 }
 
 /** The declared indexes and the ones Parse's own session lookups need. */
-export function kitIndexes (): IndexSpec[] {
+function kitIndexes (): IndexSpec[] {
   return [...planIndexes(), ...sessionIndexes()]
 }
 
