@@ -7,7 +7,8 @@ import t from 'tap'
 import pg from 'pg'
 import { BaseModel, ParseClass, ParseField, applyAllIndexes } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
-import { lane, startKit } from './helpers/kit.js'
+import path from 'node:path'
+import { lane, startKit, tempDir } from './helpers/kit.js'
 
 @ParseClass('Ledger', { aclIndex: true })
 class Ledger extends BaseModel {
@@ -141,4 +142,24 @@ if (lane.kind === 'postgres') t.test('index builds on a live table', async (t) =
 t.test('aclIndex is checked at import', async (t) => {
   t.throws(() => ParseClass('AclProbe', { aclIndex: 'yes' } as never)(class AclProbe extends BaseModel {}),
     { code: 'FPK_ERR_CLASS_OPTION_INVALID', message: /^@ParseClass\('AclProbe'\) on AclProbe: "aclIndex" must be true or false/ })
+})
+
+// eslint-disable-next-line curly -- the whole subtest is the body
+if (lane.kind === 'postgres') t.test('the next real boot finds the invalid index, drops it and builds it again', async (t) => {
+  const dataDir = path.join(tempDir(), 'postgres')
+  const first = await startKit(t, { indexes: false, dataDir, ephemeralDatabase: false })
+  const sql = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
+  await sql.none('INSERT INTO "Ledger" ("objectId", "createdAt", "updatedAt", "spare") SELECT \'l\' || g, now(), now(), g % 3 FROM generate_series(1, 1000) g')
+  // Interrupted: a build that failed half way, under a declared name.
+  t.equal(await sql.none('CREATE UNIQUE INDEX CONCURRENTLY "Ledger_label_1" ON "Ledger" ("spare")').then(() => 'built', (error: { code?: string }) => error.code), '23505')
+  t.match((await indexesOf(sql)).get('Ledger_label_1'), { valid: false })
+  await first.app.close()
+
+  const lines: string[] = []
+  const stream = { write: (line: string) => { lines.push(JSON.parse(line).msg as string) } }
+  const second = await startKit(t, { dataDir, ephemeralDatabase: false }, { logger: { level: 'info', stream } })
+  await second.app.kit.indexesApplied
+  const again = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
+  t.match((await indexesOf(again)).get('Ledger_label_1'), { valid: true, def: /\(label\)/ }, 'valid, on the declared column')
+  t.ok(lines.includes('[indexes] Ledger_label_1 rebuilt: ordered (label) (an interrupted build had left it invalid)'), lines.filter((line) => line.startsWith('[indexes]')).join('\n'))
 })
