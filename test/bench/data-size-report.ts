@@ -3,6 +3,7 @@
 // the smallest to the largest size, kit ÷ NestJS at the largest, and issue
 // 46's targets.
 import type { FillTiming } from './data-fill.js'
+import type { IndexBuildResult } from './index-build.js'
 
 /** reqPerSec is null for a run of a fixed number of requests (the first calls of new tokens). */
 export interface DataSizeSample { p50Ms: number, p99Ms: number, reqPerSec: number | null, requests: number, non2xx: number, errors: number }
@@ -22,7 +23,8 @@ export interface DataSizeScenarioResult {
   missing?: Record<string, string>
 }
 
-export interface DataSizeTarget { what: string, measured: number | null, limit: number, atMost: boolean, note?: string }
+/** A target: a ratio (×) unless `unit` says milliseconds. */
+export interface DataSizeTarget { what: string, measured: number | null, limit: number, atMost: boolean, unit?: 'ms', note?: string }
 
 export interface DataSizeResult {
   sizes: number[]
@@ -31,6 +33,8 @@ export interface DataSizeResult {
   fills: Array<{ size: number, kit: FillTiming, nest?: FillTiming }>
   scenarios: DataSizeScenarioResult[]
   targets: DataSizeTarget[]
+  /** Writes during an index build on the largest table, when measured. */
+  indexBuild?: IndexBuildResult
   durationSeconds: number
 }
 
@@ -65,9 +69,20 @@ export function dataSizeMarkdown (result: DataSizeResult | undefined): string {
   push('| target (issue 46) | measured | met |', '|---|---:|---|')
   for (const target of result.targets) {
     const met = target.measured === null ? 'n/a' : (target.atMost ? target.measured <= target.limit : target.measured >= target.limit) ? 'met' : '**not met**'
-    push(`| ${cell(target.what)} ${target.atMost ? '≤' : '≥'} ${target.limit}× | ${target.measured === null ? 'n/a' : `${fmt(target.measured, 2)}×`}${target.note ? ` (${target.note})` : ''} | ${met} |`)
+    const unit = target.unit === 'ms' ? ' ms' : '×'
+    push(`| ${cell(target.what)} ${target.atMost ? '≤' : '≥'} ${target.limit}${unit} | ${target.measured === null ? 'n/a' : `${fmt(target.measured, target.unit === 'ms' ? 1 : 2)}${unit}`}${target.note ? ` (${target.note})` : ''} | ${met} |`)
   }
   push('')
+  const build = result.indexBuild
+  if (build) {
+    push(`Writes during an index build on the ${rows(build.rows)}-row Note table: createNote sent every ${build.intervalMs} ms (not waiting for the one before) from 1 s before the build to 1 s after it; ` +
+      'first the statement the kit\'s boot issues for a newly declared index, then the same index built plain, as before issue 46:', '')
+    push('| statement | build ms | writes answered | failed | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|---:|---:|')
+    for (const run of [build.concurrently, build.plain]) {
+      push(`| \`${cell(run.statement)}\` | ${fmt(run.buildMs)} | ${run.writes} | ${run.failed} | ${fmt(run.p50Ms, 1)} | ${fmt(run.p99Ms, 1)} | ${fmt(run.maxMs, 1)} |`)
+    }
+    push('')
+  }
   push('Fill time (rows added to reach each size; generate_series INSERT … SELECT, then VACUUM (ANALYZE)):', '')
   push('| size | kit Note s | kit _Session s | kit VACUUM s | NestJS note s | NestJS session s | NestJS VACUUM s |', '|---|---:|---:|---:|---:|---:|---:|')
   const s = (ms: number | undefined) => fmt(ms === undefined ? undefined : ms / 1000, 1)

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
 import { fillNestTables, fillParseTables, publicNoteId, removeWrites, sessionToken, type FillUsers } from './data-fill.js'
+import { measureIndexBuild, type IndexBuildResult } from './index-build.js'
 import type { DataSizePoint, DataSizeResult, DataSizeSample, DataSizeScenarioResult, DataSizeTarget } from './data-size-report.js'
 import { APP_ID, MASTER_KEY, MOUNT, WRITE_TITLE, median, round, type ServerReady } from './shared.js'
 
@@ -25,9 +26,11 @@ export interface DataSizeSettings {
   freshTokensPerRound: number
   /** Rows before the deep page (followed by `next` cursors, pages of 1000). */
   cursorDepth: number
+  /** Writes every 50 ms during an index build on the largest table (index-build.ts). */
+  indexBuild: boolean
 }
 
-/** Settings from the environment: BENCH_DATA_SIZES (1000,1000000), BENCH_DATA_SECONDS, BENCH_DATA_ROUNDS, BENCH_DATA_CONNECTIONS (10), BENCH_DATA_FRESH_TOKENS, BENCH_DATA_CURSOR_DEPTH. */
+/** Settings from the environment: BENCH_DATA_SIZES (1000,1000000), BENCH_DATA_SECONDS, BENCH_DATA_ROUNDS, BENCH_DATA_CONNECTIONS (10), BENCH_DATA_FRESH_TOKENS, BENCH_DATA_CURSOR_DEPTH, BENCH_DATA_INDEX_BUILD=0 (skip it). */
 export function dataSizeSettings (quick: boolean): DataSizeSettings {
   const env = process.env
   const sizes = [...new Set((env.BENCH_DATA_SIZES ?? '1000,1000000').split(',').map(Number))].sort((a, b) => a - b)
@@ -41,7 +44,8 @@ export function dataSizeSettings (quick: boolean): DataSizeSettings {
     connections: Number(env.BENCH_DATA_CONNECTIONS ?? 10),
     warmupSeconds: quick ? 1 : 2,
     freshTokensPerRound: Number(env.BENCH_DATA_FRESH_TOKENS ?? (quick ? 50 : 150)),
-    cursorDepth: Number(env.BENCH_DATA_CURSOR_DEPTH ?? 10_000)
+    cursorDepth: Number(env.BENCH_DATA_CURSOR_DEPTH ?? 10_000),
+    indexBuild: env.BENCH_DATA_INDEX_BUILD !== '0'
   }
 }
 
@@ -195,6 +199,7 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
   }
 
   const fills: DataSizeResult['fills'] = []
+  let indexBuild: IndexBuildResult | undefined
   const byKey = new Map<string, DataSizeScenarioResult>()
   let filled = 0
   for (const size of settings.sizes) {
@@ -232,6 +237,15 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
       }
     }
 
+    if (settings.indexBuild && size === settings.sizes[settings.sizes.length - 1]) {
+      const write = all.find((load) => load.key === 'createNote')!
+      indexBuild = await measureIndexBuild(kit.databaseUrl, size, async () => (await request(kit.origin, write.method, write.path, write.headers, JSON.parse(write.body!))).status === 200)
+      await removeWrites(kit.databaseUrl, '"Note"', WRITE_TITLE)
+      for (const [how, run] of Object.entries({ CONCURRENTLY: indexBuild.concurrently, plain: indexBuild.plain })) {
+        log(`data size ${size}: index build (${how}) ${run.buildMs} ms; writes every ${indexBuild.intervalMs} ms: ${run.writes} answered, ${run.failed} failed, p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, max ${run.maxMs} ms`)
+      }
+    }
+
     // Every request's row in the report, the deep page's too where it could not be measured at this size.
     for (const load of loads(kit, nest, noteId, deep.cursor ?? 'none')) {
       const scenario = byKey.get(load.key) ?? { key: load.key, title: load.title, request: `${load.method} ${load.path.split('?')[0]}`, caller: load.caller, side: load.side, bySize: {} }
@@ -251,7 +265,11 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, freshTokensPerRound: freshPerRound, cursorDepth: settings.cursorDepth },
     fills,
     scenarios,
-    targets: targetsOf(scenarios, settings.sizes, settings.cursorDepth),
+    ...(indexBuild ? { indexBuild } : {}),
+    targets: [
+      ...targetsOf(scenarios, settings.sizes, settings.cursorDepth),
+      ...(indexBuild ? [{ what: `writes every ${indexBuild.intervalMs} ms during an index build on the ${indexBuild.rows.toLocaleString('en-US')}-row Note table (the kit's statement), p99`, measured: indexBuild.concurrently.p99Ms, limit: 200, atMost: true, unit: 'ms' as const }] : [])
+    ],
     durationSeconds: round((performance.now() - began) / 1000)
   }
 }
