@@ -23,7 +23,7 @@ export interface PageOptions {
   sortBy?: string
   /** Default true: newest (largest) first. */
   descending?: boolean
-  /** As queryRows' count, of the whole query (not of the rows after the cursor); default 'none'. */
+  /** As queryRows' count (true is 'exact'), of the whole query, not of the rows after the cursor; default 'none'. */
   count?: boolean | CountMode
   /** The request parameter holding the cursor; default 'after' (named in refusals). */
   cursorParam?: string
@@ -77,7 +77,8 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   const counting = options.count !== undefined && options.count !== false && options.count !== 'none'
   const [found, counted] = await Promise.all([
     limit === 0 ? Promise.resolve({ results: [] as Row[] }) : queryRows<Row>(pageQuery, request),
-    counting ? queryRows(Parse.Query.fromJSON(query.className, { ...rest, where }).limit(0), request, { count: options.count }) : Promise.resolve(undefined)
+    // true is 'exact' here: a page always says what its count is.
+    counting ? queryRows(Parse.Query.fromJSON(query.className, { ...rest, where }).limit(0), request, { count: options.count === true ? 'exact' : options.count }) : Promise.resolve(undefined)
   ])
   const results = found.results.slice(0, limit)
   const last = results.at(-1) as Record<string, unknown> | undefined

@@ -26,20 +26,25 @@ export interface QueryRowsResult<Row = Record<string, unknown>> {
 /** Who runs the query: what a handler receives (master key, session user, or nobody). */
 export interface QueryCaller { master: boolean, user?: Parse.User, installationId?: string }
 
-/** A count that is asked for: `true`, or any mode but 'none'. */
-export type CountAsked = true | Exclude<CountMode, 'none'>
-
 export interface QueryRowsOptions {
-  /** true or 'exact': every matching row counted; { upTo: N }: exact up to N; 'estimated': the database's estimate; false, 'none' or absent: no count. */
+  /**
+   * true: every matching row counted, answered as Parse's REST API answers
+   * `count=1` ({ results, count }); 'exact': the same count with countKind;
+   * { upTo: N }: exact up to N, else N and 'atLeast'; 'estimated': the
+   * database's estimate; false, 'none' or absent: no count.
+   */
   count?: boolean | CountMode
 }
 
-export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: CountAsked }): Promise<Required<QueryRowsResult<Row>>>
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: true }): Promise<{ results: Row[], count: number }>
+export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: { count: Exclude<CountMode, 'none'> }): Promise<Required<QueryRowsResult<Row>>>
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options?: QueryRowsOptions): Promise<QueryRowsResult<Row>>
 export async function queryRows<Row = Record<string, unknown>> (query: Parse.Query, caller: QueryCaller, options: QueryRowsOptions = {}): Promise<QueryRowsResult<Row>> {
   const { where, count: asked, ...restOptions } = query.toJSON() as { where: Record<string, unknown>, [option: string]: unknown }
-  // A query made with Parse's withCount() counts exactly unless the options say otherwise.
-  const mode = countModeOf(options.count ?? (asked !== undefined ? true : undefined))
+  // `count: true` (and a query made with Parse's withCount(), unless the options say otherwise) is
+  // Parse's own count=1: the exact count, answered byte for byte as REST answers it (no countKind).
+  const restShape = options.count === true || (options.count === undefined && asked !== undefined)
+  const mode = restShape ? 'exact' : countModeOf(options.count)
   // One schema load for the whole query (find, count, protected fields) instead of one per step,
   // and none while Parse's schema cache is unchanged since an earlier read's.
   const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), { memo: schemaMemo() })
@@ -49,8 +54,8 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
       ? new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
       : AuthModule.nobody(config)
   // A plain read (plain fields, a plain grant, no find trigger) straight from Parse's storage adapter; anything else through RestQuery.
-  const counter: RowCounter | undefined = mode === 'none' ? undefined : async (adapter, className, schema, aclQuery) => await countRows(adapter, className, schema, aclQuery, mode)
-  const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restOptions, counter })
+  const counter: RowCounter | undefined = mode === 'none' || restShape ? undefined : async (adapter, className, schema, aclQuery) => await countRows(adapter, className, schema, aclQuery, mode)
+  const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restShape ? { ...restOptions, count: 1 } : restOptions, counter })
   if (plain) return plain as QueryRowsResult<Row>
 
   const rest = (restWhere: Record<string, unknown>, options: Record<string, unknown>) => RestQuery({
@@ -66,7 +71,8 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
   const counted = mode === 'none' ? Promise.resolve(undefined) : restCount(mode, (options) => rest(structuredClone(where ?? {}), { ...countOptions(restOptions), ...options }))
   const [found, count] = await bothSettled(rows, counted)
   const results = found?.results ?? []
-  return count === undefined ? { results } : { results, count: count.count, countKind: count.countKind }
+  if (count === undefined) return { results }
+  return restShape ? { results, count: count.count } : { results, count: count.count, countKind: count.countKind }
 }
 
 /** Both results; when both fail, the rows' error (the one Parse would have answered, its find running first). */
