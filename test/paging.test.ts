@@ -219,11 +219,12 @@ t.test('keyset paging over HTTP', async (t) => {
   })
 
   t.test('the answer schema says what next, count and countKind mean', async (t) => {
-    const schema = pageOf(LedgerJSON) as unknown as { properties: Record<string, { description?: string, anyOf?: unknown[] }>, required: string[] }
+    const schema = pageOf(LedgerJSON) as unknown as { properties: Record<string, { description?: string, enum?: unknown[] }>, required: string[] }
     t.same(schema.required.sort(), ['next', 'results'])
     t.match(schema.properties.next.description, /after/)
     t.match(schema.properties.count.description, /countKind/)
     t.match(schema.properties.countKind.description, /exact.*estimated.*atLeast/s)
+    t.same(schema.properties.countKind.enum, ['exact', 'estimated', 'atLeast'])
     t.same(pagingFields.after.type, String)
   })
 })

@@ -13,7 +13,7 @@ import Parse from 'parse/node'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { clampLimit } from './helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
-import type { CountMode } from '../storage/count.js'
+import type { CountKind, CountMode } from '../storage/count.js'
 import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
 
 export interface PageOptions {
@@ -145,7 +145,10 @@ export function pageOf<T extends TSchema> (row: T, options: { description?: stri
     results: Type.Array(row),
     next: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `after` for the next page; null on the last page.' }),
     count: Type.Optional(Type.Integer({ minimum: 0, description: 'How many rows match the list\'s filter, on every page; what it means is in countKind.' })),
-    countKind: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('estimated'), Type.Literal('atLeast')], {
+    // One enum (not a union of literals): what API documents and client generators show best.
+    countKind: Type.Optional(Type.Unsafe<CountKind>({
+      type: 'string',
+      enum: ['exact', 'estimated', 'atLeast'],
       description: 'exact: every matching row counted; estimated: the database\'s estimate, which may be off; atLeast: at least `count` rows match (counting stopped at that cap).'
     }))
   }, options.description ? { description: options.description } : {})
