@@ -5,7 +5,7 @@
 // Rows and count run side by side, and a list over HTTP answers countKind.
 import t from 'tap'
 import Parse from 'parse/node'
-import { AfterFind, BaseModel, CloudFunction, ParseClass, ParseField, Route, queryRows, type CloudRequest, type CountMode, type QueryCaller } from '../lib/index.js'
+import { AfterFind, BaseModel, BeforeFind, CloudFunction, ParseClass, ParseField, Route, queryRows, type CloudRequest, type CountMode, type QueryCaller } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { lane, masterHeaders, startKit } from './helpers/kit.js'
 
@@ -25,6 +25,20 @@ export class TriggeredTally extends BaseModel {
   static seen (request: { objects: Parse.Object[] }) { return request.objects }
 }
 
+/** A beforeFind that narrows every read to n < 10 and counts its runs: it runs once per list, for rows and count alike. */
+const beforeFindRuns: Array<{ count: boolean }> = []
+@ParseClass('NarrowedTally')
+export class NarrowedTally extends BaseModel {
+  @ParseField({ type: 'String' }) declare label: string
+  @ParseField({ type: 'Number' }) declare n: number
+
+  @BeforeFind()
+  static narrow (request: { query: Parse.Query, count: boolean }) {
+    beforeFindRuns.push({ count: request.count })
+    request.query.lessThan('n', 10)
+  }
+}
+
 @Route('tally')
 export class TallyFunctions {
   @CloudFunction({ methods: ['GET'], validation: { fields: { count: { type: String } } } })
@@ -38,7 +52,7 @@ export class TallyFunctions {
 t.test('count modes', async (t) => {
   const kit = await startKit(t)
   const alice = await kit.signUp('counter-alice')
-  for (const className of ['Tally', 'TriggeredTally']) {
+  for (const className of ['Tally', 'TriggeredTally', 'NarrowedTally']) {
     // 30 rows: even n public, odd n alice's own.
     await Parse.Object.saveAll(Array.from({ length: 30 }, (_, n) => {
       const row = new Parse.Object(className, { label: `row ${n}`, n })
@@ -90,6 +104,19 @@ t.test('count modes', async (t) => {
       }
     }
   }
+
+  t.test('a beforeFind runs once per list, told of the count, and narrows rows and count alike', async (t) => {
+    for (const mode of [true, 'exact', { upTo: 3 }, { upTo: 50 }, 'estimated', 'none'] as const) {
+      beforeFindRuns.length = 0
+      const answer = await queryRows(new Parse.Query('NarrowedTally').ascending('n').limit(100), { master: false }, { count: mode })
+      const label = JSON.stringify(mode)
+      t.same(beforeFindRuns, [{ count: mode !== 'none' }], `${label}: one beforeFind run`)
+      t.same(answer.results.map((row) => row.n), [0, 2, 4, 6, 8], `${label}: the rows it left (public, n < 10)`)
+      if (mode === 'none') t.notOk('count' in answer, `${label}: no count`)
+      else if (typeof mode === 'object' && mode.upTo === 3) t.same([answer.count, answer.countKind], [3, 'atLeast'], `${label}: the cap`)
+      else t.equal(answer.count, 5, `${label}: the count of the rows it left`)
+    }
+  })
 
   t.test('a mode that is none of these is a programming error', async (t) => {
     for (const mode of [{ upTo: -1 }, { upTo: 1.5 }, 'planned', { upTo: '5' }]) {

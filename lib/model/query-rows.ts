@@ -7,7 +7,8 @@
 // capped (exact up to N, then "at least N"), the database's estimate, or none.
 // Rows and count run side by side when both are asked for.
 import Parse from 'parse/node'
-import { AuthModule, RestQuery } from '../parse/internals.js'
+import { AuthModule } from '../parse/internals.js'
+import { prepareRestRead } from '../parse/rest-read.js'
 import { adapterRead, type RowCounter } from '../parse/adapter-read.js'
 import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
@@ -58,19 +59,12 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
   const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restShape ? { ...restOptions, count: 1 } : restOptions, counter })
   if (plain) return plain as QueryRowsResult<Row>
 
-  const rest = (restWhere: Record<string, unknown>, options: Record<string, unknown>) => RestQuery({
-    method: RestQuery.Method.find,
-    config,
-    auth,
-    className: query.className,
-    restWhere,
-    restOptions: options,
-    context: {}
-  }).then(async (run) => await run.execute() as { results: Row[], count?: number })
-  const rows = restOptions.limit === 0 && mode !== 'none' ? Promise.resolve(undefined) : rest(structuredClone(where ?? {}), restOptions)
-  const counted = mode === 'none' ? Promise.resolve(undefined) : restCount(mode, (options) => rest(structuredClone(where ?? {}), { ...countOptions(restOptions), ...options }))
+  // Parse's RestQuery: its beforeFind trigger once, then rows and count side by side.
+  const run = await prepareRestRead(config, auth, query.className, where ?? {}, restOptions, mode !== 'none')
+  const rows = restOptions.limit === 0 && mode !== 'none' ? Promise.resolve(undefined) : run({}, true)
+  const counted = mode === 'none' ? Promise.resolve(undefined) : restCount(mode, (options) => run({ ...COUNT_ONLY, ...options }, false))
   const [found, count] = await bothSettled(rows, counted)
-  const results = found?.results ?? []
+  const results = (found?.results ?? []) as Row[]
   if (count === undefined) return { results }
   return restShape ? { results, count: count.count } : { results, count: count.count, countKind: count.countKind }
 }
@@ -92,11 +86,8 @@ export function countModeOf (count: boolean | CountMode | undefined): CountMode 
   throw new TypeError(`queryRows: count must be true, false, 'exact', 'estimated', 'none' or { upTo: a whole number ≥ 0 }; got ${JSON.stringify(count)}`)
 }
 
-/** The query's options a count keeps: no page, no order, no projection, no include. */
-function countOptions (options: Record<string, unknown>): Record<string, unknown> {
-  const { limit, skip, order, keys, include, excludeKeys, ...kept } = options
-  return kept
-}
+/** What a count's read leaves of the query's options: no page, no order, no projection, no include. */
+const COUNT_ONLY = { limit: undefined, skip: undefined, order: undefined, keys: undefined, include: undefined, excludeKeys: undefined }
 
 /**
  * A count through Parse's RestQuery, for reads the adapter path leaves to

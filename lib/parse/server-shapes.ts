@@ -99,6 +99,10 @@ export interface RestQueryOptions {
   restWhere?: Record<string, unknown>
   restOptions?: Record<string, unknown>
   context?: Record<string, unknown>
+  /** false: the beforeFind trigger already ran (the caller passes the where and options it left). */
+  runBeforeFind?: boolean
+  /** false: no afterFind trigger on the rows (a count's read). */
+  runAfterFind?: boolean
 }
 
 export interface RestQueryExports {
@@ -155,6 +159,8 @@ export type TriggerHandler = (request: unknown) => unknown
 export interface TriggersExports {
   Types: Record<'afterSave' | 'afterDelete', string>
   getTrigger (className: string, triggerType: string, applicationId: string): TriggerHandler | undefined
+  /** Runs a beforeFind (or other query) trigger when one is registered; answers the where and options it leaves. */
+  maybeRunQueryTrigger (triggerType: string, className: string, restWhere: Record<string, unknown>, restOptions: Record<string, unknown>, config: ParseConfig, auth: ParseAuth, context: Record<string, unknown>, isGet?: boolean): Promise<{ restWhere?: Record<string, unknown>, restOptions?: Record<string, unknown> }>
   getValidator (name: string, applicationId: string): unknown
   removeTrigger (type: string, className: string, applicationId: string): void
   addTrigger (type: string, className: string, handler: TriggerHandler, applicationId: string, validator?: unknown): void
