@@ -33,6 +33,8 @@ export interface DataSizeResult {
   fills: Array<{ size: number, kit: FillTiming, nest?: FillTiming }>
   scenarios: DataSizeScenarioResult[]
   targets: DataSizeTarget[]
+  /** The reads of the kit's requests at the largest size, with their plans (EXPLAIN (ANALYZE, BUFFERS) on the filled tables). */
+  explains?: Array<{ key: string, request: string, statement: string, plan: string }>
   /** Writes during an index build on the largest table, when measured. */
   indexBuild?: IndexBuildResult
   durationSeconds: number
@@ -42,6 +44,7 @@ const fmt = (value: number | null | undefined, digits = 0) => value === null || 
   ? 'n/a'
   : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const rows = (size: number) => size >= 1_000_000 && size % 1_000_000 === 0 ? `${size / 1_000_000}M` : size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size)
+const PLAN_LINES = 20
 const cell = (text: string) => text.replace(/\|/g, '\\|')
 
 export function dataSizeMarkdown (result: DataSizeResult | undefined): string {
@@ -82,6 +85,13 @@ export function dataSizeMarkdown (result: DataSizeResult | undefined): string {
       push(`| \`${cell(run.statement)}\` | ${fmt(run.buildMs)} | ${run.writes} | ${run.failed} | ${fmt(run.p50Ms, 1)} | ${fmt(run.p99Ms, 1)} | ${fmt(run.maxMs, 1)} |`)
     }
     push('')
+  }
+  if (result.explains && result.explains.length > 0) {
+    push(`Plans at ${rows(large)} rows: each read the kit's requests sent (caught on Parse's pool), replayed under \`EXPLAIN (ANALYZE, BUFFERS)\` (the plan's first ${PLAN_LINES} lines):`, '')
+    for (const { request, statement, plan } of result.explains) {
+      const lines = plan.split('\n')
+      push(`${request}:`, '', '```sql', statement.length > 600 ? `${statement.slice(0, 600)}…` : statement, '```', '', '```text', ...lines.slice(0, PLAN_LINES), ...(lines.length > PLAN_LINES ? ['…'] : []), '```', '')
+    }
   }
   push('Fill time (rows added to reach each size; generate_series INSERT … SELECT, then VACUUM (ANALYZE)):', '')
   push('| size | kit Note s | kit _Session s | kit VACUUM s | NestJS note s | NestJS session s | NestJS VACUUM s |', '|---|---:|---:|---:|---:|---:|---:|')

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
-import { fillNestTables, fillParseTables, publicNoteId, removeWrites, sessionToken, type FillUsers } from './data-fill.js'
+import { explain, fillNestTables, fillParseTables, publicNoteId, removeWrites, sessionToken, type FillUsers } from './data-fill.js'
 import { measureIndexBuild, type IndexBuildResult } from './index-build.js'
 import type { DataSizePoint, DataSizeResult, DataSizeSample, DataSizeScenarioResult, DataSizeTarget } from './data-size-report.js'
 import { APP_ID, MASTER_KEY, MOUNT, WRITE_TITLE, median, round, type ServerReady } from './shared.js'
@@ -159,7 +159,13 @@ function loads (kit: ServerReady, nest: ServerReady | undefined, noteId: string,
   ]
 }
 
-export async function measureDataSize (kit: ServerReady, nest: ServerReady | undefined, settings: DataSizeSettings, log: (line: string) => void): Promise<DataSizeResult> {
+/** The statements one request sends on the kit's database (the bench server's capture-sql command). */
+export type CaptureSql = (path: string, headers: Record<string, string>) => Promise<string[]>
+
+/** Requests whose reads are EXPLAINed at the largest size. */
+const EXPLAINED = ['list', 'listSession', 'deepPage', 'usersMe', 'firstCall']
+
+export async function measureDataSize (kit: ServerReady, nest: ServerReady | undefined, settings: DataSizeSettings, log: (line: string) => void, captureSql?: CaptureSql): Promise<DataSizeResult> {
   const began = performance.now()
   if (!kit.databaseUrl || (nest && !nest.databaseUrl)) throw new Error('data size: a server did not say where its database is (ServerReady.databaseUrl)')
   const origins = { kit: kit.origin, nest: nest?.origin ?? '' }
@@ -200,6 +206,7 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
 
   const fills: DataSizeResult['fills'] = []
   let indexBuild: IndexBuildResult | undefined
+  const explains: DataSizeResult['explains'] = []
   const byKey = new Map<string, DataSizeScenarioResult>()
   let filled = 0
   for (const size of settings.sizes) {
@@ -237,6 +244,19 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
       }
     }
 
+    if (captureSql && size === settings.sizes[settings.sizes.length - 1]) {
+      // The last run's requests may still be answering after autocannon stopped: their SQL is not this request's.
+      await sleep(3000)
+      for (const load of all.filter((candidate) => EXPLAINED.includes(candidate.key))) {
+        const headers = load.freshToken ? { ...load.headers, 'x-parse-session-token': freshToken() } : load.headers
+        const reads = [...new Set(await captureSql(load.path, headers))].filter((sql) => /^\s*SELECT\b/i.test(sql) && /"(Note|_Session|_Join:[^"]+)"/.test(sql))
+        for (const statement of reads) {
+          const plan = await explain(kit.databaseUrl, statement).catch((error: Error) => `EXPLAIN failed: ${error.message}`)
+          explains.push({ key: load.key, request: `${load.title}, ${load.caller}`, statement, plan })
+        }
+      }
+      log(`data size ${size}: EXPLAIN (ANALYZE, BUFFERS) of ${explains.length} statements`)
+    }
     if (settings.indexBuild && size === settings.sizes[settings.sizes.length - 1]) {
       const write = all.find((load) => load.key === 'createNote')!
       indexBuild = await measureIndexBuild(kit.databaseUrl, size, async () => (await request(kit.origin, write.method, write.path, write.headers, JSON.parse(write.body!))).status === 200)
@@ -266,6 +286,7 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
     fills,
     scenarios,
     ...(indexBuild ? { indexBuild } : {}),
+    explains,
     targets: [
       ...targetsOf(scenarios, settings.sizes, settings.cursorDepth),
       ...(indexBuild ? [{ what: `writes every ${indexBuild.intervalMs} ms during an index build on the ${indexBuild.rows.toLocaleString('en-US')}-row Note table (the kit's statement), p99`, measured: indexBuild.concurrently.p99Ms, limit: 200, atMost: true, unit: 'ms' as const }] : [])

@@ -465,7 +465,7 @@ async function main (): Promise<void> {
     }
     if (settings.profile) profiles = await profileScenarios(sides, all)
     // Last on these servers: it replaces the seeded Note table by the filled one.
-    if (settings.dataSize) dataSize = await measureDataSize(ready, nestReady, settings.dataSize, log)
+    if (settings.dataSize) dataSize = await measureDataSize(ready, nestReady, settings.dataSize, log, captureSqlOf(server))
   } finally {
     await Promise.all([server.close(), nest?.close()])
   }
@@ -526,6 +526,8 @@ async function scaleOnly (): Promise<void> {
   }
 }
 
+const captureSqlOf = (server: ServerProcess) => (path: string, headers: Record<string, string>) => server.send<string[]>({ cmd: 'capture-sql', path, headers })
+
 /** Only the data-size scenario: printed and written to results/data-size.json, latest.* left as they are. */
 async function dataSizeOnly (): Promise<void> {
   const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
@@ -533,7 +535,7 @@ async function dataSizeOnly (): Promise<void> {
   const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
   try {
     const ready = await server.ready
-    const result = await measureDataSize(ready, nest ? await nest.ready : undefined, dataSizeSettings(quick), log)
+    const result = await measureDataSize(ready, nest ? await nest.ready : undefined, dataSizeSettings(quick), log, captureSqlOf(server))
     writeFileSync(path.join(RESULTS_DIR, 'data-size.json'), JSON.stringify(result, null, 2) + '\n')
     process.stdout.write(dataSizeMarkdown(result))
   } finally {

@@ -9,6 +9,8 @@ export interface BenchedServer {
   resetNotes (): Promise<unknown>
   /** Stops the server and its database; called once. */
   close (): Promise<void>
+  /** The statements one request sends on the server's database pool (the kit's server only). */
+  captureSql? (path: string, headers: Record<string, string>): Promise<string[]>
 }
 
 export function answerRunner (server: BenchedServer): void {
@@ -29,6 +31,9 @@ export function answerRunner (server: BenchedServer): void {
         (globalThis as { gc?: () => void }).gc?.()
         return memorySample()
       case 'close': return close()
+      case 'capture-sql':
+        if (!server.captureSql) throw new Error('this server does not capture its SQL')
+        return server.captureSql(command.path, command.headers)
     }
   }
 

@@ -130,8 +130,27 @@ const ready: ServerReady = {
   databaseUrl: databaseUrl()
 }
 
+/** Every statement one request sends on Parse's pool (the data-size scenario EXPLAINs them on its filled tables). */
+async function captureSql (path: string, headers: Record<string, string>): Promise<string[]> {
+  const proto = (parseDatabase(APP_ID).$pool as { Client: { prototype: { query: (...args: unknown[]) => unknown } } }).Client.prototype
+  const original = proto.query
+  const seen: string[] = []
+  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: string })?.text
+    if (text) seen.push(text)
+    return original.call(this, config, ...rest)
+  }
+  try {
+    await (await fetch(origin + path, { headers })).arrayBuffer()
+  } finally {
+    proto.query = original
+  }
+  return seen
+}
+
 answerRunner({
   resetNotes: () => resetNotes(),
+  captureSql,
   close: () => baseline.close().then(() => app.close()).finally(() => rmSync(dir, { recursive: true, force: true }))
 })
 process.send(ready)

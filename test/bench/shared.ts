@@ -33,6 +33,8 @@ export type Command =
   /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this). */
   | { id: number, cmd: 'memory-live' }
   | { id: number, cmd: 'close' }
+  /** The SQL one request sends on Parse's pool, in order (the kit's server only; the data-size scenario EXPLAINs it). */
+  | { id: number, cmd: 'capture-sql', path: string, headers: Record<string, string> }
 
 export type Reply = { id: number, ok: true, value?: unknown } | { id: number, ok: false, error: string }
 
