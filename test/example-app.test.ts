@@ -66,11 +66,58 @@ t.test('the example shop', async (t) => {
   }
   const setStatus = (id: string, status: string, token: string) => post('/orders/setStatus', { id, status }, token)
 
-  t.test('listProducts', async (t) => {
+  t.test('listProducts: by name, a page at a time', async (t) => {
     const list = await get('/products/listProducts?limit=2')
-    t.equal(list.json.count, 3)
+    t.equal(list.status, 200, list.text)
+    t.same([list.json.count, list.json.countKind], [3, 'exact'], 'three products: under the cap of 1000, counted exactly')
     t.same(Object.keys(list.json.results[0]).sort(), ['name', 'objectId', 'priceCents', 'sku', 'stock'])
-    t.equal(list.json.results.length, 2)
+    t.same(list.json.results.map((p: { name: string }) => p.name), ['Chair', 'Desk lamp'])
+    t.type(list.json.next, 'string')
+    const rest = await get(`/products/listProducts?limit=2&after=${encodeURIComponent(list.json.next)}`)
+    t.same(rest.json.results.map((p: { name: string }) => p.name), ['Mug'], 'the next page starts after the last row')
+    t.equal(rest.json.next, null, 'and is the last')
+    t.equal(rest.json.count, 3, 'the count is of the whole list, on every page')
+  })
+
+  t.test('listNotes: newest first, a page at a time, the count capped', async (t) => {
+    const writer = await kit.signUp('noel')
+    const made: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const note = await post('/notes/createNote', { title: `page note ${i}`, status: i === 4 ? 'draft' : 'published' }, writer.token)
+      t.equal(note.status, 200, note.text)
+      made.unshift(note.json.objectId)
+    }
+    const page = (query: string, token?: string) => get(`/notes/listNotes?${query}`, token)
+    const first = await page('limit=2', writer.token)
+    t.equal(first.status, 200, first.text)
+    t.same(Object.keys(first.json).sort(), ['count', 'countKind', 'next', 'results'])
+    t.same(first.json.results.map((n: { objectId: string }) => n.objectId), made.slice(0, 2), 'the newest two, the writer\'s draft first')
+    t.equal(first.json.countKind, 'exact')
+    const seen = [...first.json.results]
+    for (let next = first.json.next as string | null; next;) {
+      const more = await page(`limit=2&after=${encodeURIComponent(next)}`, writer.token)
+      t.equal(more.status, 200, more.text)
+      t.equal(more.json.count, first.json.count, 'every page answers the same count')
+      seen.push(...more.json.results)
+      next = more.json.next
+    }
+    t.equal(seen.length, first.json.count, 'paging to the end lists every counted note once')
+    t.equal(new Set(seen.map((n) => n.objectId)).size, seen.length)
+    const anonymous = await page('limit=1000')
+    t.notOk(anonymous.json.results.some((n: { objectId: string }) => n.objectId === made[0]), 'the draft is its writer\'s only')
+    t.equal(anonymous.json.count, anonymous.json.results.length)
+    const published = await page('status=published&limit=2', writer.token)
+    t.ok(published.json.results.every((n: { status: string }) => n.status === 'published'), 'the status filter stays')
+    const mixed = await page(`status=draft&after=${encodeURIComponent(published.json.next)}`, writer.token)
+    t.equal(mixed.status, 400, 'a cursor of another filter is not this list\'s')
+    t.match(mixed.json, { code: 142, error: /^after: not a cursor of this list/ })
+    const tampered = await page(`after=${encodeURIComponent(first.json.next.replace(/^./, (c: string) => c === 'A' ? 'B' : 'A'))}`)
+    t.match([tampered.status, tampered.json.code, tampered.json.error], [400, 142, /^after:/])
+    for (const param of ['skip=2', 'page=2', 'offset=2']) {
+      const offset = await page(`limit=2&${param}`)
+      t.equal(offset.status, 400, `${param} is refused, not ignored`)
+      t.match(offset.json, { code: 142, error: /is not supported: page with `after`/ })
+    }
   })
 
   t.test('createOrder: customer from the session, stored prices, coupons, client totals ignored', async (t) => {
