@@ -283,6 +283,7 @@ t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', 
     t.comment(`${who}: page 1 ${firstMs.toFixed(1)} ms, page 101 (10,000 rows deep) ${deepMs.toFixed(1)} ms`)
     const statement = sent.pop()!
     t.match(statement, /"createdAt" <= .* OR .*"objectId" < /s, `${who}: the keyset condition is in the statement`)
+    t.comment(`${who}: page 101 is ${statement.replace(/\s+/g, ' ')}`)
     const [{ Plan: plan, 'Execution Time': executionMs }] = (await pg.one(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`))['QUERY PLAN']
     const nodes: Array<Record<string, any>> = []
     const visit = (node: Record<string, any>) => { nodes.push(node); for (const child of node.Plans ?? []) visit(child) }
