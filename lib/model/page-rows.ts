@@ -11,7 +11,7 @@
 // starts, the second drops the rows up to and including the cursor's row.
 import Parse from 'parse/node'
 import { Type, type TSchema } from '@sinclair/typebox'
-import { clampLimit } from './helpers.js'
+import { clampLimit, MAX_QUERY_LIMIT } from './helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
 import type { CountKind, CountMode } from '../storage/count.js'
 import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
@@ -132,7 +132,7 @@ function afterPosition (where: Record<string, unknown>, sortBy: string, descendi
 
 /** Declared parameters of a paged list (validation.fields). */
 export const pagingFields = {
-  limit: { type: Number, description: 'Rows per page (default 100, at most 1000).' },
+  limit: { type: Number, description: `Rows per page (default 100, at most ${MAX_QUERY_LIMIT}).` },
   after: { type: String, description: 'The `next` of the previous page; omit it for the first page. Offset paging (`skip`, `page`, `offset`) is refused.' }
 }
 
