@@ -165,8 +165,10 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
         else t.ok(operation.requestBody?.content?.['application/json'], `${method} ${path} takes a JSON body`)
       }
       const list = document.paths['/notes/listNotes'].get.parameters
-      t.same(list.map((p: any) => [p.in, p.name, p.required]), [['query', 'limit', false], ['query', 'status', false]])
-      t.same(list[1].schema.enum, ['draft', 'published'])
+      t.same(list.map((p: any) => [p.in, p.name, p.required]), [['query', 'limit', false], ['query', 'after', false], ['query', 'status', false]])
+      t.same(list[2].schema.enum, ['draft', 'published'])
+      t.same(list[1].schema, { type: 'string' }, 'after: an opaque string')
+      t.match(list[1].description, /`next` of the previous page.*(skip|offset).*refused/s, 'after says where it comes from, and that offset paging is refused')
       t.same(document.paths['/notes/getNote'].get.parameters.map((p: any) => [p.name, p.required]), [['id', true]])
       const create = document.paths['/notes/createNote'].post.requestBody.content['application/json'].schema
       t.same(Object.keys(create.properties), ['title', 'body', 'status'])
@@ -178,6 +180,21 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.equal(document.paths['/notes/createNote'].post.summary, 'Creates a note owned by the caller; published notes are public.', 'description → summary')
       t.same(document.paths['/notes/listNotes'].get.tags, ['notes'])
       t.same(document.paths['/functions/hello'].get.tags, ['functions'])
+    })
+
+    t.test('a paged list answers next, count and countKind, each described', async (t) => {
+      for (const path of ['/notes/listNotes', '/products/listProducts']) {
+        const answer = document.paths[path].get.responses['200'].content['application/json'].schema
+        t.same(Object.keys(answer.properties), ['results', 'next', 'count', 'countKind'], path)
+        t.same(answer.required, ['results', 'next'], `${path}: count and countKind are there when the list counts`)
+        t.same(answer.properties.next.nullable, true, `${path}: next is null on the last page`)
+        t.match(answer.properties.next.description, /`after`/)
+        t.same(answer.properties.count.type, 'integer')
+        t.match(answer.properties.count.description, /countKind/, 'count says that countKind tells what it means')
+        t.same(answer.properties.countKind.enum, ['exact', 'estimated', 'atLeast'])
+        t.match(answer.properties.countKind.description, /atLeast: at least `count` rows match/)
+      }
+      t.match(document.paths['/notes/listNotes'].get.summary, /exact up to 1000, then `countKind` is `atLeast`/, 'the list says which count it answers')
     })
 
     t.test('security: application id everywhere; requiresAuth adds session token or master key', async (t) => {
