@@ -210,6 +210,19 @@ t.test('keyset paging over HTTP', async (t) => {
     await t.rejects(pageRows(new Parse.Query(Ledger), { master: true }, { sortBy: 'seq; DROP' }), /sortBy must name a plain field/)
   })
 
+  t.test('rows without a sort value are not listed, nor counted', async (t) => {
+    await saveRows(Array.from({ length: 9 }, (_, i) => (i % 3 === 0 ? { shelf: 'gaps', label: `no seq ${i}` } : { shelf: 'gaps', seq: i, label: `seq ${i}` })))
+    for (const ascending of [false, true]) {
+      const walked = await walk(kit, { shelf: 'gaps', sortBy: 'seq', limit: '2', count: 'exact', ...(ascending ? { ascending: 'true' } : {}) }, masterHeaders)
+      t.same(walked.ids, await ordered('gaps', 'seq', !ascending).then(async (ids) => {
+        const withSeq = new Set((await new Parse.Query(Ledger).equalTo('shelf', 'gaps').exists('seq').find({ useMasterKey: true })).map((row) => row.id))
+        return ids.filter((id) => withSeq.has(id))
+      }), `${ascending ? 'ascending' : 'descending'}: the six rows with a seq, in order`)
+      t.same(walked.sizes, [2, 2, 2])
+      t.equal(walked.pages[0].count, 6, 'the count is of the rows listed')
+    }
+  })
+
   t.test('a query that selects keys pages too (its sort key is read with them)', async (t) => {
     const query = () => new Parse.Query(Ledger).equalTo('shelf', 'ties').select('label')
     const first = await pageRows<{ objectId: string, label: string }>(query(), { master: true }, { sortBy: 'seq', limit: 30 })

@@ -38,6 +38,8 @@ export interface Page<Row> extends QueryRowsResult<Row> {
 const OFFSET_PARAMS = ['skip', 'page', 'offset']
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/
 const DATE_FIELDS = new Set(['createdAt', 'updatedAt'])
+/** Fields every row has. */
+const ALWAYS_SET = new Set(['objectId', 'createdAt', 'updatedAt'])
 /** Parse's query operator for "all of" (a name, not a private member). */
 const AND = '$and'
 
@@ -60,8 +62,10 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   for (const name of OFFSET_PARAMS) {
     if (Object.hasOwn(params, name)) throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name} is not supported: page with \`${param}\` (the \`next\` of the previous page)`)
   }
-  const where = json.where ?? {}
-  const binding = cursorBinding(query.className, sortBy, descending, where)
+  const own = json.where ?? {}
+  const binding = cursorBinding(query.className, sortBy, descending, own)
+  // A row without a sort value has no place in the order (and no cursor): such rows are not listed, nor counted.
+  const where = ALWAYS_SET.has(sortBy) ? own : withConditions(own, { [sortBy]: { $exists: true } })
   const after = cursorOf(params[param], binding, param)
 
   const { where: _where, limit: _limit, count: _count, ...rest } = json
@@ -114,20 +118,21 @@ function positionOf (row: Record<string, unknown>, sortBy: string): CursorPositi
   throw new Error(`pageRows: sortBy ${sortBy} must be a String, Number or Date field that every listed row has; row ${objectId} has ${JSON.stringify(value)}`)
 }
 
-/** The query's own conditions and the keyset condition, side by side in `$and`. */
+/** The keyset condition after `after`, beside the query's own conditions. */
 function afterPosition (where: Record<string, unknown>, sortBy: string, descending: boolean, after: CursorPosition): Record<string, unknown> {
   const value = after.kind === 'date' ? { __type: 'Date', iso: after.value } : after.value
   const [orEqual, strictly] = descending ? ['$lte', '$lt'] : ['$gte', '$gt']
+  return withConditions(
+    where,
+    { [sortBy]: { [orEqual]: value } },
+    { $or: [{ [sortBy]: { [strictly]: value } }, { objectId: { [strictly]: after.objectId } }] }
+  )
+}
+
+/** The query's own conditions and more, side by side in `$and` (the query's own `$and` kept). */
+function withConditions (where: Record<string, unknown>, ...conditions: Array<Record<string, unknown>>): Record<string, unknown> {
   const own = where[AND]
-  const and = Array.isArray(own) ? own as unknown[] : []
-  return {
-    ...where,
-    [AND]: [
-      ...and,
-      { [sortBy]: { [orEqual]: value } },
-      { $or: [{ [sortBy]: { [strictly]: value } }, { objectId: { [strictly]: after.objectId } }] }
-    ]
-  }
+  return { ...where, [AND]: [...(Array.isArray(own) ? own as unknown[] : []), ...conditions] }
 }
 
 /** Declared parameters of a paged list (validation.fields). */
