@@ -44,6 +44,13 @@ t.test('a client generated from the example app\'s document', async (t) => {
     const createOrder = types.slice(types.indexOf('createOrder'))
     t.match(createOrder, /400: \{/)
     t.match(types, /"Retry-After"\?: number/, 'Retry-After is a typed header')
+    // A paged list: the cursor in, the next cursor and the count's meaning out.
+    const listNotes = types.slice(types.indexOf('"/notes/listNotes"'), types.indexOf('"/notes/updateNote"'))
+    t.match(listNotes, /after\?: string;/, 'after is a typed query parameter')
+    t.match(listNotes, /next: string \| null;/, 'next: the cursor of the next page, or null')
+    t.match(listNotes, /count\?: number;/)
+    t.match(listNotes, /countKind\?: "exact" \| "estimated" \| "atLeast";/, 'countKind: what count means')
+    t.match(listNotes, /@description How many rows match/, 'count carries its description into the client')
   })
 
   const client = createClient<any>({ baseUrl: `${origin}/parse` })
@@ -83,6 +90,16 @@ t.test('a client generated from the example app\'s document', async (t) => {
     for (const [path, method, params] of [['/notes/getNote', 'get', { id: note.body.objectId }], ['/notes/listNotes', 'get', { limit: 5 }]] as const) {
       t.equal((await call(path, method, 'valid', { headers: as.user, params })).status, 200, path)
     }
+    const first = await call('/notes/listNotes', 'get', 'valid', { headers: as.user, params: { limit: 1 } })
+    t.same([first.status, first.body.countKind, first.body.results.length], [200, 'exact', 1], 'a page of one, counted exactly (under the cap)')
+    t.type(first.body.next, 'string', 'more notes than one: a next page')
+    const second = await call('/notes/listNotes', 'get', 'valid', { headers: as.user, params: { limit: 1, after: first.body.next } })
+    t.equal(second.status, 200)
+    t.not(second.body.results[0].objectId, first.body.results[0].objectId, 'after: the page after the first')
+    const tampered = await call('/notes/listNotes', 'get', 'tampered cursor', { headers: as.user, params: { after: `${first.body.next as string}x` } })
+    t.match({ status: tampered.status, ...tampered.body }, { status: 400, code: 142, error: /^after: / })
+    const skipped = await call('/notes/listNotes', 'get', 'skip', { headers: as.user, params: { skip: 1 } })
+    t.match({ status: skipped.status, ...skipped.body }, { status: 400, code: 142, error: /^skip is not supported: page with `after`/ })
     t.equal((await call('/notes/updateNote', 'post', 'valid', { headers: as.user, body: { id: note.body.objectId, body: 'more' } })).status, 200)
     t.equal((await call('/notes/deleteNote', 'post', 'valid', { headers: as.user, body: { id: note.body.objectId } })).status, 200)
     t.equal((await call('/functions/hello', 'post', 'valid', { body: {} })).status, 200)
