@@ -95,10 +95,12 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     dataDir: options.dataDir,
     ephemeral: options.ephemeralDatabase,
     timeoutSeconds: options.databaseTimeout,
+    poolSize: options.databasePoolSize,
     production: options.production,
     onNotice: (line) => fastify.log.warn(line),
     schemaHooks: options.redis !== undefined
   }, state)
+  fastify.log.info(`[database] ${database.kind} pool: ${database.poolSize} connections`)
 
   let parse: ParseHost | undefined
   let liveQuery: LiveQueryHost | undefined

@@ -34,6 +34,7 @@ export type ParseServerOverrides = Partial<Omit<ParseServerOptions, 'cloud' | 's
 }
 
 const TIMEOUT_PROBLEM = 'must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option)'
+const POOL_SIZE_PROBLEM = 'must be a whole number of connections from 1 to 1000 (DATABASE_POOL_SIZE or the option)'
 const declarations = typed<Declarations>(Type.Union([
   Type.String(),
   Type.Array(Type.Function([], Type.Unknown())),
@@ -116,6 +117,8 @@ export const KitOptionsSchema = Type.Object({
   ephemeralDatabase: Type.Optional(flag),
   /** Seconds a database call on a request path (connection wait and query together) may take before it answers 503. Env DATABASE_TIMEOUT. Default 10. */
   databaseTimeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600, problem: TIMEOUT_PROBLEM })),
+  /** Connections in this instance's database pool (PostgreSQL: Parse's pg pool `max`; MongoDB: the driver's maxPoolSize). Env DATABASE_POOL_SIZE. Default: the URI's own setting, else 10 on PostgreSQL and 100 on MongoDB. */
+  databasePoolSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, problem: POOL_SIZE_PROBLEM })),
   /** Where Parse and the declared endpoints live. Default from configureKit / env mountPath, then /parse. */
   mountPath: Type.Optional(text),
   /** Open login, logout, sign-up and session routes (spec table). Default false. */
@@ -178,6 +181,8 @@ export interface ResolvedOptions {
   dataDir: string | undefined
   ephemeralDatabase: boolean
   databaseTimeout: number | undefined
+  /** Unset: the URI's own setting, else the driver's default (10 on PostgreSQL, 100 on MongoDB). */
+  databasePoolSize: number | undefined
   mountPath: string
   allowAuthRoutes: boolean
   /** false: no limits on the auth routes. */
@@ -240,6 +245,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     dataDir: input.dataDir,
     ephemeralDatabase: input.ephemeralDatabase ?? false,
     databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
+    databasePoolSize: databasePoolSize(input.databasePoolSize ?? process.env.DATABASE_POOL_SIZE),
     mountPath,
     allowAuthRoutes,
     authRateLimit: input.authRateLimit === false ? false : { ...AUTH_RATE_LIMIT_DEFAULTS, ...input.authRateLimit },
@@ -367,6 +373,16 @@ function databaseTimeout (value: unknown): number | undefined {
     throw optionError('databaseTimeout', `${TIMEOUT_PROBLEM} (got ${JSON.stringify(value)})`)
   }
   return seconds
+}
+
+/** Connections, from the option or DATABASE_POOL_SIZE: a whole number from 1 to 1000. */
+function databasePoolSize (value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined
+  const size = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 1000) {
+    throw optionError('databasePoolSize', `${POOL_SIZE_PROBLEM} (got ${JSON.stringify(value)})`)
+  }
+  return size
 }
 
 /** Checked now, so a docs mistake fails at registration naming "docs.<option>". */

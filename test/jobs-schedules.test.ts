@@ -46,7 +46,7 @@ t.test('the kit\'s jobs option: mistakes fail at registration, naming the option
   t.throws(resolve({ shutdownGrace: 1 }), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "jobs\.shutdownGrace": unknown option; did you mean "shutdownGraceMs"\?/ })
   t.throws(resolve({ leaseMs: 10 }), { code: 'FPK_ERR_OPTION_INVALID', message: /option "jobs\.leaseMs": must be a whole number of milliseconds ≥ 1000 \(got 10\)/ })
   t.throws(resolve({ ttlSweep: 'hourly' }), { code: 'FPK_ERR_CRON_EXPRESSION', message: /option "jobs\.ttlSweep": "hourly" is not a cron expression/ })
-  t.same(resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY }).jobs, { schedules: true, shutdownGraceMs: 10_000, dashboardPollMs: 10_000, leaseMs: 60_000, ttlSweep: '* * * * *' }, 'the defaults')
+  t.same(resolveOptions({ appId: APP_ID, masterKey: MASTER_KEY }).jobs, { schedules: true, shutdownGraceMs: 10_000, dashboardPollMs: 10_000, leaseMs: 60_000, ttlSweep: '* * * * *', sessionSweep: '0 * * * *' }, 'the defaults')
 })
 
 const slowRuns: Array<{ start: number, end: number, at?: string }> = []

@@ -156,6 +156,23 @@ t.test('kitPlugin allowedRoutes items: unknown key, wrong type, rule on the verb
   t.same(resolveOptions({ ...base, allowedRoutes: [{ path: '/files/*', methods: ['post'] }] }).allowedRoutes, [{ path: '/files/*', methods: ['POST'] }], 'verbs are compared upper-case')
 })
 
+t.test('kitPlugin databasePoolSize and jobs.sessionSweep: wrong values and misspellings fail with their codes', async (t) => {
+  t.throws(() => resolveOptions({ ...base, databasePoolSize: 0 }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "databasePoolSize": must be a whole number of connections from 1 to 1000 (DATABASE_POOL_SIZE or the option) (got 0)' })
+  t.throws(() => resolveOptions({ ...base, databasePoolSize: 2.5 }), { code: 'FPK_ERR_OPTION_INVALID', message: /"databasePoolSize": must be a whole number.*\(got 2\.5\)/ })
+  t.throws(() => resolveOptions({ ...base, databasePoolSize: '10' as never }), { code: 'FPK_ERR_OPTION_INVALID', message: /"databasePoolSize": must be a whole number.*\(got "10"\)/ }, 'a string in code is a mistake')
+  t.throws(() => resolveOptions({ ...base, dataBasePoolSize: 10 } as never),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "dataBasePoolSize": unknown option; did you mean "databasePoolSize"\?/ })
+  t.throws(() => resolveOptions({ ...base, jobs: { sessionsSweep: false } as never }),
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "jobs\.sessionsSweep": unknown option; did you mean "sessionSweep"\?/ })
+  t.throws(() => resolveOptions({ ...base, jobs: { sessionSweep: true as never } }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "jobs.sessionSweep": must be a cron expression such as \'0 * * * *\', or false (got true)' })
+  t.throws(() => resolveOptions({ ...base, jobs: { sessionSweep: 'hourly' } }),
+    { code: 'FPK_ERR_CRON_EXPRESSION', message: /option "jobs\.sessionSweep": "hourly" is not a cron expression/ })
+  t.equal(resolveOptions({ ...base, jobs: { sessionSweep: false } }).jobs.sessionSweep, false, 'false turns the sweep off')
+  t.equal(resolveOptions({ ...base, databasePoolSize: 25 }).databasePoolSize, 25)
+})
+
 t.test('kitPlugin liveQuery: unknown key, wrong type, rule on the class names', async (t) => {
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], className: 'Note' } as never }),
     { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames, maxPayload, connectTimeoutMs, maxSubscriptionsPerConnection, maxConnectionsPerAddress)' })
@@ -204,7 +221,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
   const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20 }
-  const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *' }
+  const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *', sessionSweep: '30 3 * * *' }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
     ...base,
@@ -213,6 +230,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     dataDir: '.data/postgres',
     ephemeralDatabase: true,
     databaseTimeout: 10,
+    databasePoolSize: 20,
     mountPath: '/parse',
     allowAuthRoutes: true,
     authRateLimit: { max: 5, maxPerAddress: 50, windowMs: 60_000 },

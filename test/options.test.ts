@@ -6,6 +6,8 @@ import { databaseKind, openDatabase } from '../lib/storage/database.js'
 import { isRouteAllowed, normalisePath } from '../lib/access/restriction.js'
 import { resetKitConfig, configureKit, getKitConfig } from '../lib/config.js'
 import { kitPlugin } from '../plugin.js'
+import { postgresPoolSize } from '../lib/storage/postgres/pool.js'
+import { mongoPoolSize } from '../lib/storage/mongo/bounded.js'
 
 t.beforeEach(() => resetKitConfig())
 
@@ -58,6 +60,31 @@ t.test('database selection', async (t) => {
   // (the Mongo lane, test/mongo-lane.test.ts, runs Parse on it end to end).
   await t.rejects(openDatabase({ databaseURI: 'mongodb://u:secret@127.0.0.1:1/x?serverSelectionTimeoutMS=300' }), /Cannot reach MongoDB at mongodb:\/\/u:\*\*\*@127\.0\.0\.1:1\/x.*Start it, or point DATABASE_URI elsewhere/)
   await t.rejects(openDatabase({ production: true }), /set DATABASE_URI/, 'no embedded database in production')
+})
+
+t.test('databasePoolSize: the option, else DATABASE_POOL_SIZE, else the URI\'s setting or the driver\'s default', async (t) => {
+  const saved = process.env.DATABASE_POOL_SIZE
+  t.teardown(() => { if (saved === undefined) delete process.env.DATABASE_POOL_SIZE; else process.env.DATABASE_POOL_SIZE = saved })
+  const base = { appId: 'a', masterKey: 'm' }
+  delete process.env.DATABASE_POOL_SIZE
+  t.equal(resolveOptions(base).databasePoolSize, undefined, 'unset: left to the URI and the driver')
+  process.env.DATABASE_POOL_SIZE = '24'
+  t.equal(resolveOptions(base).databasePoolSize, 24, 'from the environment')
+  t.equal(resolveOptions({ ...base, databasePoolSize: 6 }).databasePoolSize, 6, 'the option beats the environment')
+  for (const bad of ['0', '-3', 'ten', '4.5', '1001']) {
+    process.env.DATABASE_POOL_SIZE = bad
+    t.throws(() => resolveOptions(base), { code: 'FPK_ERR_OPTION_INVALID', message: `kitPlugin option "databasePoolSize": must be a whole number of connections from 1 to 1000 (DATABASE_POOL_SIZE or the option) (got "${bad}")` }, `DATABASE_POOL_SIZE=${bad}`)
+  }
+  process.env.DATABASE_POOL_SIZE = 'x'
+  await t.rejects(async () => { const app = Fastify(); await app.register(kitPlugin, base); await app.ready() }, { code: 'FPK_ERR_OPTION_INVALID', message: /"databasePoolSize"/ }, 'a bad value fails the boot')
+  delete process.env.DATABASE_POOL_SIZE
+  t.equal(postgresPoolSize('postgres://h/db', undefined), 10, 'PostgreSQL: pg\'s 10, as Parse')
+  t.equal(postgresPoolSize('postgres://h/db?poolSize=7', undefined), 7, 'PostgreSQL: the URI\'s poolSize, as Parse reads it')
+  t.equal(postgresPoolSize('postgres://h/db?max=12&poolSize=7', undefined), 12, 'PostgreSQL: max before poolSize, as Parse reads them')
+  t.equal(postgresPoolSize('postgres://h/db?max=12', 30), 30, 'the option beats the URI')
+  t.equal(mongoPoolSize('mongodb://h/db', undefined), 100, 'MongoDB: the driver\'s 100')
+  t.equal(mongoPoolSize('mongodb://h/db?replicaSet=rs0&maxPoolSize=40', undefined), 40, 'MongoDB: the URI\'s maxPoolSize')
+  t.equal(mongoPoolSize('mongodb://h/db?maxPoolSize=40', 8), 8, 'the option beats the URI')
 })
 
 t.test('restriction rules (pure)', async (t) => {

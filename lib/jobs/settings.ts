@@ -14,7 +14,9 @@ export const JobsOptionsSchema = Type.Object({
   /** How long a tick's lease lasts without renewal: a crashed instance's schedule is taken over after this. Default 60000. */
   leaseMs: Type.Optional(ms(1000, 'must be a whole number of milliseconds ≥ 1000')),
   /** Cron expression of the built-in TTL sweep on PostgreSQL, or false for none. Default '* * * * *' (every minute). */
-  ttlSweep: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Literal(false)], { problem: "must be a cron expression such as '*/5 * * * *', or false" }))
+  ttlSweep: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Literal(false)], { problem: "must be a cron expression such as '*/5 * * * *', or false" })),
+  /** Cron expression of the built-in sweep of expired sessions (both databases), or false for none. Default '0 * * * *' (hourly). */
+  sessionSweep: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Literal(false)], { problem: "must be a cron expression such as '0 * * * *', or false" }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object such as { shutdownGraceMs: 10000 }' })
 
 export type JobsOptions = Static<typeof JobsOptionsSchema>
@@ -25,15 +27,18 @@ export interface JobsSettings {
   dashboardPollMs: number
   leaseMs: number
   ttlSweep: string | false
+  sessionSweep: string | false
 }
 
 export function resolveJobsOptions (input: JobsOptions = {}): JobsSettings {
   if (typeof input.ttlSweep === 'string') cronPattern('kitPlugin option "jobs.ttlSweep"', input.ttlSweep)
+  if (typeof input.sessionSweep === 'string') cronPattern('kitPlugin option "jobs.sessionSweep"', input.sessionSweep)
   return {
     schedules: input.schedules ?? true,
     shutdownGraceMs: input.shutdownGraceMs ?? 10_000,
     dashboardPollMs: input.dashboardPollMs ?? 10_000,
     leaseMs: input.leaseMs ?? 60_000,
-    ttlSweep: input.ttlSweep ?? '* * * * *'
+    ttlSweep: input.ttlSweep ?? '* * * * *',
+    sessionSweep: input.sessionSweep ?? '0 * * * *'
   }
 }

@@ -10,6 +10,7 @@ import { Scheduler, type ScheduleEntry } from './scheduler.js'
 import type { JobsSettings } from './settings.js'
 import { cronTicks } from './ticks.js'
 import { TTL_JOB_NAME, ttlSweepJob } from './ttl.js'
+import { SESSION_SWEEP_JOB_NAME } from './session-sweep.js'
 import { watchDashboardSchedules } from './dashboard-schedules.js'
 
 export interface JobsHost { stop (): Promise<void> }
@@ -39,6 +40,10 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
   if (sweep) names.add(TTL_JOB_NAME)
   if (sweep && settings.ttlSweep !== false) {
     scheduler.add({ key: `cron:${TTL_JOB_NAME}`, jobName: TTL_JOB_NAME, params: {}, next: cronTicks(settings.ttlSweep, 'UTC').next })
+  }
+  names.add(SESSION_SWEEP_JOB_NAME)
+  if (settings.sessionSweep !== false) {
+    scheduler.add({ key: `cron:${SESSION_SWEEP_JOB_NAME}`, jobName: SESSION_SWEEP_JOB_NAME, params: {}, next: cronTicks(settings.sessionSweep, 'UTC').next })
   }
   const dashboard = watchDashboardSchedules(scheduler, { pollMs: settings.dashboardPollMs, log, jobNames: names })
   return {

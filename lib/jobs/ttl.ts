@@ -10,7 +10,7 @@ import type { KitState } from '../kit-state.js'
 import type { BuiltInJob } from './handler.js'
 
 export const TTL_JOB_NAME = 'kitExpireRows'
-/** The sweep's own _JobStatus rows are kept this long (every minute would add 1440 a day). */
+/** A sweep's own _JobStatus rows are kept this long (every minute would add 1440 a day). */
 const OWN_STATUS_KEPT_MS = 86_400_000
 
 interface ExpiringField { className: string, field: string, ttlSeconds: number }
@@ -37,14 +37,15 @@ export function ttlSweepJob (state: KitState): BuiltInJob | undefined {
         const deleted = await deleteExpiredRows(state, className, field, ttlSeconds)
         if (deleted > 0) counts.push(`${className}.${field}: ${deleted}`)
       }
-      await pruneOwnStatus()
+      await pruneOwnStatus(TTL_JOB_NAME)
       return counts.length > 0 ? `deleted expired rows (${counts.join(', ')})` : 'no expired rows'
     }
   }
 }
 
-async function pruneOwnStatus (): Promise<void> {
-  const old = await new Parse.Query('_JobStatus').equalTo('jobName', TTL_JOB_NAME)
+/** A built-in job's own _JobStatus rows older than a day go (the sweeps run often; nobody reads old runs). */
+export async function pruneOwnStatus (jobName: string): Promise<void> {
+  const old = await new Parse.Query('_JobStatus').equalTo('jobName', jobName)
     .lessThan('createdAt', new Date(Date.now() - OWN_STATUS_KEPT_MS)).limit(1000).find({ useMasterKey: true })
   if (old.length > 0) await Parse.Object.destroyAll(old, { useMasterKey: true })
 }

@@ -5,11 +5,11 @@ import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from 'parse-server'
 import { MongoStorageAdapter, SchemaCache, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
-import { pingPostgres, waitForPostgresPool } from './postgres/pool.js'
+import { pingPostgres, postgresPoolSize, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
-import { boundedMongoOptions } from './mongo/bounded.js'
+import { boundedMongoOptions, mongoPoolSize } from './mongo/bounded.js'
 import { boundedGridFS } from './mongo/files.js'
 import { guardSchemaStream } from './mongo/schema-stream.js'
 import { watchAvailability, type DatabaseAvailability } from './availability.js'
@@ -34,6 +34,8 @@ export interface DatabaseOptions {
   schemaHooks?: boolean
   /** Longest a database call may wait for an answer before it fails as unavailable (503); default 15. */
   timeoutSeconds?: number
+  /** Connections in the pool (pg `max`, MongoDB maxPoolSize); unset: the URI's own setting, else the driver's default. */
+  poolSize?: number
 }
 
 interface OpenDatabase {
@@ -43,6 +45,8 @@ interface OpenDatabase {
   filesAdapter: unknown
   /** Whether the database can be reached right now (readiness, 503s); recovers by itself. */
   availability: DatabaseAvailability
+  /** Connections this instance's pool may open (for the boot line). */
+  poolSize: number
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
@@ -143,7 +147,8 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   const timeoutMs = (options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000
   if (kind === 'postgres') {
     const bound = boundedPoolOptions(timeoutMs)
-    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, ...hooks } })
+    const poolSize = postgresPoolSize(uri, options.poolSize)
+    const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, max: poolSize, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
     return {
@@ -154,6 +159,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       adapter,
       filesAdapter: filesOnDisk(filesDir),
       availability,
+      poolSize,
       async close () {
         availability.close()
         await waitForPostgresPool(adapter)
@@ -161,7 +167,8 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       }
     }
   }
-  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), ...hooks } })
+  const poolSize = mongoPoolSize(uri, options.poolSize)
+  const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), maxPoolSize: poolSize, ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: () => SchemaCache.default.clear() })
   const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
@@ -173,6 +180,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     adapter,
     filesAdapter,
     availability,
+    poolSize,
     async close () {
       availability.close()
       // Parse's shutdown closes both clients; after a failed boot nobody did. Closing twice is harmless.

@@ -26,3 +26,13 @@ export function boundedMongoOptions (uri: string, timeoutMs: number): Record<str
     ...(set('connectTimeoutMS') ? {} : { connectTimeoutMS: Math.min(CONNECT_MS, timeoutMs) })
   }
 }
+
+/** The MongoDB driver's own default maxPoolSize, which Parse keeps. */
+export const MONGO_DEFAULT_POOL_SIZE = 100
+
+/** The driver's maxPoolSize: the kit's option, else the URI's maxPoolSize, else 100. */
+export function mongoPoolSize (uri: string, option: number | undefined): number {
+  if (option !== undefined) return option
+  const given = Number.parseInt(/[?&]maxPoolSize=(\d+)/i.exec(uri)?.[1] ?? '', 10)
+  return given > 0 ? given : MONGO_DEFAULT_POOL_SIZE
+}

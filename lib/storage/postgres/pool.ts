@@ -21,3 +21,18 @@ export async function waitForPostgresPool (adapter: object, timeoutMs = 10_000):
 export async function pingPostgres (adapter: object): Promise<void> {
   await pgDatabase(adapter)!.one('SELECT 1')
 }
+
+/** Parse's pool size when the kit's option does not set it: the URI's `max` or `poolSize`, as Parse reads them, else pg's 10. */
+export const POSTGRES_DEFAULT_POOL_SIZE = 10
+
+/** The size of Parse's pg pool: the kit's option, else the URI's own setting, else 10. */
+export function postgresPoolSize (uri: string, option: number | undefined): number {
+  if (option !== undefined) return option
+  let params: URLSearchParams | undefined
+  try { params = new URL(uri).searchParams } catch {}
+  for (const name of ['max', 'poolSize']) {
+    const given = Number.parseInt(params?.get(name) ?? '', 10)
+    if (given > 0) return given
+  }
+  return POSTGRES_DEFAULT_POOL_SIZE
+}
