@@ -116,13 +116,13 @@ async function createUsers (kit: ServerReady): Promise<FillUsers> {
 }
 
 /** The `next` cursor after `depth` rows of the anonymous list, or why there is none. */
-async function deepCursor (origin: string, depth: number): Promise<{ cursor?: string, missing?: string }> {
+async function deepCursor (origin: string, list: string, depth: number): Promise<{ cursor?: string, missing?: string }> {
   let after: string | undefined
   let seen = 0
   while (seen < depth) {
     const limit = Math.min(1000, depth - seen)
-    const body = await requestOk(origin, 'GET', `${MOUNT}/notes/listNotes?limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ''}`, app)
-    if (!('next' in body) && seen === 0 && body.results?.length === limit) return { missing: 'listNotes answers no `next` cursor' }
+    const body = await requestOk(origin, 'GET', `${MOUNT}/notes/${list}?limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ''}`, app)
+    if (!('next' in body) && seen === 0 && body.results?.length === limit) return { missing: `${list} answers no \`next\` cursor` }
     seen += (body.results as unknown[]).length
     if (typeof body.next !== 'string') return { missing: `the anonymous list ends after ${seen} rows` }
     after = body.next
@@ -130,7 +130,7 @@ async function deepCursor (origin: string, depth: number): Promise<{ cursor?: st
   return { cursor: after }
 }
 
-function loads (kit: ServerReady, nest: ServerReady | undefined, noteId: string, cursor: string | undefined): Load[] {
+function loads (kit: ServerReady, nest: ServerReady | undefined, noteId: string, cursor: string | undefined, nestCursor: string | undefined): Load[] {
   const noteBody = JSON.stringify({ title: WRITE_TITLE, body: 'Written by the benchmark.', status: 'published' })
   const note = (status: number, body: { objectId?: unknown }) => answered(status, body?.objectId === noteId, 'the note asked for')
   const list = `${MOUNT}/notes/listNotes?limit=${PAGE}`
@@ -153,7 +153,10 @@ function loads (kit: ServerReady, nest: ServerReady | undefined, noteId: string,
     ...(nest
       ? [
           { key: 'nestList', side: 'nest' as const, title: 'NestJS peer: the same page (TypeORM, (createdAt, id) index)', caller: 'anonymous', method: 'GET' as const, path: `${MOUNT}/notes/listNotesPage?limit=${PAGE}`, headers: app, check: page },
-          { key: 'nestListSession', side: 'nest' as const, title: 'NestJS peer: the same page', caller: 'session (row read every request)', method: 'GET' as const, path: `${MOUNT}/notes/listNotesPageSession?limit=${PAGE}`, headers: withToken(TOKEN_LIST), check: page }
+          { key: 'nestListSession', side: 'nest' as const, title: 'NestJS peer: the same page', caller: 'session (row read every request)', method: 'GET' as const, path: `${MOUNT}/notes/listNotesPageSession?limit=${PAGE}`, headers: withToken(TOKEN_LIST), check: page },
+          ...(nestCursor
+            ? [{ key: 'nestDeepPage', side: 'nest' as const, title: 'NestJS peer: the page after a deep cursor', caller: 'anonymous', method: 'GET' as const, path: `${MOUNT}/notes/listNotesPage?limit=${PAGE}&after=${encodeURIComponent(nestCursor)}`, headers: app, check: page }]
+            : [])
         ]
       : [])
   ]
@@ -219,9 +222,10 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
       (nestFill ? `; NestJS note ${(nestFill.notesMs / 1000).toFixed(1)} s, session ${(nestFill.sessionsMs / 1000).toFixed(1)} s, VACUUM (ANALYZE) ${(nestFill.vacuumMs / 1000).toFixed(1)} s` : ''))
 
     const noteId = await publicNoteId(kit.databaseUrl, Math.floor(size / 2))
-    const deep = await deepCursor(kit.origin, settings.cursorDepth)
+    const deep = await deepCursor(kit.origin, 'listNotes', settings.cursorDepth)
+    const nestDeep = nest ? await deepCursor(nest.origin, 'listNotesPage', settings.cursorDepth) : {}
     if (deep.missing) log(`data size: no deep page at ${size} rows: ${deep.missing}`)
-    const all = loads(kit, nest, noteId, deep.cursor)
+    const all = loads(kit, nest, noteId, deep.cursor, nestDeep.cursor)
     for (const load of all) {
       const headers = load.freshToken ? { ...load.headers, 'x-parse-session-token': freshToken() } : load.headers
       const answer = await request(origins[load.side], load.method, load.path, headers, load.body === undefined ? undefined : JSON.parse(load.body))
@@ -267,13 +271,13 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
     }
 
     // Every request's row in the report, the deep page's too where it could not be measured at this size.
-    for (const load of loads(kit, nest, noteId, deep.cursor ?? 'none')) {
+    for (const load of loads(kit, nest, noteId, deep.cursor ?? 'none', nest ? nestDeep.cursor ?? 'none' : undefined)) {
       const scenario = byKey.get(load.key) ?? { key: load.key, title: load.title, request: `${load.method} ${load.path.split('?')[0]}`, caller: load.caller, side: load.side, bySize: {} }
       byKey.set(load.key, scenario)
       const rounds = samples.get(load.key)
       if (!rounds) {
         scenario.bySize[String(size)] = undefined
-        scenario.missing = { ...scenario.missing, [String(size)]: deep.missing ?? 'not measured' }
+        scenario.missing = { ...scenario.missing, [String(size)]: (load.side === 'nest' ? nestDeep.missing : deep.missing) ?? 'not measured' }
         continue
       }
       scenario.bySize[String(size)] = pointOf(rounds)
@@ -329,6 +333,7 @@ function targetsOf (scenarios: DataSizeScenarioResult[], sizes: number[], depth:
     { what: `the page after a cursor at depth ${depth.toLocaleString('en-US')} ÷ page 1, p50 at ${label(large)}`, measured: paired('deepPage', 'list', (sample) => sample.p50Ms), limit: 1.5, atMost: true },
     { what: `/users/me p50: ${label(large)} ÷ ${label(small)} sessions`, measured: growth('usersMe'), limit: 2, atMost: true },
     { what: `first declared call of a new token, p50: ${label(large)} ÷ ${label(small)} sessions`, measured: growth('firstCall'), limit: 2, atMost: true },
+    { what: `NestJS peer, for comparison: its page after a cursor at depth ${depth.toLocaleString('en-US')} ÷ its page 1, p50 at ${label(large)}`, measured: paired('nestDeepPage', 'nestList', (sample) => sample.p50Ms), limit: 1.5, atMost: true },
     { what: `listNotes ÷ NestJS, req/s at ${label(large)}, anonymous`, measured: paired('list', 'nestList', (sample) => sample.reqPerSec ?? NaN), limit: 1, atMost: false },
     { what: `listNotes ÷ NestJS, req/s at ${label(large)}, with a session`, measured: paired('listSession', 'nestListSession', (sample) => sample.reqPerSec ?? NaN), limit: 1, atMost: false, note: 'the peer has no roles: a caller reads the public notes and their own' }
   ]

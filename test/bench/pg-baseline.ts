@@ -15,6 +15,13 @@ export function parseDatabase (appId: string): any {
   return (parseConfig(appId) as any).database.adapter._client
 }
 
+/** The count a count statement's rows give: count(*), the planner's estimate, or as many rows as a capped read found. */
+function countOf (rows: Array<{ count?: string, approximate_row_count?: number }>): number {
+  const row = rows[0]
+  if (row && (row.count !== undefined || row.approximate_row_count !== undefined)) return Number(row.count ?? row.approximate_row_count)
+  return rows.length
+}
+
 export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm: (listNotes: () => Promise<unknown>) => Promise<Statements>, close: () => Promise<void> } {
   let statements: Statements | undefined
   let pool: pg.Pool | undefined
@@ -22,8 +29,7 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
     if (!statements || !pool) return reply.code(503).send({ error: 'not armed yet' })
     const found = await pool.query(statements.find)
     const counted = await pool.query(statements.count)
-    const row = counted.rows[0] as { count?: string, approximate_row_count?: number }
-    return { results: found.rows, count: Number(row.count ?? row.approximate_row_count) }
+    return { results: found.rows, count: countOf(counted.rows) }
   })
   // 5pgp: the same statements on Parse's own pool (pg-promise, its own pg and the kit's pool
   // options): what the driver stack under Parse costs, without Parse.
@@ -31,8 +37,7 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
     if (!statements) return reply.code(503).send({ error: 'not armed yet' })
     const client = parseDatabase(appId)
     const found = await client.any(statements.find)
-    const row = await client.one(statements.count) as { count?: string, approximate_row_count?: number }
-    return { results: found, count: Number(row.count ?? row.approximate_row_count) }
+    return { results: found, count: countOf(await client.any(statements.count)) }
   })
 
   return {
@@ -52,8 +57,9 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
       } finally {
         proto.query = original
       }
-      const find = seen.find((text) => /^SELECT .* FROM "Note"/s.test(text) && !/count\(/.test(text))
-      const count = seen.find((text) => /count\(\*\)|approximate_row_count/.test(text))
+      // The rows are the ordered statement; the count is a count(*), the planner's estimate, or a capped read of objectIds.
+      const find = seen.find((text) => /^SELECT .* FROM "Note".* ORDER BY /s.test(text))
+      const count = seen.find((text) => text !== find && /count\(\*\)|approximate_row_count|^SELECT "objectId" FROM "Note"/.test(text))
       if (seen.length !== 2 || !find || !count) throw new Error(`listNotes sent ${seen.length} statements on Note, expected a find and a count: ${JSON.stringify(seen)}`)
       // The connection Parse's pool was made from (pg-promise keeps it as $cn), with as many connections.
       const connection = typeof client.$cn === 'string' ? { connectionString: client.$cn } : client.$cn

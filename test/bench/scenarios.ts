@@ -132,12 +132,13 @@ function kitScenarios (server: ServerReady): Scenario[] {
     {
       key: 'pgBaseline', label: '5pg', group: 'read', title: 'physical limit: listNotes\' two SQL statements through pg, bare Fastify route',
       method: 'GET', path: '/bench/pg-baseline', headers: app, credentials: 'none (no checks at all)',
-      check: (status, body) => expect(status, 200, body?.results?.length === 10 && typeof body?.count === 'number', '10 rows and a count')
+      // The replayed find reads one row more than the page when listNotes pages (to know whether a next page exists).
+      check: (status, body) => expect(status, 200, body?.results?.length >= 10 && typeof body?.count === 'number', '10 rows and a count')
     },
     {
       key: 'pgBaselineParsePool', label: '5pgp', group: 'read', title: 'the same two SQL statements on Parse\'s own pool (pg-promise), bare Fastify route',
       method: 'GET', path: '/bench/pg-baseline-parse-pool', headers: app, credentials: 'none (no checks at all)',
-      check: (status, body) => expect(status, 200, body?.results?.length === 10 && typeof body?.count === 'number', '10 rows and a count')
+      check: (status, body) => expect(status, 200, body?.results?.length >= 10 && typeof body?.count === 'number', '10 rows and a count')
     },
     {
       key: 'createNote', label: '6', group: 'write', title: 'declared createNote (validation, beforeSave, insert)',

@@ -21,7 +21,8 @@ const MAX_LIMIT = 100
 const PAGE_MAX = 1000
 const COUNT_UP_TO = 1000
 
-export interface NotePage { results: NoteJSON[], next?: string, count: number, countKind: 'exact' | 'atLeast' }
+/** `next` is null on the last page. */
+export interface NotePage { results: NoteJSON[], next: string | null, count: number, countKind: 'exact' | 'atLeast' }
 
 /** The cursor: the last row's createdAt as PostgreSQL prints it (microseconds kept) and its id. */
 function encodeCursor (createdAt: string, id: number): string {
@@ -78,7 +79,8 @@ export class NotesService {
     const visible = userId ? '(n."publicRead" OR n."ownerId" = :userId)' : 'n."publicRead"'
     const rows = this.notes.createQueryBuilder('n').where(visible, { userId })
       .addSelect('n."createdAt"::text', 'cursor_at')
-      .orderBy('n.createdAt', 'DESC').addOrderBy('n.id', 'DESC').limit(take)
+      // One row more than the page says whether a next page exists.
+      .orderBy('n.createdAt', 'DESC').addOrderBy('n.id', 'DESC').limit(take + 1)
     if (after) {
       const cursor = decodeCursor(after)
       rows.andWhere('(n."createdAt", n.id) < (CAST(:at AS timestamptz), :id)', cursor)
@@ -88,10 +90,10 @@ export class NotesService {
       rows.getRawAndEntities<{ cursor_at: string }>(),
       this.notes.query(`SELECT count(*)::int AS count FROM (${capped}) AS capped`, parameters) as Promise<Array<{ count: number }>>
     ])
-    const last = found.entities.length === take ? found.raw[take - 1] : undefined
+    const more = found.entities.length > take
     return {
-      results: found.entities.map(toJSON),
-      ...(last ? { next: encodeCursor(last.cursor_at, found.entities[take - 1].id) } : {}),
+      results: found.entities.slice(0, take).map(toJSON),
+      next: more ? encodeCursor(found.raw[take - 1].cursor_at, found.entities[take - 1].id) : null,
       count: Math.min(count, COUNT_UP_TO),
       countKind: count > COUNT_UP_TO ? 'atLeast' : 'exact'
     }
