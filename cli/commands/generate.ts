@@ -57,7 +57,7 @@ export async function generate (io: Io, kind: GenerateKind, input: string, optio
       '',
       'Endpoints (under the mount path: MOUNT_PATH, /parse by default):',
       `  POST ${base}/${m.create}   body: the fields as JSON; needs a session token`,
-      `  GET  ${base}/${m.list}?limit=10   the rows the caller may read: { results, count }`,
+      `  GET  ${base}/${m.list}?limit=10   the rows the caller may read, newest first: { results, next, count, countKind }; &after=<next> for the next page`,
       `  GET  ${base}/${m.get}?id=<objectId>`,
       `  POST ${base}/${m.update}   body: { "id": "<objectId>", …changed fields }`,
       `  POST ${base}/${m.delete}   body: { "id": "<objectId>" }`

@@ -1,7 +1,7 @@
 // The {{Name}} resource: five endpoints under {mount}/{{prefix}}/ (the route prefix
 // comes from the class: @Route({{Name}}) → "{{prefix}}"; a method's name is its path).
 import Parse from 'parse/node'
-import { asCaller, clampLimit, CloudFunction, createRow, implementACL, queryRows, requireUser, Route, Type, type CloudRequest, type Static } from '{{kit}}'
+import { asCaller, CloudFunction, createRow, implementACL, pageOf, pageRows, pagingFields, requireUser, Route, Type, type CloudRequest, type Static } from '{{kit}}'
 import { {{Name}} } from '{{modelImport}}'
 
 /** The fields a client may send; the same list validates create and update and documents them. */
@@ -25,7 +25,8 @@ const {{Name}}JSON = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
 })
-const {{Name}}List = Type.Object({ results: Type.Array({{Name}}JSON), count: Type.Integer() })
+/** A page of rows: `results`, `next` (pass it as `after` for the following page) and `count` with `countKind`. */
+const {{Name}}List = pageOf({{Name}}JSON)
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() })
 
 @Route({{Name}})
@@ -46,17 +47,18 @@ export class {{Name}}Functions {
 
   @CloudFunction({
     methods: ['GET'],
-    description: '{{pluralName}} the caller may read, newest first; filter by name.',
+    description: '{{pluralName}} the caller may read, newest first, a page at a time (pass `next` as `after`); filter by name. `count` is exact up to 1000, then `countKind` is `atLeast`.',
     returns: {{Name}}List,
-    validation: { fields: { limit: { type: Number }, name: { type: String } } }
+    validation: { fields: { ...pagingFields, name: { type: String } } }
   })
-  static async {{listMethod}} (request: CloudRequest<{ limit?: number, name?: string }>) {
+  static async {{listMethod}} (request: CloudRequest<{ limit?: number, after?: string, name?: string }>) {
     // Declared query-string fields arrive validated and converted (limit is a number).
-    const query = new Parse.Query({{Name}}).descending('createdAt')
+    const query = new Parse.Query({{Name}})
     if (request.params.name) query.equalTo('name', request.params.name)
-    const limit = clampLimit(request.params.limit) // 100 when absent, at most MAX_QUERY_LIMIT
-    // Rows and count in one in-process query, as plain JSON (no Parse.Object round trip).
-    return queryRows<Static<typeof {{Name}}JSON>>(query.limit(limit), request, { count: true })
+    // Newest first by (createdAt, objectId), the indexes {{Name}} declares: the page after `after` costs
+    // what the first page costs at any depth; skip, page and offset are refused (400) rather than ignored.
+    // The count stops at 1000 ("1000+"): an exact one would read every row the caller may read.
+    return pageRows<Static<typeof {{Name}}JSON>>(query, request, { limit: request.params.limit, count: { upTo: 1000 } })
   }
 
   @CloudFunction({

@@ -36,3 +36,28 @@ test('{{Name}}: create, get, update, list, delete', async () => {
   assert.deepEqual((await call('POST', '/{{deleteMethod}}', { token, body: { id } })).json, { id, deleted: true })
   assert.equal((await call('GET', `/{{getMethod}}?id=${id}`)).status, 404)
 })
+
+test('{{listMethod}} pages with after: every row once, newest first; skip is refused', async () => {
+  const token = api.token
+  const made: string[] = []
+  for (const description of ['one', 'two', 'three']) {
+    const created = await call('POST', '/{{createMethod}}', { token, body: { name: 'Paged', description } })
+    assert.equal(created.status, 200, created.text)
+    made.unshift(created.json.objectId)
+  }
+  const seen: string[] = []
+  let page = await call('GET', '/{{listMethod}}?name=Paged&limit=2')
+  assert.equal(page.status, 200, page.text)
+  assert.deepEqual([page.json.count, page.json.countKind], [3, 'exact'], 'counted exactly up to 1000')
+  seen.push(...page.json.results.map((row: { objectId: string }) => row.objectId))
+  while (page.json.next) {
+    page = await call('GET', `/{{listMethod}}?name=Paged&limit=2&after=${encodeURIComponent(page.json.next)}`)
+    assert.equal(page.status, 200, page.text)
+    seen.push(...page.json.results.map((row: { objectId: string }) => row.objectId))
+  }
+  assert.deepEqual(seen, made, 'two pages, newest first, the last one saying next: null')
+  const skipped = await call('GET', '/{{listMethod}}?name=Paged&skip=2')
+  assert.equal(skipped.status, 400, 'offset paging is refused, not ignored')
+  assert.match(skipped.json.error, /`after`/, 'the refusal names the parameter to use')
+  for (const id of made) assert.equal((await call('POST', '/{{deleteMethod}}', { token, body: { id } })).status, 200)
+})
