@@ -4,7 +4,7 @@
 // unless jobs.sessionSweep says otherwise), deletes them in batches on either
 // database. No Parse trigger runs (Parse allows only afterLogout on _Session,
 // and an expiry is not a logout); LiveQuery is not told.
-import { deleteExpiredSessions } from '../storage/session-sweep.js'
+import { deleteExpiredSessions, SESSION_SWEEP_BATCH } from '../storage/session-sweep.js'
 import type { KitState } from '../kit-state.js'
 import type { BuiltInJob } from './handler.js'
 import { pruneOwnStatus } from './ttl.js'
@@ -17,9 +17,10 @@ export function sessionSweepJob (state: KitState): BuiltInJob {
     options: { description: 'Deletes sessions whose expiresAt has passed, in batches' },
     method: async (request) => {
       const started = Date.now()
-      const deleted = await deleteExpiredSessions(state, { signal: request.signal })
+      let batches = 0
+      const deleted = await deleteExpiredSessions(state, { signal: request.signal, batchSize: SESSION_SWEEP_BATCH, onBatch: () => { batches++ } })
       await pruneOwnStatus(SESSION_SWEEP_JOB_NAME)
-      const text = deleted > 0 ? `deleted ${deleted} expired sessions in ${Date.now() - started} ms` : 'no expired sessions'
+      const text = deleted > 0 ? `deleted ${deleted} expired sessions in ${batches} batches of at most ${SESSION_SWEEP_BATCH} (${Date.now() - started} ms)` : 'no expired sessions'
       if (deleted > 0) request.log.info(`[jobs] ${SESSION_SWEEP_JOB_NAME}: ${text}`)
       return text
     }
