@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, Controllers, DatabaseController, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
   ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
@@ -23,6 +23,7 @@ import { expressRouterStack } from '../lib/parse/express-app.js'
 import { extendSaveJSON } from '../lib/parse/save-json.js'
 import { CLASS_SPECIFIC_STEPS, ORDINARY_CREATE_STEPS } from '../lib/parse/lean-create.js'
 import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
+import { READ_AS_EMPTY } from '../lib/parse/unchanged-schema.js'
 import { objectContainsKeyValue } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
@@ -339,6 +340,25 @@ t.test('SchemaController: the name rules and the schema lock (model/*.ts)', asyn
   t.equal(isParseDefaultColumn('Note', 'objectId'), true, 'isParseDefaultColumn: defaultColumns._Default gives every class objectId')
   t.equal(isParseDefaultColumn('_User', 'username'), true, "isParseDefaultColumn: defaultColumns._User holds Parse's own user fields")
   t.equal(isParseDefaultColumn('Note', 'title'), false, 'isParseDefaultColumn: a declared field is not Parse\'s')
+})
+
+t.test('Defined Schemas: the per-class write parse/unchanged-schema.ts skips when it changes nothing', async (t) => {
+  const migration = DefinedSchemas.prototype as unknown as Record<string, unknown>
+  t.same(parameters(method(t, migration, 'updateSchemaToDB', 'unchanged-schema.ts wraps it')), ['schema'], 'updateSchemaToDB(schema)')
+  t.same(parameters(method(t, migration, 'resetSchemaOps', 'unchanged-schema.ts calls it for a skipped write')), ['schema'], 'resetSchemaOps(schema)')
+  const source = parseSource('SchemaMigrations/DefinedSchemas.js')
+  t.match(source, /this\.allCloudSchemas = await schemaController\.getAllClasses\(\);/, 'each run reads the stored schemas into allCloudSchemas first')
+  t.match(source, /fields: schema\._fields,\s*indexes: schema\._indexes,\s*classLevelPermissions: schema\._clp\s*\};\s*await \(0, _SchemasRouter\.internalUpdateSchema\)/, 'updateSchemaToDB sends _fields, _indexes and _clp, and nothing else')
+  t.equal((source.match(/await this\.updateSchemaToDB\(/g) ?? []).length, 5, 'every update goes through updateSchemaToDB (updateSchema four times, enforceCLPForNonProvidedClass once)')
+  const schema = new Parse.Schema('Contract') as unknown as Record<string, unknown> & { setCLP (clp: unknown): void }
+  schema.setCLP({ find: {} })
+  t.same(Object.keys(schema).sort(), ['_clp', '_fields', '_indexes', 'className'], 'the SDK\'s Parse.Schema keeps its pending operations in _fields, _indexes and _clp')
+  for (const adapter of ['Adapters/Storage/Postgres/PostgresStorageAdapter.js', 'Adapters/Storage/Mongo/MongoSchemaCollection.js']) {
+    const empty = /const emptyCLPS = Object\.freeze\(\{([\s\S]*?)\}\);/.exec(parseSource(adapter))?.[1] ?? ''
+    const keys = [...empty.matchAll(/(\w+): \{\}/g)].map((match) => match[1])
+    t.same(keys.sort(), [...READ_AS_EMPTY].sort(), `${adapter}: the permissions read back as {} when stored without them (emptyCLPS)`)
+    t.match(parseSource(adapter), /\.\.\.emptyCLPS,\s*\.\.\.[\w.]+\b/, `${adapter}: stored permissions are read over emptyCLPS`)
+  }
 })
 
 t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts, live-query-pubsub.ts)', async (t) => {

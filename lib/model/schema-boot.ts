@@ -5,6 +5,7 @@
 // configuration came from.
 import { parseLogger, SchemaRules } from '../parse/internals.js'
 import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
+import { skipUnchangedSchemaWrites } from '../parse/unchanged-schema.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
 import { allModels } from './registry.js'
@@ -50,6 +51,8 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
     const stored = await database.getAllClasses().catch(() => [])
     config = { ...input, definitions: onlyStored(input.definitions, stored) }
   }
+  // A warm boot with unchanged declarations then writes nothing to the stored schema (parse/unchanged-schema.ts).
+  skipUnchangedSchemaWrites()
   const watch = watchMigration(config)
   return {
     config: watch.schema,

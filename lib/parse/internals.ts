@@ -32,12 +32,15 @@ import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
 import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
 import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
 import ParseServerModuleExports from 'parse-server/lib/ParseServer.js'
+import DefinedSchemasExports from 'parse-server/lib/SchemaMigrations/DefinedSchemas.js'
 import SdkEncodeExports from 'parse/lib/node/encode.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
+import type * as Migration from './migration-shapes.js'
 
 export type * from './server-shapes.js'
 export type * from './storage-shapes.js'
+export type * from './migration-shapes.js'
 
 export const AuthModule = AuthExports as Server.AuthModuleExports
 export const Config = ConfigExports as Server.ConfigModuleExports
@@ -70,6 +73,8 @@ export const PushQueue = (PushQueueExports as Server.PushQueueExports).PushQueue
 export const PushWorker = (PushWorkerExports as Server.PushWorkerExports).PushWorker
 /** The ParseServer class (whose static promiseRouter builds the routes its app mounts). */
 export const ParseServerClass = (ParseServerModuleExports as Server.ParseServerModuleExports).default
+/** Parse's Defined Schemas migration (parse/unchanged-schema.ts skips its writes that change nothing). */
+export const DefinedSchemas = (DefinedSchemasExports as Migration.DefinedSchemasModuleExports).DefinedSchemas
 
 export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
 export const MongoStorageAdapter = (MongoExports as { MongoStorageAdapter: Storage.MongoAdapterClass }).MongoStorageAdapter

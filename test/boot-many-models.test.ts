@@ -1,0 +1,130 @@
+// Boot cost does not grow with the declared models: a warm boot with unchanged
+// declarations writes nothing to the stored schema and reads it as many times
+// with 200 models as with 10. Declarations changed between two boots on the
+// same database are still applied, also by several instances booting at once,
+// and a permission changed in the database behind the kit's back is put back.
+// Each boot is a process of its own (test/helpers/many-models-node.ts), as a
+// deploy starts one; statements are counted at Parse's pool (PostgreSQL lane).
+import t, { type Test } from 'tap'
+import { fork } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { lane, tempDir } from './helpers/kit.js'
+import { mongoReplicaSet } from './helpers/mongo.js'
+import { MANY_MODELS_MARK, type ManyModelsBoot } from './helpers/many-models.js'
+
+const NODE_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'many-models-node.ts')
+const onPostgres = lane.kind === 'postgres' ? false : 'statements are counted at PostgreSQL\'s client'
+const MANY = 200
+
+/** The database every boot of this file shares: embedded PostgreSQL started here, or the MongoDB lane's. */
+async function sharedDatabase (t: Test): Promise<{ uri: string, sql?: pg.Client }> {
+  if (lane.kind === 'mongo') return { uri: (await mongoReplicaSet(t)).uri }
+  const dir = tempDir('fpk-many-models-')
+  const database = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
+  t.teardown(async () => {
+    await database.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const sql = new pg.Client({ connectionString: database.uri })
+  await sql.connect()
+  t.teardown(() => sql.end())
+  return { uri: database.uri, sql }
+}
+
+function boot (uri: string, models: number, version: number, report = false): Promise<ManyModelsBoot> {
+  return new Promise((resolve, reject) => {
+    const child = fork(NODE_SCRIPT, [String(models), String(version), ...(report ? ['report'] : [])], {
+      env: { ...process.env, DATABASE_URI: uri, KIT_DATA_DIR: '' }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+    })
+    let output = ''
+    child.stdout!.on('data', (chunk) => { output += chunk })
+    child.stderr!.on('data', (chunk) => { output += chunk })
+    child.on('exit', (code, signal) => {
+      const line = output.split('\n').find((text) => text.startsWith(MANY_MODELS_MARK))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
+      else reject(new Error(`boot with ${models} models (version ${version}) failed (${signal ?? code}):\n${output.slice(-3000)}`))
+    })
+  })
+}
+
+const describe = (b: ManyModelsBoot) => `${b.models} models: ${b.boot.total} statements, ${b.boot.schemaReads} full _SCHEMA reads, ${b.boot.schemaWrites} _SCHEMA writes ` +
+  `(until the indexes were applied: ${b.untilIndexed.total}, ${b.untilIndexed.schemaReads}, ${b.untilIndexed.schemaWrites}); CPU ${b.cpuMs.toFixed(0)} ms`
+
+function storedClass (b: ManyModelsBoot, className: string) {
+  const found = b.stored?.find((schema) => schema.className === className)
+  if (!found) throw new Error(`${className} is not in the stored schema`)
+  return found
+}
+
+t.test('boots on one database: warm, changed, several at once', async (t) => {
+  const { uri, sql } = await sharedDatabase(t)
+  const indexDef = async (name: string) => (await sql!.query('SELECT indexdef FROM pg_indexes WHERE indexname = $1', [name])).rows[0]?.indexdef as string | undefined
+
+  // Cold boots are not counted: they create the classes.
+  await boot(uri, 10, 1)
+  const warmFew = await boot(uri, 10, 1)
+  await boot(uri, MANY, 1)
+  const warmMany = await boot(uri, MANY, 1, true)
+  t.comment(`warm boot, ${describe(warmFew)}`)
+  t.comment(`warm boot, ${describe(warmMany)}`)
+
+  t.test(`a warm boot with unchanged declarations: no _SCHEMA write, as many reads with ${MANY} models as with 10`, { skip: onPostgres }, async (t) => {
+    t.equal(warmFew.untilIndexed.schemaWrites, 0, '10 models: no _SCHEMA write, until the indexes are applied')
+    t.equal(warmMany.untilIndexed.schemaWrites, 0, `${MANY} models: no _SCHEMA write, until the indexes are applied`)
+    t.equal(warmMany.boot.schemaReads, warmFew.boot.schemaReads, `${MANY} models: ${warmMany.boot.schemaReads} full _SCHEMA reads, as with 10`)
+    t.ok(warmMany.boot.schemaReads > 0, 'the boot does read the stored schema (the count sees Parse\'s reads)')
+  })
+
+  t.test('the stored schema holds the declarations', async (t) => {
+    t.equal(warmMany.stored?.length, MANY, `all ${MANY} classes are stored`)
+    t.same(storedClass(warmMany, 'Gen1').classLevelPermissions?.delete, { requiresAuthentication: true })
+    t.notOk(storedClass(warmMany, 'Gen0').fields.note, 'Gen0 has no note yet')
+  })
+
+  // Version 2 adds a field to Gen0, opens Gen1's delete and turns Gen2's compound index around.
+  const changed = await boot(uri, MANY, 2, true)
+  t.comment(`boot with three changed classes, ${describe(changed)}`)
+
+  t.test('declarations changed between two boots are applied', async (t) => {
+    t.same(storedClass(changed, 'Gen0').fields.note, { type: 'String' }, 'the added field is stored')
+    t.same(storedClass(changed, 'Gen1').classLevelPermissions?.delete, { '*': true }, 'the changed permission is stored')
+    t.same(storedClass(changed, 'Gen5').classLevelPermissions?.delete, { requiresAuthentication: true }, 'an unchanged class keeps its permission')
+    if (sql) {
+      t.match(await indexDef('Gen2_title_due'), /\(due, title\)/, 'the changed compound index is rebuilt')
+      t.match(await indexDef('Gen3_title_due'), /\(title, due\)/, 'an unchanged compound index stays')
+    }
+  })
+
+  t.test('only the changed classes are written', { skip: onPostgres }, async (t) => {
+    t.ok(changed.boot.schemaWrites > 0, `the changes were written (${changed.boot.schemaWrites} _SCHEMA writes)`)
+    t.ok(changed.boot.schemaWrites <= 6, `at most a few writes for two classes Parse changes (${changed.boot.schemaWrites})`)
+    t.ok(changed.boot.schemaReads <= warmMany.boot.schemaReads + 8, `reloads for the changed classes only (${changed.boot.schemaReads})`)
+  })
+
+  // Version 3, three instances at once: a field for Gen3, Gen4's create closed to anonymous callers.
+  const together = await Promise.all([boot(uri, MANY, 3), boot(uri, MANY, 3), boot(uri, MANY, 3)])
+  for (const [i, b] of together.entries()) t.comment(`instance ${i + 1} of 3 booting at once, ${describe(b)}`)
+  const after = await boot(uri, MANY, 3, true)
+
+  t.test('instances booting at once converge on the new declaration', async (t) => {
+    t.same(storedClass(after, 'Gen3').fields.note, { type: 'String' }, 'the field one of them added')
+    t.same(storedClass(after, 'Gen4').classLevelPermissions?.create, { requiresAuthentication: true }, 'the permission they changed')
+    t.same(storedClass(after, 'Gen0').fields.note, { type: 'String' }, 'the earlier change stays')
+  })
+
+  t.test('the boot after them writes nothing', { skip: onPostgres }, async (t) => {
+    t.equal(after.untilIndexed.schemaWrites, 0, 'no _SCHEMA write')
+    t.equal(after.boot.schemaReads, warmFew.boot.schemaReads, 'as many full reads as a 10-model warm boot')
+  })
+
+  t.test('a permission changed in the database behind the kit is put back at the next boot', { skip: onPostgres }, async (t) => {
+    await sql!.query('UPDATE "_SCHEMA" SET schema = jsonb_set(schema, $1, $2::jsonb) WHERE "className" = $3', [['classLevelPermissions', 'find'], '{}', 'Gen7'])
+    const repaired = await boot(uri, MANY, 3, true)
+    t.same(storedClass(repaired, 'Gen7').classLevelPermissions?.find, { '*': true }, 'find is open again, as declared')
+    t.ok(repaired.boot.schemaWrites > 0 && repaired.boot.schemaWrites <= 3, `one class written (${repaired.boot.schemaWrites} _SCHEMA writes)`)
+  })
+})

@@ -1,0 +1,79 @@
+// Generated models for boot-cost tests and the bench: N classes declared as a
+// model file would, and a count of the statements Parse's pool sends.
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { BaseModel, ParseClass, ParseField } from '../../lib/index.js'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/**
+ * N classes `Gen0…`, each with three fields (one indexed), a compound index and
+ * a class-level permission. A later `version` changes a few of them, each kind
+ * of change once: 2 adds a field to Gen0, opens Gen1's delete to everyone and
+ * turns Gen2's compound index around; 3 also adds a field to Gen3 and closes
+ * Gen4's create to anonymous callers.
+ */
+export function declareManyModels (n: number, version = 1): Array<typeof BaseModel> {
+  const models: Array<typeof BaseModel> = []
+  for (let i = 0; i < n; i++) {
+    const name = `Gen${i}`
+    const Generated = class extends BaseModel {}
+    Object.defineProperty(Generated, 'name', { value: name })
+    ParseField({ type: 'String', required: true })(Generated.prototype, 'title')
+    ParseField({ type: 'Number', index: 1 })(Generated.prototype, 'rank')
+    ParseField({ type: 'Date' })(Generated.prototype, 'due')
+    if ((version >= 2 && i === 0) || (version >= 3 && i === 3)) ParseField({ type: 'String' })(Generated.prototype, 'note')
+    const clp: Record<string, Record<string, true>> = { delete: version >= 2 && i === 1 ? { '*': true } : { requiresAuthentication: true } }
+    if (version >= 3 && i === 4) clp.create = { requiresAuthentication: true }
+    models.push(ParseClass(name, {
+      clp,
+      compoundIndexes: [{ name: `${name}_title_due`, fields: version >= 2 && i === 2 ? ['due', 'title'] : ['title', 'due'] }]
+    })(Generated))
+  }
+  return models
+}
+
+export interface StatementCounts {
+  /** Every statement sent on Parse's pool. */
+  total: number
+  /** Full reads of the stored schema (`SELECT * FROM "_SCHEMA"`, what Parse's schema reload sends). */
+  schemaReads: number
+  /** `UPDATE`, `INSERT` and `DELETE` on `_SCHEMA`. */
+  schemaWrites: number
+}
+
+/** Counts what Parse's pool sends, at pg-promise's copy of node-postgres, until stop(). */
+export function countStatements (): { counts: StatementCounts, stop: () => void } {
+  const pg = createRequire(path.join(ROOT, 'node_modules/pg-promise/index.js'))('pg')
+  const proto = pg.Client.prototype
+  const original = proto.query
+  const counts: StatementCounts = { total: 0, schemaReads: 0, schemaWrites: 0 }
+  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text
+    if (typeof text === 'string') {
+      counts.total++
+      if (/^\s*SELECT \* FROM "_SCHEMA"\s*$/i.test(text)) counts.schemaReads++
+      if (/^\s*(UPDATE|INSERT INTO|DELETE FROM) "_SCHEMA"/i.test(text)) counts.schemaWrites++
+    }
+    return original.call(this, config, ...rest)
+  }
+  return { counts, stop: () => { proto.query = original } }
+}
+
+/** What test/helpers/many-models-node.ts prints after this mark, as one JSON line. */
+export const MANY_MODELS_MARK = 'MANY_MODELS_RESULT '
+
+/** One boot of test/helpers/many-models-node.ts. */
+export interface ManyModelsBoot {
+  models: number
+  version: number
+  /** process.cpuUsage (user + system) around register + ready. */
+  cpuMs: number
+  wallMs: number
+  /** Sent during register + ready. */
+  boot: StatementCounts
+  /** Sent from register until the declared indexes were applied after listen. */
+  untilIndexed: StatementCounts
+  stored?: Array<{ className: string, fields: Record<string, { type: string }>, classLevelPermissions?: Record<string, unknown> }>
+}
