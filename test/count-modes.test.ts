@@ -7,6 +7,7 @@ import t from 'tap'
 import Parse from 'parse/node'
 import { AfterFind, BaseModel, BeforeFind, CloudFunction, ParseClass, ParseField, Route, queryRows, type CloudRequest, type CountMode, type QueryCaller } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
+import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { lane, masterHeaders, startKit } from './helpers/kit.js'
 
 @ParseClass('Tally')
@@ -135,18 +136,22 @@ t.test('count modes', async (t) => {
   })
 
   t.test('rows and count run side by side', async (t) => {
+    // Where the statements go: on PostgreSQL the capped count is the kit's own statement on Parse's
+    // pool, so the pool's calls are watched there; on MongoDB the adapter's find and count.
     const adapter = currentDatabase()!.adapter as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
-    const proto = Object.getPrototypeOf(adapter) as typeof adapter
+    const watched = (pgDatabase(adapter) ?? adapter) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+    const methods = pgDatabase(adapter) ? ['any', 'one'] : ['find', 'count']
     const events: string[] = []
     // Each call waits a little before it runs: if the second started only after the first ended, the order shows it.
-    for (const method of ['find', 'count']) {
-      adapter[method] = async function (this: unknown, ...args: unknown[]) {
+    for (const method of methods) {
+      const own = watched[method]
+      watched[method] = async function (this: unknown, ...args: unknown[]) {
         events.push(`${method} starts`)
         await new Promise((resolve) => setTimeout(resolve, 50))
-        try { return await proto[method].apply(this, args) } finally { events.push(`${method} ends`) }
+        try { return await own.apply(this, args) } finally { events.push(`${method} ends`) }
       }
+      t.teardown(() => { watched[method] = own })
     }
-    t.teardown(() => { delete adapter.find; delete adapter.count })
     for (const [path, build] of queries) {
       for (const mode of ['exact', { upTo: 10 }] as const) {
         events.length = 0

@@ -1,14 +1,16 @@
 // How many rows a read matches, in the mode its caller chose, database-neutral:
 // - exact: the adapter's own count (every matching row is visited);
-// - { upTo: N }: at most N+1 objectIds read through the adapter's find, so
-//   the cost is bounded by N however large the table (exact below the cap,
-//   "at least N" above it);
+// - { upTo: N }: at most N+1 matching rows visited, so the cost is bounded
+//   by N however large the table (exact below the cap, "at least N" above
+//   it): on PostgreSQL one count over a LIMIT N+1 subquery, elsewhere N+1
+//   objectIds read through the adapter's find;
 // - estimated: the database's own estimate without visiting rows (PostgreSQL:
 //   the planner's row estimate of the same statement; MongoDB: the
 //   collection's size when nothing filters it), else a capped count.
 // `query` is the adapter-level query (the row-ACL term included).
 import { pgDatabase } from '../parse/adapter-internals.js'
 import { plannedRows } from './postgres/estimate.js'
+import { pgCappedCount } from './postgres/capped-count.js'
 import { collectionSize } from './mongo/estimate.js'
 
 /** What a caller may ask of a count. */
@@ -39,6 +41,7 @@ export async function countRows (adapter: object, className: string, schema: unk
 }
 
 async function cappedCount (adapter: CountingAdapter, className: string, schema: unknown, query: Record<string, unknown>, upTo: number): Promise<CountResult> {
-  const rows = await adapter.find(className, schema, query, { keys: ['objectId'], limit: upTo + 1, sort: {} })
-  return rows.length > upTo ? { count: upTo, countKind: 'atLeast' } : { count: rows.length, countKind: 'exact' }
+  const found = (pgDatabase(adapter) !== undefined ? await pgCappedCount(adapter, className, schema, query, upTo + 1) : undefined) ??
+    (await adapter.find(className, schema, query, { keys: ['objectId'], limit: upTo + 1, sort: {} })).length
+  return found > upTo ? { count: upTo, countKind: 'atLeast' } : { count: found, countKind: 'exact' }
 }
