@@ -5,6 +5,7 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import type { Db } from 'mongodb'
+import Parse from 'parse/node'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgPool } from '../lib/parse/adapter-internals.js'
 import { APP_ID, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
@@ -76,6 +77,14 @@ t.test('the scheduled sweep deletes expired sessions in batches and keeps live o
   t.ok(messages.some((message) => /^deleted 250[01] expired sessions in 3 batches of at most 1000 \(\d+ ms\)$/.test(message)), `one run deleted the ${EXPIRED} rows in three statements: ${messages.filter((m) => m.startsWith('deleted')).join('; ')}`)
   t.match(statuses.json.results[0], { source: /^schedule / }, 'started by its schedule')
   t.ok(logLines.some((line) => /\[jobs\] kitExpireSessions: deleted 250[01] expired sessions in 3 batches/.test(line)), 'a log line tells the count')
+})
+
+t.test('no trigger can watch the sweep: Parse allows only afterLogout on _Session (as the jobs guide says)', async (t) => {
+  // Parse throws a string here, not an Error.
+  const refusal = (register: () => void) => { try { register(); return undefined } catch (error) { return String(error) } }
+  for (const [name, register] of [['afterDelete', () => Parse.Cloud.afterDelete('_Session', () => {})], ['beforeDelete', () => Parse.Cloud.beforeDelete('_Session', () => {})]] as const) {
+    t.equal(refusal(register), 'Only the afterLogout trigger is allowed for the _Session class.', `${name} on _Session is refused`)
+  }
 })
 
 t.test('databasePoolSize reaches the pool, with a boot line', async (t) => {
