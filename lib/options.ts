@@ -147,7 +147,7 @@ export const KitOptionsSchema = Type.Object({
   docs: Type.Optional(typed<SwaggerConfig & { path?: string }>(Type.Unknown())),
   /** redis:// or rediss:// URL (or { url, commandTimeoutMs }): several instances share rate limits, caches and LiveQuery events. Env REDIS_URL. */
   redis: Type.Optional(typed<string | RedisOptions>(Type.Unknown())),
-  /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL sweep. */
+  /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL and expired-session sweeps. */
   jobs: Type.Optional(JobsOptionsSchema),
   /** Prometheus metrics: true (at /metrics) or { path, token, defaultMetrics }. Off by default. Checked by its own schema below. */
   metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
