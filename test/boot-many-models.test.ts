@@ -4,7 +4,8 @@
 // same database are still applied, also by several instances booting at once,
 // and a permission changed in the database behind the kit's back is put back.
 // Each boot is a process of its own (test/helpers/many-models-node.ts), as a
-// deploy starts one; statements are counted at Parse's pool (PostgreSQL lane).
+// deploy starts one; what it sends is counted at the database driver (statements
+// on PostgreSQL, collection operations on MongoDB).
 import t, { type Test } from 'tap'
 import { fork } from 'node:child_process'
 import { rmSync } from 'node:fs'
@@ -17,7 +18,7 @@ import { mongoReplicaSet } from './helpers/mongo.js'
 import { MANY_MODELS_MARK, type ManyModelsBoot } from './helpers/many-models.js'
 
 const NODE_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'many-models-node.ts')
-const onPostgres = lane.kind === 'postgres' ? false : 'statements are counted at PostgreSQL\'s client'
+const withSql = lane.kind === 'postgres' ? false : 'changes _SCHEMA with SQL'
 const MANY = 200
 
 /** The database every boot of this file shares: embedded PostgreSQL started here, or the MongoDB lane's. */
@@ -64,15 +65,19 @@ t.test('boots on one database: warm, changed, several at once', async (t) => {
   const { uri, sql } = await sharedDatabase(t)
   const indexDef = async (name: string) => (await sql!.query('SELECT indexdef FROM pg_indexes WHERE indexname = $1', [name])).rows[0]?.indexdef as string | undefined
 
-  // Cold boots are not counted: they create the classes.
+  // Cold boots are not counted: they create the classes. On MongoDB the boot after
+  // the kit made a class's indexes stores them in Parse's index list once: not counted either.
+  const settle = async (models: number) => { if (lane.kind === 'mongo') await boot(uri, models, 1) }
   await boot(uri, 10, 1)
+  await settle(10)
   const warmFew = await boot(uri, 10, 1)
   await boot(uri, MANY, 1)
+  await settle(MANY)
   const warmMany = await boot(uri, MANY, 1, true)
   t.comment(`warm boot, ${describe(warmFew)}`)
   t.comment(`warm boot, ${describe(warmMany)}`)
 
-  t.test(`a warm boot with unchanged declarations: no _SCHEMA write, as many reads with ${MANY} models as with 10`, { skip: onPostgres }, async (t) => {
+  t.test(`a warm boot with unchanged declarations: no _SCHEMA write, as many reads with ${MANY} models as with 10`, async (t) => {
     t.equal(warmFew.untilIndexed.schemaWrites, 0, '10 models: no _SCHEMA write, until the indexes are applied')
     t.equal(warmMany.untilIndexed.schemaWrites, 0, `${MANY} models: no _SCHEMA write, until the indexes are applied`)
     t.equal(warmMany.boot.schemaReads, warmFew.boot.schemaReads, `${MANY} models: ${warmMany.boot.schemaReads} full _SCHEMA reads, as with 10`)
@@ -99,7 +104,7 @@ t.test('boots on one database: warm, changed, several at once', async (t) => {
     }
   })
 
-  t.test('only the changed classes are written', { skip: onPostgres }, async (t) => {
+  t.test('only the changed classes are written', async (t) => {
     t.ok(changed.boot.schemaWrites > 0, `the changes were written (${changed.boot.schemaWrites} _SCHEMA writes)`)
     t.ok(changed.boot.schemaWrites <= 6, `at most a few writes for two classes Parse changes (${changed.boot.schemaWrites})`)
     t.ok(changed.boot.schemaReads <= warmMany.boot.schemaReads + 8, `reloads for the changed classes only (${changed.boot.schemaReads})`)
@@ -116,12 +121,12 @@ t.test('boots on one database: warm, changed, several at once', async (t) => {
     t.same(storedClass(after, 'Gen0').fields.note, { type: 'String' }, 'the earlier change stays')
   })
 
-  t.test('the boot after them writes nothing', { skip: onPostgres }, async (t) => {
+  t.test('the boot after them writes nothing', async (t) => {
     t.equal(after.untilIndexed.schemaWrites, 0, 'no _SCHEMA write')
     t.equal(after.boot.schemaReads, warmFew.boot.schemaReads, 'as many full reads as a 10-model warm boot')
   })
 
-  t.test('a permission changed in the database behind the kit is put back at the next boot', { skip: onPostgres }, async (t) => {
+  t.test('a permission changed in the database behind the kit is put back at the next boot', { skip: withSql }, async (t) => {
     await sql!.query('UPDATE "_SCHEMA" SET schema = jsonb_set(schema, $1, $2::jsonb) WHERE "className" = $3', [['classLevelPermissions', 'find'], '{}', 'Gen7'])
     const repaired = await boot(uri, MANY, 3, true)
     t.same(storedClass(repaired, 'Gen7').classLevelPermissions?.find, { '*': true }, 'find is open again, as declared')

@@ -342,7 +342,7 @@ t.test('SchemaController: the name rules and the schema lock (model/*.ts)', asyn
   t.equal(isParseDefaultColumn('Note', 'title'), false, 'isParseDefaultColumn: a declared field is not Parse\'s')
 })
 
-t.test('Defined Schemas: the per-class write parse/unchanged-schema.ts skips when it changes nothing', async (t) => {
+t.test('Defined Schemas and the MongoDB index list refresh: the writes parse/unchanged-schema.ts skips when they change nothing', async (t) => {
   const migration = DefinedSchemas.prototype as unknown as Record<string, unknown>
   t.same(parameters(method(t, migration, 'updateSchemaToDB', 'unchanged-schema.ts wraps it')), ['schema'], 'updateSchemaToDB(schema)')
   t.same(parameters(method(t, migration, 'resetSchemaOps', 'unchanged-schema.ts calls it for a skipped write')), ['schema'], 'resetSchemaOps(schema)')
@@ -359,6 +359,10 @@ t.test('Defined Schemas: the per-class write parse/unchanged-schema.ts skips whe
     t.same(keys.sort(), [...READ_AS_EMPTY].sort(), `${adapter}: the permissions read back as {} when stored without them (emptyCLPS)`)
     t.match(parseSource(adapter), /\.\.\.emptyCLPS,\s*\.\.\.[\w.]+\b/, `${adapter}: stored permissions are read over emptyCLPS`)
   }
+  const mongo = parseSource('Adapters/Storage/Mongo/MongoStorageAdapter.js')
+  t.match(mongo, /updateSchemaWithIndexes\(\) \{\s*return this\.getAllClasses\(\)\.then\(classes => \{\s*const promises = classes\.map\(schema => \{\s*return this\.setIndexesFromMongo\(schema\.className\);/, 'MongoDB: updateSchemaWithIndexes reads every class through this.getAllClasses() and refreshes each with this.setIndexesFromMongo')
+  t.match(mongo, /return this\._schemaCollection\(\)\.then\(schemaCollection => schemaCollection\.updateSchema\(className, \{\s*\$set: \{\s*'_metadata\.indexes': indexes\s*\}\s*\}\)\);/, 'MongoDB: setIndexesFromMongo stores the list through this._schemaCollection().updateSchema(className, { $set: { _metadata.indexes } })')
+  t.match(parseSource('Controllers/DatabaseController.js'), /await this\.adapter\.updateSchemaWithIndexes\(\);/, 'DatabaseController#performInitialization calls updateSchemaWithIndexes')
 })
 
 t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts, live-query-pubsub.ts)', async (t) => {

@@ -34,3 +34,18 @@ export interface DefinedSchemasInstance {
 export interface DefinedSchemasModuleExports {
   DefinedSchemas: { prototype: DefinedSchemasInstance }
 }
+
+/** Parse's wrapper of the `_SCHEMA` collection on MongoDB (MongoSchemaCollection). */
+export interface MongoSchemaCollection {
+  updateSchema (name: string, update: Record<string, unknown>): Promise<unknown>
+}
+
+/** What Parse's MongoDB adapter does at startup that the kit makes skip its no-op writes. */
+export interface MongoIndexListRefresh {
+  /** Startup (DatabaseController#performInitialization): for every stored class, setIndexesFromMongo. */
+  updateSchemaWithIndexes (): Promise<unknown>
+  /** Reads the collection's indexes and stores them as the class's `_metadata.indexes`, through _schemaCollection().updateSchema. */
+  setIndexesFromMongo (className: string): Promise<unknown>
+  getAllClasses (): Promise<MigrationCloudSchema[]>
+  _schemaCollection (): Promise<MongoSchemaCollection>
+}

@@ -14,7 +14,11 @@
 // not count as a change either. Several instances booting at once still
 // converge: each compares with what it read, and one that read before another's
 // write sends the same write itself.
-import { DefinedSchemas, type MigrationCloudSchema, type MigrationSchemaOps } from './internals.js'
+//
+// On MongoDB, Parse's startup also stores every class's index list again
+// (updateSchemaWithIndexes: the collection's indexes into `_metadata.indexes`);
+// a list equal to the stored one is not written either.
+import { DefinedSchemas, MongoStorageAdapter, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.unchanged-schema')
 
@@ -35,6 +39,51 @@ export function skipUnchangedSchemaWrites (): void {
     }
     return updateSchemaToDB.call(this, schema)
   }
+  skipUnchangedIndexLists()
+}
+
+/**
+ * Parse's refresh runs on a view of the adapter (the adapter itself is
+ * unchanged) whose schema collection skips an index list equal to the one the
+ * refresh read at its start.
+ */
+function skipUnchangedIndexLists (): void {
+  const adapter = MongoStorageAdapter.prototype as unknown as MongoIndexListRefresh
+  const updateSchemaWithIndexes = adapter.updateSchemaWithIndexes
+  adapter.updateSchemaWithIndexes = function (this: MongoIndexListRefresh) {
+    const base = this
+    const stored = new Map<string, unknown>()
+    const view = Object.create(base) as MongoIndexListRefresh
+    view.getAllClasses = async () => {
+      const classes = await base.getAllClasses()
+      for (const schema of classes) stored.set(schema.className, schema.indexes ?? {})
+      return classes
+    }
+    view._schemaCollection = async () => {
+      const collection = await base._schemaCollection()
+      const skipping = Object.create(collection) as MongoSchemaCollection
+      skipping.updateSchema = (name, update) => {
+        const indexes = onlyIndexList(update)
+        if (indexes !== undefined && stored.has(name) && sameIndexes(indexes, stored.get(name) as Record<string, unknown>)) return Promise.resolve()
+        return collection.updateSchema(name, update)
+      }
+      return skipping
+    }
+    return updateSchemaWithIndexes.call(view)
+  }
+}
+
+/** The index list of an update that sets `_metadata.indexes` and nothing else. */
+function onlyIndexList (update: Record<string, unknown>): Record<string, unknown> | undefined {
+  const set = update.$set as Record<string, unknown> | undefined
+  if (Object.keys(update).length !== 1 || !set || Object.keys(set).length !== 1) return undefined
+  return set['_metadata.indexes'] as Record<string, unknown> | undefined
+}
+
+/** Same index names with the same keys, in the same key order (an index on (a, b) is not one on (b, a)). */
+function sameIndexes (a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const names = Object.keys(a)
+  return names.length === Object.keys(b).length && names.every((name) => name in b && JSON.stringify(a[name]) === JSON.stringify(b[name]))
 }
 
 /** Whether the migration's write of `schema` would leave `stored` as Parse reads it. */

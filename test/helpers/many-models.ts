@@ -35,30 +35,57 @@ export function declareManyModels (n: number, version = 1): Array<typeof BaseMod
 }
 
 export interface StatementCounts {
-  /** Every statement sent on Parse's pool. */
+  /** Every statement sent on Parse's pool (PostgreSQL), or every collection operation (MongoDB). */
   total: number
-  /** Full reads of the stored schema (`SELECT * FROM "_SCHEMA"`, what Parse's schema reload sends). */
+  /** Full reads of the stored schema: `SELECT * FROM "_SCHEMA"` (Parse's schema reload), a find on `_SCHEMA` with an empty filter. */
   schemaReads: number
-  /** `UPDATE`, `INSERT` and `DELETE` on `_SCHEMA`. */
+  /** Writes to `_SCHEMA`: UPDATE, INSERT, DELETE; insertOne, updateOne, updateMany, findOneAndUpdate, deleteOne, deleteMany. */
   schemaWrites: number
 }
 
-/** Counts what Parse's pool sends, at pg-promise's copy of node-postgres, until stop(). */
+const MONGO_READS = ['find', 'aggregate', 'countDocuments', 'estimatedDocumentCount', 'distinct', 'listIndexes']
+const MONGO_WRITES = ['insertOne', 'insertMany', 'updateOne', 'updateMany', 'findOneAndUpdate', 'replaceOne', 'deleteOne', 'deleteMany', 'createIndex', 'createIndexes', 'dropIndex']
+
+/**
+ * Counts what Parse sends to the database until stop(): statements at
+ * pg-promise's copy of node-postgres, collection operations at the MongoDB
+ * driver's Collection.
+ */
 export function countStatements (): { counts: StatementCounts, stop: () => void } {
-  const pg = createRequire(path.join(ROOT, 'node_modules/pg-promise/index.js'))('pg')
-  const proto = pg.Client.prototype
-  const original = proto.query
   const counts: StatementCounts = { total: 0, schemaReads: 0, schemaWrites: 0 }
-  proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
-    const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text
-    if (typeof text === 'string') {
-      counts.total++
-      if (/^\s*SELECT \* FROM "_SCHEMA"\s*$/i.test(text)) counts.schemaReads++
-      if (/^\s*(UPDATE|INSERT INTO|DELETE FROM) "_SCHEMA"/i.test(text)) counts.schemaWrites++
+  const restore: Array<() => void> = []
+  const wrap = (proto: Record<string, unknown>, name: string, see: (self: any, args: unknown[]) => void) => {
+    const original = proto[name] as ((...args: unknown[]) => unknown) | undefined
+    if (typeof original !== 'function') return
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      see(this, args)
+      return original.apply(this, args)
     }
-    return original.call(this, config, ...rest)
+    restore.push(() => { proto[name] = original })
   }
-  return { counts, stop: () => { proto.query = original } }
+  const pg = createRequire(path.join(ROOT, 'node_modules/pg-promise/index.js'))('pg')
+  wrap(pg.Client.prototype, 'query', (_client, [config]) => {
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text
+    if (typeof text !== 'string') return
+    counts.total++
+    if (/^\s*SELECT \* FROM "_SCHEMA"\s*$/i.test(text)) counts.schemaReads++
+    if (/^\s*(UPDATE|INSERT INTO|DELETE FROM) "_SCHEMA"/i.test(text)) counts.schemaWrites++
+  })
+  const mongodb = createRequire(path.join(ROOT, 'node_modules/parse-server/package.json'))('mongodb')
+  const isSchema = (collection: { collectionName?: string }) => collection.collectionName?.endsWith('_SCHEMA') === true
+  for (const name of MONGO_READS) {
+    wrap(mongodb.Collection.prototype, name, (collection, [filter]) => {
+      counts.total++
+      if (isSchema(collection) && name === 'find' && Object.keys(filter ?? {}).length === 0) counts.schemaReads++
+    })
+  }
+  for (const name of MONGO_WRITES) {
+    wrap(mongodb.Collection.prototype, name, (collection) => {
+      counts.total++
+      if (isSchema(collection) && !name.includes('Index')) counts.schemaWrites++
+    })
+  }
+  return { counts, stop: () => { for (const undo of restore.reverse()) undo() } }
 }
 
 /** What test/helpers/many-models-node.ts prints after this mark, as one JSON line. */
