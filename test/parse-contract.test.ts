@@ -86,7 +86,8 @@ t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/li
     ['Controllers/PushController.js', PushController, 'push without the adapters'],
     ['Push/PushQueue.js', PushQueue, 'push without the adapters'],
     ['Push/PushWorker.js', PushWorker, 'push without the adapters'],
-    ['ParseServer.js', ParseServerClass, 'the /batch route wrapped for its failures (parse/transactional-batch.ts)']
+    ['ParseServer.js', ParseServerClass, 'the /batch route wrapped for its failures (parse/transactional-batch.ts)'],
+    ['SchemaMigrations/DefinedSchemas.js', DefinedSchemas, 'writes that change nothing skipped at boot (parse/unchanged-schema.ts)']
   ]
   for (const [path, value, usedBy] of modules) t.ok(value, `parse-server/lib/${path} exports what ${usedBy} uses`)
   t.equal(typeof (SchemaCache as unknown as { default: { clear: unknown } }).default.clear, 'function', 'SchemaCache.default.clear() (host/parse-server.ts clears schemas between servers)')

@@ -4,7 +4,8 @@
 //      process, autocannon here, interleaved rounds, medians reported;
 //   2. CPU profiles of the same scenarios, one per scenario;
 //   3. scale: boot and OpenAPI time with 0/10/100/1000 generated functions
-//      (test/bench/scale.ts, one child process per boot).
+//      (test/bench/scale.ts, one child process per boot), and warm-boot CPU and
+//      statements with 10 and 200 generated models (test/bench/boot-models.ts).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
@@ -28,6 +29,7 @@ import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
 import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
+import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
 import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
@@ -470,6 +472,7 @@ async function main (): Promise<void> {
     await Promise.all([server.close(), nest?.close()])
   }
   const scale = settings.scale ? await measureScale() : undefined
+  const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
 
   const { scenarios, ratios } = summarise(all, samples)
@@ -500,8 +503,8 @@ async function main (): Promise<void> {
     durationSeconds: 0
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
-  const markdown = renderMarkdown(results) + rateLimitStoreMarkdown(rateLimitStore)
-  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, rateLimitStore }, null, 2) + '\n')
+  const markdown = renderMarkdown(results) + bootModelsMarkdown(bootModels) + rateLimitStoreMarkdown(rateLimitStore)
+  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, bootModels, rateLimitStore }, null, 2) + '\n')
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
   log(`done in ${results.durationSeconds} s: ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.md'))} and latest.json`)
@@ -509,14 +512,24 @@ async function main (): Promise<void> {
 
 /** Rewrites latest.md from latest.json (after a change to the report's layout). */
 function renderOnly (): void {
-  const results = JSON.parse(readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchResults & { rateLimitStore?: RateLimitStoreOutcome }
-  const markdown = renderMarkdown(results) + rateLimitStoreMarkdown(results.rateLimitStore)
+  const results = JSON.parse(readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchResults & { rateLimitStore?: RateLimitStoreOutcome, bootModels?: BootModelsResult }
+  const markdown = renderMarkdown(results) + bootModelsMarkdown(results.bootModels) + rateLimitStoreMarkdown(results.rateLimitStore)
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
 }
 
-/** Only the scale part (boot time, CPU and memory by number of functions): printed, latest.* left as they are. */
+/** Warm boot with many models (issue 46), a section of latest.md. */
+function bootModelsMarkdown (result: BootModelsResult | undefined): string {
+  if (!result) return ''
+  return '\n## Warm boot with many models\n\nEach boot in a fresh process on an embedded PostgreSQL that already holds the generated models ' +
+    '(three fields, an indexed field, a compound index and a class-level permission each); CPU of the Node.js process across register + ready, ' +
+    'statements counted at Parse\'s pool (test/bench/boot-models.ts).\n\n' + formatBootModels(result) + '\n'
+}
+
+/** Only the scale part (boot time, CPU and memory by number of functions; warm boot by number of models): printed, latest.* left as they are. */
 async function scaleOnly (): Promise<void> {
+  const bootModels = await measureBootModels([10, 200], settings.scaleRepeats, log)
+  process.stdout.write(bootModelsMarkdown(bootModels) + '\n')
   const scale = await measureScale()
   const base = scale.sizes[0]
   const cpu = (functions: number) => round(median(scale.samples.filter((sample) => sample.functions === functions).map((sample) => sample.bootCpuMs ?? NaN)))
