@@ -9,7 +9,8 @@
 //
 // `npx tsx test/bench/boot-models.ts [sizes=10,200] [repeats=3]` prints a table,
 // the warm-boot CPU ratio of the largest size to the smallest, and the targets
-// (≤ 2×; no `_SCHEMA` write on a warm boot).
+// (≤ 2×; no `_SCHEMA` write on a warm boot). `npm run bench` runs it with the
+// scale part (10 and 200 models) and adds the table to latest.md.
 import path from 'node:path'
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
