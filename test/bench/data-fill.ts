@@ -147,3 +147,37 @@ export async function explain (url: string, sql: string): Promise<string> {
     return rows.map((row) => row['QUERY PLAN']).join('\n')
   })
 }
+
+/** The session token of role member k (the LiveQuery fan-out's subscribers; apart from the filled rows' tokens). */
+export const memberToken = (k: number) => `r:${createHash('md5').update(`fpk-bench-member-${k}`).digest('hex')}`
+
+/**
+ * `count` users holding `role`, each with one session, in Parse's row format:
+ * a `_User` row as sign-up writes it (the password hash of `hashFrom`, a user
+ * made through the API; public read, own write), its `_Join:users:_Role` row,
+ * and a `_Session` row as login writes it. Their tokens (memberToken(0…))
+ * sit among the filled sessions. Returns the tokens.
+ */
+export async function fillRoleMembers (url: string, role: string, count: number, hashFrom: string): Promise<string[]> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ role: string, hash: string }>(
+      'SELECT r."objectId" AS role, u._hashed_password AS hash FROM "_Role" r, "_User" u WHERE r.name = $1 AND u."objectId" = $2', [role, hashFrom])
+    if (!rows[0]) throw new Error(`role ${role} or user ${hashFrom} not found`)
+    const run = Date.now().toString(36)
+    await client.query('BEGIN')
+    await client.query(`
+      INSERT INTO "_User" ("objectId", "createdAt", "updatedAt", username, _hashed_password, _rperm, _wperm)
+      SELECT ${ID_SQL('m', 'k')}, now(), now(), 'member-' || $3 || '-' || k, $2, ARRAY['*', ${ID_SQL('m', 'k')}], ARRAY[${ID_SQL('m', 'k')}]
+      FROM generate_series(0, $1::bigint - 1) AS k`, [count, rows[0].hash, run])
+    await client.query(`
+      INSERT INTO "_Join:users:_Role" ("relatedId", "owningId")
+      SELECT ${ID_SQL('m', 'k')}, $2 FROM generate_series(0, $1::bigint - 1) AS k`, [count, rows[0].role])
+    await client.query(`
+      INSERT INTO "_Session" ("objectId", "createdAt", "updatedAt", "user", "sessionToken", "expiresAt", "createdWith")
+      SELECT ${ID_SQL('t', 'k')}, now(), now(), ${ID_SQL('m', 'k')}, 'r:' || md5('fpk-bench-member-' || k), now() + interval '1 year',
+             '{"action": "login", "authProvider": "password", "bench": "member"}'::jsonb
+      FROM generate_series(0, $1::bigint - 1) AS k`, [count])
+    await client.query('COMMIT')
+    return Array.from({ length: count }, (_, k) => memberToken(k))
+  })
+}

@@ -4,6 +4,7 @@
 // 46's targets.
 import type { FillTiming } from './data-fill.js'
 import type { IndexBuildResult } from './index-build.js'
+import type { FanOutPoint } from './live-query-fanout.js'
 
 /** reqPerSec is null for a run of a fixed number of requests (the first calls of new tokens). */
 export interface DataSizeSample { p50Ms: number, p99Ms: number, reqPerSec: number | null, requests: number, non2xx: number, errors: number }
@@ -37,6 +38,8 @@ export interface DataSizeResult {
   explains?: Array<{ key: string, request: string, statement: string, plan: string }>
   /** Writes during an index build on the largest table, when measured. */
   indexBuild?: IndexBuildResult
+  /** A Note event's delivery to LiveQuery subscribers of the role, by size (live-query-fanout.ts); `missing` says why there is none. */
+  liveQuery?: { subscribers: number, repetitions: number, spacingMs: number, bySize: Record<string, FanOutPoint | undefined>, missing?: string }
   durationSeconds: number
 }
 
@@ -66,7 +69,22 @@ export function dataSizeMarkdown (result: DataSizeResult | undefined): string {
     const bad = Object.values(scenario.bySize).reduce((sum, point) => sum + (point ? point.non2xx + point.errors : 0), 0)
     push(`| ${cell(scenario.title)} | ${scenario.caller} | ${sizes.map((size) => fmt(at(size)?.p50Ms, 1)).join(' | ')} | ${sizes.map((size) => fmt(at(size)?.reqPerSec)).join(' | ')} | ${growth === null ? 'n/a' : `${fmt(growth, 2)}×`} | ${bad} |`)
   }
+  const live = result.liveQuery
+  if (live) {
+    // Not a request rate: the ms from the save to the first and to the last subscriber's event, medians of the saves.
+    const missed = Object.values(live.bySize).reduce((sum, point) => sum + (point?.missed ?? 0), 0)
+    for (const which of ['firstMs', 'lastMs'] as const) {
+      const at = (size: number) => live.bySize[String(size)]?.[which]
+      const growth = at(large) && at(small) ? at(large)! / at(small)! : null
+      push(`| LiveQuery \`create\` event (role ACL), ms to the ${which === 'firstMs' ? 'first' : 'last'} of ${live.subscribers} subscribers | a session each (role Editor) | ${sizes.map((size) => fmt(at(size), 1)).join(' | ')} | ${sizes.map(() => '–').join(' | ')} | ${growth === null ? 'n/a' : `${fmt(growth, 2)}×`} | ${missed} missed |`)
+    }
+  }
   push('')
+  if (live?.missing) push(`LiveQuery fan-out n/a: ${live.missing}.`, '')
+  else if (live) {
+    push(`LiveQuery fan-out: ${live.subscribers} WebSocket clients, each with the session of its own user of the role Editor (their \`_Session\` rows among the filled ones), subscribe to \`Note\`; ` +
+      `a note readable by \`role:Editor\` alone is saved through the API ${live.repetitions} times at each size, ${fmt(live.spacingMs / 1000, 1)} s apart (past LiveQuery's 5 s auth cache, so each event resolves every subscriber's session and roles again); medians of the saves.`, '')
+  }
   const missing = result.scenarios.flatMap((scenario) => Object.entries(scenario.missing ?? {}).map(([size, why]) => `${scenario.title} at ${rows(Number(size))}: ${why}`))
   if (missing.length > 0) push(`n/a: ${missing.join('; ')}.`, '')
   push('| target (issue 46) | measured | met |', '|---|---:|---|')

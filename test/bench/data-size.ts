@@ -7,13 +7,17 @@
 // the first declared call of session tokens never used before, and the
 // peer's list with the same page and count contract. At the largest size it
 // also EXPLAINs the reads those requests sent and times writes during an
-// index build (index-build.ts). Growth (largest ÷ smallest size) and kit ÷
+// index build (index-build.ts). With LiveQuery on (the bench server's
+// BENCH_LIVE_QUERY=1, which --data-size-only sets), each size also times a
+// Note event's delivery to 100 subscribers of the role (live-query-fanout.ts).
+// Growth (largest ÷ smallest size) and kit ÷
 // NestJS are judged against the issue's targets (data-size-report.ts).
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
-import { explain, fillNestTables, fillParseTables, publicNoteId, removeWrites, sessionToken, type FillUsers } from './data-fill.js'
+import { explain, fillNestTables, fillParseTables, fillRoleMembers, publicNoteId, removeWrites, sessionToken, type FillUsers } from './data-fill.js'
+import { FANOUT_SPACING_MS, FANOUT_TITLE, measureFanOut, type FanOutPoint } from './live-query-fanout.js'
 import { measureIndexBuild, type IndexBuildResult } from './index-build.js'
 import type { DataSizePoint, DataSizeResult, DataSizeSample, DataSizeScenarioResult, DataSizeTarget } from './data-size-report.js'
 import { APP_ID, MASTER_KEY, MOUNT, WRITE_TITLE, median, round, type ServerReady } from './shared.js'
@@ -30,9 +34,12 @@ export interface DataSizeSettings {
   cursorDepth: number
   /** Writes every 50 ms during an index build on the largest table (index-build.ts). */
   indexBuild: boolean
+  /** LiveQuery subscribers of the fan-out (0: none), and the saves timed at each size. */
+  fanOutSubscribers: number
+  fanOutRepetitions: number
 }
 
-/** Settings from the environment: BENCH_DATA_SIZES (1000,1000000), BENCH_DATA_SECONDS, BENCH_DATA_ROUNDS, BENCH_DATA_CONNECTIONS (10), BENCH_DATA_FRESH_TOKENS, BENCH_DATA_CURSOR_DEPTH, BENCH_DATA_INDEX_BUILD=0 (skip it). */
+/** Settings from the environment: BENCH_DATA_SIZES (1000,1000000), BENCH_DATA_SECONDS, BENCH_DATA_ROUNDS, BENCH_DATA_CONNECTIONS (10), BENCH_DATA_FRESH_TOKENS, BENCH_DATA_CURSOR_DEPTH, BENCH_DATA_INDEX_BUILD=0 (skip it), BENCH_DATA_FANOUT_SUBSCRIBERS (100; 0 skips the LiveQuery fan-out), BENCH_DATA_FANOUT_REPEATS (3). */
 export function dataSizeSettings (quick: boolean): DataSizeSettings {
   const env = process.env
   const sizes = [...new Set((env.BENCH_DATA_SIZES ?? '1000,1000000').split(',').map(Number))].sort((a, b) => a - b)
@@ -47,7 +54,9 @@ export function dataSizeSettings (quick: boolean): DataSizeSettings {
     warmupSeconds: quick ? 1 : 2,
     freshTokensPerRound: Number(env.BENCH_DATA_FRESH_TOKENS ?? (quick ? 50 : 150)),
     cursorDepth: Number(env.BENCH_DATA_CURSOR_DEPTH ?? 10_000),
-    indexBuild: env.BENCH_DATA_INDEX_BUILD !== '0'
+    indexBuild: env.BENCH_DATA_INDEX_BUILD !== '0',
+    fanOutSubscribers: Number(env.BENCH_DATA_FANOUT_SUBSCRIBERS ?? 100),
+    fanOutRepetitions: Math.max(1, Number(env.BENCH_DATA_FANOUT_REPEATS ?? 3))
   }
 }
 
@@ -175,6 +184,12 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
   if (!kit.databaseUrl || (nest && !nest.databaseUrl)) throw new Error('data size: a server did not say where its database is (ServerReady.databaseUrl)')
   const origins = { kit: kit.origin, nest: nest?.origin ?? '' }
   const users = await createUsers(kit)
+  // The fan-out's subscribers: users of the role, their sessions among the filled ones.
+  const fanOutMissing = settings.fanOutSubscribers <= 0
+    ? 'not asked for (BENCH_DATA_FANOUT_SUBSCRIBERS=0)'
+    : kit.liveQueryUrl ? undefined : 'the bench server ran without LiveQuery, as the full run\'s does (BENCH_LIVE_QUERY=1 or --data-size-only)'
+  const members = fanOutMissing ? [] : await fillRoleMembers(kit.databaseUrl, EDITOR, settings.fanOutSubscribers, users.ids[0])
+  const fanOut: Record<string, FanOutPoint> = {}
   // The first-call scenario's supply: tokens FRESH_FROM… of the smallest size, never handed out twice.
   const supply = settings.sizes[0] - FRESH_FROM - 1 - FRESH_WARMUP
   const freshPerRound = Math.max(1, Math.min(settings.freshTokensPerRound, Math.floor(supply / settings.rounds)))
@@ -250,6 +265,11 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
       }
     }
 
+    if (!fanOutMissing) {
+      fanOut[String(size)] = await measureFanOut(kit.origin, kit.liveQueryUrl!, members, EDITOR, settings.fanOutRepetitions, (line) => log(`data size ${size}: ${line}`))
+      await removeWrites(kit.databaseUrl, '"Note"', FANOUT_TITLE)
+    }
+
     if (captureSql && size === settings.sizes[settings.sizes.length - 1]) {
       // The last run's requests may still be answering after autocannon stopped: their SQL is not this request's.
       await sleep(3000)
@@ -292,9 +312,11 @@ export async function measureDataSize (kit: ServerReady, nest: ServerReady | und
     fills,
     scenarios,
     ...(indexBuild ? { indexBuild } : {}),
+    liveQuery: { subscribers: settings.fanOutSubscribers, repetitions: settings.fanOutRepetitions, spacingMs: FANOUT_SPACING_MS, bySize: fanOut, ...(fanOutMissing ? { missing: fanOutMissing } : {}) },
     explains,
     targets: [
       ...targetsOf(scenarios, settings.sizes, settings.cursorDepth),
+      fanOutTarget(fanOut, settings.sizes, settings.fanOutSubscribers),
       ...(indexBuild ? [{ what: `writes every ${indexBuild.intervalMs} ms during an index build on the ${indexBuild.rows.toLocaleString('en-US')}-row Note table (the kit's statement), p99`, measured: indexBuild.concurrently.p99Ms, limit: 200, atMost: true, unit: 'ms' as const }] : [])
     ],
     durationSeconds: round((performance.now() - began) / 1000)
@@ -339,4 +361,16 @@ function targetsOf (scenarios: DataSizeScenarioResult[], sizes: number[], depth:
     { what: `listNotes ÷ NestJS, req/s at ${label(large)}, anonymous`, measured: paired('list', 'nestList', (sample) => sample.reqPerSec ?? NaN), limit: 1, atMost: false },
     { what: `listNotes ÷ NestJS, req/s at ${label(large)}, with a session`, measured: paired('listSession', 'nestListSession', (sample) => sample.reqPerSec ?? NaN), limit: 1, atMost: false, note: 'the peer has no roles: a caller reads the public notes and their own' }
   ]
+}
+
+/** The LiveQuery target: the last subscriber's event at the largest size ÷ at the smallest. */
+function fanOutTarget (fanOut: Record<string, FanOutPoint>, sizes: number[], subscribers: number): DataSizeTarget {
+  const [a, b] = [fanOut[String(sizes[0])], fanOut[String(sizes[sizes.length - 1])]]
+  const label = (size: number) => size >= 1e6 ? `${size / 1e6}M` : `${size / 1e3}k`
+  return {
+    what: `a LiveQuery event (role ACL) reaching ${subscribers} session subscribers, the last one: ${label(sizes[sizes.length - 1])} ÷ ${label(sizes[0])} sessions`,
+    measured: a && b && a.lastMs > 0 ? round(b.lastMs / a.lastMs, 2) : null,
+    limit: 2,
+    atMost: true
+  }
 }

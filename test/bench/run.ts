@@ -543,6 +543,8 @@ const captureSqlOf = (server: ServerProcess) => (path: string, headers: Record<s
 
 /** Only the data-size scenario: printed and written to results/data-size.json, latest.* left as they are. */
 async function dataSizeOnly (): Promise<void> {
+  // The LiveQuery fan-out needs LiveQuery on Note; no ordinary scenario shares this server.
+  process.env.BENCH_LIVE_QUERY ??= '1'
   const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
   const nestEntry = settings.nest ? buildNestPeer(log) : undefined
   const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined

@@ -23,6 +23,8 @@ const masterHeaders = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': 
 const dir = tempDir('fpk-bench-')
 const port = await freePort()
 const origin = `http://127.0.0.1:${port}`
+// LiveQuery on Note only when asked (the data-size scenario's fan-out): off, no save pays for publishing it.
+const liveQuery = process.env.BENCH_LIVE_QUERY === '1'
 
 const started = performance.now()
 const app = await buildExampleApp({
@@ -40,6 +42,8 @@ const app = await buildExampleApp({
     // Scenario 6s: Parse's own create route with the caller's session token (closed by default);
     // the data-size scenario's /users/me.
     allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }, { path: '/users/me', methods: ['GET'] }],
+    // The fan-out's subscribers all come from this machine's address.
+    ...(liveQuery ? { liveQuery: { classNames: ['Note'], maxConnectionsPerAddress: 1000 } } : {}),
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
       cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
@@ -127,7 +131,8 @@ const ready: ServerReady = {
   memory: memorySample(),
   requestsPerListNotes: await requestsPerListNotes(),
   baselineSql,
-  databaseUrl: databaseUrl()
+  databaseUrl: databaseUrl(),
+  ...(liveQuery ? { liveQueryUrl: `${origin.replace(/^http/, 'ws')}${MOUNT}` } : {})
 }
 
 /** Every statement one request sends on Parse's pool (the data-size scenario EXPLAINs them on its filled tables). */

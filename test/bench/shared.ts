@@ -54,6 +54,8 @@ export interface ServerReady {
   baselineSql: { find: string, count: string }
   /** The server's database (postgres://…), where the data-size scenario fills its tables (test/bench/data-size.ts). */
   databaseUrl?: string
+  /** Where LiveQuery listens (ws://…), when the server runs it on Note (BENCH_LIVE_QUERY=1; the data-size scenario's fan-out). */
+  liveQueryUrl?: string
 }
 
 /** One scale measurement (test/bench/scale.ts), printed on a line starting with SCALE_RESULT_MARK. */
