@@ -7,17 +7,14 @@
 // deploy starts one; what it sends is counted at the database driver (statements
 // on PostgreSQL, collection operations on MongoDB).
 import t, { type Test } from 'tap'
-import { fork } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { lane, tempDir } from './helpers/kit.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
-import { MANY_MODELS_MARK, type ManyModelsBoot } from './helpers/many-models.js'
+import { forkManyModelsBoot, type ManyModelsBoot } from './helpers/many-models.js'
 
-const NODE_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'many-models-node.ts')
 const withSql = lane.kind === 'postgres' ? false : 'changes _SCHEMA with SQL'
 const MANY = 200
 
@@ -37,19 +34,7 @@ async function sharedDatabase (t: Test): Promise<{ uri: string, sql?: pg.Client 
 }
 
 function boot (uri: string, models: number, version: number, report = false): Promise<ManyModelsBoot> {
-  return new Promise((resolve, reject) => {
-    const child = fork(NODE_SCRIPT, [String(models), String(version), ...(report ? ['report'] : [])], {
-      env: { ...process.env, DATABASE_URI: uri, KIT_DATA_DIR: '' }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc']
-    })
-    let output = ''
-    child.stdout!.on('data', (chunk) => { output += chunk })
-    child.stderr!.on('data', (chunk) => { output += chunk })
-    child.on('exit', (code, signal) => {
-      const line = output.split('\n').find((text) => text.startsWith(MANY_MODELS_MARK))
-      if (code === 0 && line) resolve(JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
-      else reject(new Error(`boot with ${models} models (version ${version}) failed (${signal ?? code}):\n${output.slice(-3000)}`))
-    })
-  })
+  return forkManyModelsBoot([String(models), String(version), ...(report ? ['report'] : [])], { DATABASE_URI: uri, KIT_DATA_DIR: '' }, `boot with ${models} models (version ${version})`)
 }
 
 const describe = (b: ManyModelsBoot) => `${b.models} models: ${b.boot.total} statements, ${b.boot.schemaReads} full _SCHEMA reads, ${b.boot.schemaWrites} _SCHEMA writes ` +

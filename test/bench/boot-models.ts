@@ -12,30 +12,16 @@
 // (≤ 2×; no `_SCHEMA` write on a warm boot). `npm run bench` runs it with the
 // scale part (10 and 200 models) and adds the table to latest.md.
 import path from 'node:path'
-import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { tempDir } from '../helpers/kit.js'
-import { MANY_MODELS_MARK, type ManyModelsBoot } from '../helpers/many-models.js'
-import { ROOT } from './shared.js'
+import { forkManyModelsBoot, type ManyModelsBoot } from '../helpers/many-models.js'
 
-const NODE_SCRIPT = path.join(ROOT, 'test', 'helpers', 'many-models-node.ts')
 /** Issue 46: warm boot CPU at the largest size at most this many times the smallest's. */
 export const BOOT_CPU_RATIO_TARGET = 2
 
 function bootChild (models: number, dataDir: string): Promise<ManyModelsBoot> {
-  return new Promise((resolve, reject) => {
-    // An embedded PostgreSQL in dataDir, whatever DATABASE_URI the shell has.
-    const env: NodeJS.ProcessEnv = { ...process.env, KIT_DATA_DIR: dataDir, DATABASE_URI: '' }
-    const child = fork(NODE_SCRIPT, [String(models), '1'], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-    let output = ''
-    child.stdout!.on('data', (chunk) => { output += chunk })
-    child.stderr!.on('data', (chunk) => { output += chunk })
-    child.on('exit', (code, signal) => {
-      const line = output.split('\n').find((text) => text.startsWith(MANY_MODELS_MARK))
-      if (code === 0 && line) resolve(JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
-      else reject(new Error(`boot with ${models} models failed (${signal ?? code}):\n${output.slice(-3000)}`))
-    })
-  })
+  // An embedded PostgreSQL in dataDir, whatever DATABASE_URI the shell has.
+  return forkManyModelsBoot([String(models), '1'], { KIT_DATA_DIR: dataDir, DATABASE_URI: '' }, `boot with ${models} models`)
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

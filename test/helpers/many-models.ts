@@ -1,6 +1,7 @@
 // Generated models for boot-cost tests and the bench: N classes declared as a
 // model file would, and a count of the statements Parse's pool sends.
 import path from 'node:path'
+import { fork } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { BaseModel, ParseClass, ParseField } from '../../lib/index.js'
@@ -103,4 +104,22 @@ export interface ManyModelsBoot {
   /** Sent from register until the declared indexes were applied after listen. */
   untilIndexed: StatementCounts
   stored?: Array<{ className: string, fields: Record<string, { type: string }>, classLevelPermissions?: Record<string, unknown> }>
+}
+
+/**
+ * One boot in a process of its own (many-models-node.ts with `args`), as a
+ * deploy starts one; answers what it printed after MANY_MODELS_MARK.
+ */
+export function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv, label: string): Promise<ManyModelsBoot> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(ROOT, 'test', 'helpers', 'many-models-node.ts'), args, { cwd: ROOT, env: { ...process.env, ...env }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    let output = ''
+    child.stdout!.on('data', (chunk) => { output += chunk })
+    child.stderr!.on('data', (chunk) => { output += chunk })
+    child.on('exit', (code, signal) => {
+      const line = output.split('\n').find((text) => text.startsWith(MANY_MODELS_MARK))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
+      else reject(new Error(`${label} failed (${signal ?? code}):\n${output.slice(-3000)}`))
+    })
+  })
 }
