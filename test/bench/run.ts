@@ -444,7 +444,6 @@ async function main (): Promise<void> {
   let memoryAfterLoad: MemorySample
   let memoryAfterLoadLive: MemorySample
   let all: Scenario[]
-  let dataSize: DataSizeResult | undefined
   try {
     ready = await server.ready
     log(`server up at ${ready.origin} in ${ready.bootMs.toFixed(0)} ms, rss ${ready.memory.rssMB} MB; listNotes made ${ready.requestsPerListNotes} HTTP request(s)`)
@@ -466,11 +465,10 @@ async function main (): Promise<void> {
       log(`NestJS peer after the load: rss ${nestMemoryAfterLoad.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
     }
     if (settings.profile) profiles = await profileScenarios(sides, all)
-    // Last on these servers: it replaces the seeded Note table by the filled one.
-    if (settings.dataSize) dataSize = await measureDataSize(ready, nestReady, settings.dataSize, log, captureSqlOf(server))
   } finally {
     await Promise.all([server.close(), nest?.close()])
   }
+  const dataSize = settings.dataSize ? await measureDataSizeApart(settings.dataSize) : undefined
   const scale = settings.scale ? await measureScale() : undefined
   const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
@@ -541,21 +539,29 @@ async function scaleOnly (): Promise<void> {
 
 const captureSqlOf = (server: ServerProcess) => (path: string, headers: Record<string, string>) => server.send<string[]>({ cmd: 'capture-sql', path, headers })
 
-/** Only the data-size scenario: printed and written to results/data-size.json, latest.* left as they are. */
-async function dataSizeOnly (): Promise<void> {
-  // The LiveQuery fan-out needs LiveQuery on Note; no ordinary scenario shares this server.
-  process.env.BENCH_LIVE_QUERY ??= '1'
-  const server = new ServerProcess(path.join(RESULTS_DIR, 'server.log'))
+/**
+ * The data-size scenario on servers of its own (fresh ones, LiveQuery on Note for the fan-out),
+ * so that filling their tables and the LiveQuery publish cost touch no other scenario.
+ */
+async function measureDataSizeApart (dataSettings: NonNullable<typeof settings.dataSize>): Promise<DataSizeResult> {
+  const liveQuery = process.env.BENCH_LIVE_QUERY
+  process.env.BENCH_LIVE_QUERY ??= '1' // read by the server process when it is forked
+  const server = new ServerProcess(path.join(RESULTS_DIR, 'data-size-server.log'))
+  if (liveQuery === undefined) delete process.env.BENCH_LIVE_QUERY
   const nestEntry = settings.nest ? buildNestPeer(log) : undefined
-  const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
+  const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'data-size-nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
   try {
-    const ready = await server.ready
-    const result = await measureDataSize(ready, nest ? await nest.ready : undefined, dataSizeSettings(quick), log, captureSqlOf(server))
-    writeFileSync(path.join(RESULTS_DIR, 'data-size.json'), JSON.stringify(result, null, 2) + '\n')
-    process.stdout.write(dataSizeMarkdown(result))
+    return await measureDataSize(await server.ready, nest ? await nest.ready : undefined, dataSettings, log, captureSqlOf(server))
   } finally {
     await Promise.all([server.close(), nest?.close()])
   }
+}
+
+/** Only the data-size scenario: printed and written to results/data-size.json, latest.* left as they are. */
+async function dataSizeOnly (): Promise<void> {
+  const result = await measureDataSizeApart(dataSizeSettings(quick))
+  writeFileSync(path.join(RESULTS_DIR, 'data-size.json'), JSON.stringify(result, null, 2) + '\n')
+  process.stdout.write(dataSizeMarkdown(result))
 }
 
 const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : args.has('--data-size-only') ? dataSizeOnly() : main()
