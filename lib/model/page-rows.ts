@@ -79,11 +79,19 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
     limit: limit + 1 // one more row says whether a next page exists
   })
   const counting = options.count !== undefined && options.count !== false && options.count !== 'none'
-  const [found, counted] = await Promise.all([
-    limit === 0 ? Promise.resolve({ results: [] as Row[] }) : queryRows<Row>(pageQuery, request),
-    // true is 'exact' here: a page always says what its count is.
-    counting ? queryRows(Parse.Query.fromJSON(query.className, { ...rest, where }).limit(0), request, { count: options.count === true ? 'exact' : options.count }) : Promise.resolve(undefined)
-  ])
+  // true is 'exact' here: a page always says what its count is.
+  const countMode = options.count === true ? 'exact' : options.count as Exclude<CountMode, 'none'>
+  let found: QueryRowsResult<Row>
+  let counted: QueryRowsResult<unknown> | undefined
+  if (counting && !after && limit > 0) {
+    // The first page's rows and the count share their conditions: one read answers both (side by side).
+    found = counted = await queryRows<Row>(pageQuery, request, { count: countMode })
+  } else {
+    [found, counted] = await Promise.all([
+      limit === 0 ? Promise.resolve({ results: [] as Row[] }) : queryRows<Row>(pageQuery, request),
+      counting ? queryRows(Parse.Query.fromJSON(query.className, { ...rest, where }).limit(0), request, { count: countMode }) : Promise.resolve(undefined)
+    ])
+  }
   const results = found.results.slice(0, limit)
   const last = results.at(-1) as Record<string, unknown> | undefined
   const next = found.results.length > limit && last ? encodeCursor(positionOf(last, sortBy), binding) : null
