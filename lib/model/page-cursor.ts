@@ -52,10 +52,16 @@ export function decodeCursor (token: string, binding: string): CursorPosition | 
 }
 
 function mac (payload: string, binding: string): Buffer {
+  return createHmac('sha256', cursorKey()).update(`${binding}\n${payload}`).digest().subarray(0, MAC_BYTES)
+}
+
+/** The signing key, derived from the master key once per master key (not per page). */
+let derived: { masterKey: string, key: Buffer } | undefined
+function cursorKey (): Buffer {
   const masterKey = getKitConfig().masterKey
   if (!masterKey) throw new Error('pageRows: no master key is configured, and cursors are signed with a key derived from it')
-  const key = createHmac('sha256', masterKey).update('fastify-parse-kit page cursor').digest()
-  return createHmac('sha256', key).update(`${binding}\n${payload}`).digest().subarray(0, MAC_BYTES)
+  if (derived?.masterKey !== masterKey) derived = { masterKey, key: createHmac('sha256', masterKey).update('fastify-parse-kit page cursor').digest() }
+  return derived.key
 }
 
 /** JSON with object keys in order, so equal conditions hash alike however they were built. */

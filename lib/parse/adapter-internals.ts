@@ -64,9 +64,13 @@ export function takeSchemaStreamSlot (adapter: object, slot: { get (): SchemaCha
   return current
 }
 
-/** What a capturing client throws once it has the statement: the adapter's call ends there. */
-class Captured extends Error {
-  constructor (readonly sql: string) { super('statement captured, not sent') }
+/**
+ * What a capturing client throws once it has the statement: the adapter's call
+ * ends there. Not an Error: it is caught at once, and a stack trace per list
+ * request would cost more than building the statement.
+ */
+class Captured {
+  constructor (readonly sql: string) {}
 }
 
 /**
