@@ -28,7 +28,8 @@ export interface SnippetError {
   message: string
 }
 
-export function compileSnippets (snippets: Snippet[]): SnippetError[] {
+/** `overrides`: compiler options over the kit's own (a browser page's snippets compile as a bundler sees them). */
+export function compileSnippets (snippets: Snippet[], overrides: ts.CompilerOptions = {}): SnippetError[] {
   const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile)
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root)
   Object.assign(options, {
@@ -38,7 +39,8 @@ export function compileSnippets (snippets: Snippet[]): SnippetError[] {
     paths: {
       'fastify-parse-kit': [path.join(root, 'lib/index.ts')],
       'fastify-parse-kit/plugin': [path.join(root, 'plugin.ts')]
-    }
+    },
+    ...overrides
   })
   const virtual = new Map<string, { snippet: Snippet, text: string }>()
   snippets.forEach((snippet, index) => {
