@@ -1,7 +1,8 @@
 // Boots the real plugin (real Parse Server, real database) for a test file.
 //
 // The database lane is chosen by KIT_TEST_DATABASE:
-//   unset / postgres  each kit starts its own embedded PostgreSQL in a temp dir
+//   unset / postgres  each kit starts its own embedded PostgreSQL in a temp dir,
+//                     a copy of one cluster initialised once per machine (pg-template.ts)
 //   mongo             each kit gets its own MongoDB database (test/helpers/mongo.ts):
 //                     on the replica set named by MONGODB_URI, else on the wire stand-in
 // and reaches it the way an application does, through DATABASE_URI.
@@ -13,6 +14,7 @@ import type { Test } from 'tap'
 import { kitPlugin, type KitOptions } from '../../plugin.js'
 import { resetKitConfig } from '../../lib/config.js'
 import { NEEDS_REAL_MONGO, mongoReplicaSet } from './mongo.js'
+import { copyTemplateCluster } from './pg-template.js'
 
 export type LaneKind = 'postgres' | 'mongo'
 
@@ -87,6 +89,8 @@ export async function startKit (
   const databaseURI = mongo?.uri
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // The embedded lane starts from a copy of one initialised cluster (initdb once per machine, not per kit).
+  if (!mongo && options.dataDir === undefined && options.databaseURI === undefined) await copyTemplateCluster(path.join(dir, 'postgres'))
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
   // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
   const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000, ...server })
