@@ -158,6 +158,29 @@ t.test('LiveQuery socket bounds', async (t) => {
     client.ws.close()
   })
 
+  t.test('update frames for subscriptions the socket does not hold are refused, however many', async (t) => {
+    const client = await connected(url)
+    sockets.push(client.ws)
+    subscribe(client, 1, 'Ping')
+    await client.next((message) => message.op === 'subscribed' && message.requestId === 1)
+    const query = { className: 'Ping', where: {} }
+    for (let id = 1000; id < 6000; id++) client.ws.send(JSON.stringify({ op: 'update', requestId: id, query }))
+    await client.next((message) => message.op === 'error' && message.requestId === 5999)
+    const refused = client.messages.filter((message) => message.op === 'error' && message.requestId >= 1000)
+    t.equal(refused.length, 5000, 'each is refused')
+    t.match(refused[0].error, /Cannot find subscription with requestId 1000/)
+    t.notOk(client.messages.some((message) => message.op === 'subscribed' && message.requestId >= 1000), 'none became a subscription')
+    // The limit (3) still leaves two places: the 5,000 updates took none of them.
+    subscribe(client, 2, 'Ping')
+    subscribe(client, 3, 'Ping')
+    await client.next((message) => message.op === 'subscribed' && message.requestId === 3)
+    t.ok(client.messages.some((message) => message.op === 'subscribed' && message.requestId === 2), 'the places left are intact')
+    client.ws.send(JSON.stringify({ op: 'update', requestId: 1, query: { className: 'Ping', where: { text: 'x' } } }))
+    await client.next((message) => message.op === 'subscribed' && message.requestId === 1 && client.messages.filter((m) => m.op === 'subscribed' && m.requestId === 1).length === 2)
+    t.pass('an update of a held subscription still works')
+    client.ws.close()
+  })
+
   t.test('sockets per address are limited', async (t) => {
     const clients = await Promise.all(Array.from({ length: 6 }, () => open(url)))
     sockets.push(...clients.map((client) => client.ws))

@@ -2,19 +2,23 @@
 // bounds HTTP requests have. Parse's default takes upgrades on every path and
 // reads frames up to ws's 100 MiB before anything is checked; this one:
 // - takes upgrades only on the mount path (where the SDKs connect), and
-//   leaves other paths to other upgrade listeners or refuses them (404);
+//   leaves other paths to other upgrade listeners or refuses them (404,
+//   naming the right URL: live-query-wrong-path.ts);
 // - refuses a frame larger than `maxPayload` (the body limit) while reading
 //   its header, before buffering it (close code 1009);
 // - closes a socket that has not connected (a `connect` Parse accepted)
 //   within `connectTimeoutMs`;
 // - counts sockets per address (429 over the limit) and subscriptions per
-//   socket, and refuses a subscription to a class not in liveQuery.classNames,
-//   naming the option, instead of Parse's silent "subscribed".
+//   socket (an `update` of a subscription the socket does not hold is refused:
+//   Parse would make it a new one), and refuses a subscription to a class not
+//   in liveQuery.classNames, naming the option, instead of Parse's silent
+//   "subscribed".
 import type { IncomingMessage, Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import Parse from 'parse/node'
 import { gateLiveQueryMessages } from '../parse/live-query-messages.js'
+import { wrongPathRefusals, type WrongPathRefusals } from './live-query-wrong-path.js'
 
 export interface LiveQueryLimits {
   /** Largest message in bytes. */
@@ -48,8 +52,10 @@ export class LiveQuerySocketServer {
   private readonly wss: WebSocketServer
   private readonly perAddress = new Map<string, number>()
   private readonly upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => this.takeUpgrade(request, socket, head)
+  private readonly wrongPath: WrongPathRefusals
 
   constructor (private readonly settings: LiveQuerySocketSettings) {
+    this.wrongPath = wrongPathRefusals(settings.path, settings.warn)
     this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayload })
     this.wss.on('error', (error) => this.onError(error))
   }
@@ -75,7 +81,7 @@ export class LiveQuerySocketServer {
   private takeUpgrade (request: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (!this.isOwnPath(request.url ?? '/')) {
       // Another upgrade listener (the application's own WebSocket server) may take it.
-      if (this.settings.server.listenerCount('upgrade') === 1) refuse(socket, 404, 'Not Found')
+      if (this.settings.server.listenerCount('upgrade') === 1) this.wrongPath.refuse(request, socket)
       return
     }
     const address = request.socket.remoteAddress ?? 'unknown'
@@ -136,6 +142,12 @@ export class LiveQuerySocketServer {
           const className = message.query?.className
           if (typeof className === 'string' && !classNames.includes(className)) {
             return refuse(requestId, Parse.Error.OPERATION_FORBIDDEN, `Class ${className} is not in liveQuery.classNames; add it to the kit's liveQuery.classNames option to subscribe to it.`)
+          }
+          // Parse turns an update of a requestId it does not know into a new subscription
+          // (it fails to unsubscribe, then subscribes): refused here, so that it cannot go
+          // around the per-connection limit. Parse's own answer to one is an error as well.
+          if (op === 'update' && !subscriptions.has(requestId)) {
+            return refuse(requestId, 2, `Cannot find subscription with requestId ${JSON.stringify(requestId)}; subscribe before updating it.`)
           }
           if (op === 'subscribe' && !subscriptions.has(requestId)) {
             if (subscriptions.size >= maxSubscriptionsPerConnection) {
