@@ -28,6 +28,7 @@ import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
 import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
 import { registerTracing } from './lib/host/tracing.js'
+import { drainPause, shutdownBudgetMs } from './lib/host/shutdown.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -43,6 +44,12 @@ export interface KitRuntime {
    * and at close when the server never listened.
    */
   indexesApplied: Promise<void>
+  /**
+   * The longest this kit's close takes (the drain and the jobs' grace side by
+   * side, then a margin for in-flight requests, Parse and the database): give it
+   * to the server's force-exit timer, e.g. close-with-grace's `delay`.
+   */
+  shutdownBudgetMs: number
   /**
    * Everything this registration keeps while it runs (settings, role cache,
    * transactions, the open database, the schema lock), dropped at close.
@@ -108,6 +115,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let jobs: JobsHost | undefined
   let metrics: KitMetrics | undefined
   let functions: DeclaredFunction[] = []
+  // Set when close begins: readiness answers 503 from then on (see the preClose hook below).
+  const drain = { on: false }
   try {
     // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
     const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
@@ -192,6 +201,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       masterKey: options.masterKey,
       policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes },
       availability: database.availability,
+      draining: () => drain.on,
       authLimiter: options.authRateLimit === false ? undefined : authLimiter(options.authRateLimit, cluster?.rateLimitStore)
     }))
 
@@ -253,6 +263,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     database: { kind: database.kind, displayURI: database.displayURI, embedded: database.embedded, dataDir: database.dataDir },
     functions,
     indexesApplied,
+    shutdownBudgetMs: shutdownBudgetMs(options),
     state
   })
 
@@ -278,11 +289,24 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     })
   }
 
+  // Close begins with the drain. Fastify has already flagged itself closing; with
+  // return503OnClosing: false (kitServerOptions) it still routes every request, with
+  // Connection: close. Readiness answers 503 at once and the server keeps listening for
+  // drainDelayMs, so balancers stop sending before it stops accepting. Running jobs get
+  // their grace in the same window, before any application onClose hook closes what they use.
+  fastify.addHook('preClose', async () => {
+    drain.on = true
+    closing = true
+    const delay = fastify.server.listening ? options.shutdown.drainDelayMs : 0
+    if (delay > 0) fastify.log.info(`[shutdown] draining for ${delay} ms: ${options.mountPath === '/' ? '' : options.mountPath}/health answers 503 while requests are still served`)
+    await Promise.all([drainPause(delay), running.stop()])
+  })
+
   // Before Fastify closes its HTTP server: that waits for every open socket, WebSockets included.
   const realtime = liveQuery
   if (realtime) fastify.addHook('preClose', async () => { await realtime.shutdown() })
 
-  // Last: running jobs get their grace time, then Parse (it ends its pool), then the database it was using.
+  // Last: the jobs (already stopped in preClose, unless close began before listen ended), then Parse (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
     indexesDone()

@@ -10,6 +10,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { ParseServer } from 'parse-server'
 import type Parse from 'parse/node'
 import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs/settings.js'
+import { ShutdownOptionsSchema, resolveShutdown, type ShutdownSettings } from './host/shutdown.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
@@ -149,6 +150,8 @@ export const KitOptionsSchema = Type.Object({
   redis: Type.Optional(typed<string | RedisOptions>(Type.Unknown())),
   /** Background jobs and schedules (@Job, @Cron, Parse Dashboard's schedules): shutdown grace, polling, leases, the TTL and expired-session sweeps. */
   jobs: Type.Optional(JobsOptionsSchema),
+  /** Close (SIGTERM): how long the server keeps serving with readiness at 503 before it stops listening. Default { drainDelayMs: 5000 } in production, 0 otherwise; env SHUTDOWN_DRAIN_MS. */
+  shutdown: Type.Optional(ShutdownOptionsSchema),
   /** Prometheus metrics: true (at /metrics) or { path, token, defaultMetrics }. Off by default. Checked by its own schema below. */
   metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
   /** OpenTelemetry spans (through @fastify/otel) for every request, each declared call, its transaction. Off by default; the application registers the SDK and exporter. */
@@ -202,6 +205,7 @@ export interface ResolvedOptions {
   redisCommandTimeoutMs: number
   cors: ResolvedCors | false
   jobs: JobsSettings
+  shutdown: ShutdownSettings
   metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
   tracing: boolean
   production: boolean
@@ -263,6 +267,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     redisCommandTimeoutMs: (typeof input.redis === 'object' ? input.redis.commandTimeoutMs : undefined) ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     jobs: resolveJobsOptions(input.jobs),
+    shutdown: resolveShutdown(input.shutdown, production, (problem) => optionError('shutdown.drainDelayMs', problem)),
     metrics: metricsOption(input.metrics, mountPath),
     tracing: input.tracing ?? false,
     production

@@ -247,6 +247,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     redis: 'redis://127.0.0.1:6379',
     cors,
     jobs,
+    shutdown: { drainDelayMs: 2000 },
     metrics: { path: '/metrics', token: 'a-metrics-token-of-32-characters', defaultMetrics: false },
     tracing: true
   }

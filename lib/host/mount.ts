@@ -35,6 +35,8 @@ export interface MountOptions {
   availability: DatabaseAvailability
   /** Rate limits on login, sign-up and the email routes; unset: none. */
   authLimiter?: AuthLimiter
+  /** True from the moment close begins: readiness answers 503 while the server still serves (the drain). */
+  draining?: () => boolean
 }
 
 /** Headers some proxies and frameworks treat as a method override. Parse ignores them; the kit refuses them. */
@@ -157,7 +159,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if ('refusal' in target) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${target.refusal}.` })
   const path = target.path
   const health = healthPathKind(path)
-  if (health) return answerHealth(health, reply, options.availability)
+  if (health) return answerHealth(health, reply, options.availability, options.draining?.() ?? false)
   const override = OVERRIDE_HEADERS.find((name) => request.headers[name] !== undefined)
   if (override) {
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: the ${override} header is not honoured here; send the method itself.` })

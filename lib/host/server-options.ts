@@ -65,6 +65,11 @@ export function kitServerOptions (input: KitServerOptionsInput = {}): FastifySer
     connectionTimeout: input.connectionTimeout ?? KIT_SERVER_DEFAULTS.connectionTimeout,
     // 408, 431 and 400 from Node's parser: the kit's error shape, and Connection: close.
     clientErrorHandler: answerClientError,
+    // The drain (shutdown.drainDelayMs): once close begins, requests are still served, each
+    // with Connection: close, while readiness answers 503; Fastify's default answers them all
+    // 503 at once, before a balancer can notice. Idle keep-alive sockets close when listening stops.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
     // Fastify's 10 s default is short for Parse Server's boot on a busy machine (migrations, retries).
     pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {

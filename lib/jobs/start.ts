@@ -21,7 +21,7 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
     const stopped = await runs.interrupt(settings.shutdownGraceMs)
     if (stopped.length > 0) log.warn(`[jobs] interrupted by shutdown after ${settings.shutdownGraceMs} ms: ${stopped.join(', ')}`)
   }
-  if (!settings.schedules) return { stop: interrupt }
+  if (!settings.schedules) return { stop: once(interrupt) }
 
   const leases = await openJobLeases(state)
   const scheduler = new Scheduler(leases, runs, { leaseMs: settings.leaseMs, log })
@@ -47,13 +47,19 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
   }
   const dashboard = watchDashboardSchedules(scheduler, { pollMs: settings.dashboardPollMs, log, jobNames: names })
   return {
-    async stop () {
+    stop: once(async () => {
       dashboard.stop()
       scheduler.stop()
       await interrupt()
       await scheduler.settled()
-    }
+    })
   }
+}
+
+/** Stopping twice (preClose, then onClose) waits on the first stop. */
+function once (work: () => Promise<void>): () => Promise<void> {
+  let started: Promise<void> | undefined
+  return () => { started ??= work(); return started }
 }
 
 /** The last tick missed while no instance ran it, run once now; a schedule that never ran has nothing to catch up. */

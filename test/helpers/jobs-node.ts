@@ -1,9 +1,11 @@
-// One kit instance of the jobs cluster test, in its own process. Reads PORT,
-// DATABASE_URI, REDIS_URL (optional), INSTANCE and GRACE_MS; prints
-// "listening <port>" once it serves. On SIGTERM it closes the app and lets the
-// process end by itself: nothing of the kit may keep it alive.
+// One kit instance of the jobs and rolling-restart tests, in its own process,
+// served as a generated project serves (fixtures/serve.ts: close-with-grace on
+// SIGTERM, exit 0 after a clean close). Reads PORT, DATABASE_URI, REDIS_URL
+// (optional), INSTANCE, GRACE_MS, LEASE_MS, SCHEDULES and SHUTDOWN_DRAIN_MS
+// (read by the kit); prints "listening <port>" once it serves.
 import Fastify from 'fastify'
-import { BaseModel, Cron, Job, ParseClass, ParseField, kitPlugin, type JobRequest } from '../../lib/index.js'
+import { BaseModel, Cron, Job, ParseClass, ParseField, kitPlugin, kitServerOptions, type JobRequest } from '../../lib/index.js'
+import { serve } from '../../fixtures/serve.js'
 import { APP_ID, MASTER_KEY } from './kit.js'
 
 const instance = process.env.INSTANCE ?? 'unnamed'
@@ -40,17 +42,19 @@ class Clock {
   }
 }
 
-const app = Fastify({ logger: { level: 'warn', stream: process.stderr }, pluginTimeout: 120_000 })
+const app = Fastify(kitServerOptions({ level: process.env.LOG_LEVEL ?? 'warn', pretty: false, pluginTimeout: 120_000 }))
 await app.register(kitPlugin, {
   appId: APP_ID,
   masterKey: MASTER_KEY,
   models: [TickRun],
   functions: [Clock],
-  jobs: { shutdownGraceMs: Number(process.env.GRACE_MS ?? 10_000), schedules: process.env.SCHEDULES !== 'off' }
+  jobs: {
+    ...(process.env.GRACE_MS ? { shutdownGraceMs: Number(process.env.GRACE_MS) } : {}),
+    ...(process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {}),
+    schedules: process.env.SCHEDULES !== 'off'
+  }
 })
+app.addHook('onClose', async () => { process.stdout.write('closed\n') })
 const port = Number(process.env.PORT)
-await app.listen({ port, host: '127.0.0.1' })
+await serve(app, { port, host: '127.0.0.1', name: `instance ${instance}` })
 process.stdout.write(`listening ${port}\n`)
-process.once('SIGTERM', () => {
-  app.close().then(() => process.stdout.write('closed\n'), (error: unknown) => { process.stderr.write(`close failed: ${String(error)}\n`); process.exitCode = 1 })
-})

@@ -1,0 +1,75 @@
+// A small load balancer for the rolling-restart test: round robin over the
+// backends whose readiness ({mount}/health) last answered 200, checked every
+// checkMs, with keep-alive connections to each backend (as nginx or an ALB
+// keeps them). It never retries: a request that fails upstream is answered 502
+// and counted, so a shutdown that drops a request shows.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+interface Backend { origin: string, healthy: boolean, agent: http.Agent, timer: NodeJS.Timeout }
+
+export interface RoundRobinProxy {
+  origin: string
+  /** Adds a backend, out of rotation until its first healthy check. */
+  add (origin: string): void
+  /** Upstream failures answered 502 (connection reset, refused, …), with their reasons. */
+  failures: string[]
+  healthyCount (): number
+  close (): Promise<void>
+}
+
+export async function startRoundRobinProxy (options: { healthPath: string, checkMs: number }): Promise<RoundRobinProxy> {
+  const backends: Backend[] = []
+  const failures: string[] = []
+  let next = 0
+
+  const check = (backend: Backend) => {
+    const request = http.get(`${backend.origin}${options.healthPath}`, { agent: false, timeout: 1_000 }, (response) => {
+      response.resume()
+      backend.healthy = response.statusCode === 200
+    })
+    request.on('timeout', () => request.destroy(new Error('health check timed out')))
+    request.on('error', () => { backend.healthy = false })
+  }
+
+  const server = http.createServer((request, response) => {
+    const healthy = backends.filter((backend) => backend.healthy)
+    if (healthy.length === 0) {
+      failures.push(`${request.method} ${request.url}: no healthy backend`)
+      response.writeHead(502).end('no healthy backend')
+      return
+    }
+    const backend = healthy[next++ % healthy.length]
+    const upstream = http.request(`${backend.origin}${request.url}`, { method: request.method, headers: { ...request.headers, connection: 'keep-alive' }, agent: backend.agent }, (answer) => {
+      const headers = { ...answer.headers }
+      delete headers.connection
+      response.writeHead(answer.statusCode ?? 502, headers)
+      answer.pipe(response)
+    })
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      failures.push(`${request.method} ${request.url} via ${backend.origin}: ${error.code ?? error.message}`)
+      if (!response.headersSent) response.writeHead(502).end(`upstream failed: ${error.code ?? error.message}`)
+      else response.destroy()
+    })
+    request.pipe(upstream)
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    failures,
+    add (origin) {
+      const backend: Backend = { origin, healthy: false, agent: new http.Agent({ keepAlive: true, maxSockets: 16 }), timer: undefined as unknown as NodeJS.Timeout }
+      backend.timer = setInterval(() => check(backend), options.checkMs)
+      backends.push(backend)
+      check(backend)
+    },
+    healthyCount: () => backends.filter((backend) => backend.healthy).length,
+    async close () {
+      for (const backend of backends) { clearInterval(backend.timer); backend.agent.destroy() }
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}

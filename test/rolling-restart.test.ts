@@ -1,0 +1,80 @@
+// A rolling restart behind a load balancer loses no request: two instances of
+// the generated server (fixtures/serve.ts) on one database, a round-robin proxy
+// checking {mount}/health every 100 ms, steady load over keep-alive
+// connections; each instance in turn gets SIGTERM (its replacement started
+// before the next one goes). On SIGTERM readiness answers 503 at once while
+// the instance keeps serving for the drain delay, then it stops listening,
+// finishes what is in flight and exits 0.
+import t from 'tap'
+import http from 'node:http'
+import { sharedPostgres, startJobsInstance, type JobsInstance } from './helpers/jobs-processes.js'
+import { startRoundRobinProxy } from './helpers/round-robin-proxy.js'
+import { APP_ID, MASTER_KEY } from './helpers/kit.js'
+import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
+
+const DRAIN_MS = 1_500
+
+t.test('SIGTERM each instance in turn under steady load: no request fails, each exits 0', async (t) => {
+  const postgres = await sharedPostgres(t)
+  const env = { DATABASE_URI: await postgres.database('rolling_restart'), SCHEDULES: 'off', SHUTDOWN_DRAIN_MS: String(DRAIN_MS), GRACE_MS: '1000' }
+  const started: JobsInstance[] = []
+  t.teardown(async () => { await Promise.all(started.map((instance) => instance.stop())) })
+  const start = async (name: string) => {
+    const instance = await startJobsInstance(name, env)
+    started.push(instance)
+    return instance
+  }
+  const a = await start('A')
+  const b = await start('B')
+
+  const proxy = await startRoundRobinProxy({ healthPath: '/parse/health', checkMs: 100 })
+  t.teardown(() => proxy.close())
+  proxy.add(a.origin)
+  proxy.add(b.origin)
+  await until('both instances in rotation', () => proxy.healthyCount() === 2, scaled(30_000))
+
+  // Steady load: a few clients, each on its own keep-alive connection, one request after another.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
+  t.teardown(() => agent.destroy())
+  const outcome = { ok: 0, failed: [] as string[], running: true }
+  const client = async () => {
+    while (outcome.running) {
+      const status = await get(`${proxy.origin}/parse/classes/TickRun?limit=1`, agent).catch((error: Error) => error.message)
+      if (status === 200) outcome.ok++
+      else outcome.failed.push(String(status))
+    }
+  }
+  const clients = Promise.all([client(), client(), client(), client()])
+
+  const restart = async (instance: JobsInstance, name: string) => {
+    const before = outcome.ok
+    await until(`requests to flow before ${name} stops`, () => outcome.ok > before + 20, scaled(30_000))
+    instance.child.kill('SIGTERM')
+    const [code] = await instance.exited as [number | null]
+    t.equal(code, 0, `${name} exits 0 after SIGTERM`)
+  }
+  await restart(a, 'A')
+  const replacement = await start('A2')
+  proxy.add(replacement.origin)
+  await until('the replacement in rotation', () => proxy.healthyCount() === 2, scaled(30_000))
+  await restart(b, 'B')
+  const after = outcome.ok
+  await until('requests to flow after the restart', () => outcome.ok > after + 20, scaled(30_000))
+  outcome.running = false
+  await clients
+
+  t.same(outcome.failed, [], 'no request failed')
+  t.same(proxy.failures, [], 'no upstream connection was reset or refused')
+  t.ok(outcome.ok > 60, `requests served throughout (${outcome.ok})`)
+})
+
+function get (url: string, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { agent, headers: { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY } }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.statusCode ?? 0))
+    })
+    request.on('error', reject)
+  })
+}
