@@ -5,6 +5,7 @@
 // X-Forwarded-For (Fastify's trustProxy), as behind a load balancer.
 import t from 'tap'
 import { resolveOptions } from '../lib/options.js'
+import { AttemptCounters, ATTEMPT_COUNTERS_CAPACITY } from '../lib/host/attempt-counters.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 
 const from = (address: string) => ({ ...appHeaders, 'x-forwarded-for': address })
@@ -22,6 +23,22 @@ t.test('accountLockout is on by default with allowAuthRoutes, and configurable',
   t.throws(() => resolveOptions({ ...base, authRateLimit: true as never }), /"authRateLimit": must be false or \{ max\?, maxPerAddress\?, windowMs\? \} \(got true\)/)
 })
 
+t.test('without Redis, a junk flood of more names than the counters hold leaves a counted account\'s counter', async (t) => {
+  const counters = new AttemptCounters()
+  const windowMs = 60_000
+  for (let i = 0; i < 4; i++) counters.incr('auth|name|victim', windowMs)
+  for (let i = 0; i < ATTEMPT_COUNTERS_CAPACITY + 5_200; i++) counters.incr(`auth|name|junk-${i}@example.com`, windowMs)
+  t.equal(counters.size, ATTEMPT_COUNTERS_CAPACITY, 'bounded')
+  t.equal(counters.incr('auth|name|victim', windowMs).current, 5, 'the victim\'s counter is still there, over a limit of 3')
+  // Expired counters go first, whatever their count.
+  const later = new AttemptCounters(2)
+  later.incr('a', 1_000, 0)
+  later.incr('a', 1_000, 0)
+  later.incr('b', 5_000, 0)
+  later.incr('c', 5_000, 2_000)
+  t.equal(later.incr('b', 5_000, 2_000).current, 2, 'the expired repeated counter made room, not a live one')
+})
+
 t.test('auth routes under attack', async (t) => {
   const kit = await startKit(t, {
     allowAuthRoutes: true,
@@ -35,6 +52,8 @@ t.test('auth routes under attack', async (t) => {
   }
   await create('victim')
   await create('locked')
+  const answer = await kit.request('POST', '/parse/users', { headers: masterHeaders, body: { username: 'TwoNames', email: 'two.names@example.com', password: 'right-password-1' } })
+  if (answer.status !== 201) throw new Error(answer.text)
   const login = (address: string, username: string, password: string) =>
     kit.request('POST', '/parse/login', { headers: from(address), body: { username, password } })
 
@@ -51,6 +70,16 @@ t.test('auth routes under attack', async (t) => {
     t.equal(viaQuery.status, 429, 'GET /login, and the username in another case, count the same')
     const overridden = await kit.request('POST', '/parse/login', { headers: from('10.0.0.11'), body: { _method: 'GET', username: 'victim', password: 'x' } })
     t.equal(overridden.status, 429, 'and a POST overridden to GET with the username in its body')
+  })
+
+  t.test('an account named by username, by email, or by email in the username field is one counter', async (t) => {
+    // Parse answers each (wrong password; then its accountLockout): none is the kit's 429.
+    t.not((await login('10.4.0.1', 'twonames', 'wrong-1')).status, 429)
+    t.not((await kit.request('POST', '/parse/login', { headers: from('10.4.0.2'), body: { email: 'Two.Names@example.com', password: 'wrong-2' } })).status, 429)
+    t.not((await login('10.4.0.3', 'two.names@example.com', 'wrong-3')).status, 429)
+    t.equal((await login('10.4.0.4', 'TwoNames', 'right-password-1')).status, 429, 'the 4th attempt on the account is refused')
+    t.equal((await kit.request('POST', '/parse/requestPasswordReset', { headers: from('10.4.0.5'), body: { email: 'two.names@example.com' } })).status, 429, 'and a password reset for its email')
+    t.not((await kit.request('POST', '/parse/login', { headers: from('10.4.0.6'), body: { email: 'nobody@example.com', password: 'x' } })).status, 429, 'an email no account has counts as itself')
   })
 
   t.test('one address: the attempt after the limit answers 429, whatever the username', async (t) => {

@@ -2,22 +2,25 @@
 // sign-up (POST /users), /requestPasswordReset and /verificationEmailRequest,
 // counted per client address and per username (or email), so that neither one
 // address trying many users nor many addresses trying one user can guess
-// passwords. Counted with @fastify/rate-limit's stores: in memory, or the
-// shared Redis store in cluster mode, so the limit holds across instances.
+// passwords. Counted in memory (attempt-counters.ts: a junk flood cannot evict
+// a counter that matters), or in the shared Redis store in cluster mode, so
+// the limit holds across instances.
 // Each attempt counts, whether it succeeds or not. Inner requests of a /batch
 // count as the attempts they are.
-import { createRequire } from 'node:module'
+//
+// One account, one counter: Parse logs in by username or by email (and takes
+// an email in the username field), so an identifier with an @ is looked up as
+// an email and counted under its account's username. That is one indexed read
+// per such attempt, made only after the address limit admitted it (Parse's
+// own login and password-reset read the same row), and remembered for the
+// window. An email no account has is counted as itself.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
 import type { AuthRateLimit } from '../options.js'
+import { AttemptCounters, ATTEMPT_COUNTERS_CAPACITY, type Counted } from './attempt-counters.js'
 
-type Counted = { current: number, ttl: number }
 interface Store { incr (key: string, done: (error: Error | null, result: Counted | null) => void, timeWindow: number, max: number): void }
 export type StoreClass = new (params: { continueExceeding?: boolean, exponentialBackoff?: boolean }) => Store
-
-const require = createRequire(import.meta.url)
-// Not in the plugin's exports map (it has none); the same store the plugin uses without `store`.
-const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (continueExceeding: boolean, exponentialBackoff: boolean) => Store
 
 /** An auth attempt: the route, and the accounts it names (usernames or emails, case folded). */
 interface Attempt { route: string, names: string[] }
@@ -64,28 +67,65 @@ export interface AuthLimiter {
   refuse (request: FastifyRequest, reply: FastifyReply, attempts: Attempt[]): Promise<boolean>
 }
 
-export function authLimiter (limits: AuthRateLimit, Shared?: StoreClass): AuthLimiter {
-  const store: Store = Shared ? new Shared({}) : new LocalStore(false, false)
+/** The username of the account whose email is `email`, if any. */
+export type UsernameForEmail = (email: string) => Promise<string | undefined>
+
+async function usernameForEmail (email: string): Promise<string | undefined> {
+  const user = await new Parse.Query(Parse.User).equalTo('email', email).select('username').first({ useMasterKey: true })
+  return user?.get('username') as string | undefined
+}
+
+export function authLimiter (limits: AuthRateLimit, Shared?: StoreClass, findUsername: UsernameForEmail = usernameForEmail): AuthLimiter {
+  // Without Redis: addresses and accounts in counters of their own, whose eviction spares repeated attempts.
+  const shared = Shared ? new Shared({}) : undefined
+  const addresses = new AttemptCounters()
+  const accounts = new AttemptCounters()
   const count = (key: string, max: number) => new Promise<Counted | undefined>((resolve) => {
-    store.incr(key, (error, result) => resolve(error ? undefined : result ?? undefined), limits.windowMs, max)
+    if (!shared) return resolve((key.startsWith('auth|ip|') ? addresses : accounts).incr(key, limits.windowMs))
+    shared.incr(key, (error, result) => resolve(error ? undefined : result ?? undefined), limits.windowMs, max)
   })
+  const accountOf = accountResolver(findUsername, limits.windowMs)
+  const over = async (reply: FastifyReply, key: string, max: number, scope: string) => {
+    const counted = await count(key, max)
+    if (!counted || counted.current <= max) return false
+    const seconds = Math.max(1, Math.ceil(counted.ttl / 1000))
+    await reply.code(429).header('retry-after', String(seconds)).send({
+      code: Parse.Error.REQUEST_LIMIT_EXCEEDED,
+      error: `Too many sign-in attempts ${scope}: at most ${max} per ${limits.windowMs / 1000} s. Retry in ${seconds} s.`
+    })
+    return true
+  }
   return {
     async refuse (request, reply, attempts) {
       for (const attempt of attempts) {
-        const checks: Array<[string, number, string]> = [[`auth|ip|${request.ip}`, limits.maxPerAddress, 'from this address']]
-        for (const name of new Set(attempt.names)) checks.push([`auth|name|${name}`, limits.max, 'for this account'])
-        for (const [key, max, scope] of checks) {
-          const counted = await count(key, max)
-          if (!counted || counted.current <= max) continue
-          const seconds = Math.max(1, Math.ceil(counted.ttl / 1000))
-          await reply.code(429).header('retry-after', String(seconds)).send({
-            code: Parse.Error.REQUEST_LIMIT_EXCEEDED,
-            error: `Too many sign-in attempts ${scope}: at most ${max} per ${limits.windowMs / 1000} s. Retry in ${seconds} s.`
-          })
-          return true
+        if (await over(reply, `auth|ip|${request.ip}`, limits.maxPerAddress, 'from this address')) return true
+        const accounts = new Set(await Promise.all(attempt.names.map(accountOf)))
+        for (const account of accounts) {
+          if (await over(reply, `auth|name|${account}`, limits.max, 'for this account')) return true
         }
       }
       return false
     }
+  }
+}
+
+/** An identifier's account: itself, or for an email the username of the account that has it (remembered for a window). */
+function accountResolver (findUsername: UsernameForEmail, windowMs: number): (name: string) => Promise<string> {
+  const known = new Map<string, { username: string, at: number }>()
+  return async (name) => {
+    if (!name.includes('@')) return name
+    const remembered = known.get(name)
+    if (remembered && Date.now() - remembered.at < windowMs) return remembered.username
+    let username: string | undefined
+    try {
+      username = (await findUsername(name))?.toLowerCase()
+    } catch {
+      return name // the database is away: Parse will say so; count the email
+    }
+    if (!username) return name
+    known.delete(name)
+    if (known.size >= ATTEMPT_COUNTERS_CAPACITY) known.delete(known.keys().next().value as string)
+    known.set(name, { username, at: Date.now() })
+    return username
   }
 }
