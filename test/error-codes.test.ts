@@ -33,6 +33,7 @@ const MISTAKES: Array<[mistake: string, code: keyof typeof kitErrorCodes, run: (
   ['configureRoleCache with a negative ttl', 'FPK_ERR_OPTION_INVALID', () => configureRoleCache({ ttlMs: -1 })],
   ['SEED_ON_BOOT that is no switch', 'FPK_ERR_ENV_INVALID', () => seedOnBoot({ SEED_ON_BOOT: 'maybe' })],
   ['a misspelt @ParseField option', 'FPK_ERR_FIELD_OPTION_UNKNOWN', () => ParseField({ type: 'String', requird: true } as never)(Target.prototype, 'title')],
+  ['a pattern with a lookahead, which PostgreSQL\'s CHECK cannot express', 'FPK_ERR_FIELD_PATTERN_UNSUPPORTED', () => ParseField({ type: 'String', pattern: /(?=x)x/ })(Target.prototype, 'code')],
   ['a misspelt @ParseClass option', 'FPK_ERR_CLASS_OPTION_UNKNOWN', () => ParseClass('CodesThing', { indexs: [] } as never)(class CodesThing extends BaseModel {})],
   ['a misspelt @CloudFunction option', 'FPK_ERR_ROUTE_OPTION_UNKNOWN', () => CloudFunction({ methodz: ['GET'] } as never)(class Handlers {}, 'run', method())],
   ['@CloudFunction on something that is no method', 'FPK_ERR_ROUTE_DECLARATION', () => CloudFunction()(class Handlers {}, 'run', { value: 42 } as never)],

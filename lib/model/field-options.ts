@@ -2,7 +2,8 @@
 // is imported, so a mistake fails at boot with the class, field and option named.
 import { Type, type Static } from '@sinclair/typebox'
 import { SchemaRules } from '../parse/internals.js'
-import { FieldOptionInvalidError, FieldOptionUnknownError, ModelDeclarationError } from '../errors.js'
+import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
+import { postgresRegex, UnsupportedPatternError } from '../storage/postgres/regex-dialect.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
 
 export { ModelDeclarationError }
@@ -102,9 +103,20 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   if (typeof options.pattern === 'string') {
     try { new RegExp(options.pattern) } catch (error) { fail('pattern', `is not a valid regular expression: ${(error as Error).message}`) } // eslint-disable-line no-new -- compiling it is the check
   } else if (options.pattern !== undefined && !(options.pattern instanceof RegExp)) fail('pattern', 'must be a string or a RegExp')
+  if (options.pattern !== undefined) refuseUntranslatablePattern(where, options.pattern)
   if (options.default !== undefined) {
     const problems = valueProblems(name, options.default, { ...options, required: false })
     if (problems.length > 0) fail('default', `does not satisfy the field itself: ${problems.join('; ')}`)
+  }
+}
+
+/** The database checks the pattern too (a PostgreSQL CHECK): one it cannot read the same way is refused now, not at the first write. */
+function refuseUntranslatablePattern (where: string, pattern: string | RegExp): void {
+  try {
+    postgresRegex(pattern)
+  } catch (error) {
+    if (!(error instanceof UnsupportedPatternError)) throw error
+    throw new FieldPatternUnsupportedError(`${where}: option "pattern" ${String(pattern)} uses ${error.message}, which the database's check cannot express; rewrite the pattern without it, or check the value in a @BeforeSave hook`)
   }
 }
 

@@ -6,6 +6,7 @@
 import Parse from 'parse/node'
 import { valueProblems, type FieldDefinition } from '../model/field-options.js'
 import { modelByName } from '../model/registry.js'
+import { checkConstraintName } from './postgres/identifiers.js'
 
 const CHECK_VIOLATION = '23514'
 const DOCUMENT_VALIDATION_FAILURE = 121
@@ -28,10 +29,12 @@ export function constraintViolation (error: unknown, className: string, values: 
   const raw = error as DatabaseError | null
   if (raw === null || typeof raw !== 'object') return undefined
   let fields: string[]
-  if (raw.code === CHECK_VIOLATION && typeof raw.constraint === 'string') {
+  if (raw.code === CHECK_VIOLATION) {
     const table = typeof raw.table === 'string' ? raw.table : className
-    const field = fieldOfConstraint(table, raw.constraint)
-    if (!field) return undefined
+    const constraint = typeof raw.constraint === 'string' ? raw.constraint : undefined
+    const field = constraint === undefined ? undefined : fieldOfConstraint(table, constraint)
+    // A CHECK the kit did not make (a DBA's, or one of a class no model declares any more) is still the row's fault.
+    if (!field) return new Parse.Error(Parse.Error.VALIDATION_ERROR, `${table} is invalid: the row breaks the database's CHECK constraint ${constraint ?? '(unnamed)'}`)
     fields = [field]
     className = table
   } else if (raw.code === DOCUMENT_VALIDATION_FAILURE) {
@@ -40,17 +43,20 @@ export function constraintViolation (error: unknown, className: string, values: 
     return undefined
   }
   const model = modelByName(className)
-  if (!model) return undefined
-  const declared = (fields.length > 0 ? fields : [...model.fields.keys()]).map((name) => model.fields.get(name)).filter((field): field is FieldDefinition => field !== undefined)
+  const declared = (fields.length > 0 ? fields : [...model?.fields.keys() ?? []]).map((name) => model?.fields.get(name)).filter((field): field is FieldDefinition => field !== undefined)
   const problems = declared.flatMap((field) => problemsOf(field, values))
-  // The database still holds a rule the declarations no longer have (the next boot drops it).
+  // The database still holds a rule the declarations no longer have (a removed field's: the next boot drops it; a removed class's: kept).
   if (problems.length === 0) problems.push(...fields.map((field) => `${field} breaks a rule the database still holds${typeof raw.constraint === 'string' ? ` (${raw.constraint})` : ''}`))
-  if (problems.length === 0) return undefined
+  if (problems.length === 0) problems.push('the document breaks the collection\'s validator')
   return new Parse.Error(Parse.Error.VALIDATION_ERROR, `${className} is invalid: ${problems.join('; ')}`)
 }
 
-/** The kit names a field's CHECK constraint `<Class>_<field>_check`. */
+/** The field whose CHECK constraint this is, by the name the kit gives it (shortened past 63 bytes). */
 function fieldOfConstraint (table: string, constraint: string): string | undefined {
+  for (const name of modelByName(table)?.fields.keys() ?? []) {
+    if (checkConstraintName(table, name) === constraint) return name
+  }
+  // A field no longer declared whose rule the next boot drops: `<Class>_<field>_check`.
   const prefix = `${table}_`
   if (!constraint.startsWith(prefix) || !constraint.endsWith('_check')) return undefined
   return constraint.slice(prefix.length, -'_check'.length)

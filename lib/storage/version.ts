@@ -17,7 +17,10 @@ export function stampVersion (request: { object: Parse.Object, original?: Parse.
   }
   // A blind update (no version: a REST PUT without it, createWithoutData(id).save()) would overwrite
   // whatever another client saved meanwhile. Only the master key may overwrite without reading first.
-  if (!request.master && !request.object.dirtyKeys().includes(field)) {
+  // A row saved before the class had a version field has none to read: it counts as version 0, so the
+  // update is still checked (it writes only while the row has no version) and old rows stay updatable.
+  const unversioned = request.original.get(field) === undefined || request.original.get(field) === null
+  if (!request.master && !unversioned && !request.object.dirtyKeys().includes(field)) {
     throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: an update must carry the ${field} it was read at (objects fetched through the SDK send it). Fetch the object first, or use the master key to overwrite.`)
   }
   const read = request.object.get(field)

@@ -6,16 +6,14 @@
 // (pg_index.indisvalid), dropped and built again.
 import type { PgQueries } from '../../parse/internals.js'
 import { runConcurrently } from './schema-work.js'
+import { PG_NAME_BYTES, pgIdentifier } from './identifiers.js'
 
 const DUPLICATE_RELATION = '42P07'
 
 /** Appended to a name while its replacement is built beside it. */
 const BUILDING_SUFFIX = '__fpk_new'
-/** PostgreSQL keeps 63 bytes of a name (the kit's names are ASCII). */
-const NAME_BYTES = 63
-
 export function buildingName (name: string): string {
-  return name.slice(0, NAME_BYTES - BUILDING_SUFFIX.length) + BUILDING_SUFFIX
+  return pgIdentifier(name, PG_NAME_BYTES - BUILDING_SUFFIX.length) + BUILDING_SUFFIX
 }
 
 export function isBuildingName (name: string): boolean {

@@ -8,7 +8,9 @@ import type { PgQueries } from '../../parse/internals.js'
 import { pgDatabase, pgFormatter } from '../../parse/adapter-internals.js'
 import { runSchemaWork, TableBusyError, type WhenFree } from './schema-work.js'
 import { BUILDING_ELSEWHERE, buildConcurrently, buildingName, dropConcurrently, dropConcurrentlyCommand, isBuildingName, isDuplicateName, quoted } from './concurrent-index.js'
-import { plainFallbackName } from '../indexes/sessions.js'
+import { plainFallbackName as fallbackSpecName } from '../indexes/sessions.js'
+import { checkConstraintName, pgIdentifier } from './identifiers.js'
+import { postgresRegex, type PostgresRegex } from './regex-dialect.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
 type PgAdapter = object
@@ -250,7 +252,8 @@ function indexRule (spec: IndexSpec, format: Format): string {
  * that an upgrade rebuilds nothing.
  */
 export function postgresIndexCommand (spec: IndexSpec, format: Format): { name: string, command: string, definition: string } {
-  const name = spec.kind === 'unique' ? uniqueName(spec) : spec.name
+  // The definition keeps the declared name: it is the record's key, not a command that runs.
+  const name = pgIdentifier(spec.kind === 'unique' ? uniqueName(spec) : spec.name)
   const definition = spec.kind === 'unique'
     ? format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name])
     : createIndexSql(spec, format)
@@ -264,7 +267,7 @@ export function postgresConstraintCommands (models: ModelDefinition[], format: F
     for (const field of model.fields.values()) {
       const check = checkExpression(field, format)
       if (!check) continue
-      const name = `${model.className}_${field.name}_check`
+      const name = checkConstraintName(model.className, field.name)
       commands.push({ className: model.className, name, command: format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check})`, [model.className, name]) })
     }
   }
@@ -315,11 +318,11 @@ function wantedConstraints (adapter: PgAdapter, models: ModelDefinition[]): Want
     for (const field of model.fields.values()) {
       const check = checkExpression(field, format)
       if (!check) continue
-      const name = `${model.className}_${field.name}_check`
+      const name = checkConstraintName(model.className, field.name)
       // By hand, the steps the boot takes: added for new writes, then the existing rows checked.
       const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check}) NOT VALID; ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name`, [model.className, name])
       const pattern = postgresPattern(field)
-      wanted.push({ check, command, patterns: pattern === undefined ? [] : [pattern], object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
+      wanted.push({ check, command, patterns: pattern === undefined ? [] : [pattern.source], object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
     }
   }
   return wanted
@@ -445,11 +448,10 @@ function readMark (note: string | null): { definition: string, rule: string } | 
   }
 }
 
-/** A String field's `pattern` as the whole-value regular expression PostgreSQL checks. */
-function postgresPattern (field: FieldDefinition): string | undefined {
+/** A String field's `pattern` as the whole-value regular expression PostgreSQL checks, in its dialect. */
+function postgresPattern (field: FieldDefinition): PostgresRegex | undefined {
   if (field.type !== 'String' || field.pattern === undefined) return undefined
-  const source = typeof field.pattern === 'string' ? field.pattern : field.pattern.source
-  return `^(?:${source})$`
+  return postgresRegex(field.pattern)
 }
 
 export function checkExpression (field: FieldDefinition, format: (query: string, values?: unknown) => string): string | undefined {
@@ -460,7 +462,7 @@ export function checkExpression (field: FieldDefinition, format: (query: string,
     if (field.maxLength !== undefined) rules.push(`char_length(${column}) <= ${field.maxLength}`)
     if (field.minLength !== undefined) rules.push(`char_length(${column}) >= ${field.minLength}`)
     const pattern = postgresPattern(field)
-    if (pattern !== undefined) rules.push(format(`${column} ~ $1`, [pattern]))
+    if (pattern !== undefined) rules.push(format(`${column} ${pattern.caseInsensitive ? '~*' : '~'} $1`, [pattern.source]))
   }
   if (field.type === 'Number') {
     if (field.min !== undefined) rules.push(`${column} >= ${Number(field.min)}`)
@@ -516,6 +518,11 @@ export function partialSql (filter: Record<string, unknown>, format: (query: str
     }
   }
   return parts.join(' AND ')
+}
+
+/** The plain index made over duplicates, under a name PostgreSQL keeps whole. */
+function plainFallbackName (spec: IndexSpec): string {
+  return pgIdentifier(fallbackSpecName(spec))
 }
 
 function uniqueName (spec: IndexSpec): string {
