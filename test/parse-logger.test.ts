@@ -45,3 +45,27 @@ t.test('a refusal logged at another level keeps that level', async (t) => {
   adapter.log('warn', 'a warning', new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'Object not found.'))
   t.equal(lines[0]!.level, 40)
 })
+
+t.test('lines a client can cause at will are info without a stack; Redis reconnect attempts are debug', async (t) => {
+  const { lines, adapter } = capture()
+  adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.SCRIPT_FAILED, 'Invalid function: "nope"'))
+  adapter.log('error', 'unable to parse request', 'not json', new SyntaxError('Unexpected token'))
+  adapter.log('error', 'Connect message error %s', 'No enum match for: "bogus"')
+  adapter.log('error', 'Get unknown operation', 'bogus')
+  adapter.log('error', 'Key in request is not valid')
+  adapter.log('error', 'Can not find subscription with clientId abc subscriptionId 9')
+  adapter.log('error', 'Can not fetch userId for sessionToken %j, error %j', 'r:0123456789abcdef0123456789abcdef', { message: 'Invalid session token' })
+  adapter.log('error', 'RedisPubSub Subscriber client error', { error: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }) })
+  t.same(lines.map((line) => line.level), [30, 30, 30, 30, 30, 30, 30, 20])
+  t.ok(lines.slice(0, 7).every((line) => line.err === undefined), 'no stack on the client-caused lines')
+  t.same([lines[0]!.code, lines[0]!.error], [141, 'Invalid function: "nope"'], 'an unknown function keeps its answer\'s {code, error}')
+  t.equal(lines[1]!.error, 'Unexpected token', 'what was wrong with the message')
+  t.equal(lines[1]!.detail, undefined, 'but not the client\'s raw message')
+  t.notMatch(String(lines[6]!.msg), /r:0123/, 'a session token in running text is redacted')
+})
+
+t.test('a failed function (141 other than an unknown name) stays an error', async (t) => {
+  const { lines, adapter } = capture()
+  adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.SCRIPT_FAILED, 'Cannot read properties of undefined'))
+  t.equal(lines[0]!.level, 50)
+})

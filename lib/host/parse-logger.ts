@@ -2,6 +2,7 @@
 // option): one stream, one format, one level setting, and the same list of
 // secrets kept out of them (server-options.ts SECRET_KEYS) as the request logs.
 import { format } from 'node:util'
+import Parse from 'parse/node'
 import type { FastifyBaseLogger } from 'fastify'
 import { CENSOR, SECRET_KEYS } from './server-options.js'
 import { isParseError, statusForParseCode } from '../errors.js'
@@ -37,8 +38,20 @@ export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: stri
       if (message instanceof Error && !fields.err) fields.err = message
       const error = fields.error
       if (error instanceof Error && !fields.err) { fields.err = error; delete fields.error }
-      // Parse logs a refusal it answers with a 4xx (a failed validation, a missing object) as an
-      // error, stack and all: the client's mistake is no fault of the server. Kept, one level down.
+      if (method === 'error' && REDIS_CLIENT_ERROR.test(text)) {
+        // Each reconnect attempt of Parse's Redis clients: the kit's own outage line already says Redis is gone.
+        parse.debug(fields, text)
+        return
+      }
+      if (method === 'error' && clientCaused(text)) {
+        // A LiveQuery message the client got wrong: Parse answers it an error frame, and the server is fine.
+        const { err, detail: _request, ...rest } = fields // the raw message is the client's text, of any size
+        parse.info(err instanceof Error ? { ...rest, error: err.message } : rest, text)
+        return
+      }
+      // Parse logs a refusal it answers with a 4xx (a failed validation, a missing object, an
+      // unknown function) as an error, stack and all: the client's mistake is no fault of the
+      // server. Kept, one level down.
       if (method === 'error' && answeredAsClientError(fields.err)) {
         const { err, ...rest } = fields
         const { code, message } = err as { code: number, message: string }
@@ -50,11 +63,33 @@ export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: stri
   }
 }
 
-/** A Parse error the client is answered with a 4xx for; a failed script (141), a lost connection (100) and codes under it are the server's. */
+/**
+ * A Parse error the client is answered with a 4xx for; a failed script (141), a lost connection
+ * (100) and codes under it are the server's, except 141 for a function that does not exist.
+ */
 function answeredAsClientError (error: unknown): boolean {
   if (!isParseError(error)) return false
-  return error.code > 100 && error.code !== 141 && statusForParseCode(error.code) < 500
+  if (error.code === Parse.Error.SCRIPT_FAILED) return /^Invalid function: /.test(error.message)
+  return error.code > 100 && statusForParseCode(error.code) < 500
 }
+
+/** Lines Parse's LiveQuery server writes at error level for a message a client sent wrong. */
+const CLIENT_CAUSED = [
+  /^unable to parse request/, // not JSON
+  /^Connect message error /, // refused by its schema: an unknown op, a missing className…
+  /^Get unknown operation/,
+  /^Key in request is not valid/, // a wrong application id or key
+  /^Can not find this client/, // subscribe or unsubscribe before connect
+  /^Can not find subscription with clientId /, // unsubscribe or update of an unknown subscription
+  /^Can not fetch userId for sessionToken / // an invalid or expired session token
+]
+
+function clientCaused (text: string): boolean {
+  return CLIENT_CAUSED.some((pattern) => pattern.test(text))
+}
+
+/** Parse's Redis pub/sub clients report every failed reconnect attempt. */
+const REDIS_CLIENT_ERROR = /^RedisPubSub (Publisher|Subscriber) client error/
 
 function messageText (message: unknown): string {
   if (typeof message === 'string') return message
@@ -62,9 +97,11 @@ function messageText (message: unknown): string {
   try { return JSON.stringify(redactValue(message)) } catch { return String(message) }
 }
 
-/** `"sessionToken":"r:…"` in a line Parse wrote itself (its request and response dumps). */
+/** `"sessionToken":"r:…"` in a line Parse wrote itself (its request and response dumps), and any `r:…` session token. */
 export function redactText (text: string): string {
   return text.replace(/("([^"\\]+)"\s*:\s*)"(?:[^"\\]|\\.)*"/g, (whole, head: string, key: string) => SECRET_KEYS.test(key) ? `${head}"${CENSOR}"` : whole)
+    // A session token in running text (LiveQuery's "for session r:…", "sessionToken \"r:…\"").
+    .replace(/\br:[0-9a-f]{32}\b/g, CENSOR)
 }
 
 /** A copy with every value under a secret key replaced, at any depth (Parse nests bodies and headers). */
