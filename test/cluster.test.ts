@@ -16,6 +16,7 @@ import { resolveOptions } from '../lib/options.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
 import { redisAnswers } from './helpers/redis-ping.js'
+import { scaled } from './helpers/time-scale.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
@@ -29,8 +30,9 @@ const skip = process.env.REDIS_URL || redisOnPath ? false : SKIP_REASON
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** `deadlineMs` is for a quiet machine: stretched by the load, as every wait of the suite. */
 async function until<T> (what: string, probe: () => Promise<T | undefined>, deadlineMs: number): Promise<T> {
-  const deadline = Date.now() + deadlineMs
+  const deadline = Date.now() + scaled(deadlineMs)
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
@@ -102,7 +104,7 @@ async function startInstance (name: string, env: { DATABASE_URI: string, REDIS_U
     async stop () {
       if (child.exitCode !== null) return
       child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      const timer = setTimeout(() => child.kill('SIGKILL'), scaled(15_000))
       await exited
       clearTimeout(timer)
     }
