@@ -1,4 +1,4 @@
-// The embedded PostgreSQL: a server left behind by a killed parent is stopped,
+// The embedded PostgreSQL: a server whose process was killed stops by itself, one left behind anyway is stopped,
 // a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal:
 // it runs from a copy of its own (keyed on its whole path), which lives as long as its process (ephemeral) or its source directory (kept).
 import t, { type Test } from 'tap'
@@ -11,6 +11,8 @@ import pg from 'pg'
 import { embeddedBinariesDir, startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { masterHeaders, startKit, tempDir } from './helpers/kit.js'
+import { scaled } from './helpers/time-scale.js'
+import { until } from './helpers/until.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 
@@ -53,7 +55,11 @@ setInterval(() => {}, 1000)`
   t.ok(alive(postmaster), 'the first server still runs')
   t.equal(await query(firstUri), 1, 'and still answers')
 
-  // Its process is SIGKILLed: the server it leaves behind is stopped and the data taken over.
+  // Its process and the server's orphan guard are SIGKILLed (say, with the whole container's processes but
+  // this one): the server left behind is stopped and the data taken over.
+  const { guard } = JSON.parse(readFileSync(path.join(actualDir, 'fpk-owner.json'), 'utf8')) as { guard: number }
+  t.ok(alive(guard), 'the server has a guard process')
+  process.kill(guard, 'SIGKILL')
   child.kill('SIGKILL')
   await new Promise((resolve) => child.once('exit', resolve))
   t.ok(alive(postmaster), 'the orphaned postgres is still running after its parent died')
@@ -63,6 +69,30 @@ setInterval(() => {}, 1000)`
   t.match(notices.join('\n'), new RegExp(`stopping a PostgreSQL \\(pid ${postmaster}\\) left running .* by process ${child.pid}, which is gone`))
   t.notOk(alive(postmaster), 'the orphan is gone')
   t.equal(await query(db.uri), 1, 'the new server answers on the same data')
+})
+
+t.test('a process SIGKILLed while its server runs leaves no server behind', async (t) => {
+  const dataDir = path.join(tempDir(), 'pg')
+  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
+  const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
+const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: () => {} })
+console.log('READY ' + db.dataDir)
+setInterval(() => {}, 1000)`
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  const actualDir = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
+    child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
+  })
+  if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
+  const postmaster = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const { guard } = JSON.parse(readFileSync(path.join(actualDir, 'fpk-owner.json'), 'utf8')) as { guard: number }
+  child.kill('SIGKILL')
+  await new Promise((resolve) => child.once('exit', resolve))
+  await until('the orphaned server to stop', () => !alive(postmaster), scaled(15_000))
+  t.pass('the server stopped by itself once its process was gone')
+  await until('the guard to end', () => !alive(guard), scaled(5_000))
+  t.pass('and its guard ended with it')
 })
 
 t.test('a second database start on the data dir of a running kit fails and leaves the kit serving', async (t) => {

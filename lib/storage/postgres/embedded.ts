@@ -149,7 +149,7 @@ async function holderOf (dataDir: string, postmaster: number): Promise<{ pid: nu
   return { pid: parent, live: alive(parent) }
 }
 
-interface OwnerRecord { pid: number, postmaster: number }
+interface OwnerRecord { pid: number, postmaster: number, guard?: number }
 
 /** Beside postmaster.pid, which process started that postmaster. */
 async function readOwnerRecord (dataDir: string): Promise<OwnerRecord | undefined> {
@@ -161,8 +161,24 @@ async function readOwnerRecord (dataDir: string): Promise<OwnerRecord | undefine
   }
 }
 
-async function writeOwnerRecord (dataDir: string, postmaster: number): Promise<void> {
-  await writeFile(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, postmaster }) + '\n', { mode: 0o644 })
+async function writeOwnerRecord (dataDir: string, postmaster: number, guard?: number): Promise<void> {
+  await writeFile(path.join(dataDir, OWNER_FILE), JSON.stringify({ pid: process.pid, postmaster, guard }) + '\n', { mode: 0o644 })
+}
+
+/**
+ * The server is detached (our own shutdown order stops it, not the terminal's
+ * Ctrl-C), so a process of ours that dies without stopping it — SIGKILL, or a
+ * signal Node does not handle — would leave it running. A small shell process
+ * watches ours and stops the server (fast shutdown) within a second of our
+ * death; it ends with the server. Where there is no `sh`, there is no guard,
+ * and the next start on the data directory stops the orphan instead.
+ */
+function guardAgainstOrphan (postmaster: number): ChildProcess {
+  const watch = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -INT "$2" 2>/dev/null'
+  const guard = spawn('sh', ['-c', watch, 'fpk-postgres-guard', String(process.pid), String(postmaster)], { detached: true, stdio: 'ignore' })
+  guard.on('error', () => {})
+  guard.unref()
+  return guard
 }
 
 /** initdb on first use; returns the superuser password (random per cluster, kept beside the data). */
@@ -248,10 +264,16 @@ function launch (binDir: string, dataDir: string, port: number, owner: Owner | u
  * started again on the same port and data — the pool reconnects by itself, and
  * calls answer 503 meanwhile. One log line when it dies, one when it is back.
  */
-async function supervise (start: () => Promise<ChildProcess>, dataDir: string, notice: (line: string) => void): Promise<{ stop (): Promise<void> }> {
+async function supervise (launchServer: () => Promise<ChildProcess>, dataDir: string, notice: (line: string) => void): Promise<{ stop (): Promise<void> }> {
+  const start = async (): Promise<ChildProcess> => {
+    const server = await launchServer()
+    const guard = guardAgainstOrphan(server.pid!)
+    server.once('exit', () => guard.kill())
+    // Without the record, a later start refuses to take over an orphan rather than stops it: safe either way.
+    await writeOwnerRecord(dataDir, server.pid!, guard.pid).catch(() => {})
+    return server
+  }
   let child = await start()
-  // Without the record, a later start refuses to take over an orphan rather than stops it: safe either way.
-  await writeOwnerRecord(dataDir, child.pid!).catch(() => {})
   let stopping: Promise<void> | undefined
   let retry: NodeJS.Timeout | undefined
   let restarted: (() => void) | undefined
@@ -268,7 +290,6 @@ async function supervise (start: () => Promise<ChildProcess>, dataDir: string, n
         if (stopping) { await stopChild(next); restarted?.(); return }
         child = next
         watch(child)
-        await writeOwnerRecord(dataDir, child.pid!).catch(() => {})
         notice(`[fastify-parse-kit] the embedded PostgreSQL is running again (pid ${child.pid})`)
       }, (error: Error) => {
         if (stopping) { restarted?.(); return }
