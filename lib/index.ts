@@ -5,6 +5,7 @@ export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes, EnvInvalidError } from './er
 export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'
+export { redactingSpanExporter } from './host/span-redaction.js'
 
 // Models
 export { ParseClass, ParseField, ParseVersionField } from './model/decorators.js'

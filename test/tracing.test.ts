@@ -2,6 +2,8 @@
 // @fastify/otel's request span, the kit's span for the function (named after it),
 // its transaction as a child, and the database calls (@opentelemetry/instrumentation-pg,
 // registered by the application as usual) as children of the transaction.
+// Spans go through the kit's redactingSpanExporter, and a login, a session
+// lookup and a sign-up leave no secret in any of them.
 import t from 'tap'
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
@@ -10,7 +12,8 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 
 // As an application sets up OpenTelemetry: before the modules it instruments are loaded.
 const exporter = new InMemorySpanExporter()
-const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+const { redactingSpanExporter } = await import('../lib/host/span-redaction.js')
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(redactingSpanExporter(exporter))] })
 provider.register()
 registerInstrumentations({ instrumentations: [new PgInstrumentation()] })
 t.teardown(() => provider.shutdown())
@@ -52,7 +55,7 @@ class TracedFunctions {
 void TracedFunctions
 
 t.test('one declared call: request, function, transaction and database spans, parent to child', { skip: lane.kind !== 'postgres' ? 'the pg instrumentation traces PostgreSQL' : false }, async (t) => {
-  const kit = await startKit(t, { tracing: true })
+  const kit = await startKit(t, { tracing: true, allowAuthRoutes: true })
   exporter.reset()
   const answer = await kit.request('POST', '/parse/traced/record', { headers: appHeaders, body: {} })
   t.equal(answer.status, 200, answer.text)
@@ -97,6 +100,33 @@ t.test('one declared call: request, function, transaction and database spans, pa
     t.ok(span?.events.some((event) => event.name === 'exception'), `${name}: the exception is recorded`)
   }
   t.equal(finished.find((s) => s.name === 'fpk.function constant')?.status.code, 0, 'a synchronous answer ends its span unset (no error)')
+
+  // A sign-up, a login by GET (password in the query string) and by POST, and a session lookup.
+  exporter.reset()
+  const password = 'Secret-Pass-4821'
+  const signUp = await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'traced-user', password, email: 'traced@example.com' } })
+  t.equal(signUp.status, 201, signUp.text)
+  const byGet = await kit.request('GET', `/parse/login?username=traced-user&password=${password}`, { headers: appHeaders })
+  t.equal(byGet.status, 200, byGet.text)
+  const byPost = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'traced-user', password } })
+  t.equal(byPost.status, 200, byPost.text)
+  const me = await kit.request('GET', '/parse/users/me', { headers: { ...appHeaders, 'X-Parse-Session-Token': byPost.json.sessionToken } })
+  t.equal(me.status, 200, me.text)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const authSpans = exporter.getFinishedSpans()
+  const tokens = [signUp.json.sessionToken, byGet.json.sessionToken, byPost.json.sessionToken]
+  const statements = authSpans.map((span) => String(span.attributes['db.statement'] ?? span.attributes['db.query.text'] ?? '')).filter(Boolean)
+  t.ok(statements.some((sql) => /"_Session"/.test(sql) && /"sessionToken"/.test(sql)), 'the session lookup is traced')
+  t.ok(statements.some((sql) => /INSERT/i.test(sql) && /_hashed_password/.test(sql)), 'the sign-up\'s insert is traced')
+  t.ok(authSpans.some((span) => String(span.attributes['url.path']).startsWith('/parse/login?')), 'the GET login is traced')
+  for (const span of authSpans) {
+    const text = JSON.stringify({ name: span.name, attributes: span.attributes, events: span.events })
+    for (const secret of [password, ...tokens]) {
+      if (text.includes(secret)) t.fail(`span ${span.name} carries ${secret.slice(0, 6)}…: ${text}`)
+    }
+    if (/\$2[aby]\$\d\d\$/.test(text)) t.fail(`span ${span.name} carries a password hash: ${text}`)
+  }
+  t.pass(`${authSpans.length} spans scanned`)
 })
 
 t.test('without the option the kit adds no spans of its own', { skip: lane.kind !== 'postgres' ? 'runs on PostgreSQL' : false }, async (t) => {
