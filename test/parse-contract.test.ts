@@ -351,6 +351,9 @@ t.test('Defined Schemas and the MongoDB index list refresh: the writes parse/unc
   t.match(source, /this\.allCloudSchemas = await schemaController\.getAllClasses\(\);/, 'each run reads the stored schemas into allCloudSchemas first')
   t.match(source, /fields: schema\._fields,\s*indexes: schema\._indexes,\s*classLevelPermissions: schema\._clp\s*\};\s*await \(0, _SchemasRouter\.internalUpdateSchema\)/, 'updateSchemaToDB sends _fields, _indexes and _clp, and nothing else')
   t.equal((source.match(/await this\.updateSchemaToDB\(/g) ?? []).length, 5, 'every update goes through updateSchemaToDB (updateSchema four times, enforceCLPForNonProvidedClass once)')
+  t.same(parameters(method(t, migration, 'handleCLP', 'add-field-permission.ts wraps it')), ['localSchema', 'newLocalSchema', 'cloudSchema'], 'handleCLP(localSchema, newLocalSchema, cloudSchema)')
+  t.match(source, /clp\.addField = \{\};\s*newLocalSchema\.setCLP\(clp\);/, 'handleCLP closes addField, then sets the permissions whole (add-field-permission.ts puts back a given one)')
+  t.match(source, /this\.handleCLP\(schema, parseSchema\);\s*await this\.updateSchemaToDB\(parseSchema\);/, 'enforceCLPForNonProvidedClass writes a stored class no definition lists with its own stored permissions through handleCLP')
   const schema = new Parse.Schema('Contract') as unknown as Record<string, unknown> & { setCLP (clp: unknown): void }
   schema.setCLP({ find: {} })
   t.same(Object.keys(schema).sort(), ['_clp', '_fields', '_indexes', 'className'], 'the SDK\'s Parse.Schema keeps its pending operations in _fields, _indexes and _clp')

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import Parse from 'parse/node'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Type, type CloudRequest } from '../lib/index.js'
-import { APP_ID, MASTER_KEY, appHeaders, startKit, type Kit } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
+import { mongoReplicaSet } from './helpers/mongo.js'
+import { copyTemplateCluster } from './helpers/pg-template.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -33,7 +35,13 @@ async function sdk (kit: Kit, scenario: string, sessionToken = ''): Promise<any>
 }
 
 t.test('Parse SDK clients', async (t) => {
-  const kit = await startKit(t, {
+  // A database of the test's own, so that the last subtest can restart the server on it.
+  const dataDir = path.join(tempDir(), 'postgres')
+  const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
+  if (!mongo) await copyTemplateCluster(dataDir)
+  const options = {
+    dataDir,
+    ...(mongo ? { databaseURI: mongo.uri } : {}),
     models: [SdkMemo],
     functions: [SdkFunctions],
     allowAuthRoutes: true,
@@ -43,8 +51,12 @@ t.test('Parse SDK clients', async (t) => {
         parse.Cloud.job('tally', async () => 'counted')
       }
     }
-  })
+  }
+  let kit = await startKit(t, options)
   const user = await kit.signUp('sdk-client')
+  // A class created at run time, not declared (Parse refuses class creation to clients by default: allowClientClassCreation).
+  const note = await kit.request('POST', '/parse/classes/SdkNote', { headers: masterHeaders, body: { first: 1 } })
+  t.equal(note.status, 201, note.text)
 
   t.test('Parse.Cloud.startJob answers the job status id, and the status can be read', async (t) => {
     const answer = await sdk(kit, 'startJob')
@@ -108,5 +120,19 @@ t.test('Parse SDK clients', async (t) => {
     t.ok(answer.ok, JSON.stringify(answer))
     t.match(answer, { isParseObject: true, className: 'SdkMemo', text: 'from the SDK', createdAt: true })
     t.type(answer.id, 'string')
+  })
+
+  // Last: the server restarts on the same database (its second Defined Schemas migration).
+  t.test('after a restart, clients still add fields where Parse alone lets them; declared classes stay closed', async (t) => {
+    const before = await sdk(kit, 'newFields')
+    t.match(before, { ok: true, signUp: 'saved', note: 'saved', memo: Parse.Error.OPERATION_FORBIDDEN }, 'first boot')
+    await kit.app.close()
+    kit = await startKit(t, options)
+    const after = await sdk(kit, 'newFields')
+    t.match(after, { ok: true, signUp: 'saved', phone: '555-0100', note: 'saved' }, 'a sign-up with a new field and a new field on an undeclared class: 201, as on Parse alone')
+    t.equal(after.memo, Parse.Error.OPERATION_FORBIDDEN, 'a declared class keeps addField closed')
+    const addField = async (className: string) => (await kit.request('GET', `/parse/schemas/${className}`, { headers: masterHeaders })).json?.classLevelPermissions?.addField
+    for (const className of ['_User', '_Session', '_Role', 'SdkNote']) t.same(await addField(className), { '*': true }, `${className}: addField as Parse gives it`)
+    t.same(await addField('SdkMemo'), {}, 'SdkMemo (declared): addField closed')
   })
 })

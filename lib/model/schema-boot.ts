@@ -6,6 +6,7 @@
 import { parseLogger, SchemaRules } from '../parse/internals.js'
 import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import { skipUnchangedSchemaWrites } from '../parse/unchanged-schema.js'
+import { keepGivenAddField } from '../parse/add-field-permission.js'
 import { createSchemaConfig, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import { FIELD_TYPES } from './field-options.js'
 import { allModels } from './registry.js'
@@ -53,6 +54,8 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
   }
   // A warm boot with unchanged declarations then writes nothing to the stored schema (parse/unchanged-schema.ts).
   skipUnchangedSchemaWrites()
+  // Classes the definitions do not list keep their stored addField (Parse would close it on every one).
+  keepGivenAddField()
   const watch = watchMigration(config)
   return {
     config: watch.schema,

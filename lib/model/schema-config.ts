@@ -73,6 +73,7 @@ function roleSchema (adminRole: string): ParseClassSchema {
   const admin = { [roleKey(adminRole)]: true }
   return {
     className: '_Role',
-    classLevelPermissions: { find: PUBLIC, get: PUBLIC, count: PUBLIC, create: admin, update: admin, delete: admin, addField: {} }
+    // addField as Parse gives it: only those who may write a role reach it.
+    classLevelPermissions: { find: PUBLIC, get: PUBLIC, count: PUBLIC, create: admin, update: admin, delete: admin, addField: PUBLIC }
   }
 }

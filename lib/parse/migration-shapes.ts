@@ -29,6 +29,8 @@ export interface DefinedSchemasInstance {
   updateSchemaToDB (schema: MigrationSchemaOps): Promise<void>
   /** Empties the pending fields and indexes, as after a write. */
   resetSchemaOps (schema: MigrationSchemaOps): void
+  /** Sets the class-level permissions of `schema` from `local`'s, with `addField` always `{}`. */
+  handleCLP (local: { classLevelPermissions?: Record<string, unknown> }, schema: MigrationSchemaOps, cloud?: unknown): void
 }
 
 export interface DefinedSchemasModuleExports {

@@ -38,6 +38,19 @@ const scenarios = {
     const second = await new Parse.Object('Holder', { doc: fetched.get('doc') }).save(null, master)
     return { first: first.id, second: second.id, url: second.get('doc').url() }
   },
+  /**
+   * New fields from a client, as an SDK application sends them: a sign-up with a field _User lacks,
+   * a save of an undeclared class (SdkNote) with a new field, and one on a declared class (SdkMemo).
+   */
+  async newFields () {
+    const user = new Parse.User()
+    user.set({ username: `phone-${Date.now()}-${Math.random()}`, password: 'phone-password-1', phone: '555-0100' })
+    const outcome = async (save) => save.then(() => 'saved', (error) => error.code)
+    const signUp = await outcome(user.signUp())
+    const note = await outcome(new Parse.Object('SdkNote', { [`added${Date.now()}`]: 1 }).save())
+    const memo = await outcome(new Parse.Object('SdkMemo', { text: 'x', undeclared: 1 }).save())
+    return { signUp, phone: user.get('phone'), note, memo }
+  },
   /** Parse.Cloud.run of a function declared with `returns` that answers a Parse.Object. */
   async cloudRunObject () {
     const memo = await Parse.Cloud.run('makeSdkMemo', { text: 'from the SDK' }, sessionToken ? { sessionToken } : {})
