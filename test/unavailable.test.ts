@@ -7,6 +7,8 @@ import { PostgresStorageAdapter } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { watchAvailability } from '../lib/storage/availability.js'
 import { freePort } from '../lib/storage/free-port.js'
+import { CallTimeoutError, isNoAnswerInTime } from '../lib/storage/call-bound.js'
+import { until } from './helpers/until.js'
 import { DATABASE_UNAVAILABLE, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 
 const named = (name: string, message = name) => Object.assign(new Error(message), { name })
@@ -21,6 +23,8 @@ t.test('what counts as the database being unreachable', async (t) => {
     ['starting up (57P03)', coded('57P03', 'the database system is starting up')],
     ['connection failure class 08', coded('08006')],
     ['no free connections', coded('53300')],
+    ['a database that takes no connections (55000, FATAL)', Object.assign(coded('55000', 'database "parse" is not currently accepting connections'), { severity: 'FATAL' })],
+    ['a dropped database (57P04)', coded('57P04')],
     ['pg: connection terminated', new Error('Connection terminated unexpectedly')],
     ['pg: client not queryable', new Error('Client has encountered a connection error and is not queryable')],
     ['pg pool: connect timeout', new Error('timeout exceeded when trying to connect')],
@@ -35,6 +39,7 @@ t.test('what counts as the database being unreachable', async (t) => {
     ['unique violation', coded('23505', 'duplicate key value')],
     ['deadlock (a conflict, re-run)', coded('40P01', 'deadlock detected')],
     ['syntax error', coded('42601')],
+    ['55000 on a statement (ERROR): the connection stays', Object.assign(coded('55000', 'currval of sequence is not yet defined'), { severity: 'ERROR' })],
     ['Parse not found', new Parse.Error(Parse.Error.OBJECT_NOT_FOUND, 'Object not found.')],
     ['Parse internal error', new Parse.Error(Parse.Error.INTERNAL_SERVER_ERROR, 'An internal server error occurred')],
     ['MongoDB duplicate key', Object.assign(named('MongoServerError'), { code: 11000 })],
@@ -44,6 +49,7 @@ t.test('what counts as the database being unreachable', async (t) => {
   for (const [what, error] of refusedOne) t.notOk(isDatabaseUnavailable(error), what)
   t.equal(describeOutage(coded('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.5:5432')), 'connection refused', 'the reason names no host')
   t.equal(describeOutage(new DatabaseUnavailableError(coded('57P01'))), 'the database server shut down')
+  t.equal(describeOutage(Object.assign(coded('55000'), { severity: 'FATAL' })), 'the database does not accept connections')
   const error = new DatabaseUnavailableError()
   t.equal(error.code, DATABASE_UNAVAILABLE)
   t.equal(error.statusCode, 503)
@@ -76,4 +82,28 @@ t.test('a PostgreSQL transaction whose BEGIN cannot reach the server fails at on
   t.equal(availability.reachable, false, 'the outage is noted')
   t.match(notices.join('\n'), /the database cannot be reached \(connection refused\)/, 'in one log line')
   ;(raw as unknown as { _client: { $pool: { end (): Promise<void> } } })._client.$pool.end().catch(() => {})
+})
+
+t.test('a call with no answer in time makes the kit probe; only a failed probe marks the database unreachable', async (t) => {
+  const notices: string[] = []
+  let answering = true
+  let probes = 0
+  const availability = watchAvailability({
+    probe: async () => { probes++; if (!answering) throw coded('ECONNREFUSED') },
+    onNotice: (line) => notices.push(line)
+  })
+  t.teardown(() => availability.close())
+  await availability.check() // a fresh answer, which a suspicion does not rely on
+  availability.suspect(new CallTimeoutError(1_000))
+  t.ok(availability.reachable, 'still reachable while the probe runs')
+  await until('the probe', () => probes === 2)
+  await availability.check()
+  t.ok(availability.reachable, 'a probe that answers keeps the database reachable: the slow call failed alone')
+  t.same(notices, [])
+  answering = false
+  availability.suspect(new CallTimeoutError(1_000))
+  await until('the outage to be noted', () => !availability.reachable)
+  t.match(notices, [/the database cannot be reached \(connection refused\)/], 'a failed probe is an outage, in one line')
+  t.ok(isNoAnswerInTime(new CallTimeoutError(5)) && isNoAnswerInTime(new Error('Query read timeout')), 'timeouts are suspicions')
+  t.notOk(isNoAnswerInTime(coded('ECONNREFUSED')), 'a refused connection is an outage at once')
 })

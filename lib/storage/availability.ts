@@ -18,6 +18,12 @@ export interface DatabaseAvailability {
   check (): Promise<Readiness>
   /** Called by the adapter wrapper: a call failed because the database cannot be reached. */
   noteOutage (error: unknown): void
+  /**
+   * Called by the adapter wrapper: a call got no answer within its bound. One slow statement on a
+   * live connection fails alone: the database is probed now, and marked unreachable only if the
+   * probe fails too.
+   */
+  suspect (error: unknown): void
   /** Stops the background probe (at shutdown). */
   close (): void
 }
@@ -82,6 +88,11 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
     get reachable () { return downSince === undefined },
     check,
     noteOutage: markDown,
+    suspect () {
+      if (downSince !== undefined || closed) return
+      lastAnswer = 0 // a fresh probe, not the last minute's answer
+      void check()
+    },
     close () {
       closed = true
       if (timer) clearTimeout(timer)

@@ -4,7 +4,9 @@
 // query_timeout and connectionTimeoutMillis, MongoDB's timeoutMS and server
 // selection), which adds up to more than the bound; a call still running when
 // the bound has passed is answered as an outage (503) and left to the driver's
-// own bounds to end.
+// own bounds to end. A transaction is one call: inside withTransaction every
+// adapter call gets only what is left of the transaction's own deadline.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { QUERY_TIMEOUT_MESSAGE } from './postgres/bounded.js'
 
 /** Adapter methods a request waits on. Schema changes, index builds and the kit's own long work are not bounded here. */
@@ -15,6 +17,34 @@ export const BOUNDED_CALLS = new Set([
   'createTransactionalSession', 'commitTransactionalSession', 'abortTransactionalSession'
 ])
 
+/** The property of a wrapped adapter that answers its bound in ms (lib/storage/adapter.ts). */
+export const CALL_BOUND = Symbol('fastify-parse-kit call bound')
+
+/** The bound of a wrapped adapter's calls in ms, if it has one. */
+export function callBoundOf (adapter: object): number | undefined {
+  const bound = (adapter as { [CALL_BOUND]?: unknown })[CALL_BOUND]
+  return typeof bound === 'number' ? bound : undefined
+}
+
+/** The time (Date.now() ms) by which every call made in this async context must have answered. */
+const deadlines = new AsyncLocalStorage<number>()
+
+/** Runs `work` with every bounded call inside it sharing one deadline, `timeoutMs` from now. */
+export function withinDeadline<T> (timeoutMs: number, work: () => Promise<T>): Promise<T> {
+  return deadlines.run(Date.now() + timeoutMs, work)
+}
+
+/** Runs `work` outside any deadline (work after a transaction, such as its afterCommit callbacks). */
+export function outsideDeadline<T> (work: () => T): T {
+  return deadlines.exit(work)
+}
+
+/** Milliseconds left before the surrounding deadline (0 once passed), or undefined outside one. */
+export function timeLeft (): number | undefined {
+  const deadline = deadlines.getStore()
+  return deadline === undefined ? undefined : Math.max(0, deadline - Date.now())
+}
+
 export class CallTimeoutError extends Error {
   readonly code = 'ETIMEDOUT'
   constructor (timeoutMs: number) {
@@ -24,18 +54,31 @@ export class CallTimeoutError extends Error {
   }
 }
 
+/** Whether `error` only says that one call got no answer in time (the database may be fine), as opposed to a lost connection. */
+export function isNoAnswerInTime (error: unknown): boolean {
+  for (let current = error as { name?: unknown, message?: unknown, cause?: unknown } | undefined, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    if (current instanceof CallTimeoutError) return true
+    if (typeof current.message === 'string' && (current.message.startsWith(QUERY_TIMEOUT_MESSAGE) || current.message.startsWith('timeout exceeded when trying to connect'))) return true
+    if (current.name === 'MongoOperationTimeoutError' || current.name === 'MongoWaitQueueTimeoutError') return true
+    current = current.cause as typeof current
+  }
+  return false
+}
+
 type Method = (...args: unknown[]) => unknown
 
-/** The method, answering CallTimeoutError when its promise has not settled within `timeoutMs`. */
+/** The method, answering CallTimeoutError when its promise has not settled within `timeoutMs` (or the surrounding deadline, if sooner). */
 export function boundedCall<M extends Method> (method: M, timeoutMs: number): M {
   return function (this: unknown, ...args: unknown[]) {
     const result = method.apply(this, args)
     if (typeof (result as { then?: unknown } | null)?.then !== 'function') return result
     const call = result as Promise<unknown>
     call.catch(() => {}) // a call that loses the race must not reject unhandled later
+    const left = timeLeft()
+    const bound = left === undefined ? timeoutMs : Math.min(timeoutMs, left)
     let timer: NodeJS.Timeout | undefined
     return Promise.race([call, new Promise((_resolve, reject) => {
-      timer = setTimeout(() => reject(new CallTimeoutError(timeoutMs)), timeoutMs)
+      timer = setTimeout(() => reject(new CallTimeoutError(timeoutMs)), bound)
     })]).finally(() => clearTimeout(timer))
   } as M
 }

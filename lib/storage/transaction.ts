@@ -4,7 +4,8 @@ import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, RouteDeclarationError } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
-import { isDatabaseUnavailable } from './unavailable.js'
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
+import { CallTimeoutError, callBoundOf, outsideDeadline, timeLeft, withinDeadline } from './call-bound.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 import type { TransactionalAdapter } from '../parse/internals.js'
@@ -35,12 +36,22 @@ export class TransactionRunner {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  slot (): Promise<void> {
+  /** Resolves once a transaction may open; rejects with CallTimeoutError after `timeoutMs` in the queue. */
+  slot (timeoutMs?: number): Promise<void> {
     if (this.running < MAX_CONCURRENT) {
       this.running++
       return Promise.resolve()
     }
-    return new Promise((resolve) => this.waiting.push(() => { this.running++; resolve() }))
+    return new Promise((resolve, reject) => {
+      const take = () => { clearTimeout(timer); this.running++; resolve() }
+      const timer = timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(take), 1)
+          reject(new DatabaseUnavailableError(new CallTimeoutError(timeoutMs)))
+        }, timeoutMs)
+      this.waiting.push(take)
+    })
   }
 
   release (): void {
@@ -82,7 +93,13 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
   if (!adapter) throw new Error('withTransaction needs a running kitPlugin (no storage adapter is installed yet)')
   if (!runner.directAccess) throw new Error('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
   const attempts = options.attempts ?? 3
-  return inSpan('fpk.transaction', { 'fpk.transaction.max_attempts': attempts }, (span) => runWithRetries(runner, adapter, body, attempts, span))
+  // databaseTimeout bounds the transactional call whole: the wait for a slot, BEGIN, the body's
+  // calls, COMMIT and any re-run share one deadline (each on its own would add up to a multiple).
+  const bound = callBoundOf(adapter)
+  const run = (span?: Span) => bound === undefined
+    ? runWithRetries(runner, adapter, body, attempts, span)
+    : withinDeadline(bound, () => runWithRetries(runner, adapter, body, attempts, span))
+  return inSpan('fpk.transaction', { 'fpk.transaction.max_attempts': attempts }, run)
 }
 
 async function runWithRetries<T> (runner: TransactionRunner, adapter: TransactionalAdapter, body: () => Promise<T> | T, attempts: number, span?: Span): Promise<T> {
@@ -106,7 +123,7 @@ async function runWithRetries<T> (runner: TransactionRunner, adapter: Transactio
 }
 
 async function runOnce<T> (runner: TransactionRunner, storage: TransactionalAdapter, body: () => Promise<T> | T): Promise<T> {
-  await runner.slot()
+  await runner.slot(timeLeft())
   try {
     const scope: TransactionScope = { session: await storage.createTransactionalSession(), afterCommit: [] }
     let result: T
@@ -117,7 +134,8 @@ async function runOnce<T> (runner: TransactionRunner, storage: TransactionalAdap
       throw scope.conflict ?? error
     }
     await storage.commitTransactionalSession(scope.session).catch((error: unknown) => { throw scope.conflict ?? error })
-    for (const callback of scope.afterCommit) await callback()
+    // After the commit: side effects, not part of the transaction's bounded call.
+    for (const callback of scope.afterCommit) await outsideDeadline(callback)
     return result
   } finally {
     runner.release()

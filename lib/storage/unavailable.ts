@@ -13,7 +13,16 @@ export const RETRY_AFTER_SECONDS = 1
 /** Socket-level failures: nothing answers, or the connection broke. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EAI_AGAIN', 'ENOTCONN'])
 /** PostgreSQL SQLSTATEs of a server that is going, gone or not yet there. */
-const POSTGRES_STATES = new Set(['57P01', '57P02', '57P03', '53300']) // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+const POSTGRES_STATES = new Set([
+  '57P01', '57P02', '57P03', '57P04', // admin_shutdown, crash_shutdown, cannot_connect_now, database_dropped
+  '53300' // too_many_connections
+])
+/**
+ * A database that takes no connections (ALTER DATABASE … ALLOW_CONNECTIONS false, or one being
+ * dropped or renamed) refuses them with 55000, object_not_in_prerequisite_state, a code that also
+ * names statement errors: counted only when the server ended the connection with it (FATAL).
+ */
+const POSTGRES_FATAL_STATES = new Set(['55000'])
 /** node-postgres raises these as plain Errors, without a code. */
 const POSTGRES_MESSAGES = [
   /^Connection terminated/,
@@ -32,6 +41,7 @@ export function isDatabaseUnavailable (error: unknown): boolean {
   for (let current = error as ErrorLike | undefined, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
     if (current.code === DATABASE_UNAVAILABLE) return true
     if (typeof current.code === 'string' && (SOCKET_CODES.has(current.code) || POSTGRES_STATES.has(current.code) || current.code.startsWith('08'))) return true
+    if (typeof current.code === 'string' && POSTGRES_FATAL_STATES.has(current.code) && (current as { severity?: unknown }).severity === 'FATAL') return true
     if (typeof current.name === 'string' && MONGO_NAMES.has(current.name)) return true
     if (typeof current.message === 'string' && POSTGRES_MESSAGES.some((pattern) => pattern.test(current!.message as string))) return true
     if (Array.isArray((current as { errors?: unknown }).errors) && (current as { errors: unknown[] }).errors.some(isDatabaseUnavailable)) return true
@@ -58,6 +68,7 @@ export function describeOutage (error: unknown): string {
     if (code === '57P01' || code === '57P02') return 'the database server shut down'
     if (code === '57P03') return 'the database server is starting up'
     if (code === '53300') return 'the database server has no free connections'
+    if (code === '55000' || code === '57P04') return 'the database does not accept connections'
     if (code?.startsWith('08')) return 'connection failure'
     if (typeof current.name === 'string' && MONGO_NAMES.has(current.name)) return 'no database server reachable'
     if (typeof current.message === 'string' && /^Connection terminated|not queryable/.test(current.message)) return 'connection lost'
