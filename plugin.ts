@@ -11,7 +11,8 @@ import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
 import { authLimiter } from './lib/host/auth-limits.js'
 import { exposeParseHeaders, registerCors } from './lib/host/cors.js'
 import { composeCloud } from './lib/host/cloud.js'
-import { prepareSchema, schemaConfigFrom } from './lib/model/schema-boot.js'
+import { schemaConfigFrom } from './lib/model/schema-boot.js'
+import { prepareSchemaGeneration } from './lib/storage/schema-generation.js'
 import { lockSchemas } from './lib/model/schema-lock.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
 import { collectRoutes } from './lib/docs/collector.js'
@@ -115,6 +116,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let jobs: JobsHost | undefined
   let metrics: KitMetrics | undefined
   let functions: DeclaredFunction[] = []
+  let reconcileIndexes = false
   // Set when close begins: readiness answers 503 from then on (see the preClose hook below).
   const drain = { on: false }
   try {
@@ -149,7 +151,9 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
         ...(cluster ? { pubSubAdapter: cluster.pubSubAdapter } : {})
       }
     }
-    const schema = await prepareSchema(schemaConfigFrom(options.schema, options.adminRole), database.adapter)
+    // A boot whose declarations are older than the database's schema generation changes nothing (no index or constraint either).
+    const schema = await prepareSchemaGeneration(schemaConfigFrom(options.schema, options.adminRole), database, fastify.log)
+    reconcileIndexes = options.indexes && !schema.behind
     parse = await startParseServer({
       appId: options.appId,
       masterKey: options.masterKey,
@@ -256,7 +260,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   const running = jobs
   const observed = metrics
   let indexesDone = () => {}
-  const indexesApplied = options.indexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
+  const indexesApplied = reconcileIndexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
     parse: host,
     options,
@@ -269,7 +273,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
 
   // 10. Once listening: the declared indexes and the database-side field constraints.
   let closing = false
-  if (options.indexes) {
+  if (reconcileIndexes) {
     fastify.addHook('onListen', async () => {
       // Each step on its own: indexes that cannot be applied leave the constraints to be applied all the same.
       const step = async (label: string, apply: typeof applyAllIndexes) => {

@@ -230,3 +230,53 @@ t.test('boot, change every kind of declaration, boot again on the same database'
     t.equal(iso.status, 200, iso.text)
   })
 })
+
+// A rolling deploy: the newer declaration (second) booted last; an instance of
+// the older one (first) restarts. It must leave the newer schema alone.
+t.test('an older declaration booting after a newer one changes nothing and says it is behind', async (t) => {
+  const dir = tempDir()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
+  const same = { dataDir: path.join(dir, 'postgres'), ...(mongo ? { databaseURI: mongo.uri } : {}), allowedRoutes: [{ path: '/classes/*' }] }
+  const pg = () => (currentDatabase()!.adapter as unknown as { _client: Pg })._client
+  const schemaLines = (lines: string[]) => lines.filter((line) => line.startsWith('[schema]'))
+  const boot = async (declare: () => typeof Mig) => {
+    Mig = declare()
+    const log = logLines()
+    const kit = await startKit(t, same, log.server)
+    await kit.app.kit.indexesApplied
+    return { kit, log }
+  }
+
+  const first = await boot(declareFirst)
+  t.match(schemaLines(first.log.lines), [/^\[schema\] the declarations \([0-9a-f]{12}\) are newer than any recorded: recorded as generation 1$/])
+  await first.kit.app.close()
+  const newer = await boot(declareSecond)
+  t.match(schemaLines(newer.log.lines), [/^\[schema\] the declarations \([0-9a-f]{12}\) are newer than generation 1 of .*: recorded as generation 2$/])
+  await newer.kit.app.close()
+
+  const older = await boot(declareFirst)
+  const said = schemaLines(older.log.lines)
+  t.equal(said.length, 1, 'one line')
+  t.match(said[0], /^\[schema\] this instance is behind: the database was reconciled to generation 2 of .* and they are generation 1 of .*; this boot changes no field, permission, index or constraint/)
+  t.notOk(older.log.lines.some((line) => /^\[(indexes|constraints)\]/.test(line)), 'no index or constraint work at all')
+  if (lane.kind === 'postgres') {
+    const checks = new Map((await pg().any(`SELECT c.conname AS name, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid
+      WHERE r.relname = 'Mig' AND c.contype = 'c'`)).map((row) => [row.name as string, row.def as string]))
+    t.match(checks.get('Mig_kind_check'), /'a'.*'c'/, 'the newer enum stays')
+    t.notMatch(checks.get('Mig_kind_check'), /'b'/)
+    t.notOk(checks.has('Mig_qty_check'), 'a rule the newer dropped is not restored')
+    const indexes = new Set((await pg().any("SELECT indexname FROM pg_indexes WHERE tablename = 'Mig'")).map((row) => row.indexname as string))
+    t.ok(indexes.has('Mig_unique_sku') && !indexes.has('Mig_unique_code'), 'the newer unique index stays, the older one is not made again')
+    // What the newer instances write still passes the database's own rule.
+    await pg().any('INSERT INTO "Mig" ("objectId", kind) VALUES ($1, $2)', ['rollingC', 'c'])
+    t.pass('the database accepts kind "c" while the older instance runs')
+  }
+  await older.kit.app.close()
+
+  // The newer instances keep working: a restart of the newer declaration is current and accepts "c".
+  const again = await boot(declareSecond)
+  t.match(schemaLines(again.log.lines), [/^\[schema\] the declarations are generation 2 of .* \([0-9a-f]{12}\), the latest recorded$/])
+  t.equal((await save(again.kit, { kind: 'c' })).status, 201, 'kind "c" accepted')
+  if (lane.kind === 'postgres') t.ok(again.log.lines.includes('[constraints] 0 created, 0 replaced, 0 dropped, 3 already present, 0 failed'), 'nothing had to be restored')
+})

@@ -37,7 +37,16 @@ export function schemaConfigFrom (input: SchemaConfigOptions | SchemaConfig | un
   return createSchemaConfig({ adminRole, ...input }) as SchemaConfig
 }
 
-export async function prepareSchema (input: SchemaConfig, database: SchemaSource): Promise<PreparedSchema> {
+export interface PrepareOptions {
+  /**
+   * The declarations are older than the generation the database records
+   * (model/schema-generations.ts): Parse migrates the stored schema onto
+   * itself, so that this boot adds, drops, retypes and re-permissions nothing.
+   */
+  behind?: boolean
+}
+
+export async function prepareSchema (input: SchemaConfig, database: SchemaSource, options: PrepareOptions = {}): Promise<PreparedSchema> {
   checkDefinitions(input.definitions)
   // A configuration made before the model files were imported lacks their classes (and Parse would never create them).
   const missing = allModels().map((model) => model.className).filter((name) => !input.definitions.some((definition) => definition.className === name))
@@ -45,12 +54,20 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
     throw new OptionInvalidError(`schema: the definitions lack the declared ${missing.length === 1 ? 'class' : 'classes'} ${missing.join(', ')}. ` +
       'createSchemaConfig() was probably called before the model files were imported: pass its options instead (schema: { lockSchemas: true, … }), or call it after the models are loaded.')
   }
+  // A database that never held a Parse schema has no schema table yet: nothing is stored.
+  const stored = await database.getAllClasses().catch(() => [])
   let config = input
-  if (input.strict === false) {
+  if (options.behind) {
+    config = { ...input, deleteExtraFields: false, recreateModifiedFields: false, keepUnknownIndexes: true, definitions: asStored(input.definitions, stored) }
+  } else {
+    // Plan first: a change Parse would refuse halfway (after adding the other fields) stops the boot before anything is applied.
+    const refused = refusedChanges(input.definitions, stored, input)
+    if (refused.length > 0) {
+      throw new SchemaMigrationError(`the declared schema was not applied, nothing was changed: ${refused.length === 1 ? 'one change is' : `${refused.length} changes are`} refused: ${refused.join('; ')}. ` +
+        'Rename the field (add the new one beside the old), or set schema.recreateModifiedFields: true to drop and recreate it with its values lost; then restart.')
+    }
     // strict: false creates nothing at boot: definitions shrink to the classes and fields the database has.
-    // A database that never held a Parse schema has no schema table yet: nothing is stored.
-    const stored = await database.getAllClasses().catch(() => [])
-    config = { ...input, definitions: onlyStored(input.definitions, stored) }
+    if (input.strict === false) config = { ...input, definitions: onlyStored(input.definitions, stored) }
   }
   // A warm boot with unchanged declarations then writes nothing to the stored schema (parse/unchanged-schema.ts).
   skipUnchangedSchemaWrites()
@@ -66,6 +83,35 @@ export async function prepareSchema (input: SchemaConfig, database: SchemaSource
       if (problems.length > 0) throw schemaError(problems)
     }
   }
+}
+
+/** Type changes Parse cannot make without recreateModifiedFields: each named. */
+function refusedChanges (definitions: ParseClassSchema[], stored: Awaited<ReturnType<SchemaSource['getAllClasses']>>, options: { recreateModifiedFields?: boolean }): string[] {
+  if (options.recreateModifiedFields === true) return []
+  const byName = new Map(stored.map((schema) => [schema.className, schema]))
+  const refused: string[] = []
+  for (const definition of definitions) {
+    const actual = byName.get(definition.className)
+    if (!actual) continue
+    for (const [name, field] of Object.entries(definition.fields ?? {})) {
+      const found = actual.fields[name]
+      if (isParseColumn(definition.className, name) || !found) continue
+      if (found.type !== field.type || (found.targetClass ?? undefined) !== (field.targetClass ?? undefined)) {
+        refused.push(`field ${definition.className}.${name} is ${describe(found)} in the database but declared ${describe(field)}`)
+      }
+    }
+  }
+  return refused
+}
+
+/** The declared classes as the database holds them: Parse's migration then has nothing to change. */
+function asStored (definitions: ParseClassSchema[], stored: Awaited<ReturnType<SchemaSource['getAllClasses']>>): ParseClassSchema[] {
+  const byName = new Map(stored.map((schema) => [schema.className, schema]))
+  return definitions.filter((definition) => byName.has(definition.className)).map((definition) => {
+    const found = byName.get(definition.className)!
+    const fields = Object.fromEntries(Object.entries(found.fields).filter(([name]) => !isParseColumn(definition.className, name)))
+    return { className: definition.className, fields, classLevelPermissions: found.classLevelPermissions ?? definition.classLevelPermissions }
+  })
 }
 
 function schemaError (problems: string[]): Error {

@@ -23,6 +23,11 @@ export const SchemaConfigOptionsSchema = Type.Object({
   deleteExtraFields: Type.Optional(flag),
   /** Keep indexes the declarations do not describe. Default true. */
   keepUnknownIndexes: Type.Optional(flag),
+  /**
+   * The declarations' schema generation, when the application numbers them: a boot with a lower
+   * version than the database records changes nothing. Default: the order in which declarations first booted.
+   */
+  version: Type.Optional(Type.Integer({ minimum: 1, problem: 'must be a whole number of 1 or more' })),
   beforeMigration: Type.Optional(hook),
   afterMigration: Type.Optional(hook)
 })
