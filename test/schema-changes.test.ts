@@ -64,6 +64,33 @@ function declareSecond () {
   return Mig
 }
 
+// The second with one field added and another retyped: a boot that refuses the retype applies neither.
+function declareRetyped () {
+  @ParseClass('Mig', {
+    compoundIndexes: [
+      { name: 'Mig_ab', fields: ['b', 'a'] },
+      { name: 'Mig_part', fields: ['a'], unique: true, partial: { active: false } }
+    ]
+  })
+  class Mig extends BaseModel {
+    @ParseField({ type: 'String', maxLength: 5 }) declare name: string
+    @ParseField({ type: 'String', maxLength: 8 }) declare label: string
+    @ParseField({ type: 'String', enum: ['a', 'c'] }) declare kind: string
+    @ParseField({ type: 'String' }) declare qty: string
+    @ParseField({ type: 'Number' }) declare score: number
+    @ParseField({ type: 'String', unique: true }) declare sku: string
+    @ParseField({ type: 'String' }) declare code: string
+    @ParseField({ type: 'Number' }) declare rank: number
+    @ParseField({ type: 'String', unique: true }) declare dup: string
+    @ParseField({ type: 'String' }) declare a: string
+    @ParseField({ type: 'String' }) declare b: string
+    @ParseField({ type: 'Boolean' }) declare active: boolean
+    @ParseField({ type: 'Date' }) declare due: Date
+    @ParseField({ type: 'String' }) declare extra: string
+  }
+  return Mig
+}
+
 let Mig = declareFirst()
 
 // A declared handler that saves what it is sent, through fromParams.
@@ -279,4 +306,18 @@ t.test('an older declaration booting after a newer one changes nothing and says 
   t.match(schemaLines(again.log.lines), [/^\[schema\] the declarations are generation 2 of .* \([0-9a-f]{12}\), the latest recorded$/])
   t.equal((await save(again.kit, { kind: 'c' })).status, 201, 'kind "c" accepted')
   if (lane.kind === 'postgres') t.ok(again.log.lines.includes('[constraints] 0 created, 0 replaced, 0 dropped, 3 already present, 0 failed'), 'nothing had to be restored')
+  await again.kit.app.close()
+
+  // Plan first, then apply: a field added beside a refused retype is not added either, and no generation is recorded.
+  await t.rejects(boot(declareRetyped), {
+    code: 'FPK_ERR_SCHEMA_MIGRATION',
+    message: /^the declared schema was not applied, nothing was changed: one change is refused: field Mig\.qty is Number in the database but declared String\. /
+  })
+  const reverted = await boot(declareSecond)
+  t.match(schemaLines(reverted.log.lines), [/^\[schema\] the declarations are generation 2 of .*, the latest recorded$/], 'the refused boot recorded nothing')
+  const stored = await reverted.kit.request('GET', '/parse/schemas/Mig', { headers: masterHeaders })
+  t.equal(stored.status, 200, stored.text)
+  t.notOk('extra' in stored.json.fields, 'the field added beside the refused change is not in the database')
+  t.equal(stored.json.fields.qty.type, 'Number')
+  t.notOk(reverted.log.lines.some((line) => /extra/.test(line)), 'no warning about an undeclared field')
 })
