@@ -8,6 +8,7 @@ import { describeChange, reconcileObjects, type FoundObject, type WantedObject }
 import { constraintViolation } from '../lib/storage/constraint-violation.js'
 import { diffSchema, formatPlan, planExitCode, type StoredClass } from '../lib/model/schema-diff.js'
 import type { ParseClassSchema } from '../lib/model/schema-config.js'
+import { modelByName } from '../lib/model/registry.js'
 
 t.test('declarations the database could never follow are refused at import, naming class and field', async (t) => {
   const declareClass = (options: ClassOptions) => () => {
@@ -37,6 +38,21 @@ t.test('declarations the database could never follow are refused at import, nami
     t.throws(declareField(name, { type: 'String' }),
       { code: 'FPK_ERR_MODEL_DECLARATION', message: new RegExp(`^@ParseField Probe\\.${name}: "${name}" is a member of every JavaScript object`) }, name)
   }
+})
+
+t.test('two model classes for one Parse class are refused at import, naming both', async (t) => {
+  @ParseClass('DupNote')
+  class DupNote extends BaseModel {
+    @ParseField({ type: 'String', required: true }) declare title: string
+  }
+  await t.rejects(import('./helpers/second-note-model.js'), {
+    code: 'FPK_ERR_MODEL_DECLARATION',
+    message: /^@ParseClass\('DupNote'\) on DupNote \(test\/helpers\/second-note-model\.ts\): the Parse class "DupNote" is already declared by DupNote \(test\/schema-declarations\.test\.ts\); declare each Parse class once/
+  }, 'another file')
+  t.throws(() => ParseClass('DupNote')(class Note extends BaseModel {}),
+    { code: 'FPK_ERR_MODEL_DECLARATION', message: /on Note \(test\/schema-declarations\.test\.ts\): the Parse class "DupNote" is already declared by DupNote/ }, 'another class in the same file')
+  t.equal(modelByName('DupNote')?.fields.has('title'), true, 'the first declaration keeps its fields')
+  t.doesNotThrow(() => ParseClass('DupNote')(DupNote), 'the same class from the same file again is a re-declaration (a newer version in a test)')
 })
 
 t.test('reconciling: created, kept, replaced, dropped; what the kit did not make is left alone', async (t) => {

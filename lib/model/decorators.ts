@@ -3,8 +3,9 @@
 import Parse from 'parse/node'
 import { assertLegacyDecorator } from './legacy-decorators.js'
 import { checkFieldOptions, ModelDeclarationError, type FieldDefinition, type FieldOptions } from './field-options.js'
-import { addPendingField, pendingFields, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
+import { addPendingField, modelByName, pendingFields, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
 import { checkClassOptions } from './class-options.js'
+import { declaringFile, shownPath } from './declaring-file.js'
 
 const PARSE_MEMBERS = new Set([
   ...Object.getOwnPropertyNames(Parse.Object.prototype),
@@ -65,12 +66,32 @@ export function ParseClass (className: string, options: ClassOptions = {}) {
     }
     const fields = takePendingFields(target)
     checkClassOptions(className, target.name, options, fields)
+    const file = declaringFile()
+    refuseSecondDeclaration(className, target.name, file)
     const model = repairShadowedFields(target, [...fields.keys()])
     Parse.Object.registerSubclass(className, model as unknown as new () => Parse.Object)
     const versionField = [...fields.values()].find((field) => field.version)?.name
-    registerModel({ className, model, options, fields, versionField }, target)
+    registerModel({ className, model, options, fields, versionField, file }, target)
     return model
   }
+}
+
+/**
+ * Two model classes for one Parse class would silently replace each other
+ * (the later one's fields become the schema). The same class from the same
+ * file again is a re-declaration (a file imported twice, a test declaring a
+ * newer version of its model): the newer one wins.
+ */
+function refuseSecondDeclaration (className: string, jsName: string, file: string | undefined): void {
+  const earlier = modelByName(className)
+  if (!earlier) return
+  const earlierName = earlier.model.name
+  const sameFile = earlier.file === undefined || file === undefined || earlier.file === file
+  if (earlierName === jsName && sameFile) return
+  const where = (name: string, at: string | undefined) => at ? `${name} (${shownPath(at)})` : name
+  throw new ModelDeclarationError(
+    `@ParseClass('${className}') on ${where(jsName, file)}: the Parse class "${className}" is already declared by ${where(earlierName, earlier.file)}; ` +
+    'declare each Parse class once (import that model where it is needed, or give this one its own class name)')
 }
 
 /**

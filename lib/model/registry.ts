@@ -17,6 +17,8 @@ export interface ModelDefinition {
   fields: Map<string, FieldDefinition>
   /** Name of the @ParseVersionField field, if any. */
   versionField?: string
+  /** The source file whose @ParseClass declared it, when the call stack tells. */
+  file?: string
 }
 
 // Class metadata, filled when @ParseClass and @ParseField run at import; it
