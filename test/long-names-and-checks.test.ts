@@ -11,6 +11,7 @@ import Parse from 'parse/node'
 import { BaseModel, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { planSchemaChanges } from '../lib/storage/schema-plan.js'
+import { postgresRegex } from '../lib/storage/postgres/regex-dialect.js'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 
 @ParseClass('CustomerSubscription', {
@@ -140,6 +141,19 @@ t.test('three boots of an unchanged model with names past 63 bytes', { skip: lan
     t.equal((await save(third, { phrase: 'cat' })).status, 201, '"cat" is accepted')
     const concat = await save(third, { phrase: 'concat' })
     t.same(concat.json, { code: 142, error: 'CustomerSubscription is invalid: phrase must match /\\bcat\\b/' }, '"concat" is refused')
+  })
+
+  t.test('translated patterns accept in PostgreSQL exactly what they accept in JavaScript', async (t) => {
+    const patterns = [/\bcat\b/, /\Bat\b.*/, /\d+x?/, /\w+@\w+/, /a.b/, /[\b\d]x/, /\x41B/, /^[a-z]+$/i, /[\w.-]+/, /caf\u00e9/, /[[:alpha:]]+/, /\D\W\s\S/, /(?:ab|cd)+?/, '[A-Z]{2}-\\d{1,3}']
+    const inputs = ['cat', 'concat', 'at', 'bat', '123', '12x', 'a@b', 'ab', 'a\nb', 'axb', 'AB', 'Ab', 'a]', 'café', '\bx', '5x', '٣x', 'me@host', 'a.b-c', 'x! y', 'abcd', 'AB-12', 'ab-1']
+    for (const pattern of patterns) {
+      const { source, caseInsensitive } = postgresRegex(pattern)
+      const js = new RegExp(`^(?:${typeof pattern === 'string' ? pattern : pattern.source})$`, typeof pattern === 'string' ? '' : pattern.flags)
+      for (const input of inputs) {
+        const [{ matches }] = await pg().any(`SELECT $1 ${caseInsensitive ? '~*' : '~'} $2 AS matches`, [input, source])
+        t.equal(matches, js.test(input), `${String(pattern)} on ${JSON.stringify(input)} (PostgreSQL: ${source})`)
+      }
+    }
   })
 
   t.test('a row saved before the version field was added is updatable', async (t) => {

@@ -78,7 +78,7 @@ function escape (source: string, at: number, inClass: boolean): [string, number]
   const hex = (count: number) => /^[0-9A-Fa-f]+$/.test(source.slice(at + 1, at + 1 + count)) && source.slice(at + 1, at + 1 + count).length === count
   switch (char) {
     case 'b': return [inClass ? '\\b' : '\\y', 1] // a backspace in a class in both dialects; a word boundary outside
-    case 'B': return ['\\Y', 1]
+    case 'B': return [inClass ? 'B' : '\\Y', 1]
     case 'd': return [inClass ? DIGIT : `[${DIGIT}]`, 1]
     case 'w': return [inClass ? WORD : `[${WORD}]`, 1]
     case 'D':
