@@ -29,6 +29,7 @@ import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
 import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
 import { registerTracing } from './lib/host/tracing.js'
+import { registerRequestIds } from './lib/host/request-ids.js'
 import { drainPause, shutdownBudgetMs } from './lib/host/shutdown.js'
 
 export type { KitOptions } from './lib/options.js'
@@ -170,6 +171,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     lockSchemas(state, schema.config.lockSchemas === true)
     useTransactionalAdapter(state, database.adapter, { directAccess })
 
+    // Request correlation: every answer carries request.id, and Parse's lines for a request its reqId.
+    registerRequestIds(fastify, options.requestIdHeader)
     // 5. Cross-origin policy for everything under the mount path: its preflight
     //    answers come before any app id check. Then Parse's REST surface behind
     //    the app id check and route restriction.

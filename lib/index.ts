@@ -6,6 +6,7 @@ export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailab
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'
 export { redactingSpanExporter } from './host/span-redaction.js'
+export { requestIdFrom } from './host/request-ids.js'
 
 // Models
 export { ParseClass, ParseField, ParseVersionField } from './model/decorators.js'
@@ -39,6 +40,7 @@ export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './ac
 
 // Server entry points
 export { listenOrExit, masterKeyHint, bootOrExit, bootFailureText } from './host/startup.js'
+export { assertPortFree } from './host/port-check.js'
 
 // Parse Dashboard (optional package)
 export { mountDashboard, dashboardDecision, type DashboardOptions, type DashboardDecision } from './host/dashboard.js'

@@ -156,6 +156,8 @@ export const KitOptionsSchema = Type.Object({
   metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
   /** OpenTelemetry spans (through @fastify/otel) for every request, each declared call, its transaction. Off by default; the application registers the SDK and exporter. */
   tracing: Type.Optional(flag),
+  /** Header every answer carries the request id in (Fastify's request.id); default 'x-request-id'; false: none. kitServerOptions({ requestIdHeader }) takes the incoming id from the same header. */
+  requestIdHeader: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.Literal(false)], { problem: "must be a header name such as 'x-request-id', or false" })),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
@@ -208,6 +210,7 @@ export interface ResolvedOptions {
   shutdown: ShutdownSettings
   metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
   tracing: boolean
+  requestIdHeader: string | false
   production: boolean
 }
 
@@ -270,6 +273,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     shutdown: resolveShutdown(input.shutdown, production, (problem) => optionError('shutdown.drainDelayMs', problem)),
     metrics: metricsOption(input.metrics, mountPath),
     tracing: input.tracing ?? false,
+    requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
     production
   }
 }

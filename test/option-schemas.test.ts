@@ -249,7 +249,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
     jobs,
     shutdown: { drainDelayMs: 2000 },
     metrics: { path: '/metrics', token: 'a-metrics-token-of-32-characters', defaultMetrics: false },
-    tracing: true
+    tracing: true,
+    requestIdHeader: 'x-correlation-id'
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],

@@ -127,6 +127,29 @@ t.test('the restriction, end to end', async (t) => {
     }
   })
 
+  t.test('48.9 an incoming x-request-id is the request id: in the answer and in every line the request logs, Parse\'s included', async (t) => {
+    const linesOf = async (id: string, send: () => Promise<{ status: number, headers: Headers }>) => {
+      logLines.length = 0
+      const answer = await send()
+      t.equal(answer.headers.get('x-request-id'), id, 'the answer carries the id')
+      const lines = logLines.map((line) => JSON.parse(line) as { reqId?: string, msg?: string })
+      t.ok(lines.length > 0, 'the request logged')
+      for (const line of lines) t.equal(line.reqId, id, `"${line.msg}" carries the id`)
+      return lines
+    }
+    // A Parse REST call Parse logs about (an object that does not exist: Parse's "Object not found").
+    const parseLines = await linesOf('trace-parse-0001', () => kit.request('GET', '/parse/classes/Memo/nosuchobject', { headers: { ...masterHeaders, 'x-request-id': 'trace-parse-0001' } }))
+    t.ok(parseLines.some((line) => line.msg?.startsWith('[parse] ')), 'Parse\'s own line is among them')
+    await linesOf('trace-fn-0002', () => kit.request('POST', '/parse/memos/echoMemo', { headers: { ...appHeaders, 'x-request-id': 'trace-fn-0002' }, body: { a: 1 } }))
+
+    const unsafe = await kit.request('GET', '/parse/memos/listMemos', { headers: { ...appHeaders, 'x-request-id': 'two words\tand a tab' } })
+    t.match(unsafe.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unsafe id is replaced by a generated one')
+    const none = await kit.request('GET', '/parse/memos/listMemos', { headers: appHeaders })
+    t.match(none.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'without one, one is generated')
+    const long = await kit.request('GET', '/parse/memos/listMemos', { headers: { ...appHeaders, 'x-request-id': 'a'.repeat(129) } })
+    t.not(long.headers.get('x-request-id'), 'a'.repeat(129), 'an id over 128 characters is replaced')
+  })
+
   t.test('7. one body limit under the mount, whatever the type; slow bodies time out', async (t) => {
     const big = 'x'.repeat(KIT_SERVER_DEFAULTS.bodyLimit + 10)
     for (const type of ['application/octet-stream', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'image/png']) {

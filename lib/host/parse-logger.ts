@@ -6,6 +6,7 @@ import Parse from 'parse/node'
 import type { FastifyBaseLogger } from 'fastify'
 import { CENSOR, SECRET_KEYS } from './server-options.js'
 import { isParseError, statusForParseCode } from '../errors.js'
+import { currentRequestLog } from './request-ids.js'
 
 type PinoLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
 
@@ -21,9 +22,11 @@ export function parseLogLevelFor (log: FastifyBaseLogger): string {
 
 /** A Parse LoggerAdapter (its one required method is `log`) writing to `log`; Parse's lines start with "[parse]", as the kit's own say "[seed]" or "[indexes]". */
 export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: string, message: unknown, ...meta: unknown[]) => void } {
-  const parse = log.child({}, { msgPrefix: '[parse] ' })
+  const parseLines = log.child({}, { msgPrefix: '[parse] ' })
   return {
     log (level, message, ...rest) {
+      // A line written while serving a request carries that request's reqId (request-ids.ts).
+      const parse = currentRequestLog()?.child({}, { msgPrefix: '[parse] ' }) ?? parseLines
       const method = LEVELS[level] ?? 'info'
       // Winston's splat: printf-style placeholders take the arguments after the message.
       const placeholders = typeof message === 'string' ? (message.match(/%[sdifjoO]/g) ?? []).length : 0

@@ -5,6 +5,7 @@
 import type { FastifyServerOptions } from 'fastify'
 import { answerClientError } from './client-errors.js'
 import { createRequire } from 'node:module'
+import { requestIdFrom } from './request-ids.js'
 
 export interface KitServerOptionsInput {
   /** Log level; default 'info'. */
@@ -19,6 +20,8 @@ export interface KitServerOptionsInput {
   pluginTimeout?: number
   /** Human-readable lines (pino-pretty) instead of JSON. Default: LOG_PRETTY when set, else on unless NODE_ENV=production. */
   pretty?: boolean
+  /** Header whose value (up to 128 safe characters) becomes the request id, `reqId` in its log lines; else one is generated. Default 'x-request-id'; false: always generated. Give the plugin the same `requestIdHeader`. */
+  requestIdHeader?: string | false
 }
 
 /** LOG_PRETTY (true/false, 1/0, yes/no, on/off) when set; otherwise pretty everywhere but production. */
@@ -70,6 +73,8 @@ export function kitServerOptions (input: KitServerOptionsInput = {}): FastifySer
     // 503 at once, before a balancer can notice. Idle keep-alive sockets close when listening stops.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // A client's (or proxy's) request id when it is safe to log and echo; a UUID otherwise.
+    genReqId: requestIdFrom(input.requestIdHeader),
     // Fastify's 10 s default is short for Parse Server's boot on a busy machine (migrations, retries).
     pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {
