@@ -42,7 +42,7 @@ export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: stri
       const error = fields.error
       if (error instanceof Error && !fields.err) { fields.err = error; delete fields.error }
       if (method === 'error' && REDIS_CLIENT_ERROR.test(text)) {
-        // Each reconnect attempt of Parse's Redis clients: the kit's own outage line already says Redis is gone.
+        // Each reconnect attempt or failed read of Parse's Redis clients: the kit's own outage line already says Redis is gone.
         parse.debug(fields, text)
         return
       }
@@ -91,8 +91,8 @@ function clientCaused (text: string): boolean {
   return CLIENT_CAUSED.some((pattern) => pattern.test(text))
 }
 
-/** Parse's Redis pub/sub clients report every failed reconnect attempt. */
-const REDIS_CLIENT_ERROR = /^RedisPubSub (Publisher|Subscriber) client error/
+/** Parse's Redis clients (pub/sub, cache) report every failed reconnect attempt and every failed read. */
+const REDIS_CLIENT_ERROR = /^Redis(PubSub (Publisher|Subscriber) client|CacheAdapter( client)?) error/
 
 function messageText (message: unknown): string {
   if (typeof message === 'string') return message
