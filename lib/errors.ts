@@ -101,6 +101,12 @@ export const DatabaseUnreachableError = createError<[message: string]>('FPK_ERR_
 export const RedisUnreachableError = createError<[message: string]>('FPK_ERR_REDIS_UNREACHABLE', '%s')
 /** Parse Server refused the declared schema while migrating (a field whose type changed in the database, say). */
 export const SchemaMigrationError = createError<[message: string]>('FPK_ERR_SCHEMA_MIGRATION', '%s')
+/** The port the server is to listen on is taken, or not allowed for this process. */
+export const PortUnavailableError = createError<[message: string]>('FPK_ERR_PORT_UNAVAILABLE', '%s')
+/** Something that needs a booted kitPlugin (withTransaction) was called before kitPlugin finished booting. */
+export const KitNotRunningError = createError<[message: string]>('FPK_ERR_KIT_NOT_RUNNING', '%s')
+/** `npm run seed:remote`: the server refused the master key, or another seed run holds the seeding lock. */
+export const SeedRemoteError = createError<[message: string]>('FPK_ERR_SEED_REMOTE', '%s')
 /** An environment variable the example app or a generated project reads has a value it cannot use. */
 export const EnvInvalidError = createError<[message: string]>('FPK_ERR_ENV_INVALID', '%s')
 
@@ -131,5 +137,8 @@ export const kitErrorCodes = {
   FPK_ERR_DATABASE_UNREACHABLE: DatabaseUnreachableError,
   FPK_ERR_REDIS_UNREACHABLE: RedisUnreachableError,
   FPK_ERR_SCHEMA_MIGRATION: SchemaMigrationError,
+  FPK_ERR_PORT_UNAVAILABLE: PortUnavailableError,
+  FPK_ERR_KIT_NOT_RUNNING: KitNotRunningError,
+  FPK_ERR_SEED_REMOTE: SeedRemoteError,
   FPK_ERR_ENV_INVALID: EnvInvalidError
 } as const

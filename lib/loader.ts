@@ -4,7 +4,8 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Declarations } from './options.js'
-import { DecoratorsConfigError, OptionInvalidError } from './errors.js'
+import { OptionInvalidError } from './errors.js'
+import { decoratorsConfigError } from './decorators-config.js'
 
 const LOADABLE = /\.(ts|mts|js|mjs|cjs)$/
 const SKIPPED = /(\.d\.ts|\.test\.[cm]?[jt]s|\.spec\.[cm]?[jt]s)$/
@@ -32,17 +33,11 @@ async function importDirectory (directory: string): Promise<void> {
   for (const file of files) await importDeclarations(file)
 }
 
-/** What TypeScript transforms (esbuild under tsx) say about decorators when experimentalDecorators is off. */
-const STANDARD_DECORATOR_FAILURE = /Decorators are not valid here|decorators? (are|is) not (supported|enabled)|experimental decorators/i
-
 async function importDeclarations (file: string): Promise<void> {
   try {
     await import(pathToFileURL(file).href)
   } catch (error) {
     // The transform fails before any decorator runs (fields declared with `declare`, parameter decorators): name the flag, not the syntax.
-    if (STANDARD_DECORATOR_FAILURE.test(String((error as Error)?.message))) {
-      throw new DecoratorsConfigError(`${file} could not be compiled: the kit's decorators need "experimentalDecorators": true (and "useDefineForClassFields": false) in tsconfig.json compilerOptions.`)
-    }
-    throw error
+    throw decoratorsConfigError(error, file) ?? error
   }
 }

@@ -5,7 +5,8 @@
 // and no secret in Parse's lines either.
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../lib/storage/free-port.js'
@@ -129,3 +130,34 @@ for (const [label, field] of [['a field declared with `declare` (the transform f
     await failsWithOneLine(t, child, 'FPK_ERR_DECORATORS_CONFIG', /"experimentalDecorators": true/)
   })
 }
+
+// The generated project's seed imports a model statically: the file fails to compile before the kit's loader runs.
+t.test('experimentalDecorators off, a model imported statically by the entry (as a generated seed does): the flag is named', async (t) => {
+  const project = tempDir()
+  writeFileSync(path.join(project, 'package.json'), JSON.stringify({ type: 'module' }))
+  writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true } }))
+  const kit = JSON.stringify(path.join(root, 'lib', 'index.ts'))
+  writeFileSync(path.join(project, 'Thing.ts'), [
+    `import { BaseModel, ParseClass, ParseField } from ${kit}`,
+    "@ParseClass('Thing')",
+    'export class Thing extends BaseModel {',
+    "  @ParseField({ type: 'String' }) declare title: string",
+    '}',
+    ''
+  ].join('\n'))
+  writeFileSync(path.join(project, 'seed.ts'), "import { Thing } from './Thing.ts'\nexport const seeded = Thing\n")
+  writeFileSync(path.join(project, 'server.ts'), `import { bootOrExit } from ${kit}\nawait bootOrExit(() => import('./seed.ts'))\n`)
+  const child = start(path.join(project, 'server.ts'), {}, project)
+  await failsWithOneLine(t, child, 'FPK_ERR_DECORATORS_CONFIG', /Thing\.ts could not be compiled: .*"experimentalDecorators": true/)
+})
+
+t.test('a port already in use: one coded line before the boot starts', async (t) => {
+  const blocker = createServer()
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => blocker.close())
+  const port = (blocker.address() as AddressInfo).port
+  const dir = tempDir()
+  const child = example({ PORT: String(port), DATA_DIR: path.join(dir, 'pg') })
+  await failsWithOneLine(t, child, 'FPK_ERR_PORT_UNAVAILABLE', new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use .*PORT=${port + 1}`))
+  t.notOk(existsSync(path.join(dir, 'pg')), 'no database was started for a server that could not listen')
+})

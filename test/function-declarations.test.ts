@@ -22,6 +22,8 @@ t.test('options are checked when the file is imported', async (t) => {
   t.throws(declare({ validation: { requireRole: 'x' } }), /validation\.requireRole" is not supported/)
   t.throws(declare({ cache: true }), /"cache" is not a @CloudFunction option/)
   t.throws(() => CloudFunction()(class Owner {}, 'notAMethod', { value: 42 } as never), /decorate a method/)
+  t.throws(() => CloudFunction()(class Owner {}, 'send-mail', { value: () => {} }),
+    { code: 'FPK_ERR_ROUTE_DECLARATION', message: /^@CloudFunction Owner\.send-mail: the method name becomes the function's name and path segment, so it must be an identifier/ })
   t.throws(() => Route('Bad Name')(class Owner {}), /must be kebab-case/)
   t.throws(() => Route('functions')(class Owner {}), /reserved/)
 })

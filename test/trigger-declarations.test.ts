@@ -38,13 +38,20 @@ t.test('each kind registers with the right Parse.Cloud hook and scope', async (t
   t.same(calls[1].args[2], { requireUser: true }, 'the validator is passed through')
 })
 
-t.test('a trigger twice for one class and type fails with both places named', async (t) => {
-  @ParseClass('Dup')
-  class Dup extends BaseModel {
-    @BeforeSave() static first () {}
-    @BeforeSave() static second () {}
-  }
-  t.throws(() => registerTriggers(recorder().cloud, declaredOn(Dup)), /@BeforeSave for Dup is declared twice \(Dup\.first and Dup\.second\)/)
+t.test('a trigger twice for one class and type fails at import with both places named', async (t) => {
+  t.throws(() => {
+    @ParseClass('Dup')
+    class Dup extends BaseModel {
+      @BeforeSave() static first () {}
+      @BeforeSave() static second () {}
+    }
+    return Dup
+  }, { code: 'FPK_ERR_MODEL_DECLARATION', message: '@BeforeSave on Dup.second: Dup.first is already its @BeforeSave; Parse runs one per class, so do both steps in one method' })
+  // One global trigger (beforeLogin) declared on two classes: refused at boot, with its code.
+  @ParseClass('LoginA') class LoginA extends BaseModel { @BeforeLogin() static gate () {} }
+  @ParseClass('LoginB') class LoginB extends BaseModel { @BeforeLogin() static gate () {} }
+  t.throws(() => registerTriggers(recorder().cloud, [...declaredOn(LoginA), ...declaredOn(LoginB)]),
+    { code: 'FPK_ERR_MODEL_DECLARATION', message: /^@BeforeLogin is declared twice \(LoginA\.gate and LoginB\.gate\)/ })
 })
 
 t.test('a trigger on a class without @ParseClass fails at boot with what to change', async (t) => {

@@ -2,22 +2,18 @@
 // line naming it and how to choose another (no stack trace), and the ready
 // output says where the master key comes from without printing it in production.
 import type { FastifyInstance } from 'fastify'
+import { decoratorsConfigError } from '../decorators-config.js'
+import { portUnavailable } from './port-check.js'
 
 /** Listens, or, when the port is taken or not allowed, closes the app, prints one line and exits with 1. */
 export async function listenOrExit (app: FastifyInstance, options: { port: number, host: string }, write: (line: string) => void = (line) => process.stderr.write(line)): Promise<void> {
   try {
     await app.listen(options)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') {
-      await app.close().catch(() => {})
-      throw error
-    }
-    const problem = code === 'EADDRINUSE'
-      ? `port ${options.port} on ${options.host} is already in use (another server is running there)`
-      : code === 'EACCES' ? `port ${options.port} needs privileges this process does not have` : `address ${options.host} is not available on this machine`
     await app.close().catch(() => {})
-    write(`Cannot start: ${problem}. Choose another with PORT (and HOST), e.g. PORT=${options.port === 65535 ? 3000 : options.port + 1}.\n`)
+    const refusal = portUnavailable(error, options)
+    if (!refusal) throw error
+    write(bootFailureText(refusal))
     process.exit(1)
   }
 }
@@ -33,7 +29,9 @@ export function masterKeyHint (masterKey: string, env: NodeJS.ProcessEnv = proce
  * The one line a failed boot prints: `Cannot start: <message> (<FPK_ERR_… code>)`.
  * The stack follows only when DEBUG is set: an ordinary mistake needs no stack trace.
  */
-export function bootFailureText (error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+export function bootFailureText (failure: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  // A model file compiled without experimentalDecorators fails at import, before the kit's loader can name the setting.
+  const error = decoratorsConfigError(failure) ?? failure
   const message = oneLine(error instanceof Error ? error.message : String(error))
   const code = (error as { code?: unknown } | undefined)?.code
   const coded = typeof code === 'string' && code !== '' && !message.includes(`(${code})`) ? ` (${code})` : ''

@@ -5,6 +5,7 @@ import { getKitConfig } from '../config.js'
 import type { FieldDefinition } from './field-options.js'
 import { modelByClass } from './registry.js'
 import { extendSaveJSON } from '../parse/save-json.js'
+import { ModelDeclarationError } from '../errors.js'
 
 type Params = Record<string, unknown>
 
@@ -33,7 +34,7 @@ export class BaseModel extends Parse.Object {
   /** What fromParams would set, as plain values (for createRow, which needs no instance). */
   static fieldsFromParams (this: abstract new () => BaseModel, params: object): Record<string, unknown> {
     const definition = modelByClass(this)
-    if (!definition) throw new Error(`${this.name}.fromParams: ${this.name} has no @ParseClass`)
+    if (!definition) throw new ModelDeclarationError(`${this.name}.fromParams: ${this.name} has no @ParseClass, so it has no declared fields to take; add @ParseClass('<ClassName>') to it`)
     const excluded = new Set(getKitConfig().excludedPointerClasses)
     const fields: Record<string, unknown> = {}
     for (const [name, field] of definition.fields) {
@@ -54,7 +55,7 @@ extendSaveJSON(BaseModel, (object, json) => {
 
 function registeredClassName (target: unknown): string {
   const definition = modelByClass(target)
-  if (!definition) throw new Error('new BaseModel() needs a class name, or a subclass decorated with @ParseClass')
+  if (!definition) throw new ModelDeclarationError(`new ${(target as { name?: string }).name || 'BaseModel'}(): ${(target as { name?: string }).name || 'BaseModel'} has no @ParseClass; add @ParseClass('<ClassName>') to it, or pass the class name (new BaseModel('Note'))`)
   return definition.className
 }
 

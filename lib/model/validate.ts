@@ -3,10 +3,11 @@
 import Parse from 'parse/node'
 import { valueProblems } from './field-options.js'
 import { modelByName } from './registry.js'
+import { ModelDeclarationError } from '../errors.js'
 
 export function validateOrThrow (object: Parse.Object): void {
   const definition = modelByName(object.className)
-  if (!definition) throw new Error(`validateOrThrow: ${object.className} is not declared with @ParseClass`)
+  if (!definition) throw new ModelDeclarationError(`validateOrThrow: ${object.className} is not declared with @ParseClass, so it has no rules to check; declare it (@ParseClass('${object.className}')) and import its file first`)
   const problems: string[] = []
   // One snapshot: each object.get() rebuilds every attribute from the object's server data and pending operations.
   const attributes = object.attributes

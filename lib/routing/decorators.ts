@@ -39,7 +39,7 @@ export function CloudFunction<const O extends CloudFunctionOptions = CloudFuncti
     const name = String(propertyKey)
     const where = `@CloudFunction ${owner.name}.${name}`
     if (typeof descriptor?.value !== 'function') throw new RouteDeclarationError(`${where}: decorate a method`)
-    if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)) throw new Error(`${where}: the method name becomes a path segment; use letters and digits`)
+    if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name)) throw new RouteDeclarationError(`${where}: the method name becomes the function's name and path segment, so it must be an identifier (letters, digits, _ or $, not starting with a digit); rename the method`)
     checkCloudFunctionOptions(where, options)
     addFunction({ name, owner, isStatic, options })
   }

@@ -128,9 +128,28 @@ async function answersOrClose (database: Database, uri: string): Promise<void> {
       const url = new URL(uri)
       where = `${url.hostname}:${url.port || '5432'}`
     } catch {}
+    const refused = loginRefusal(error, uri)
+    if (refused) throw new DatabaseUnreachableError(`PostgreSQL at ${where} ${refused}`)
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
     throw new DatabaseUnreachableError(`Cannot reach PostgreSQL at ${where} (${reason}). Start it, or point DATABASE_URI elsewhere.`)
   }
+}
+
+/** A PostgreSQL that answered but refused the login (SQLSTATE class 28, or 3D000): it runs, so "start it" would mislead. */
+function loginRefusal (error: unknown, uri: string): string | undefined {
+  const code = (error as { code?: unknown }).code
+  let user = ''
+  let database = ''
+  try {
+    const url = new URL(uri)
+    user = decodeURIComponent(url.username)
+    database = decodeURIComponent(url.pathname.replace(/^\//, ''))
+  } catch {}
+  const who = user ? `user "${user}"` : 'the user'
+  if (code === '28P01') return `refused ${who}: wrong password (28P01). Fix the user and password in DATABASE_URI.`
+  if (code === '28000') return `refused ${who} (28000: no such role, or pg_hba.conf allows it no connection from here). Fix the user in DATABASE_URI, or the server's pg_hba.conf.`
+  if (code === '3D000') return `has no database${database ? ` "${database}"` : ''} (3D000). Create it, or fix the database name in DATABASE_URI.`
+  return undefined
 }
 
 function notice (options: DatabaseOptions): (line: string) => void {

@@ -1,7 +1,7 @@
 // withTransaction and @Transactional: a whole handler body in one database
 // transaction, on either database, re-run on a transient conflict.
 import Parse from 'parse/node'
-import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, RouteDeclarationError } from '../errors.js'
+import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, KitNotRunningError, OptionInvalidError, RouteDeclarationError } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
 import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
@@ -90,8 +90,8 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
   if (inTransaction()) return body()
   const runner = currentKitState().get(transactionsPart)
   const adapter = runner.adapter
-  if (!adapter) throw new Error('withTransaction needs a running kitPlugin (no storage adapter is installed yet)')
-  if (!runner.directAccess) throw new Error('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
+  if (!adapter) throw new KitNotRunningError('withTransaction needs a running kitPlugin: call it from a handler or trigger, or after await app.ready() (no database is connected yet)')
+  if (!runner.directAccess) throw new OptionInvalidError('Transactions need Parse Server option directAccess: true (saves made over HTTP cannot join them)')
   const attempts = options.attempts ?? 3
   // databaseTimeout bounds the transactional call whole: the wait for a slot, BEGIN, the body's
   // calls, COMMIT and any re-run share one deadline (each on its own would add up to a multiple).

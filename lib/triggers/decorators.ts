@@ -53,6 +53,9 @@ function trigger (kind: TriggerKind) {
       throw new ModelDeclarationError(`@${kind} on ${owner}.${method}: triggers must be static methods (static async ${method}(request) { … })`)
     }
     if (typeof descriptor?.value !== 'function') throw new ModelDeclarationError(`@${kind} on ${target.name}.${method}: decorate a method`)
+    // Parse keeps one trigger per class and kind: a second would silently replace the first at boot.
+    const earlier = declarations.find((declaration) => declaration.target === target && declaration.kind === kind)
+    if (earlier) throw new ModelDeclarationError(`@${kind} on ${target.name}.${method}: ${target.name}.${earlier.method} is already its @${kind}; Parse runs one per class, so do both steps in one method`)
     declarations.push({ kind, target, method, validator })
   }
 }

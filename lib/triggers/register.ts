@@ -18,7 +18,7 @@ export function registerTriggers (cloud: Cloud, declarations: readonly TriggerDe
     const className = scope === 'class' ? model.className : scope === 'global' ? undefined : scope
     const key = `${kind}:${className ?? '*'}`
     const previous = seen.get(key)
-    if (previous) throw new Error(`@${kind}${className ? ` for ${className}` : ''} is declared twice (${previous} and ${owner}); Parse keeps one per class and type.`)
+    if (previous) throw new ModelDeclarationError(`@${kind}${className ? ` for ${className}` : ''} is declared twice (${previous} and ${owner}); Parse keeps one per class and type.`)
     seen.set(key, owner)
     const run = (request: unknown) => (target as Record<string, (request: unknown) => unknown>)[method](request)
     const versionField = kind === 'BeforeSave' ? model.versionField : undefined

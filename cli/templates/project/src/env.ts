@@ -27,12 +27,16 @@ const schema = {
     ADMIN_EMAIL: { type: 'string', default: 'admin@example.com' },
     ADMIN_PASSWORD: { type: 'string', default: '' },
     DASHBOARD_USER: { type: 'string' },
-    DASHBOARD_PASS: { type: 'string' }
+    DASHBOARD_PASS: { type: 'string' },
+    METRICS: SWITCH,
+    METRICS_TOKEN: { type: 'string' }, // the kit checks its length without printing it
+    TRACING: SWITCH,
+    CORS_ORIGIN: { type: 'string' }
   }
 } as const
 
 type Name = keyof typeof schema.properties
-const SWITCHES = ['ALLOW_AUTH_ROUTES', 'DOCS_ENABLED', 'SEED_ON_BOOT'] as const satisfies readonly Name[]
+const SWITCHES = ['ALLOW_AUTH_ROUTES', 'DOCS_ENABLED', 'SEED_ON_BOOT', 'METRICS', 'TRACING'] as const satisfies readonly Name[]
 
 export interface Env {
   production: boolean
@@ -58,6 +62,14 @@ export interface Env {
   seedOnBoot: boolean
   admin: { username: string, email: string, password: string }
   dashboard: { user?: string, pass?: string }
+  /** Prometheus metrics at /metrics; off unless METRICS=true. */
+  metrics: boolean
+  /** Bearer token scrapes must send (the kit reads METRICS_TOKEN itself too). */
+  metricsToken?: string
+  /** OpenTelemetry spans; off unless TRACING=true (the SDK and exporter are set up in a file loaded first). */
+  tracing: boolean
+  /** Browser origins allowed to call the API; unset: any origin, as Parse Server. */
+  corsOrigins?: string[]
 }
 
 /**
@@ -96,17 +108,35 @@ export function loadEnv (source: NodeJS.ProcessEnv = process.env): Env {
     docsPath: text('DOCS_PATH')!,
     seedOnBoot: toSwitch(text('SEED_ON_BOOT')) ?? !production,
     admin: { username: text('ADMIN_USERNAME')!, email: text('ADMIN_EMAIL')!, password: text('ADMIN_PASSWORD')! },
-    dashboard: { user: text('DASHBOARD_USER'), pass: text('DASHBOARD_PASS') }
+    dashboard: { user: text('DASHBOARD_USER'), pass: text('DASHBOARD_PASS') },
+    metrics: toSwitch(text('METRICS')) ?? false,
+    metricsToken: text('METRICS_TOKEN'),
+    tracing: toSwitch(text('TRACING')) ?? false,
+    corsOrigins: text('CORS_ORIGIN')?.split(',').map((origin) => origin.trim()).filter(Boolean)
   }
 }
 
-interface SchemaError { instancePath: string, message?: string, params: { allowedValues?: unknown[] } }
+interface SchemaError { instancePath: string, keyword?: string, message?: string, params: { allowedValues?: unknown[] } }
+
+/** What a pattern asks, in words: a regular expression is no message. */
+const PATTERN_RULES: Partial<Record<Name, string>> = {
+  DATABASE_URI: 'must start with postgres://, postgresql://, mongodb:// or mongodb+srv://',
+  REDIS_URL: 'must start with redis:// or rediss://',
+  DOCS_PATH: 'must start with /'
+}
 
 /** "DOCS_ENABLED must be one of true, false, … (got "maybe")". */
 function describe (problem: SchemaError, data: Record<string, string>): string {
-  const name = problem.instancePath.replace(/^\//, '')
-  const rule = problem.params.allowedValues ? `must be one of ${problem.params.allowedValues.join(', ')}` : problem.message
-  return `${name} ${rule} (got ${JSON.stringify(data[name])})`
+  const name = problem.instancePath.replace(/^\//, '') as Name
+  const rule = problem.params.allowedValues
+    ? `must be one of ${problem.params.allowedValues.join(', ')}`
+    : (problem.keyword === 'pattern' && PATTERN_RULES[name]) || problem.message
+  return `${name} ${rule} (got ${JSON.stringify(withoutPassword(data[name]))})`
+}
+
+/** A connection string is shown with its password hidden. */
+function withoutPassword (value: string | undefined): string | undefined {
+  return value?.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
 }
 
 function toSwitch (value: string | undefined): boolean | undefined {

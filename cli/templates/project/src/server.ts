@@ -5,12 +5,15 @@
 loadDotEnv()
 const { loadEnv } = await import('./env.js')
 const { port, host } = validEnvOrExit(loadEnv)
-const { buildApp } = await import('./app.js') // after .env, so every module sees its values
-const { serve } = await import('./serve.js')
-const { bootOrExit } = await import('fastify-parse-kit')
+const { assertPortFree, bootOrExit } = await import('fastify-parse-kit')
 
 // A failed boot prints one line, `Cannot start: <what to change> (<FPK_ERR_… code>)`,
-// and exits with 1; DEBUG=1 adds the stack.
+// and exits with 1; DEBUG=1 adds the stack. A taken port is said before the boot.
+await bootOrExit(() => assertPortFree({ port, host }))
+// After .env, so every module sees its values; inside bootOrExit, so a model file
+// that cannot be compiled (tsconfig.json without experimentalDecorators) is one line too.
+const { buildApp } = await bootOrExit(() => import('./app.js'))
+const { serve } = await import('./serve.js')
 const app = await bootOrExit(() => buildApp())
 await bootOrExit(() => serve(app, { port, host, name: '{{name}}', demoToken: app.demoToken, dashboardPath: app.dashboardPath }))
 
