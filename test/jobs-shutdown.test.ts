@@ -1,37 +1,49 @@
-// SIGTERM in the middle of jobs: a run that ends within the shutdown grace
-// finishes and is recorded as succeeded; one that does not is marked failed
-// "interrupted by shutdown" when the grace is spent; and the process then ends
-// by itself (the test instance never calls process.exit).
-import t from 'tap'
+// SIGTERM and SIGKILL in the middle of jobs, on the generated server
+// (fixtures/serve.ts through test/helpers/jobs-node.ts). With the default
+// grace, a run that ends within it finishes and is recorded as succeeded; one
+// that does not is marked failed "interrupted by shutdown" when the grace is
+// spent; and the process exits 0 (the server's force exit leaves room for the
+// grace). A run whose instance is killed outright is marked failed "instance
+// lost" by another instance once its lease expires, and retried there.
+import t, { type Test } from 'tap'
 import pg from 'pg'
 import { sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'
 import { MASTER_KEY, APP_ID, httpRequest } from './helpers/kit.js'
 import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
-const GRACE_MS = 6_000
+const DEFAULT_GRACE_MS = 10_000
 const headers = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY }
 
-t.test('SIGTERM mid-job: grace for the brief run, "interrupted by shutdown" for the endless one, then the process ends', async (t) => {
-  const postgres = await sharedPostgres(t)
-  const databaseURI = await postgres.database('jobs_shutdown')
-  const instance = await startJobsInstance('C', { DATABASE_URI: databaseURI, GRACE_MS: String(GRACE_MS), SCHEDULES: 'off' })
-  t.teardown(() => instance.stop())
+interface StatusRow { objectId: string, status: string, message: string | null, finishedAt: Date | null }
 
-  const start = async (name: string) => {
-    const response = await httpRequest(instance.origin, 'POST', `/parse/jobs/${name}`, { headers, body: {} })
-    t.equal(response.status, 200, `${name} started`)
-    return response.headers.get('x-parse-job-status-id')!
-  }
+async function jobStatuses (t: Test, databaseURI: string) {
   const client = new pg.Client({ connectionString: databaseURI })
   await client.connect()
   t.teardown(() => client.end())
-  const status = async (id: string) => (await client.query<{ status: string, message: string | null, finishedAt: Date | null }>(
-    'SELECT status, message, "finishedAt" FROM "_JobStatus" WHERE "objectId" = $1', [id])).rows[0]
+  return {
+    one: async (id: string) => (await client.query<StatusRow>('SELECT "objectId", status, message, "finishedAt" FROM "_JobStatus" WHERE "objectId" = $1', [id])).rows[0],
+    of: async (jobName: string) => (await client.query<StatusRow>('SELECT "objectId", status, message, "finishedAt" FROM "_JobStatus" WHERE "jobName" = $1 ORDER BY "createdAt"', [jobName])).rows
+  }
+}
 
-  const endless = await start('endless')
-  await until('the endless run to be running', async () => (await status(endless))?.status === 'running', 30_000)
-  const brief = await start('brief')
-  await until('the brief run to be running', async () => (await status(brief))?.status === 'running', 30_000)
+async function startJob (t: Test, origin: string, name: string): Promise<string> {
+  const response = await httpRequest(origin, 'POST', `/parse/jobs/${name}`, { headers, body: {} })
+  t.equal(response.status, 200, `${name} started`)
+  return response.headers.get('x-parse-job-status-id')!
+}
+
+t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endless one is "interrupted by shutdown", and the server exits 0', async (t) => {
+  const postgres = await sharedPostgres(t)
+  const databaseURI = await postgres.database('jobs_shutdown')
+  const instance = await startJobsInstance('C', { DATABASE_URI: databaseURI, SCHEDULES: 'off' })
+  t.teardown(() => instance.stop())
+  const status = await jobStatuses(t, databaseURI)
+
+  const endless = await startJob(t, instance.origin, 'endless')
+  await until('the endless run to be running', async () => (await status.one(endless))?.status === 'running', 30_000)
+  const brief = await startJob(t, instance.origin, 'brief')
+  await until('the brief run to be running', async () => (await status.one(brief))?.status === 'running', 30_000)
 
   const signalled = Date.now()
   instance.child.kill('SIGTERM')
@@ -40,17 +52,44 @@ t.test('SIGTERM mid-job: grace for the brief run, "interrupted by shutdown" for 
     new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`the process did not end by itself after SIGTERM:\n${instance.output()}`)), 120_000).unref())
   ])
   const took = Date.now() - signalled
-  t.equal(code, 0, 'it ends with code 0, by itself')
+  if (code !== 0) t.comment(instance.output())
+  t.equal(code, 0, 'it exits 0: the force exit leaves room for the jobs\' grace')
   t.equal(signal, null)
-  t.ok(took >= GRACE_MS - 500, `it waited for the grace time first (${took} ms)`)
+  t.ok(took >= DEFAULT_GRACE_MS - 500, `it waited for the grace time first (${took} ms)`)
   t.match(instance.output(), /closed/, 'the app closed')
-  t.match(instance.output(), /interrupted by shutdown after 6000 ms: endless/, 'the interruption is logged')
+  t.match(instance.output(), /interrupted by shutdown after 10000 ms: endless/, 'the interruption is logged')
+  t.notMatch(instance.output(), /killed by timeout/, 'the force exit never fired')
 
-  const briefStatus = await status(brief)
+  const briefStatus = await status.one(brief)
   t.equal(briefStatus.status, 'succeeded', 'the brief run finished within the grace')
   t.equal(briefStatus.message, 'brief finished')
-  const endlessStatus = await status(endless)
+  const endlessStatus = await status.one(endless)
   t.equal(endlessStatus.status, 'failed', 'the endless run is failed')
   t.equal(endlessStatus.message, 'interrupted by shutdown')
   t.ok(endlessStatus.finishedAt, 'with its finish time')
+})
+
+t.test('SIGKILL of the instance running a job: another instance marks the run failed "instance lost" once its lease expires, and retries it', async (t) => {
+  const postgres = await sharedPostgres(t)
+  const databaseURI = await postgres.database('jobs_lost')
+  const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }
+  const [holder, survivor] = await Promise.all([startJobsInstance('H', env), startJobsInstance('S', env)])
+  t.teardown(() => Promise.all([holder.stop(), survivor.stop()]))
+  const status = await jobStatuses(t, databaseURI)
+
+  const first = await startJob(t, holder.origin, 'resumable')
+  await until('the run to be running', async () => (await status.one(first))?.status === 'running', 30_000)
+  holder.child.kill('SIGKILL')
+  await holder.exited
+
+  await until('the lost run to be reported', async () => (await status.one(first))?.status !== 'running', scaled(30_000))
+  const lost = await status.one(first)
+  t.equal(lost.status, 'failed', 'the lost run is failed')
+  t.equal(lost.message, 'instance lost')
+  t.ok(lost.finishedAt, 'with its finish time')
+
+  await until('the retry to finish', async () => (await status.of('resumable')).some((row) => row.objectId !== first && row.status === 'succeeded'), scaled(30_000))
+  const retry = (await status.of('resumable')).find((row) => row.objectId !== first)!
+  t.equal(retry.message, 'attempt 2 finished on S', 'the retry ran on the surviving instance as attempt 2')
+  t.match(survivor.output(), /run \w+ of resumable was lost with its instance .* during attempt 1 of 2; marked failed \\?"instance lost\\?"; retried as run \w+ \(attempt 2 of 2\)/, 'the survivor says so')
 })

@@ -6,6 +6,7 @@
 // fail at import with their codes.
 import t from 'tap'
 import { execFile } from 'node:child_process'
+import { Writable } from 'node:stream'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -34,8 +35,20 @@ const seen = {
   flakyAttempts: 0,
   failingAttempts: 0,
   scheduled: [] as Array<{ at: string | undefined, source: string, params: unknown }>,
-  afterCommit: 0
+  afterCommit: 0,
+  stubborn: [] as Array<{ attempt: number, started: number, stopped?: number }>
 }
+
+/** The kit's log lines (JSON, from level debug), for the tests that read what a job logged. */
+const logLines: Array<{ level: number, msg: string, err?: { stack?: string } }> = []
+const logStream = new Writable({
+  write (chunk, _encoding, done) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) {
+      try { logLines.push(JSON.parse(line)) } catch {}
+    }
+    done()
+  }
+})
 
 class Chores {
   @Job({ description: 'echoes its params' })
@@ -65,6 +78,16 @@ class Chores {
   @Job({ timeoutMs: 300 })
   static async slow (request: JobRequest) {
     await new Promise((resolve) => { request.signal.addEventListener('abort', resolve); setTimeout(resolve, 30_000).unref() })
+  }
+
+  /** Takes 400 ms to stop after its signal aborts: its retry must wait for that. */
+  @Job({ timeoutMs: 200, retries: 1, backoffMs: 0 })
+  static async stubborn (request: JobRequest) {
+    const entry: { attempt: number, started: number, stopped?: number } = { attempt: request.attempt, started: Date.now() }
+    seen.stubborn.push(entry)
+    await new Promise((resolve) => { request.signal.addEventListener('abort', resolve); setTimeout(resolve, 30_000).unref() })
+    await sleep(400)
+    entry.stopped = Date.now()
   }
 
   @Job()
@@ -110,8 +133,9 @@ t.before(async () => {
     models: [JobNote, Token],
     functions: [Chores],
     docs: { title: 'API', version: '1' },
+    metrics: true,
     jobs: { dashboardPollMs: 300, ttlSweep: '* * * * * *' }
-  })
+  }, { logger: { level: 'debug', stream: logStream } })
 })
 
 t.test('POST {mount}/jobs/{name} with the master key runs the job; _JobStatus ends succeeded with params and message', async (t) => {
@@ -187,6 +211,42 @@ t.test('timeoutMs: an attempt that runs too long fails with "timed out"', async 
   const status = await finalStatus(await startJob('slow'))
   t.equal(status.status, 'failed')
   t.equal(status.message, 'timed out after 300 ms')
+})
+
+t.test('timeoutMs: a timed-out attempt is aborted, and its retry starts only once it has stopped', async (t) => {
+  const status = await finalStatus(await startJob('stubborn'))
+  t.equal(status.status, 'failed')
+  t.equal(status.message, 'timed out after 200 ms')
+  t.equal(seen.stubborn.length, 2, 'two attempts')
+  const [first, second] = seen.stubborn
+  t.ok(first.stopped, 'the first attempt stopped')
+  t.ok(second.started >= first.stopped!, 'the retry began after the first attempt stopped, never beside it')
+})
+
+t.test('a failing job logs its start (debug), each retry (warn) and its failure (error, with the stack), and counts in the metrics', async (t) => {
+  const id = await startJob('failing')
+  t.equal((await finalStatus(id)).status, 'failed')
+  const mine = () => logLines.filter((line) => typeof line.msg === 'string' && line.msg.includes(`run ${id}`))
+  await until('the failure line', () => mine().some((line) => line.level === 50))
+  const started = mine().find((line) => line.msg.includes('started'))
+  t.equal(started?.level, 20, `the start at debug: ${started?.msg}`)
+  const retried = mine().filter((line) => line.level === 40)
+  t.equal(retried.length, 1, 'one warning for the one retry')
+  t.match(retried[0]?.msg, /\[jobs\] failing: attempt 1 of 2 of run \w+ failed: failure \d+; retrying in 50 ms/)
+  const failed = mine().filter((line) => line.level === 50)
+  t.equal(failed.length, 1, 'one error for the failure')
+  t.match(failed[0]?.msg, /\[jobs\] failing: run \w+ failed: failure \d+/)
+  t.match(failed[0]?.err?.stack, /Error: failure \d+\n\s+at /, 'with the stack')
+
+  await finalStatus(await startJob('echo', { word: 'metrics' }))
+  const metrics = await kit.request('GET', '/metrics')
+  t.equal(metrics.status, 200)
+  const value = (pattern: RegExp) => Number(pattern.exec(metrics.text)?.[1])
+  t.ok(value(/^fpk_job_runs_total\{job="failing",status="failed"\} (\d+)$/m) >= 1, 'fpk_job_runs_total counts the failed run')
+  t.ok(value(/^fpk_job_runs_total\{job="echo",status="succeeded"\} (\d+)$/m) >= 1, 'and the succeeded ones')
+  t.ok(value(/^fpk_job_duration_seconds_count\{job="failing",status="failed"\} (\d+)$/m) >= 1, 'fpk_job_duration_seconds observes each run')
+  t.ok(value(/^fpk_job_last_success_timestamp_seconds\{job="echo"\} ([\d.e+]+)$/m) * 1000 > Date.now() - 600_000, 'fpk_job_last_success_timestamp_seconds says when echo last succeeded')
+  t.notOk(/fpk_job_last_success_timestamp_seconds\{job="failing"\}/.test(metrics.text), 'never for a job that never succeeded')
 })
 
 t.test('a job may use withTransaction and afterCommit', async (t) => {

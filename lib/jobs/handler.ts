@@ -1,30 +1,58 @@
 // What Parse runs for a declared job: the static method, with the kit's typed
 // request, a time limit per attempt and retries with a doubling pause, all in
 // one run (one _JobStatus row). Parse creates the row (running); the kit adds
-// the params and the source, and writes the outcome.
+// the params and the source, and writes the outcome. Each run logs its start
+// (debug), each retry (warn) and its failure (error, with the stack), counts in
+// the job metrics and, with tracing on, is one span.
 import Parse from 'parse/node'
 import type { JobOptions } from './options.js'
-import { splitParams, type JobRequest, type ParseJobRequest } from './request.js'
-import { currentJobRuns } from './runs.js'
+import { splitParams, type JobLogger, type JobRequest, type ParseJobRequest } from './request.js'
+import { currentJobRuns, INTERRUPTED_MESSAGE, markInterrupted } from './runs.js'
+import { metricHooks, type JobRunStatus } from '../metrics/hooks.js'
+import { inSpan } from '../tracing/spans.js'
 
 export type JobMethod = (request: JobRequest) => unknown
 
 /** A job the kit itself declares (the TTL sweep), beside the application's. */
 export interface BuiltInJob { name: string, method: JobMethod, options: JobOptions }
 
+/** How long a timed-out attempt may take to stop before a warning says its retry is waiting for it. */
+const LATE_STOP_WARNING_MS = 1_000
+
 export function jobHandler (name: string, method: JobMethod, options: JobOptions): (request: ParseJobRequest) => Promise<unknown> {
   return (parseRequest) => {
-    const run = currentJobRuns().begin(parseRequest.jobId, name)
+    const runs = currentJobRuns()
+    const run = runs.begin(parseRequest.jobId, name)
+    const log: JobLogger = runs.context?.log ?? parseRequest.log
+    const jobId = parseRequest.jobId
     void (async () => {
+      if (run.interrupted) {
+        // Begun after close started: it never runs.
+        await markInterrupted(jobId).catch(() => {})
+        metricHooks().jobRunEnded(name, 'interrupted', 0)
+        log.warn(`[jobs] ${name}: run ${jobId} not started: ${INTERRUPTED_MESSAGE}`)
+        run.finish()
+        return
+      }
       let outcome: Outcome
       try {
-        const value = await attempts(parseRequest, method, options, run.controller.signal)
+        const value = await inSpan(`job ${name}`, { 'job.name': name, 'job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log))
         outcome = { status: 'succeeded', message: typeof value === 'string' ? value : undefined }
       } catch (error) {
-        outcome = { status: 'failed', message: messageOf(error) }
+        outcome = { status: 'failed', message: messageOf(error), error }
       }
-      // An interrupted run's row already says so.
-      if (!run.interrupted) await recordOutcome(parseRequest.jobId, outcome).catch((error: unknown) => parseRequest.log.error(`[jobs] ${name}: could not record the end of run ${parseRequest.jobId}: ${messageOf(error)}`))
+      const seconds = (Date.now() - run.startedAt) / 1000
+      // An interrupted run's row already says so, and shutdown counted it.
+      if (run.interrupted) return
+      if (outcome.status === 'failed') log.error({ err: outcome.error }, `[jobs] ${name}: run ${jobId} failed: ${outcome.message}`)
+      else log.debug?.(`[jobs] ${name}: run ${jobId} succeeded in ${Math.round(seconds * 1000)} ms`)
+      const recorded = await recordOutcome(jobId, outcome).then(() => true, (error: unknown) => {
+        log.error(`[jobs] ${name}: could not record the end of run ${jobId}: ${messageOf(error)}`)
+        return false
+      })
+      // The lease goes once the row says how the run ended (else another instance reports it lost).
+      if (recorded) await runs.context?.leases.dropRun(jobId).catch(() => {})
+      metricHooks().jobRunEnded(name, outcome.status as JobRunStatus, seconds)
       run.finish()
     })()
     // The kit writes the final status itself (as Parse would: status, finishedAt,
@@ -35,20 +63,28 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
   }
 }
 
-interface Outcome { status: 'succeeded' | 'failed', message?: string }
+interface Outcome { status: 'succeeded' | 'failed', message?: string, error?: unknown }
 
 async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
   const status = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
   await status.save({ status: outcome.status, finishedAt: new Date(), ...(outcome.message !== undefined ? { message: outcome.message } : {}) }, { useMasterKey: true })
 }
 
-async function attempts (parseRequest: ParseJobRequest, method: JobMethod, options: JobOptions, shutdown: AbortSignal): Promise<unknown> {
-  const { params, scheduledAt, schedule } = splitParams(parseRequest.params, parseRequest.jobName)
+async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger): Promise<unknown> {
+  const { params, scheduledAt, schedule, firstAttempt } = splitParams(parseRequest.params, parseRequest.jobName)
+  const runs = currentJobRuns()
+  const context = runs.context
+  if (context) {
+    await context.leases.holdRun({ jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }, context.leaseMs)
+      .catch((error: unknown) => log.warn(`[jobs] ${name}: run ${parseRequest.jobId} runs without a lease (${messageOf(error)}): if this instance dies, nothing reports the run lost`))
+  }
   await recordRun(parseRequest.jobId, params, schedule)
   const retries = options.retries ?? 0
   const backoffMs = options.backoffMs ?? 1000
   const message = async (text: string) => { await parseRequest.message(text) }
-  for (let attempt = 1; ; attempt++) {
+  log.debug?.(`[jobs] ${name}: run ${parseRequest.jobId} started (${schedule ? `schedule ${schedule}` : 'api'}, attempt ${firstAttempt} of ${retries + 1})`)
+  for (let attempt = firstAttempt; ; attempt++) {
+    if (attempt > firstAttempt && context) context.leases.attemptRun(parseRequest.jobId, attempt).catch(() => {})
     const controller = new AbortController()
     const stop = () => controller.abort(shutdown.reason)
     shutdown.addEventListener('abort', stop, { once: true })
@@ -64,10 +100,13 @@ async function attempts (parseRequest: ParseJobRequest, method: JobMethod, optio
       signal: controller.signal
     }
     try {
-      return await withinTime(() => method(request), options.timeoutMs, controller)
+      return await withinTime(() => method(request), options.timeoutMs, controller, () => {
+        log.warn(`[jobs] ${name}: attempt ${attempt} of run ${parseRequest.jobId} timed out ${LATE_STOP_WARNING_MS} ms ago and is still going; what comes next waits for it (stop when request.signal aborts)`)
+      })
     } catch (error) {
       if (attempt > retries || shutdown.aborted) throw error
       const pause = backoffMs * 2 ** (attempt - 1)
+      log.warn({ err: error }, `[jobs] ${name}: attempt ${attempt} of ${retries + 1} of run ${parseRequest.jobId} failed: ${messageOf(error)}; retrying in ${pause} ms`)
       await message(`attempt ${attempt} of ${retries + 1} failed: ${messageOf(error)}; retrying in ${pause} ms`)
       await sleep(pause, shutdown)
     } finally {
@@ -82,21 +121,31 @@ async function recordRun (jobId: string, params: Record<string, unknown>, schedu
   await status.save({ params, ...(schedule ? { source: `schedule ${schedule}` } : {}) }, { useMasterKey: true })
 }
 
-async function withinTime (body: () => unknown, timeoutMs: number | undefined, controller: AbortController): Promise<unknown> {
-  if (timeoutMs === undefined) return await body()
-  let timer: NodeJS.Timeout | undefined
-  const limit = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const error = new Error(`timed out after ${timeoutMs} ms`)
-      controller.abort(error)
-      reject(error)
-    }, timeoutMs)
-    timer.unref()
-  })
+/**
+ * Runs one attempt under its time limit. At the limit its signal aborts, and the
+ * attempt counts as timed out once it has stopped: a retry never runs beside it.
+ */
+async function withinTime (body: () => unknown, timeoutMs: number | undefined, controller: AbortController, stillGoing: () => void): Promise<unknown> {
+  const work = Promise.resolve().then(body)
+  if (timeoutMs === undefined) return await work
+  let timedOut: Error | undefined
+  let late: NodeJS.Timeout | undefined
+  const timer = setTimeout(() => {
+    timedOut = new Error(`timed out after ${timeoutMs} ms`)
+    controller.abort(timedOut)
+    late = setTimeout(stillGoing, LATE_STOP_WARNING_MS)
+    late.unref()
+  }, timeoutMs)
+  timer.unref()
   try {
-    return await Promise.race([Promise.resolve().then(body), limit])
+    const value = await work
+    if (timedOut) throw timedOut
+    return value
+  } catch (error) {
+    throw timedOut ?? error
   } finally {
     clearTimeout(timer)
+    clearTimeout(late)
   }
 }
 

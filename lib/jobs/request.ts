@@ -4,8 +4,11 @@
 /** Parameters the scheduler adds to the runs it starts; taken out before the handler sees params. */
 export const SCHEDULED_AT_PARAM = '__scheduledAt'
 export const SCHEDULE_PARAM = '__schedule'
+/** Added when a run lost with its instance is retried: the retry's first attempt continues the count. */
+export const ATTEMPT_PARAM = '__attempt'
 
 export interface JobLogger {
+  debug? (...args: unknown[]): void
   info (...args: unknown[]): void
   warn (...args: unknown[]): void
   error (...args: unknown[]): void
@@ -46,14 +49,21 @@ export interface ParseJobRequest {
  * Parse Dashboard's "Run now" posts { jobName, input, when, description } to
  * POST /jobs: the job gets `input`, the parameters the Dashboard meant.
  */
-export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string } {
-  const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, ...rest } = params ?? {}
+export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string, firstAttempt: number } {
+  const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, [ATTEMPT_PARAM]: attempt, ...rest } = params ?? {}
   const at = typeof scheduledAt === 'string' ? new Date(scheduledAt) : undefined
   return {
     params: fromDashboard(rest, jobName) ?? rest,
     scheduledAt: at && !Number.isNaN(at.getTime()) ? at : undefined,
-    schedule: typeof schedule === 'string' ? schedule : undefined
+    schedule: typeof schedule === 'string' ? schedule : undefined,
+    firstAttempt: typeof attempt === 'number' && Number.isInteger(attempt) && attempt > 1 ? attempt : 1
   }
+}
+
+/** The params a retry of a lost run starts with: the lost run's own, the attempt it reached plus one. */
+export function retryParams (params: Record<string, unknown>, nextAttempt: number): Record<string, unknown> {
+  const { [ATTEMPT_PARAM]: _previous, ...rest } = params ?? {}
+  return { ...rest, [ATTEMPT_PARAM]: nextAttempt }
 }
 
 const RUN_NOW_KEYS = new Set(['description,input,jobName,when', 'input,jobName,when'])

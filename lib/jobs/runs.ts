@@ -1,8 +1,14 @@
 // The job runs going on in this process, by _JobStatus id: the scheduler waits
 // for the run it started, and shutdown waits for all of them, for a bounded
 // time, then records the ones still going as failed "interrupted by shutdown".
+// Each run holds a lease in the shared database, renewed while it goes on: when
+// this instance dies, another one finds the lease expired and reports the run
+// lost (start.ts).
 import Parse from 'parse/node'
 import { currentKitState, statePart } from '../kit-state.js'
+import type { JobLeases } from '../storage/job-lease.js'
+import type { JobLogger } from './request.js'
+import { metricHooks } from '../metrics/hooks.js'
 
 export const INTERRUPTED_MESSAGE = 'interrupted by shutdown'
 
@@ -12,6 +18,15 @@ interface Run {
   interrupted: boolean
   done: Promise<void>
   finish: () => void
+  startedAt: number
+}
+
+/** What startJobs gives the runs once the kit runs: the leases, this instance's name in them, and the kit's logger. */
+export interface RunsContext {
+  leases: JobLeases
+  holder: string
+  leaseMs: number
+  log: JobLogger
 }
 
 /** How many finished run ids are remembered for a waiter that comes late. */
@@ -21,12 +36,31 @@ export class JobRuns {
   private readonly runs = new Map<string, Run>()
   private readonly waiting = new Map<string, () => void>()
   private readonly ended = new Set<string>()
+  private renewal: NodeJS.Timeout | undefined
+  /** Set by startJobs; unset before (and for a kit whose jobs never started). */
+  context: RunsContext | undefined
+  /** Close has begun: a run that begins now is interrupted at once. */
+  closing = false
+
+  attach (context: RunsContext): void {
+    this.context = context
+    clearInterval(this.renewal)
+    this.renewal = setInterval(() => {
+      if (this.runs.size === 0) return
+      context.leases.renewRuns(context.holder, context.leaseMs).catch((error: unknown) => context.log.warn(`[jobs] could not renew the leases of the runs going on: ${(error as Error)?.message ?? String(error)}`))
+    }, Math.max(500, Math.floor(context.leaseMs / 3)))
+    this.renewal.unref()
+  }
+
+  detach (): void {
+    clearInterval(this.renewal)
+  }
 
   /** A run begins (called by the job's wrapper, with Parse's _JobStatus id). */
   begin (jobId: string, name: string): Run {
     let finish = () => {}
     const done = new Promise<void>((resolve) => { finish = resolve })
-    const run: Run = { name, controller: new AbortController(), interrupted: false, done, finish: () => {} }
+    const run: Run = { name, controller: new AbortController(), interrupted: this.closing, done, finish: () => {}, startedAt: Date.now() }
     run.finish = () => {
       this.runs.delete(jobId)
       finish()
@@ -62,6 +96,7 @@ export class JobRuns {
    * (Parse's own final write would come after the database has closed).
    */
   async interrupt (graceMs: number): Promise<string[]> {
+    this.closing = true
     if (this.runs.size === 0) return []
     let timer: NodeJS.Timeout | undefined
     const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); timer.unref() })
@@ -71,7 +106,10 @@ export class JobRuns {
     for (const [jobId, run] of [...this.runs]) {
       run.interrupted = true
       run.controller.abort(new Error(INTERRUPTED_MESSAGE))
-      await markInterrupted(jobId).catch(() => {})
+      // A run whose row cannot be written keeps its lease: another instance reports it lost once that expires.
+      const marked = await markInterrupted(jobId).then(() => true, () => false)
+      if (marked) await this.context?.leases.dropRun(jobId).catch(() => {})
+      metricHooks().jobRunEnded(run.name, 'interrupted', (Date.now() - run.startedAt) / 1000)
       run.finish()
       stopped.push(`${run.name} (${jobId})`)
     }
@@ -79,7 +117,7 @@ export class JobRuns {
   }
 }
 
-async function markInterrupted (jobId: string): Promise<void> {
+export async function markInterrupted (jobId: string): Promise<void> {
   const status = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
   await status.save({ status: 'failed', message: INTERRUPTED_MESSAGE, finishedAt: new Date() }, { useMasterKey: true })
 }

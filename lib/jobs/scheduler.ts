@@ -3,8 +3,10 @@
 // shared database starts the job through Parse (Parse.Cloud.startJob, so
 // _JobStatus records it) and holds the lease until the run ends. Every other
 // instance sees the tick taken; a tick that comes while the last run still
-// holds the lease is skipped and logged. Ticks missed while no instance ran
-// are not replayed (see catch-up in start.ts).
+// holds the lease is skipped and logged (once per run that holds it). Ticks
+// missed while no instance ran are not replayed (see catch-up in start.ts). A
+// database outage logs one error when ticks start failing and one line when
+// they work again.
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import Parse from 'parse/node'
@@ -12,6 +14,7 @@ import type { JobLeases } from '../storage/job-lease.js'
 import { SCHEDULE_PARAM, SCHEDULED_AT_PARAM, type JobLogger } from './request.js'
 import type { JobRuns } from './runs.js'
 import type { NextTick } from './ticks.js'
+import { episode, type Episode } from './episode-log.js'
 
 export interface ScheduleEntry {
   /** The lease key: one per schedule, the same on every instance. */
@@ -43,8 +46,14 @@ export class Scheduler {
   private readonly entries = new Map<string, { entry: ScheduleEntry, timer?: NodeJS.Timeout }>()
   private readonly ticking = new Set<Promise<void>>()
   private stopped = false
+  /** Ticks skipped while a schedule's last run goes on, per schedule. */
+  private readonly skips = new Map<string, Episode>()
+  /** Ticks that could not run (the database away): one episode for the whole scheduler. */
+  private readonly failures: Episode
 
-  constructor (private readonly leases: JobLeases, private readonly runs: JobRuns, private readonly settings: SchedulerSettings) {}
+  constructor (private readonly leases: JobLeases, private readonly runs: JobRuns, private readonly settings: SchedulerSettings) {
+    this.failures = episode(settings.log, 'error')
+  }
 
   has (key: string): boolean {
     return this.entries.has(key)
@@ -64,6 +73,7 @@ export class Scheduler {
   remove (key: string): void {
     clearTimeout(this.entries.get(key)?.timer)
     this.entries.delete(key)
+    this.skips.delete(key)
   }
 
   /** Runs one tick now (catch-up), claimed like any other. */
@@ -127,8 +137,12 @@ export class Scheduler {
     try {
       if (entry.stillWanted && !(await entry.stillWanted())) return
       const claim = await this.leases.claim(entry.key, tick, this.holder, leaseMs)
-      if (claim === 'busy') log.warn(`[jobs] ${entry.jobName}: skipped the tick of ${at} (${entry.key}): the previous run is still going`)
+      this.failures.over((count, seconds) => `[jobs] schedules run again: ${count} tick(s) could not run over ${seconds} s`)
+      let skips = this.skips.get(entry.key)
+      if (!skips) this.skips.set(entry.key, skips = episode(log, 'warn', leaseMs))
+      if (claim === 'busy') skips.happened(`[jobs] ${entry.jobName}: skipped the tick of ${at} (${entry.key}): the previous run is still going (later skips while it goes on are counted, not logged)`)
       if (claim !== 'claimed') return
+      skips.over((count) => `[jobs] ${entry.jobName}: ${count} tick(s) of ${entry.key} skipped while the previous run went on`)
       const renew = setInterval(() => { this.leases.renew(entry.key, this.holder, leaseMs).catch((error: unknown) => log.warn(`[jobs] ${entry.jobName}: could not renew its lease: ${String(error)}`)) }, Math.max(1000, Math.floor(leaseMs / 3)))
       renew.unref()
       try {
@@ -139,7 +153,7 @@ export class Scheduler {
         await this.leases.release(entry.key, this.holder)
       }
     } catch (error) {
-      log.error(`[jobs] ${entry.jobName}: the tick of ${at} (${entry.key}) could not run: ${(error as Error)?.message ?? String(error)}`)
+      this.failures.happened(`[jobs] ${entry.jobName}: the tick of ${at} (${entry.key}) could not run: ${(error as Error)?.message ?? String(error)} (until schedules run again, later failures are counted, not logged)`)
     }
   }
 }

@@ -1,6 +1,10 @@
 // The jobs side of a running kit: started by plugin.ts once Parse is up,
 // stopped first at close. Stopping ends the timers, lets running jobs finish
 // within shutdownGraceMs, marks the rest failed and releases their leases.
+// Every instance also looks for runs whose instance died (their lease expired)
+// and reports them lost, retrying them when the job has retries left.
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { KitState } from '../kit-state.js'
 import { openJobLeases } from '../storage/job-lease.js'
 import { declaredJobs, jobName } from './registry.js'
@@ -12,18 +16,25 @@ import { cronTicks } from './ticks.js'
 import { TTL_JOB_NAME, ttlSweepJob } from './ttl.js'
 import { SESSION_SWEEP_JOB_NAME } from './session-sweep.js'
 import { watchDashboardSchedules } from './dashboard-schedules.js'
+import { watchLostRuns } from './lost-runs.js'
 
 export interface JobsHost { stop (): Promise<void> }
 
 export async function startJobs (state: KitState, settings: JobsSettings, log: JobLogger): Promise<JobsHost> {
   const runs = state.get(jobRunsPart)
+  const leases = await openJobLeases(state)
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  runs.attach({ leases, holder, leaseMs: settings.leaseMs, log })
+  const retries = new Map(declaredJobs().map((declaration) => [jobName(declaration), declaration.options.retries ?? 0]))
+  const lost = watchLostRuns(leases, { log, leaseMs: settings.leaseMs, retriesOf: (name) => retries.get(name) ?? 0 })
   const interrupt = async () => {
+    lost.stop()
     const stopped = await runs.interrupt(settings.shutdownGraceMs)
     if (stopped.length > 0) log.warn(`[jobs] interrupted by shutdown after ${settings.shutdownGraceMs} ms: ${stopped.join(', ')}`)
+    runs.detach()
   }
   if (!settings.schedules) return { stop: once(interrupt) }
 
-  const leases = await openJobLeases(state)
   const scheduler = new Scheduler(leases, runs, { leaseMs: settings.leaseMs, log })
   const names = new Set<string>()
   for (const declaration of declaredJobs()) {

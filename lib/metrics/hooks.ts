@@ -17,7 +17,11 @@ export interface MetricHooks {
   databaseOutage (): void
   /** Cluster mode: Redis became unreachable (false) or reachable again (true). */
   redisReachable (up: boolean): void
+  /** A job run ended: succeeded, failed (its attempts spent), interrupted by shutdown, or lost with its instance; seconds when this instance ran it. */
+  jobRunEnded (job: string, status: JobRunStatus, seconds?: number): void
 }
+
+export type JobRunStatus = 'succeeded' | 'failed' | 'interrupted' | 'lost'
 
 /** What every hook does while metrics are off. */
 export const IGNORED_HOOKS: MetricHooks = {
@@ -26,7 +30,8 @@ export const IGNORED_HOOKS: MetricHooks = {
   rateLimited () {},
   roleCacheLookup () {},
   databaseOutage () {},
-  redisReachable () {}
+  redisReachable () {},
+  jobRunEnded () {}
 }
 
 export const metricHooksPart = statePart('metric hooks', () => ({ hooks: IGNORED_HOOKS }))

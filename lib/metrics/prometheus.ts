@@ -2,7 +2,7 @@
 // format) with what an operator of this service watches — each declared
 // function's calls by status and their latency, the database's availability,
 // transaction re-runs and conflicts, rate-limit refusals, the role cache,
-// LiveQuery connections and, in cluster mode, Redis.
+// LiveQuery connections, job runs and, in cluster mode, Redis.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { KitState } from '../kit-state.js'
@@ -54,6 +54,15 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
   const conflicts = counter('fpk_transaction_conflicts_total', 'Transactions that gave up after their attempts and answered CONFLICT (5001).')
   const refusals = counter('fpk_rate_limit_refusals_total', 'Calls a declared function\'s rate limit refused (429).', ['function'])
   const roleLookups = counter('fpk_role_cache_lookups_total', 'Role checks answered from the role cache (hit) or by reading the role graph (miss).', ['result'])
+  const jobRuns = counter('fpk_job_runs_total', 'Job runs that ended, by job and status: succeeded, failed (attempts spent), interrupted (by shutdown), lost (its instance died; counted by the instance that found it).', ['job', 'status'])
+  const jobDuration = new Histogram({
+    name: 'fpk_job_duration_seconds',
+    help: 'Time from start to end of each job run on this instance, all its attempts together.',
+    labelNames: ['job', 'status'],
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry]
+  })
+  const jobLastSuccess = new Gauge({ name: 'fpk_job_last_success_timestamp_seconds', help: 'When a run of each job last succeeded on this instance (Unix time): alert when it grows too old.', labelNames: ['job'], registers: [registry] })
   if (sources.liveQuery) {
     const stats = sources.liveQuery
     gauge('fpk_live_query_connections', 'Open LiveQuery WebSocket connections.', () => stats()?.connections ?? 0)
@@ -75,6 +84,11 @@ export function openMetrics (state: KitState, settings: MetricsSettings, sources
     redisReachable: (up) => {
       if (!up && redisUp === 1) redisOutages?.inc()
       redisUp = up ? 1 : 0
+    },
+    jobRunEnded: (job, status, seconds) => {
+      jobRuns.inc({ job, status })
+      if (seconds !== undefined) jobDuration.observe({ job, status }, seconds)
+      if (status === 'succeeded') jobLastSuccess.set({ job }, Date.now() / 1000)
     }
   }
   const part = state.get(metricHooksPart)

@@ -9,10 +9,12 @@ import type { KitState } from '../kit-state.js'
 import { claimPostgresTick, ensurePostgresLeaseTable, lastPostgresTick, releasePostgresLease, renewPostgresLease } from './postgres/job-lease.js'
 import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } from './mongo/job-lease.js'
 import { deleteExpiredPostgresRows } from './postgres/expire.js'
+import { attemptPostgresRun, dropPostgresRun, ensurePostgresRunLeaseTable, holdPostgresRun, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
+import { attemptMongoRun, dropMongoRun, holdMongoRun, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
 
-import type { LeaseClaim } from './lease-claim.js'
+import type { LeaseClaim, RunLease } from './lease-claim.js'
 
-export type { LeaseClaim }
+export type { LeaseClaim, RunLease }
 
 export interface JobLeases {
   /** Claims one tick (its scheduled time) of the schedule `key` for `holder`. */
@@ -21,6 +23,16 @@ export interface JobLeases {
   release (key: string, holder: string): Promise<void>
   /** The last tick claimed (run or skipped), if any. */
   lastTick (key: string): Promise<Date | undefined>
+  /** A run begins on this instance: it holds the run's lease until it ends. */
+  holdRun (lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void>
+  /** Extends the leases of every run this holder has going. */
+  renewRuns (holder: string, leaseMs: number): Promise<void>
+  /** The run moved on to this attempt (a retry after its instance is lost continues the count). */
+  attemptRun (jobId: string, attempt: number): Promise<void>
+  /** The run ended and its outcome is recorded. */
+  dropRun (jobId: string): Promise<void>
+  /** Removes and returns up to `limit` runs whose lease has passed: their instance is gone. */
+  takeLostRuns (limit: number): Promise<RunLease[]>
 }
 
 /** The leases on the kit's database. Nothing is asked of the database until the first claim (a boot with the database away still succeeds). */
@@ -30,11 +42,17 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
   if (database.kind === 'postgres') {
     const client = pgDatabase(database.adapter)!
     const ready = once(() => ensurePostgresLeaseTable(client))
+    const runsReady = once(() => ensurePostgresRunLeaseTable(client))
     return {
       claim: async (key, tick, holder, leaseMs) => { await ready(); return claimPostgresTick(client, key, tick, holder, leaseMs) },
       renew: (key, holder, leaseMs) => renewPostgresLease(client, key, holder, leaseMs),
       release: (key, holder) => releasePostgresLease(client, key, holder),
-      lastTick: async (key) => { await ready(); return lastPostgresTick(client, key) }
+      lastTick: async (key) => { await ready(); return lastPostgresTick(client, key) },
+      holdRun: async (lease, leaseMs) => { await runsReady(); return holdPostgresRun(client, lease, leaseMs) },
+      renewRuns: async (holder, leaseMs) => { await runsReady(); return renewPostgresRuns(client, holder, leaseMs) },
+      attemptRun: async (jobId, attempt) => { await runsReady(); return attemptPostgresRun(client, jobId, attempt) },
+      dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
+      takeLostRuns: async (limit) => { await runsReady(); return takeLostPostgresRuns(client, limit) }
     }
   }
   const adapter = database.adapter as MongoAdapter
@@ -44,7 +62,12 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     claim: async (key, tick, holder, leaseMs) => claimMongoTick(await db(), key, tick, holder, leaseMs),
     renew: async (key, holder, leaseMs) => renewMongoLease(await db(), key, holder, leaseMs),
     release: async (key, holder) => releaseMongoLease(await db(), key, holder),
-    lastTick: async (key) => lastMongoTick(await db(), key)
+    lastTick: async (key) => lastMongoTick(await db(), key),
+    holdRun: async (lease, leaseMs) => holdMongoRun(await db(), lease, leaseMs),
+    renewRuns: async (holder, leaseMs) => renewMongoRuns(await db(), holder, leaseMs),
+    attemptRun: async (jobId, attempt) => attemptMongoRun(await db(), jobId, attempt),
+    dropRun: async (jobId) => dropMongoRun(await db(), jobId),
+    takeLostRuns: async (limit) => takeLostMongoRuns(await db(), limit)
   }
 }
 

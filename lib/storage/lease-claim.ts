@@ -1,3 +1,14 @@
-// A leaf, so both databases' lease code and the neutral front can name it.
+// A leaf, so both databases' lease code and the neutral front can name these.
 /** claimed: this instance runs the tick · taken: another instance has it · busy: the last run still holds the lease (skip). */
 export type LeaseClaim = 'claimed' | 'taken' | 'busy'
+
+/** A job run going on, held by one instance while it renews the lease; an expired one lost its instance. */
+export interface RunLease {
+  jobId: string
+  jobName: string
+  holder: string
+  /** The params Parse gave the run (the scheduler's own included), so a retry gets the same. */
+  params: Record<string, unknown>
+  attempt: number
+  startedAt: Date
+}

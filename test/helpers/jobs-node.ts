@@ -34,6 +34,13 @@ class Clock {
     await pause(600_000)
   }
 
+  /** The first attempt outlives any test; a retry (after its instance is lost) finishes at once. */
+  @Job({ retries: 1 })
+  static async resumable (request: JobRequest) {
+    if (request.attempt === 1) await pause(600_000)
+    return `attempt ${request.attempt} finished on ${instance}`
+  }
+
   /** Finishes within the shutdown grace. */
   @Job()
   static async brief () {

@@ -1,0 +1,62 @@
+// Runs lost with their instance: a run holds a lease renewed while it goes on
+// (runs.ts); when its instance dies (SIGKILL, a crash, a lost machine) the
+// lease expires, and the first instance to find it marks the run's _JobStatus
+// row failed "instance lost" and, when the job has retries left, starts it
+// again with the same params, its first attempt continuing the count.
+import Parse from 'parse/node'
+import type { JobLeases, RunLease } from '../storage/job-lease.js'
+import { metricHooks } from '../metrics/hooks.js'
+import { retryParams, type JobLogger } from './request.js'
+import { episode } from './episode-log.js'
+
+export const LOST_MESSAGE = 'instance lost'
+
+/** Expired leases taken per look. */
+const BATCH = 100
+
+export function watchLostRuns (leases: JobLeases, options: { log: JobLogger, leaseMs: number, retriesOf: (jobName: string) => number }): { stop (): void, look (): Promise<void> } {
+  const { log } = options
+  const failures = episode(log, 'error')
+  let looking: Promise<void> | undefined
+  const lookOnce = async () => {
+    let lost: RunLease[]
+    try {
+      lost = await leases.takeLostRuns(BATCH)
+    } catch (error) {
+      failures.happened(`[jobs] could not look for runs lost with their instance: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
+      return
+    }
+    failures.over((count, seconds) => `[jobs] looking for lost runs works again (${count} look(s) failed over ${seconds} s)`)
+    for (const lease of lost) {
+      await reportLost(lease, options).catch(async (error: unknown) => {
+        log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
+        // Put back, already expired: the next look tries again.
+        await leases.holdRun(lease, 0).catch(() => {})
+      })
+    }
+  }
+  const look = () => { looking ??= lookOnce().finally(() => { looking = undefined }); return looking }
+  const timer = setInterval(() => { void look() }, Math.max(500, Math.floor(options.leaseMs / 2)))
+  timer.unref()
+  return { stop: () => clearInterval(timer), look }
+}
+
+async function reportLost (lease: RunLease, options: { log: JobLogger, retriesOf: (jobName: string) => number }): Promise<void> {
+  const { jobId, jobName, holder, attempt } = lease
+  const row = await new Parse.Query('_JobStatus').get(jobId, { useMasterKey: true }).catch((error: { code?: number }) => {
+    if (error?.code === Parse.Error.OBJECT_NOT_FOUND) return undefined
+    throw error
+  })
+  // Its end was recorded (the lease outlived the write): nothing was lost.
+  if (row?.get('status') !== 'running') return
+  await row.save({ status: 'failed', message: LOST_MESSAGE, finishedAt: new Date() }, { useMasterKey: true })
+  metricHooks().jobRunEnded(jobName, 'lost')
+  const retries = options.retriesOf(jobName)
+  const where = `run ${jobId} of ${jobName} was lost with its instance (${holder}) during attempt ${attempt} of ${retries + 1}; marked failed "${LOST_MESSAGE}"`
+  if (attempt > retries) {
+    options.log.error(`[jobs] ${where}${retries > 0 ? ', its retries spent' : ''}`)
+    return
+  }
+  const retry = await Parse.Cloud.startJob(jobName, retryParams(lease.params, attempt + 1))
+  options.log.warn(`[jobs] ${where}; retried as run ${String(retry)} (attempt ${attempt + 1} of ${retries + 1})`)
+}

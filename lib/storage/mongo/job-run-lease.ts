@@ -1,0 +1,43 @@
+// Run leases on MongoDB: one document per job run going on, renewed by the
+// instance running it. findOneAndDelete takes an expired one atomically, so a
+// lost run is reported by one instance only.
+import type { Db } from 'mongodb'
+import type { RunLease } from '../lease-claim.js'
+
+const COLLECTION = 'fpk_job_run_leases'
+
+interface RunLeaseDocument { _id: string, jobName: string, holder: string, params: Record<string, unknown>, attempt: number, startedAt: Date, leaseUntil: Date }
+
+function runs (db: Db) {
+  return db.collection<RunLeaseDocument>(COLLECTION)
+}
+
+export async function holdMongoRun (db: Db, lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void> {
+  await runs(db).updateOne({ _id: lease.jobId }, {
+    $set: { jobName: lease.jobName, holder: lease.holder, params: lease.params ?? {}, attempt: lease.attempt, leaseUntil: new Date(Date.now() + leaseMs) },
+    $setOnInsert: { startedAt: new Date() }
+  }, { upsert: true })
+}
+
+export async function renewMongoRuns (db: Db, holder: string, leaseMs: number): Promise<void> {
+  await runs(db).updateMany({ holder }, { $set: { leaseUntil: new Date(Date.now() + leaseMs) } })
+}
+
+export async function attemptMongoRun (db: Db, jobId: string, attempt: number): Promise<void> {
+  await runs(db).updateOne({ _id: jobId }, { $set: { attempt } })
+}
+
+export async function dropMongoRun (db: Db, jobId: string): Promise<void> {
+  await runs(db).deleteOne({ _id: jobId })
+}
+
+export async function takeLostMongoRuns (db: Db, limit: number): Promise<RunLease[]> {
+  const taken: RunLease[] = []
+  while (taken.length < limit) {
+    const found = await runs(db).findOneAndDelete({ leaseUntil: { $lt: new Date() } })
+    if (!found) break
+    const { _id: jobId } = found
+    taken.push({ jobId, jobName: found.jobName, holder: found.holder, params: found.params, attempt: found.attempt, startedAt: found.startedAt })
+  }
+  return taken
+}

@@ -1,0 +1,46 @@
+// Run leases on PostgreSQL: one row per job run going on, renewed by the
+// instance running it. A row whose lease has passed belongs to an instance
+// that died; whoever deletes it (one statement, rows locked and skipped by
+// concurrent takers) reports the run lost, once.
+import type { PgQueries } from '../../parse/internals.js'
+import type { RunLease } from '../lease-claim.js'
+
+const TABLE = 'fpk_job_run_leases'
+
+export async function ensurePostgresRunLeaseTable (client: PgQueries): Promise<void> {
+  await client.none(`CREATE TABLE IF NOT EXISTS ${TABLE} (job_id text PRIMARY KEY, job_name text NOT NULL, holder text NOT NULL, params jsonb NOT NULL, attempt integer NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), lease_until timestamptz NOT NULL)`)
+    .catch((error: { code?: string }) => { if (error.code !== '23505' && error.code !== '42P07') throw error })
+}
+
+export async function holdPostgresRun (client: PgQueries, lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void> {
+  await client.none(
+    `INSERT INTO ${TABLE} (job_id, job_name, holder, params, attempt, lease_until) VALUES ($1, $2, $3, $4::jsonb, $5, now() + $6 * interval '1 millisecond')
+     ON CONFLICT (job_id) DO UPDATE SET holder = EXCLUDED.holder, attempt = EXCLUDED.attempt, lease_until = EXCLUDED.lease_until`,
+    [lease.jobId, lease.jobName, lease.holder, JSON.stringify(lease.params ?? {}), lease.attempt, leaseMs])
+}
+
+export async function renewPostgresRuns (client: PgQueries, holder: string, leaseMs: number): Promise<void> {
+  await client.none(`UPDATE ${TABLE} SET lease_until = now() + $2 * interval '1 millisecond' WHERE holder = $1`, [holder, leaseMs])
+}
+
+export async function attemptPostgresRun (client: PgQueries, jobId: string, attempt: number): Promise<void> {
+  await client.none(`UPDATE ${TABLE} SET attempt = $2 WHERE job_id = $1`, [jobId, attempt])
+}
+
+export async function dropPostgresRun (client: PgQueries, jobId: string): Promise<void> {
+  await client.none(`DELETE FROM ${TABLE} WHERE job_id = $1`, [jobId])
+}
+
+export async function takeLostPostgresRuns (client: PgQueries, limit: number): Promise<RunLease[]> {
+  const rows = await client.any(
+    `DELETE FROM ${TABLE} WHERE job_id IN (SELECT job_id FROM ${TABLE} WHERE lease_until < now() LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING job_id, job_name, holder, params, attempt, started_at`, [limit])
+  return rows.map((row) => ({
+    jobId: row.job_id as string,
+    jobName: row.job_name as string,
+    holder: row.holder as string,
+    params: row.params as Record<string, unknown>,
+    attempt: row.attempt as number,
+    startedAt: row.started_at as Date
+  }))
+}
