@@ -36,7 +36,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
       }
       let outcome: Outcome
       try {
-        const value = await inSpan(`job ${name}`, { 'job.name': name, 'job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log))
+        const value = await inSpan(`fpk.job ${name}`, { 'fpk.job.name': name, 'fpk.job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log))
         outcome = { status: 'succeeded', message: typeof value === 'string' ? value : undefined }
       } catch (error) {
         outcome = { status: 'failed', message: messageOf(error), error }
