@@ -1,6 +1,7 @@
 // The files `fpk new` copies from the example application (cli/starter.ts):
 // the kit's import becomes the package name, the copy note goes, an import a
 // new project could not resolve is refused, and the package ships every file.
+// And the generated project's switches for metrics, tracing and CORS.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -31,4 +32,23 @@ t.test('an import a new project would not have is refused', async (t) => {
 t.test('the package ships the starter files (the CLI reads them at run time)', async (t) => {
   const files: string[] = JSON.parse(readFileSync(path.join(KIT_ROOT, 'package.json'), 'utf8')).files
   for (const file of STARTER_FILES) t.ok(files.includes(`fixtures/${file}`), `package.json "files" lists fixtures/${file}`)
+})
+
+t.test('the generated .env.example has the switches for metrics, tracing and CORS, and the generated app reads them', async (t) => {
+  const template = path.join(KIT_ROOT, 'cli', 'templates', 'project')
+  for (const file of ['_env.example', '_env']) {
+    const text = readFileSync(path.join(template, file), 'utf8')
+    for (const name of ['METRICS', 'METRICS_TOKEN', 'TRACING', 'CORS_ORIGIN']) t.match(text, new RegExp(`^(# )?${name}=`, 'm'), `${file}: ${name}`)
+  }
+  const { loadEnv } = await import(path.join(template, 'src', 'env.ts'))
+  t.match(loadEnv({}), { metrics: false, tracing: false, corsOrigins: undefined }, 'all off (any origin) by default')
+  const token = 'a-metrics-token-of-32-characters'
+  t.match(loadEnv({ METRICS: 'true', METRICS_TOKEN: token, TRACING: 'on', CORS_ORIGIN: 'https://a.example.com, https://b.example.com' }),
+    { metrics: true, metricsToken: token, tracing: true, corsOrigins: ['https://a.example.com', 'https://b.example.com'] })
+  t.throws(() => loadEnv({ METRICS: 'maybe' }), /METRICS must be one of true, false/)
+  const app = readFileSync(path.join(template, 'src', 'app.ts'), 'utf8')
+  t.match(app, /metrics: env\.metrics && \(env\.metricsToken \? \{ token: env\.metricsToken \} : true\)/, 'the app passes metrics')
+  t.match(app, /tracing: env\.tracing/, 'tracing')
+  t.match(app, /cors: \{ origin: env\.corsOrigins \}/, 'and the CORS origins')
+  t.match(readFileSync(path.join(KIT_ROOT, 'fixtures', 'serve.ts'), 'utf8'), /Metrics: \$\{origin\}\$\{metrics\.path\}/, 'the ready block shows /metrics when it is on')
 })

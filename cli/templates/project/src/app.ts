@@ -48,6 +48,12 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
     docs: env.docsEnabled
       ? { title: '{{name}}', version: '0.1.0', appId, path: env.docsPath }
       : undefined,
+    // METRICS=true serves Prometheus metrics at /metrics (METRICS_TOKEN: scrapes send it as a bearer token).
+    metrics: env.metrics && (env.metricsToken ? { token: env.metricsToken } : true),
+    // TRACING=true adds request, function and transaction spans (docs: Observability).
+    tracing: env.tracing,
+    // CORS_ORIGIN=https://app.example.com,… lets only those browser origins call; unset: any, as Parse Server.
+    ...(env.corsOrigins ? { cors: { origin: env.corsOrigins } } : {}),
     ...options.kit
   })
   const seeded = env.seedOnBoot
