@@ -8,6 +8,7 @@ import { resetKitConfig, configureKit, getKitConfig } from '../lib/config.js'
 import { kitPlugin } from '../plugin.js'
 import { postgresPoolSize } from '../lib/storage/postgres/pool.js'
 import { mongoPoolSize } from '../lib/storage/mongo/bounded.js'
+import { shutdownBudgetMs } from '../lib/host/shutdown.js'
 
 t.beforeEach(() => resetKitConfig())
 
@@ -85,6 +86,26 @@ t.test('databasePoolSize: the option, else DATABASE_POOL_SIZE, else the URI\'s s
   t.equal(mongoPoolSize('mongodb://h/db', undefined), 100, 'MongoDB: the driver\'s 100')
   t.equal(mongoPoolSize('mongodb://h/db?replicaSet=rs0&maxPoolSize=40', undefined), 40, 'MongoDB: the URI\'s maxPoolSize')
   t.equal(mongoPoolSize('mongodb://h/db?maxPoolSize=40', 8), 8, 'the option beats the URI')
+})
+
+t.test('shutdown.drainDelayMs: the option, else SHUTDOWN_DRAIN_MS, else 5 s in production and 0 elsewhere; the shutdown budget leaves room for it and the job grace', async (t) => {
+  const saved = { SHUTDOWN_DRAIN_MS: process.env.SHUTDOWN_DRAIN_MS, NODE_ENV: process.env.NODE_ENV }
+  t.teardown(() => { for (const [name, value] of Object.entries(saved)) { if (value === undefined) delete process.env[name]; else process.env[name] = value } })
+  const base = { appId: 'a', masterKey: 'm', databaseURI: 'postgres://u:p@127.0.0.1/db' }
+  delete process.env.SHUTDOWN_DRAIN_MS
+  t.equal(resolveOptions(base).shutdown.drainDelayMs, 0, 'no drain outside production: nothing balances a development server')
+  process.env.NODE_ENV = 'production'
+  t.equal(resolveOptions(base).shutdown.drainDelayMs, 5000, '5 s in production')
+  t.equal(shutdownBudgetMs(resolveOptions(base)), 20_000, 'production defaults: the longer of drain (5 s) and job grace (10 s), plus 10 s')
+  process.env.SHUTDOWN_DRAIN_MS = '8000'
+  t.equal(resolveOptions(base).shutdown.drainDelayMs, 8000, 'SHUTDOWN_DRAIN_MS')
+  t.equal(resolveOptions({ ...base, shutdown: { drainDelayMs: 1000 } }).shutdown.drainDelayMs, 1000, 'the option wins')
+  t.equal(shutdownBudgetMs(resolveOptions({ ...base, shutdown: { drainDelayMs: 15_000 }, jobs: { shutdownGraceMs: 3000 } })), 25_000)
+  process.env.SHUTDOWN_DRAIN_MS = 'soon'
+  t.throws(() => resolveOptions(base), { code: 'FPK_ERR_OPTION_INVALID', message: /option "shutdown\.drainDelayMs": must be a whole number of milliseconds .*got "soon"/ })
+  delete process.env.SHUTDOWN_DRAIN_MS
+  t.throws(() => resolveOptions({ ...base, shutdown: { drainDelayMs: -1 } }), { code: 'FPK_ERR_OPTION_INVALID', message: /option "shutdown\.drainDelayMs"/ })
+  t.throws(() => resolveOptions({ ...base, shutdown: { drain: 1 } } as never), { code: 'FPK_ERR_OPTION_UNKNOWN', message: /option "shutdown\.drain": unknown option/ })
 })
 
 t.test('restriction rules (pure)', async (t) => {
