@@ -7,7 +7,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import Parse from 'parse/node'
-import { BaseModel, CloudFunction, ParseClass, ParseField, Type, type CloudRequest } from '../lib/index.js'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Route, Type, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { copyTemplateCluster } from './helpers/pg-template.js'
@@ -17,6 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 @ParseClass('SdkMemo')
 class SdkMemo extends BaseModel {
   @ParseField({ type: 'String' }) declare text: string
+  @ParseField({ type: 'Date' }) declare due: Date
 }
 
 const SdkMemoJSON = Type.Object({ objectId: Type.String(), text: Type.String(), createdAt: Type.String({ format: 'date-time' }) })
@@ -25,6 +26,23 @@ class SdkFunctions {
   @CloudFunction({ returns: SdkMemoJSON, validation: { fields: { text: { type: String, required: true } } } })
   static async makeSdkMemo (request: CloudRequest) {
     return new SdkMemo({ text: request.params.text }).save(null, { useMasterKey: true })
+  }
+}
+
+// Dates in params: `when` declared, `also` and `nested` not. The answer says what the handler got, and hands `when` back.
+@Route('sdk-dates')
+class DateFunctions {
+  @CloudFunction({ validation: { fields: { when: { type: Date, required: true } } } })
+  static async sdkDates (request: CloudRequest<{ when: Date, also?: unknown, nested?: { at: unknown, list: unknown[] } }>) {
+    const { when, also, nested } = request.params
+    const isDate = (value: unknown) => value instanceof Date
+    return { whenIsDate: isDate(when), when: when.toISOString(), alsoIsDate: isDate(also), nestedIsDate: isDate(nested?.at) && isDate(nested?.list[0]), echo: when }
+  }
+
+  // `returns` gives `due` as ISO text: the saved object's toJSON() has it in Parse's encoding.
+  @CloudFunction({ returns: Type.Object({ objectId: Type.String(), due: Type.String({ format: 'date-time' }) }), validation: { fields: { when: { type: Date, required: true } } } })
+  static async sdkDatedMemo (request: CloudRequest<{ when: Date }>) {
+    return new SdkMemo({ text: 'dated', due: request.params.when }).save(null, { useMasterKey: true })
   }
 }
 
@@ -43,7 +61,7 @@ t.test('Parse SDK clients', async (t) => {
     dataDir,
     ...(mongo ? { databaseURI: mongo.uri } : {}),
     models: [SdkMemo],
-    functions: [SdkFunctions],
+    functions: [SdkFunctions, DateFunctions],
     allowAuthRoutes: true,
     allowedRoutes: [{ path: '/*' }],
     parseServerOptions: {
@@ -120,6 +138,26 @@ t.test('Parse SDK clients', async (t) => {
     t.ok(answer.ok, JSON.stringify(answer))
     t.match(answer, { isParseObject: true, className: 'SdkMemo', text: 'from the SDK', createdAt: true })
     t.type(answer.id, 'string')
+  })
+
+  t.test('Parse.Cloud.run with JS Dates: a declared Date param and undeclared ones reach the handler as Dates', async (t) => {
+    const answer = await sdk(kit, 'cloudRunDates')
+    t.match(answer, { ok: true, whenIsDate: true, when: '2026-12-24T10:00:00.000Z', alsoIsDate: true, nestedIsDate: true }, JSON.stringify(answer))
+    t.equal(answer.echoIsDate, true, 'a returned Date comes back to Parse.Cloud.run as a Date ({__type: "Date", iso} on /functions, as Parse answers)')
+    const iso = '2026-12-24T10:00:00.000Z'
+    const twin = await kit.request('POST', '/parse/functions/sdkDates', { headers: appHeaders, body: { when: iso, also: { __type: 'Date', iso } } })
+    t.match(twin.json, { result: { whenIsDate: true, when: iso, alsoIsDate: true, echo: { __type: 'Date', iso } } }, 'REST: ISO text for the declared field is a Date too')
+    const entity = await kit.request('POST', '/parse/sdk-dates/sdkDates', { headers: appHeaders, body: { when: { __type: 'Date', iso } } })
+    t.match(entity.json, { whenIsDate: true, when: iso, echo: iso }, 'the entity route (plain JSON) answers a Date as ISO text')
+    for (const url of ['/parse/sdk-dates/sdkDatedMemo', '/parse/functions/sdkDatedMemo']) {
+      const dated = await kit.request('POST', url, { headers: appHeaders, body: { when: iso } })
+      t.equal(dated.status, 200, dated.text)
+      t.equal((dated.json.result ?? dated.json).due, iso, `${url}: a Date field \`returns\` gives as ISO text is ISO text, not a 500`)
+    }
+    for (const when of ['not a date', { __type: 'Date', iso: 'not a date' }, 12]) {
+      const refused = await kit.request('POST', '/parse/functions/sdkDates', { headers: appHeaders, body: { when } })
+      t.match({ status: refused.status, ...refused.json }, { status: 400, code: Parse.Error.VALIDATION_ERROR, error: /when/ }, JSON.stringify(when))
+    }
   })
 
   // Last: the server restarts on the same database (its second Defined Schemas migration).

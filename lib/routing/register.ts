@@ -22,6 +22,8 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { HTTP_METHODS, needsSession, type HttpMethod } from './options.js'
 import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
+import { dateFields, decodeDates, parseDatesAsIso } from './parse-dates.js'
+import { parseDatesToIso } from './answer-dates.js'
 import { getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 import { FunctionAliases } from './function-aliases.js'
@@ -116,7 +118,10 @@ function registerFunction (
   const preValidation: preHandlerHookHandler[] = early
     ? [admitFromBody(admitter, authorize)]
     : [admitInPreValidation(admitter), ...limits as unknown as preHandlerHookHandler[], async (request) => authorize(request[kAdmission]!)]
-  const bodyChecks = schema ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler] : [bodyIsAnObject]
+  const dates = dateFields(fn.options)
+  const bodyChecks = schema
+    ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler, ...(dates.length > 0 ? [parseDatesAsIso(dates)] : [])]
+    : [bodyIsAnObject]
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
     const inQuery = methods.every((method) => QUERY_METHODS.has(method))
     const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
@@ -308,18 +313,21 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
 }
 
 /** Runs the function; SDK saves it makes with the caller's own session reuse the caller resolved for this request. */
-function invoke (fn: DeclaredFunction, request: FastifyRequest): unknown {
+function invoke (fn: DeclaredFunction, request: FastifyRequest, dates: string[]): unknown {
   const admission = request[kAdmission]!
   const caller = admission.caller!
   const credentials = admission.credentials
   const cloudRequest = buildCloudRequest(request, fn.name, caller, credentials)
+  // Dates as Parse's functions router hands them over (routing/parse-dates.ts).
+  decodeDates(cloudRequest.params, dates)
   return inSpan(`fpk.function ${fn.name}`, { 'fpk.function.name': fn.name }, () => actingAs(caller, credentials.sessionToken, () => fn.invoke(cloudRequest)))
 }
 
 /** Answers with what the function returned; a function that returns a value (not a promise) is answered without a promise. */
 function answering (fn: DeclaredFunction, send: (reply: FastifyReply, result: unknown) => void): RouteHandlerMethod {
+  const dates = dateFields(fn.options)
   return (request, reply) => {
-    const result = invoke(fn, request)
+    const result = invoke(fn, request, dates)
     if (isThenable(result)) return Promise.resolve(result).then((value) => { send(reply, value) })
     send(reply, result)
     return undefined
@@ -334,7 +342,10 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
   // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
-  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send(result) })
+  if (fn.options.returns !== undefined) {
+    const isoDates = parseDatesToIso(outputSchema(fn.options))
+    return answering(fn, isoDates ? (reply, result) => { reply.send(isoDates(result)) } : (reply, result) => { reply.send(result) })
+  }
   // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
   return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
 }
@@ -342,7 +353,10 @@ function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
 function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
   // With `returns`, the answer is the schema's JSON; a Parse.Object keeps the tags Parse.Cloud.run
   // decodes back into a Parse.Object (`__type`, `className`), as Parse Cloud Code answers it.
-  if (fn.options.returns !== undefined) return answering(fn, (reply, result) => { reply.send({ result: taggedIfParseObject(result) }) })
+  if (fn.options.returns !== undefined) {
+    const isoDates = parseDatesToIso(outputSchema(fn.options)) ?? ((value: unknown) => value)
+    return answering(fn, (reply, result) => { reply.send({ result: isoDates(taggedIfParseObject(result)) }) })
+  }
   // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
   return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
 }

@@ -8,7 +8,7 @@ import type { Credentials } from '../access/credentials.js'
 
 /** Everything a handler receives but who the caller is (see CloudRequest and RequestOf). */
 export interface CloudRequestBase<P> {
-  /** Body and query string merged; declared fields are converted by their schema, the rest stay as sent. */
+  /** Body and query string merged; declared fields are converted by their schema, the rest stay as sent (dates become Dates: routing/parse-dates.ts). */
   params: P
   installationId: string | undefined
   headers: IncomingHttpHeaders

@@ -18,8 +18,8 @@ type TypeValue<T> =
   T extends 'String' | StringConstructor ? string
     : T extends 'Number' | NumberConstructor ? number
       : T extends 'Boolean' | BooleanConstructor ? boolean
-        // Dates arrive as ISO 8601 text (the schema checks the format).
-        : T extends 'Date' | DateConstructor ? string
+        // Sent as ISO 8601 text or in Parse's date encoding; the handler gets a Date (routing/parse-dates.ts).
+        : T extends 'Date' | DateConstructor ? Date
           : T extends 'Object' | ObjectConstructor ? Record<string, unknown>
             : T extends 'Array' | ArrayConstructor ? unknown[]
               : unknown

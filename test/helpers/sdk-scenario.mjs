@@ -51,6 +51,12 @@ const scenarios = {
     const memo = await outcome(new Parse.Object('SdkMemo', { text: 'x', undeclared: 1 }).save())
     return { signUp, phone: user.get('phone'), note, memo }
   },
+  /** Parse.Cloud.run with JS Dates (the SDK sends them as {__type: 'Date', iso}): one declared param, two not. */
+  async cloudRunDates () {
+    const when = new Date('2026-12-24T10:00:00.000Z')
+    const answer = await Parse.Cloud.run('sdkDates', { when, also: when, nested: { at: when, list: [when] } })
+    return { ...answer, echo: undefined, echoIsDate: answer.echo instanceof Date }
+  },
   /** Parse.Cloud.run of a function declared with `returns` that answers a Parse.Object. */
   async cloudRunObject () {
     const memo = await Parse.Cloud.run('makeSdkMemo', { text: 'from the SDK' }, sessionToken ? { sessionToken } : {})

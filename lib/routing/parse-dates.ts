@@ -1,0 +1,54 @@
+// Dates in a declared function's params. JSON has no date: a plain client
+// sends ISO 8601 text, while Parse.Cloud.run sends a JS Date as Parse's
+// encoding, {"__type":"Date","iso":"…"}, which Parse's functions router decodes
+// into a Date before the handler runs. Here both reach the handler as a Date:
+// - a declared `Date` field takes either form; the schema checks the ISO text
+//   (Parse's encoding is unwrapped before validation), the handler gets a Date;
+// - any other value in Parse's encoding, at any depth, is decoded as Parse's
+//   router decodes it.
+import type { preHandlerHookHandler } from 'fastify'
+import { fieldTypeName, type CloudFunctionOptions } from './options.js'
+
+interface ParseDate { __type: 'Date', iso: string }
+
+function isParseDate (value: unknown): value is ParseDate {
+  return value !== null && typeof value === 'object' && (value as { __type?: unknown }).__type === 'Date' && typeof (value as { iso?: unknown }).iso === 'string'
+}
+
+/** The names of a function's declared `Date` fields. */
+export function dateFields (options: CloudFunctionOptions): string[] {
+  const fields = options.validation?.fields ?? {}
+  return Object.keys(fields).filter((name) => !fields[name].options && fieldTypeName(fields[name].type) === 'Date')
+}
+
+/** preValidation of a body: a declared Date field sent in Parse's encoding is validated as its ISO text. */
+export function parseDatesAsIso (names: string[]): preHandlerHookHandler {
+  return (request, _reply, done) => {
+    const body = request.body as Record<string, unknown>
+    for (const name of names) {
+      const value = body[name]
+      if (isParseDate(value)) body[name] = value.iso
+    }
+    done()
+  }
+}
+
+/** Declared Date fields (validated ISO text by now) become Dates; Parse's date encoding anywhere else is decoded. */
+export function decodeDates (params: Record<string, unknown>, declared: string[]): void {
+  for (const name of Object.keys(params)) {
+    const value = params[name]
+    if (declared.includes(name) && typeof value === 'string') params[name] = new Date(value)
+    else if (value !== null && typeof value === 'object') params[name] = decoded(value)
+  }
+}
+
+function decoded (value: object): unknown {
+  if (isParseDate(value)) return new Date(value.iso)
+  // Only plain JSON reaches here (a parsed body or query string): arrays and objects, walked in place.
+  const container = value as Record<string, unknown>
+  for (const key of Object.keys(container)) {
+    const inner = container[key]
+    if (inner !== null && typeof inner === 'object') container[key] = decoded(inner)
+  }
+  return value
+}
