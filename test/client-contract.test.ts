@@ -41,11 +41,13 @@ t.test('a client generated from the example app\'s document', async (t) => {
   t.test('openapi-typescript types every error answer, not only 200', async (t) => {
     const types = astToString(await openapiTS(document))
     t.match(types, /ErrorAnswer: \{/, 'the shared error schema')
-    const createOrder = types.slice(types.indexOf('createOrder'))
+    // Each operation is typed under its operationId (`operations`), which the paths refer to.
+    t.match(types, /post: operations\["ordersCreateOrder"\]/, 'a path names its operation by operationId')
+    const createOrder = types.slice(types.indexOf('ordersCreateOrder: {'))
     t.match(createOrder, /400: \{/)
     t.match(types, /"Retry-After"\?: number/, 'Retry-After is a typed header')
     // A paged list: the cursor in, the next cursor and the count's meaning out.
-    const listNotes = types.slice(types.indexOf('"/notes/listNotes"'), types.indexOf('"/notes/updateNote"'))
+    const listNotes = types.slice(types.indexOf('notesListNotes: {'), types.indexOf('notesGetNote: {'))
     t.match(listNotes, /after\?: string;/, 'after is a typed query parameter')
     t.match(listNotes, /next: string \| null;/, 'next: the cursor of the next page, or null')
     t.match(listNotes, /count\?: number;/)

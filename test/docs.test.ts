@@ -3,15 +3,17 @@
 // Swagger UI in a real headless Chromium; and the app without @fastify/swagger-ui.
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { register } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileErrors, validate } from '@readme/openapi-parser'
+import { createConfig, lintFromString } from '@redocly/openapi-core'
 import {
-  BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger
+  BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, type CloudFunctionOptions
 } from '../lib/index.js'
 import { resetKitConfig } from '../lib/config.js'
+import { packageInfo } from '../lib/docs/package-info.js'
 import { kitPlugin } from '../plugin.js'
 import { buildExampleApp } from '../fixtures/app.js'
 import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
@@ -75,6 +77,17 @@ async function assertValidOpenApi30 (t: Test, document: any): Promise<void> {
   t.ok(result.valid, result.valid ? 'valid OpenAPI 3.0 (@readme/openapi-parser)' : compileErrors(result))
 }
 
+/** Redocly's recommended rules, with operationId, license and unused components as errors. */
+async function assertLintClean (t: Test, document: any): Promise<void> {
+  const config = await createConfig({
+    extends: ['recommended'],
+    rules: { 'operation-operationId': 'error', 'info-license': 'error', 'no-unused-components': 'error' }
+  })
+  const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config })
+  t.same(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`), [],
+    'no problem under Redocly\'s recommended rules plus operation-operationId, info-license and no-unused-components')
+}
+
 function operationsOf (document: any): Array<{ path: string, method: string, operation: any }> {
   const found = []
   for (const [path, item] of Object.entries<any>(document.paths)) {
@@ -103,7 +116,10 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       [{ title: 'API', version: '1', enabled: true }, undefined, /setupSwagger option "enabled": unknown option/],
       [{ title: 'API', version: '1' }, 'api-docs', /setupSwagger option "path": must start with "\/"/],
       [{ title: 'API', version: '1' }, '/docs/:id', /setupSwagger option "path": must be a plain URL path/],
-      [{ title: 'API', version: '1' }, '/', /setupSwagger option "path": must not be "\/"/]
+      [{ title: 'API', version: '1' }, '/', /setupSwagger option "path": must not be "\/"/],
+      [{ title: 'API', version: '1', license: 'MIT' }, undefined, /setupSwagger option "license": must be \{ name, url\? \} or false/],
+      [{ title: 'API', version: '1', contact: { mail: 'a@b.c' } }, undefined, /setupSwagger option "contact": must be \{ name\?, url\?, email\? \} or false/],
+      [{ title: 'API', version: '1', models: 'some' }, undefined, /setupSwagger option "models": must be "referenced" or "all"/]
     ]
     for (const [config, docsPath, message] of cases) {
       const app = Fastify()
@@ -122,6 +138,40 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     }
   })
 
+  t.test('the swagger option of a @CloudFunction is checked at import', async (t) => {
+    const declare = (swagger: unknown) => () => {
+      class Misdeclared {
+        @CloudFunction({ swagger } as CloudFunctionOptions)
+        static misdeclared () { return null }
+      }
+      return Misdeclared
+    }
+    t.throws(declare({ sumary: 'x' }), { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Misdeclared\.misdeclared: option "swagger\.sumary" is not a swagger option; did you mean "summary"\?/ })
+    t.throws(declare({ operationID: 'x' }), { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /did you mean "operationId"\?/ })
+    t.throws(declare({ deprecated: 'yes' }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "swagger\.deprecated" must be true or false/ })
+    t.throws(declare({ operationId: 'create note' }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "swagger\.operationId" must be letters, digits and _/ })
+    t.throws(declare({ responses: { 201: { description: 'Created' } } }), {
+      code: 'FPK_ERR_ROUTE_OPTION_INVALID',
+      message: /option "swagger\.responses\.201" is not what the route answers: a declared function answers 200 on success/
+    })
+    t.throws(declare({ responses: { 2000: { description: 'x' } } }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"swagger\.responses\.2000" is not an HTTP status/ })
+  })
+
+  t.test('license and contact default to the application\'s package.json', async (t) => {
+    const dir = tempDir('fpk-docs-package-')
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    t.same(packageInfo(dir), {}, 'no package.json: neither')
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ license: 'Apache-2.0', author: 'Ada Lovelace <ada@example.com> (https://example.com/ada)' }))
+    t.same(packageInfo(dir), {
+      license: { name: 'Apache-2.0', url: 'https://spdx.org/licenses/Apache-2.0.html' },
+      contact: { name: 'Ada Lovelace', email: 'ada@example.com', url: 'https://example.com/ada' }
+    })
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ license: '(MIT OR Apache-2.0)', author: { name: 'Shop team' } }))
+    t.same(packageInfo(dir), { license: { name: '(MIT OR Apache-2.0)' }, contact: { name: 'Shop team' } }, 'an expression has no single text to link')
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ license: 'UNLICENSED' }))
+    t.same(packageInfo(dir), {}, 'UNLICENSED: no license in the document')
+  })
+
   t.test('setupSwagger on its own documents the routes added after it', async (t) => {
     const app = Fastify()
     t.teardown(() => app.close())
@@ -132,7 +182,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     t.equal(response.statusCode, 200)
     const document = response.json()
     await assertValidOpenApi30(t, document)
-    t.same(document.info, { title: 'Standalone', description: 'Auto-generated API documentation', version: '2.0.0' }, 'title, version and the default description')
+    t.same(document.info, { title: 'Standalone', description: 'Auto-generated API documentation', version: '2.0.0', license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' } }, 'title, version, the default description and the package\'s license')
     t.same(document.servers, [{ url: '/' }])
     t.same(Object.keys(document.paths), ['/echo'], 'the application\'s route, not the docs routes')
     t.same(document.paths['/echo'].post.requestBody.content['application/json'].schema.required, ['text'])
@@ -148,8 +198,49 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
 
     t.test('is valid OpenAPI 3.0', async (t) => {
       await assertValidOpenApi30(t, document)
-      t.same(document.info, { title: 'fastify-parse-kit example', description: 'Auto-generated API documentation', version: '1.0.0' })
+      t.same(document.info, {
+        title: 'fastify-parse-kit example',
+        description: 'Auto-generated API documentation',
+        version: '1.0.0',
+        license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' }
+      }, 'the license of the package.json in the working directory')
       t.same(document.servers, [{ url: '/parse' }], 'basePath defaults to the mount path')
+    })
+
+    t.test('passes Redocly\'s recommended lint with operationId, license and unused-component rules', async (t) => {
+      await assertLintClean(t, document)
+    })
+
+    t.test('operationIds: prefix and method name, the first declared verb without a suffix', async (t) => {
+      const ids = operationsOf(document).map(({ path, method, operation }) => `${method} ${path} ${operation.operationId}`).sort()
+      t.same(ids, [
+        'get /functions/hello helloGet',
+        'get /notes/getNote notesGetNote',
+        'get /notes/listNotes notesListNotes',
+        'get /orders/getOrder ordersGetOrder',
+        'get /products/listProducts productsListProducts',
+        'post /functions/hello hello',
+        'post /notes/createNote notesCreateNote',
+        'post /notes/deleteNote notesDeleteNote',
+        'post /notes/updateNote notesUpdateNote',
+        'post /orders/createOrder ordersCreateOrder',
+        'post /orders/setStatus ordersSetStatus'
+      ])
+    })
+
+    t.test('each operation lists the errors it can give', async (t) => {
+      const statuses = (path: string, method: string) => Object.keys(document.paths[path][method].responses).sort()
+      t.same(statuses('/functions/hello', 'get'), ['200', '400', '403', '405', '500', '503', 'default'], 'a read without session, roles or limit: no 404, 409, 413 or 429')
+      t.same(statuses('/notes/createNote', 'post'), ['200', '400', '403', '405', '413', '415', '500', '503', 'default'], 'a body: 413 and 415 as well')
+      t.same(statuses('/notes/getNote', 'get'), ['200', '400', '403', '404', '405', '500', '503', 'default'], '404 where the function declares it')
+      t.same(statuses('/orders/setStatus', 'post'), ['200', '400', '403', '404', '405', '409', '413', '415', '500', '503', 'default'], '404 and 409 where declared')
+      const declared = document.paths['/notes/getNote'].get.responses['404']
+      t.same(declared, {
+        description: '101: no note with this id, or the caller may not read it',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' } } }
+      }, 'a declared error status with only a description answers the shared error body')
+      t.match(document.paths['/notes/getNote'].get.responses.default.description, /101 → 404, 5001 \(CONFLICT\) → 409/, 'default: what a handler\'s own Parse.Error answers')
+      t.notOk(document.paths['/notes/createNote'].post.responses['429'], 'no rateLimit, no 429')
     })
 
     t.test('paths: @Route prefix + method name, /functions/{name} without @Route, nothing else', async (t) => {
@@ -208,17 +299,6 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.same(document.paths['/functions/hello'].post.security, APP_ID_ONLY)
     })
 
-    t.test('one schema per @ParseClass with its constraints', async (t) => {
-      const note = document.components.schemas.Note
-      t.equal(note.type, 'object')
-      t.equal(note.description, 'A short text; public once published, otherwise only its author reads it')
-      t.same(note.required, ['title'])
-      t.same(note.properties.title, { type: 'string', maxLength: 200, description: 'Headline' })
-      t.same(note.properties.status, { type: 'string', enum: ['draft', 'published'], default: 'draft' })
-      t.same(note.properties.views, { type: 'integer', minimum: 0, default: 0 })
-      t.same(note.properties.createdAt, { type: 'string', format: 'date-time', readOnly: true })
-    })
-
     t.test('routes left out of the document still answer', async (t) => {
       const headers = { 'x-parse-application-id': 'fastify-parse-kit-example' }
       const hello = await httpRequest(served.origin, 'POST', '/parse/functions/hello', { headers, body: {} })
@@ -241,13 +321,17 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       await browserCheck(t, served.origin)
     })
 
+    t.test('no component schema that no operation uses', async (t) => {
+      t.same(Object.keys(document.components.schemas), ['ErrorAnswer'], 'model schemas are left out unless an operation refers to them (models: "all" keeps them)')
+    })
+
     t.test('built again when a declaration is added', async (t) => {
       const before = await served.get('/api-docs/json')
       t.notOk(before.json.components.schemas.DocsLateModel)
-      declareLateModels()
+      declareLateModels('DocsLateModel')
       const after = (await served.get('/api-docs/json')).json
-      t.same(after.components.schemas.DocsLateModel?.properties?.label, { type: 'string', description: 'Declared after the first request' })
-      t.notOk(after.components.schemas.DocsNotAModel, 'fields without @ParseClass give no schema')
+      t.notOk(after.components.schemas.DocsLateModel, 'a model no operation uses stays out')
+      await assertLintClean(t, after)
     })
   })
 
@@ -258,7 +342,18 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default plugin timeout.
     const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
     await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true })
-    await setupSwagger(app, { title: 'Shop', version: '3.1.0', description: 'The shop', restApiKey: true, host: 'api.example.com', schemes: ['https'], appId: APP_ID }, '/reference')
+    await setupSwagger(app, {
+      title: 'Shop',
+      version: '3.1.0',
+      description: 'The shop',
+      restApiKey: true,
+      host: 'api.example.com',
+      schemes: ['https'],
+      appId: APP_ID,
+      license: { name: 'Proprietary' },
+      contact: { name: 'Shop API team', email: 'api@shop.example.com' },
+      models: 'all'
+    }, '/reference')
     // The application's own routes, documented the normal Fastify way.
     app.get('/status', { schema: { summary: 'Service status', tags: ['ops'], response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async () => ({ ok: true }))
     app.get('/parse/custom/ping', { schema: { summary: 'Ping under the mount' } }, async () => 'pong')
@@ -271,8 +366,62 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     await assertValidOpenApi30(t, document)
     assertNoSecret(t, json.text, MASTER_KEY, '/reference/json')
     assertNoSecret(t, (await served.get('/reference')).text, MASTER_KEY, '/reference')
-    t.same(document.info, { title: 'Shop', description: 'The shop', version: '3.1.0' })
+    t.same(document.info, {
+      title: 'Shop',
+      description: 'The shop',
+      version: '3.1.0',
+      license: { name: 'Proprietary' },
+      contact: { name: 'Shop API team', email: 'api@shop.example.com' }
+    }, 'license and contact as configured')
     t.same(document.servers, [{ url: 'https://api.example.com/parse' }], 'host, schemes and basePath make the server URL')
+
+    t.test('no lint error on the declared operations (several verbs, models: "all")', async (t) => {
+      // Every model is listed on purpose here (models: "all"), so that rule is off; the
+      // application's own routes say what they say; warnings (summaries, example.com) are the test's.
+      const config = await createConfig({ extends: ['recommended'], rules: { 'operation-operationId': 'error', 'info-license': 'error', 'no-unused-components': 'off' } })
+      const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config })
+      const ours = problems.filter((problem) => problem.severity === 'error' && !/~1(status|custom~1ping)\//.test(problem.location[0]?.pointer ?? ''))
+      t.same(ours.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`), [], 'no error')
+    })
+
+    t.test('operationId: derived, overridden, one per verb; deprecated', async (t) => {
+      const paths = document.paths
+      t.equal(paths['/docs-orders/placeDocsOrder'].post.operationId, 'docsOrdersPlaceDocsOrder', 'a kebab-case prefix in camelCase, then the method name')
+      t.same([paths['/docs-orders/setDocsStatus'].put.operationId, paths['/docs-orders/setDocsStatus'].patch.operationId], ['docsOrdersSetDocsStatus', 'docsOrdersSetDocsStatusPatch'], 'the first declared verb keeps the id')
+      t.same([paths['/docs-orders/archive'].get.operationId, paths['/docs-orders/archive'].delete.operationId], ['docsOrdersArchive', 'docsOrdersArchiveDelete'])
+      t.equal(paths['/functions/searchLoose'].get.operationId, 'searchLoose', 'without @Route: the method name')
+      t.equal(paths['/docs-orders/describedOrder'].post.operationId, 'describeOrder', 'swagger.operationId')
+      t.equal(paths['/docs-orders/describedOrder'].post.deprecated, true, 'swagger.deprecated')
+      t.notOk('deprecated' in paths['/docs-orders/placeDocsOrder'].post)
+      t.notOk(paths['/status'].get.operationId, 'the application\'s own route keeps what it declares')
+      t.equal(paths['/docs-orders/getDocsOrder'].get.summary, 'Get docs order', 'no description: the method name in words as the summary')
+    })
+
+    t.test('429 only with a rateLimit, 404 only where declared', async (t) => {
+      const limited = document.paths['/docs-orders/limitedPing'].post.responses
+      t.match(limited['429'], { description: /155: more than 5 calls in 1000 ms/, headers: { 'Retry-After': {} } })
+      t.notOk(document.paths['/docs-orders/placeDocsOrder'].post.responses['429'])
+      t.notOk(document.paths['/docs-orders/placeDocsOrder'].post.responses['404'])
+      t.notOk(document.paths['/docs-orders/placeDocsOrder'].post.responses['409'], 'no 409 unless declared, though a versioned model exists')
+    })
+
+    t.test('built again when a model is declared later', async (t) => {
+      declareLateModels('DocsLaterModel')
+      const after = (await served.get('/reference/json')).json
+      t.same(after.components.schemas.DocsLaterModel?.properties?.label, { type: 'string', description: 'Declared after the first request' })
+      t.notOk(after.components.schemas.DocsNotAModel, 'fields without @ParseClass give no schema')
+    })
+
+    t.test('one schema per @ParseClass with its constraints (models: "all")', async (t) => {
+      const note = document.components.schemas.Note
+      t.equal(note.type, 'object')
+      t.equal(note.description, 'A short text; public once published, otherwise only its author reads it')
+      t.same(note.required, ['title'])
+      t.same(note.properties.title, { type: 'string', maxLength: 200, description: 'Headline' })
+      t.same(note.properties.status, { type: 'string', enum: ['draft', 'published'], default: 'draft' })
+      t.same(note.properties.views, { type: 'integer', minimum: 0, default: 0 })
+      t.same(note.properties.createdAt, { type: 'string', format: 'date-time', readOnly: true })
+    })
 
     t.test('paths and verbs', async (t) => {
       const paths = document.paths
@@ -435,8 +584,8 @@ async function browserCheck (t: Test, origin: string): Promise<void> {
 }
 
 /** Declared only when called, so the example app's first document has none of them. */
-function declareLateModels (): unknown[] {
-  @ParseClass('DocsLateModel')
+function declareLateModels (className: string): unknown[] {
+  @ParseClass(className)
   class LateModel extends BaseModel {
     @ParseField({ type: 'String', description: 'Declared after the first request' }) declare label: string
   }
@@ -491,6 +640,8 @@ function declareShop (): unknown[] {
 
     @CloudFunction({
       swagger: {
+        operationId: 'describeOrder',
+        deprecated: true,
         summary: 'Describe an order',
         description: 'Longer words about the order.',
         tags: ['Orders', 'Reporting'],
@@ -501,6 +652,9 @@ function declareShop (): unknown[] {
       }
     })
     static describedOrder () { return { totalCents: 0 } }
+
+    @CloudFunction({ rateLimit: { windowMs: 1000, max: 5 } })
+    static limitedPing () { return { pong: true } }
   }
 
   class LooseFunctions {

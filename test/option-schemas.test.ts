@@ -213,7 +213,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   class Model extends BaseModel {}
   const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number', maxLength: 3, minLength: 1, pattern: '^[a-z]+$', min: 0, max: 9, integer: true, items: String }
   const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
-  const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'] }
+  const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'], license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' }, contact: { name: 'API team', url: 'https://example.com', email: 'api@example.com' }, models: 'all' }
   const schema: Required<SchemaConfigOptions> = {
     adminRole: 'Admin', version: 3, lockSchemas: true, strict: false, recreateModifiedFields: false, deleteExtraFields: false, keepUnknownIndexes: true,
     beforeMigration: () => {}, afterMigration: async () => {}
@@ -264,7 +264,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     roleCacheMs: 0,
     rateLimit,
     customErrorMessage: 'no',
-    swagger: { summary: 's', description: 'd', tags: ['t'], responses: { 404: { description: 'none' } } }
+    swagger: { summary: 's', description: 'd', tags: ['t'], responses: { 404: { description: 'none' } }, operationId: 'describedOp', deprecated: true }
   }
   const fieldOptions: Required<FieldOptions> = {
     type: 'String', required: true, default: 'a', description: 'd', unique: true, index: -1, geo: false, ttlSeconds: 60,

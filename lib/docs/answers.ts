@@ -2,9 +2,7 @@
 // what the function declares (inputs, session, roles, master key, rate limit)
 // and what every declared route does (app id check, verbs, body parsing,
 // database outages). All error bodies share one component schema.
-import { allModels } from '../model/registry.js'
 import { needsSession, type CloudFunctionOptions } from '../routing/options.js'
-import { transactionalDeclared } from '../storage/transaction.js'
 
 export type ResponseObject = Record<string, unknown>
 
@@ -25,7 +23,12 @@ export function errorSchema (): ResponseObject {
 
 const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } }
 
-/** The error responses of one operation: `method` is the OpenAPI method (lower case). */
+/**
+ * The error responses of one operation (`method` is the OpenAPI method, lower case): the ones the
+ * kit itself can give for what the function declares, plus `default` for what its handler throws.
+ * A handler's own refusals (101 → 404, 5001 → 409, …) are listed by status when the function
+ * declares them in `swagger.responses`.
+ */
 export function errorResponses (options: CloudFunctionOptions, method: string): Record<string, ResponseObject> {
   const inBody = method !== 'get' && method !== 'head'
   const hasFields = Object.keys(options.validation?.fields ?? {}).length > 0
@@ -37,7 +40,7 @@ export function errorResponses (options: CloudFunctionOptions, method: string): 
       ? `119: the caller has ${options.requireAllRoles ? 'not every one' : 'none'} of the roles ${options.requireRoles!.join(', ')}`
       : undefined,
     '102: a request the server will not route (odd request target, method override header)',
-    '119 / 141 / 142 / others: the function refused the call itself (Parse.Error thrown by the handler)'
+    '141 / 142 / others: the function refused the call itself (a Parse.Error thrown by the handler)'
   ].filter(Boolean)
   const forbidden = [
     'No code ({"error":"unauthorized"}): a missing or wrong X-Parse-Application-Id (or client key, when the server requires one)',
@@ -46,10 +49,8 @@ export function errorResponses (options: CloudFunctionOptions, method: string): 
   const responses: Record<string, ResponseObject> = {
     400: answer(`Refused request.\n\n${list(badRequest)}`),
     403: answer(`Refused caller.\n\n${list(forbidden)}`),
-    404: answer('101: the object does not exist, or the caller may not read it (a row hidden by its ACL is reported as not found)'),
     405: answer('119: this path does not take that verb; `Allow` lists the ones it takes', { Allow: { description: 'The verbs this path takes', schema: { type: 'string' } } })
   }
-  if (conflictsPossible()) responses[409] = answer('5001: a version-checked save found a newer version (CONFLICT); reload and try again')
   if (inBody) {
     responses[413] = answer('The body is larger than the server\'s body limit')
     responses[415] = answer('The body\'s Content-Type is not application/json or text/plain (JSON text)')
@@ -59,7 +60,16 @@ export function errorResponses (options: CloudFunctionOptions, method: string): 
   }
   responses[500] = answer('1: an unexpected error (logged on the server; the answer says no more)')
   responses[503] = answer('5003: the database cannot be reached; try again after `Retry-After`', { 'Retry-After': RETRY_AFTER })
+  responses.default = answer(HANDLER_REFUSALS)
   return responses
+}
+
+/** What a handler's own Parse.Error answers, when the function does not list that status itself. */
+const HANDLER_REFUSALS = 'A refusal the function itself throws (Parse.Error), with Parse\'s status: 101 → 404, 5001 (CONFLICT) → 409, 5003 → 503, 1 → 500, any other code → 400'
+
+/** A status the function declares in swagger.responses with only a description: the shared error body. */
+export function declaredErrorAnswer (description: string): ResponseObject {
+  return answer(description)
 }
 
 function answer (description: string, headers?: Record<string, unknown>): ResponseObject {
@@ -72,9 +82,4 @@ function answer (description: string, headers?: Record<string, unknown>): Respon
 
 function list (lines: (string | undefined)[]): string {
   return lines.map((line) => `- ${line}`).join('\n')
-}
-
-/** CONFLICT comes from version-checked saves and transactions that ran out of retries. */
-function conflictsPossible (): boolean {
-  return transactionalDeclared() || allModels().some((model) => model.versionField !== undefined)
 }

@@ -4,8 +4,9 @@
 // declared afterwards (the registries' revisions change).
 import { modelRevision } from '../model/registry.js'
 import { declaredFunctions, functionRevision } from '../routing/registry.js'
-import { ERROR_SCHEMA, errorResponses, errorSchema } from './answers.js'
+import { declaredErrorAnswer, ERROR_SCHEMA, errorResponses, errorSchema } from './answers.js'
 import type { OpenApiDocument, RouteCollector } from './collector.js'
+import { operationIds } from './operation-ids.js'
 import { FUNCTION_EXTENSION } from './operations.js'
 import type { ResolvedSwaggerConfig } from './options.js'
 import { modelSchemas } from './schemas.js'
@@ -39,7 +40,13 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
   const base: SecurityRequirement[] = [{ [SCHEME.appId]: [] }]
   const document: OpenApiDocument = {
     openapi: '3.0.3',
-    info: { title: config.title, description: config.description, version: config.version },
+    info: {
+      title: config.title,
+      description: config.description,
+      version: config.version,
+      ...(config.license ? { license: config.license } : {}),
+      ...(config.contact ? { contact: config.contact } : {})
+    },
     servers: origins.map((origin) => ({ url: `${origin}${config.basePath === '/' ? '' : config.basePath}` || '/' })),
     security: config.restApiKey ? withRestApiKey(base) : base,
     ...rest,
@@ -47,7 +54,9 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
     components: { ...components, schemas: { ...components.schemas, ...modelSchemas() }, securitySchemes: schemes }
   }
   withoutHeadBesideGet(document)
-  const functions = new Map(declaredFunctions().map((fn) => [fn.name, fn]))
+  const declared = declaredFunctions()
+  const functions = new Map(declared.map((fn) => [fn.name, fn]))
+  const ids = operationIds(declared)
   let answersErrors = false
   for (const [method, operation] of operations(document)) {
     if (!operation[FUNCTION_EXTENSION]) continue
@@ -56,13 +65,60 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
     if (method !== 'get' && method !== 'head' && !operation.requestBody) operation.requestBody = openBody()
     const fn = functions.get(operation[FUNCTION_EXTENSION])
     if (!fn) continue
-    // What the function documents itself (its 200, swagger.responses) stays as it is.
+    const id = ids.get(fn.name)?.get(method)
+    if (id) operation.operationId = id
+    // What the function documents itself (its 200, swagger.responses) stays as it is; an error
+    // status it declares with only a description answers the shared error body.
+    for (const [status, declared] of Object.entries<Record<string, unknown>>(fn.options.swagger?.responses ?? {})) {
+      const descriptionOnly = Object.keys(declared).every((key) => key === 'description')
+      if (isErrorStatus(status) && descriptionOnly && operation.responses?.[status]) {
+        operation.responses[status] = declaredErrorAnswer(String(declared.description ?? `${status}: a refusal of ${fn.name}`))
+      }
+    }
     const errors = errorResponses(fn.options, method)
     operation.responses = { ...operation.responses, ...Object.fromEntries(Object.entries(errors).filter(([status]) => !operation.responses?.[status])) }
     answersErrors = true
   }
   if (answersErrors) document.components.schemas[ERROR_SCHEMA] ??= errorSchema()
+  if (config.models === 'referenced') withoutUnreferencedSchemas(document)
   return document
+}
+
+function isErrorStatus (status: string): boolean {
+  return status === 'default' || /^[45]/.test(status)
+}
+
+/**
+ * Component schemas no operation uses (directly or through another schema) are left out:
+ * a reader (and a linter) takes a listed schema for part of the API.
+ */
+function withoutUnreferencedSchemas (document: OpenApiDocument): void {
+  const schemas: Record<string, unknown> = document.components.schemas ?? {}
+  const prefix = '#/components/schemas/'
+  const used = new Set<string>()
+  const pending = [...references({ ...document, components: { ...document.components, schemas: {} } })]
+  while (pending.length > 0) {
+    const ref = pending.pop()!
+    if (!ref.startsWith(prefix)) continue
+    const name = decodeURIComponent(ref.slice(prefix.length).split('/')[0].replace(/~1/g, '/').replace(/~0/g, '~'))
+    if (used.has(name) || !(name in schemas)) continue
+    used.add(name)
+    pending.push(...references(schemas[name]))
+  }
+  for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name]
+}
+
+/** Every $ref under `value`. */
+function references (value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) {
+    for (const item of value) references(item, found)
+  } else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') found.push(inner)
+      else references(inner, found)
+    }
+  }
+  return found
 }
 
 /** A declared GET route answers HEAD too (routing/head-route.ts): shown as its GET alone. */
@@ -101,8 +157,16 @@ function rebasePaths (paths: Record<string, OpenApiDocument>, basePath: string, 
   return result
 }
 
+/**
+ * Each operation of each path, as an object of its own: @fastify/swagger shares one object
+ * between the verbs of a route (PUT and PATCH), and each verb gets its own operationId.
+ */
 function * operations (document: OpenApiDocument): Generator<[string, OpenApiDocument]> {
   for (const item of Object.values(document.paths ?? {}) as OpenApiDocument[]) {
-    for (const method of OPERATIONS) if (item[method]) yield [method, item[method]]
+    for (const method of OPERATIONS) {
+      if (!item[method]) continue
+      item[method] = { ...item[method], ...(item[method].responses ? { responses: { ...item[method].responses } } : {}) }
+      yield [method, item[method]]
+    }
   }
 }

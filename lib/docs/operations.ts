@@ -46,6 +46,17 @@ export function functionsPathMethods (fn: DeclaredFunction): HttpMethod[] {
   return declared.length > 0 ? declared : ['POST']
 }
 
+/** The verbs a function's operations are documented with, the first it declares first. */
+export function documentedVerbs (fn: DeclaredFunction): HttpMethod[] {
+  if (fn.prefix === undefined) {
+    const declared = fn.options.methods ?? ['POST']
+    return functionsPathMethods(fn).sort((a, b) => declared.indexOf(a) - declared.indexOf(b))
+  }
+  const declared = fn.options.methods ?? ['POST']
+  // A GET route answers HEAD too, and is shown as its GET alone.
+  return declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : [...declared]
+}
+
 function shown (fn: DeclaredFunction, url: string, methods: string[]): boolean {
   if (fn.prefix !== undefined) return url.endsWith(`/${fn.prefix}/${fn.name}`)
   return methods.every((method) => (functionsPathMethods(fn) as string[]).includes(method))
@@ -58,11 +69,13 @@ function operationFields (fn: DeclaredFunction): DocSchema {
     security: functionSecurity(fn.options),
     [FUNCTION_EXTENSION]: fn.name
   }
+  // Without words of its own, the method name in words: every operation has a summary to list it by.
   const summary = swagger.summary ?? description
-  if (summary) fields.summary = summary
+  fields.summary = summary ?? inWords(fn.name)
   const details = [swagger.description ?? (description !== summary ? description : undefined), rolesNote(fn)].filter(Boolean)
   if (details.length > 0) fields.description = details.join('\n\n')
   if (swagger.responses) fields.response = swagger.responses
+  if (swagger.deprecated === true) fields.deprecated = true
   return fields
 }
 
@@ -71,4 +84,11 @@ function rolesNote (fn: DeclaredFunction): string | undefined {
   if (roles.length === 0) return undefined
   const which = roles.length === 1 ? 'the role' : fn.options.requireAllRoles ? 'every one of the roles' : 'one of the roles'
   return `Requires ${which} ${roles.join(', ')}.`
+}
+
+/** getDocsOrder → "Get docs order". */
+function inWords (name: string): string {
+  const words = name.split(/(?<=[a-z0-9])(?=[A-Z])|_+/).filter(Boolean).map((word) => word.toLowerCase())
+  const text = words.join(' ')
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { normaliseMountPath } from '../config.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError } from '../errors.js'
 import { dottedName, optionChecker } from '../option-schema.js'
+import { packageInfo, type Contact, type License } from './package-info.js'
 
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
 const SCHEMES = ['http', 'https', 'ws', 'wss']
@@ -25,6 +26,23 @@ export const SwaggerConfigSchema = Type.Object({
   restApiKey: Type.Optional(Type.Boolean({ problem: 'must be true or false' })),
   /** With schemes, builds the server URLs (as OpenAPI 2's host/schemes/basePath would). */
   host: Type.Optional(Type.String({ pattern: HOST.source, problem: 'must be a host name with an optional port, without scheme or path, e.g. "api.example.com"' })),
+  /** info.license; default: the license of the application's package.json; false: none. */
+  license: Type.Optional(Type.Union([
+    Type.Literal(false),
+    Type.Object({ name: nonBlank('must be a non-empty string'), url: Type.Optional(Type.String({ pattern: '^https?://', problem: 'must be an http(s) URL' })) },
+      { additionalProperties: false, unknownKey: 'is not a license field', problem: 'must be { name, url? }' })
+  ], { problem: 'must be { name, url? } or false' })),
+  /** info.contact; default: the author of the application's package.json; false: none. */
+  contact: Type.Optional(Type.Union([
+    Type.Literal(false),
+    Type.Object({
+      name: Type.Optional(nonBlank('must be a non-empty string')),
+      url: Type.Optional(Type.String({ pattern: '^https?://', problem: 'must be an http(s) URL' })),
+      email: Type.Optional(Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$', problem: 'must be an email address' }))
+    }, { additionalProperties: false, unknownKey: 'is not a contact field', problem: 'must be { name?, url?, email? }' })
+  ], { problem: 'must be { name?, url?, email? } or false' })),
+  /** Model schemas in components: 'referenced' (default) only those an operation uses; 'all' every @ParseClass. */
+  models: Type.Optional(Type.Union([Type.Literal('referenced'), Type.Literal('all')], { problem: 'must be "referenced" or "all"' })),
   schemes: Type.Optional(Type.Array(
     // Any letter case, as URL schemes are.
     Type.String({ pattern: `^(?:${SCHEMES.map((scheme) => [...scheme].map((c) => `[${c}${c.toUpperCase()}]`).join('')).join('|')})$` }),
@@ -45,6 +63,9 @@ export interface ResolvedSwaggerConfig {
   restApiKey: boolean
   host: string | undefined
   schemes: string[]
+  license: License | undefined
+  contact: Contact | undefined
+  models: 'referenced' | 'all'
 }
 
 export const DEFAULT_DOCS_PATH = '/api-docs'
@@ -72,7 +93,18 @@ export function resolveSwaggerConfig (input: unknown, mountPath: string, fail: F
     appId: config.appId,
     restApiKey: config.restApiKey === true,
     host: config.host,
-    schemes: (config.schemes ?? []).map((scheme) => scheme.toLowerCase())
+    schemes: (config.schemes ?? []).map((scheme) => scheme.toLowerCase()),
+    ...fromPackage(config),
+    models: config.models ?? 'referenced'
+  }
+}
+
+/** license and contact as configured, else from the application's package.json (read only when one is missing). */
+function fromPackage (config: SwaggerConfig): { license: License | undefined, contact: Contact | undefined } {
+  const found = config.license === undefined || config.contact === undefined ? packageInfo() : {}
+  return {
+    license: config.license === false ? undefined : config.license ?? found.license,
+    contact: config.contact === false ? undefined : config.contact ?? found.contact
   }
 }
 

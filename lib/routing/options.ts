@@ -12,6 +12,8 @@ export type FieldTypeName = typeof TYPE_NAMES[number]
 export type FieldTypeRef = FieldTypeName | StringConstructor | NumberConstructor | BooleanConstructor | DateConstructor | ObjectConstructor | ArrayConstructor
 
 const flag = Type.Boolean({ problem: 'must be true or false' })
+/** An operationId a client generator can turn into a method name as it is. */
+const OPERATION_ID = /^[A-Za-z_][A-Za-z0-9_]*$/
 const words = Type.String({ problem: 'must be text' })
 
 /** One field of `validation.fields` (or of `returns` in the same shorthand). */
@@ -80,12 +82,21 @@ export const CloudFunctionOptionsSchema = Type.Object({
   rateLimit: Type.Optional(RateLimitSchema),
   /** Replaces the default refusal text (authentication and role checks). */
   customErrorMessage: Type.Optional(words),
+  /** What the API document says of this function (the route itself is unchanged). */
   swagger: Type.Optional(Type.Object({
-    summary: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String()),
-    tags: Type.Optional(Type.Array(Type.String())),
-    responses: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
-  }, { problem: 'must be { summary?, description?, tags?, responses? }' }))
+    summary: Type.Optional(words),
+    description: Type.Optional(words),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { problem: 'must be a list of tag names' })),
+    /** The operation's id in the document (default: the prefix and the method name, e.g. notesCreateNote). */
+    operationId: Type.Optional(Type.String({ pattern: OPERATION_ID.source, problem: 'must be letters, digits and _ (a name a generated client can use as a method)' })),
+    /** Marks the operation as deprecated in the document. */
+    deprecated: Type.Optional(flag),
+    /**
+     * Status → JSON schema with a `description` (a Fastify `response` schema). The success answer is
+     * 200 (what the route answers); an error status with only a description gets the shared error body.
+     */
+    responses: Type.Optional(Type.Record(Type.String(), Type.Object({}, { problem: 'must be a JSON schema with a description' }), { problem: 'must map statuses to JSON schemas' }))
+  }, { additionalProperties: false, unknownKey: 'is not a swagger option', problem: 'must be { summary?, description?, tags?, operationId?, deprecated?, responses? }' }))
 }, { additionalProperties: false, unknownKey: 'is not a @CloudFunction option', problem: 'must be an object' })
 
 export type CloudFunctionOptions = Static<typeof CloudFunctionOptionsSchema>
@@ -122,6 +133,20 @@ export function checkCloudFunctionOptions (where: string, options: CloudFunction
     checkTypeNames('returns', options.returns, fail)
   }
   checkTypeNames('validation.fields', options.validation?.fields ?? {}, fail)
+  for (const status of Object.keys(options.swagger?.responses ?? {})) {
+    const problem = responseStatusProblem(status)
+    if (problem) fail(`swagger.responses.${status}`, problem)
+  }
+}
+
+/**
+ * A declared function answers 200 on success, so the document may say no other success status;
+ * error statuses (4xx, 5xx) and `default` describe refusals the handler throws.
+ */
+function responseStatusProblem (status: string): string | undefined {
+  if (status === '200' || status === 'default' || /^[45]\d\d$/.test(status)) return undefined
+  if (/^[123]\d\d$/.test(status)) return 'is not what the route answers: a declared function answers 200 on success; document its answer under 200'
+  return 'is not an HTTP status: use 200, a 4xx or 5xx status, or default'
 }
 
 /** A constructor passed as a field type must be one of the supported ones (String, Number…). */
