@@ -17,8 +17,8 @@ export function pgIdentifier (name: string, room = PG_NAME_BYTES): string {
   return `${leadingBytes(name, room - HASH_CHARS - 1)}_${hash}`
 }
 
-/** The longest start of `text` that fits `bytes` bytes of UTF-8, never splitting a character. */
-function leadingBytes (text: string, bytes: number): string {
+/** The longest start of `text` that fits `bytes` bytes of UTF-8, never splitting a character (as PostgreSQL cuts a long name). */
+export function leadingBytes (text: string, bytes: number): string {
   let used = 0
   let end = 0
   for (const char of text) {

@@ -11,6 +11,7 @@ import { BUILDING_ELSEWHERE, buildConcurrently, buildingName, dropConcurrently, 
 import { plainFallbackName as fallbackSpecName } from '../indexes/sessions.js'
 import { checkConstraintName, pgIdentifier } from './identifiers.js'
 import { postgresRegex, type PostgresRegex } from './regex-dialect.js'
+import { cutShortRenames, renamed, type CutShortRename } from './cut-short-names.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 
 type PgAdapter = object
@@ -27,7 +28,8 @@ export async function applyPostgresIndexes (adapter: PgAdapter, specs: IndexSpec
 export async function planPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: string[]): Promise<{ changes: ObjectChange[], failures: IndexReport[] }> {
   const { wanted, failures } = wantedIndexes(adapter, specs)
   const client = pgDatabase(adapter)!
-  const { live, stale } = sortFound(await foundIndexes(client), wanted)
+  const found = await foundIndexes(client)
+  const { live, stale } = sortFound(renamed(found, cutShortRenames(found, wanted)), wanted)
   const invalid = new Set(stale.map(keyOf))
   const changes: ObjectChange[] = []
   for (const change of plannedChanges(wanted, live, classes)) {
@@ -48,6 +50,8 @@ export async function planPostgresIndexes (adapter: PgAdapter, specs: IndexSpec[
 
 interface WantedIndex {
   object: WantedObject
+  /** Its name before the kit shortened it (what an older kit gave PostgreSQL to cut). */
+  declared: string
   spec: IndexSpec
   /** The statement that builds it under a given name, CONCURRENTLY (run by the boot). */
   build: (name: string) => string
@@ -64,7 +68,7 @@ function wantedIndexes (adapter: PgAdapter, specs: IndexSpec[]): { wanted: Wante
     try {
       const { name, command, definition } = postgresIndexCommand(spec, format)
       const build = (as: string) => createIndexSql(spec, format, { name: as, concurrently: true, ifNotExists: false })
-      wanted.push({ spec, command, build, object: { className: spec.className, name, kind: spec.kind, definition, rule: indexRule(spec, format), unique: Boolean(spec.unique) } })
+      wanted.push({ spec, command, build, declared: declaredIndexName(spec), object: { className: spec.className, name, kind: spec.kind, definition, rule: indexRule(spec, format), unique: Boolean(spec.unique) } })
     } catch (error) {
       failures.push({ className: spec.className, name: spec.name, kind: spec.kind, status: 'failed', detail: (error as Error).message })
     }
@@ -96,7 +100,10 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
   const reports: IndexReport[] = [...failures]
   const client = pgDatabase(adapter)!
   const bySpec = new Map(wanted.map((w) => [keyOf(w.object), w]))
-  const { live, stale } = sortFound(await foundIndexes(client), wanted)
+  const found = await foundIndexes(client)
+  const renames = await renameCutShort(cutShortRenames(found, wanted), (rename) =>
+    whenFree(() => client.none('ALTER INDEX $1:name RENAME TO $2:name', [rename.from, rename.to])))
+  const { live, stale } = sortFound(renamed(found, renames), wanted)
   // First the invalid leftovers of interrupted builds: dropped; those still wanted are built again below.
   const rebuilt = new Set<string>()
   for (const index of stale) {
@@ -130,7 +137,7 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
         if (invalidLive.has(keyOf(change))) return ['exists', 'being built by another session (another instance booting)']
         // Parse's own classes hold Parse's own unique indexes under the same names: never claimed.
         if (change.record && !spec.className.startsWith('_')) await client.none('COMMENT ON INDEX $1:name IS $2', [change.name, mark])
-        return ['exists', ttlNote(spec)]
+        return ['exists', [renameNote(renames, change), ttlNote(spec)].filter(Boolean).join('; ') || undefined]
       }
       if (change.action === 'replace') {
         // Built beside the old one, then swapped: never a moment without an index, never a long lock.
@@ -181,6 +188,24 @@ async function buildIndexes (adapter: PgAdapter, specs: IndexSpec[], classes: st
     }
   }
   return reports
+}
+
+/** Renames what an older kit made under a cut-short name; one that fails is left to the ordinary path (built anew, the old one dropped). */
+async function renameCutShort (renames: CutShortRename[], rename: (rename: CutShortRename) => Promise<unknown>): Promise<CutShortRename[]> {
+  const done: CutShortRename[] = []
+  for (const one of renames) {
+    try {
+      await rename(one)
+      done.push(one)
+    } catch {} // left under its old name: replaced like any other
+  }
+  return done
+}
+
+/** The note of a kept object that was renamed. */
+function renameNote (renames: CutShortRename[], change: { className: string, name: string }): string | undefined {
+  const rename = renames.find((r) => r.className === change.className && r.to === change.name)
+  return rename && `renamed from ${rename.from} (PostgreSQL had cut the name at 63 bytes)`
 }
 
 function isUniqueViolation (error: unknown): boolean {
@@ -253,7 +278,7 @@ function indexRule (spec: IndexSpec, format: Format): string {
  */
 export function postgresIndexCommand (spec: IndexSpec, format: Format): { name: string, command: string, definition: string } {
   // The definition keeps the declared name: it is the record's key, not a command that runs.
-  const name = pgIdentifier(spec.kind === 'unique' ? uniqueName(spec) : spec.name)
+  const name = pgIdentifier(declaredIndexName(spec))
   const definition = spec.kind === 'unique'
     ? format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name])
     : createIndexSql(spec, format)
@@ -300,11 +325,15 @@ export async function applyPostgresConstraints (adapter: PgAdapter, models: Mode
 
 /** What the next boot would do to the CHECK constraints, without doing it. */
 export async function planPostgresConstraints (adapter: PgAdapter, models: ModelDefinition[]): Promise<ObjectChange[]> {
-  return reconcileObjects(wantedConstraints(adapter, models).map((w) => w.object), await foundConstraints(pgDatabase(adapter)!), models.map((model) => model.className))
+  const wanted = wantedConstraints(adapter, models)
+  const found = await foundConstraints(pgDatabase(adapter)!)
+  return reconcileObjects(wanted.map((w) => w.object), renamed(found, cutShortRenames(found, wanted)), models.map((model) => model.className))
 }
 
 interface WantedConstraint {
   object: WantedObject
+  /** Its name before the kit shortened it. */
+  declared: string
   command: string
   check: string
   /** The regular expressions of its `pattern` rules, as PostgreSQL gets them. */
@@ -322,7 +351,7 @@ function wantedConstraints (adapter: PgAdapter, models: ModelDefinition[]): Want
       // By hand, the steps the boot takes: added for new writes, then the existing rows checked.
       const command = format(`ALTER TABLE $1:name ADD CONSTRAINT $2:name CHECK (${check}) NOT VALID; ALTER TABLE $1:name VALIDATE CONSTRAINT $2:name`, [model.className, name])
       const pattern = postgresPattern(field)
-      wanted.push({ check, command, patterns: pattern === undefined ? [] : [pattern.source], object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
+      wanted.push({ check, command, declared: `${model.className}_${field.name}_check`, patterns: pattern === undefined ? [] : [pattern.source], object: { className: model.className, name, kind: 'validator', definition: check, rule: constraintRule(field) } })
     }
   }
   return wanted
@@ -332,7 +361,10 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
   const wanted = wantedConstraints(adapter, models)
   const byName = new Map(wanted.map((w) => [`${w.object.className}\u0000${w.object.name}`, w]))
   const reports: IndexReport[] = []
-  const found = await foundConstraints(pgDatabase(adapter)!)
+  const stored = await foundConstraints(pgDatabase(adapter)!)
+  const renames = await renameCutShort(cutShortRenames(stored, wanted), (rename) =>
+    whenFree(() => pgDatabase(adapter)!.none('ALTER TABLE $1:name RENAME CONSTRAINT $2:name TO $3:name', [rename.className, rename.from, rename.to])))
+  const found = renamed(stored, renames)
   const unchecked = new Set(found.filter((object) => !object.validated).map((object) => `${object.className}\u0000${object.name}`))
   for (const change of reconcileObjects(wanted.map((w) => w.object), found, models.map((model) => model.className))) {
     const key = `${change.className}\u0000${change.name}`
@@ -349,7 +381,7 @@ async function reconcileConstraints (adapter: PgAdapter, models: ModelDefinition
       }
       if (change.action === 'keep') {
         if (change.record) await comment(client)
-        return ['exists', undefined]
+        return ['exists', renameNote(renames, change)]
       }
       // Added NOT VALID first (a brief lock; every write from now on is checked), then the
       // existing rows are validated under a lock that lets reads and writes go on.
@@ -523,6 +555,10 @@ export function partialSql (filter: Record<string, unknown>, format: (query: str
 /** The plain index made over duplicates, under a name PostgreSQL keeps whole. */
 function plainFallbackName (spec: IndexSpec): string {
   return pgIdentifier(fallbackSpecName(spec))
+}
+
+function declaredIndexName (spec: IndexSpec): string {
+  return spec.kind === 'unique' ? uniqueName(spec) : spec.name
 }
 
 function uniqueName (spec: IndexSpec): string {
