@@ -277,10 +277,10 @@ function indexRule (spec: IndexSpec, format: Format): string {
  * that an upgrade rebuilds nothing.
  */
 export function postgresIndexCommand (spec: IndexSpec, format: Format): { name: string, command: string, definition: string } {
-  // The definition keeps the declared name: it is the record's key, not a command that runs.
+  // The definition keeps the declared name, as older kits recorded it: it is the record's key, not a command that runs.
   const name = pgIdentifier(declaredIndexName(spec))
   const definition = spec.kind === 'unique'
-    ? format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, name, spec.fields[0].name])
+    ? format('ALTER TABLE $1:name ADD CONSTRAINT $2:name UNIQUE ($3:name)', [spec.className, declaredIndexName(spec), spec.fields[0].name])
     : createIndexSql(spec, format)
   return { name, definition, command: createIndexSql(spec, format, { name, concurrently: true }) }
 }
