@@ -140,6 +140,8 @@ t.test('the restriction, end to end', async (t) => {
     // A Parse REST call Parse logs about (an object that does not exist: Parse's "Object not found").
     const parseLines = await linesOf('trace-parse-0001', () => kit.request('GET', '/parse/classes/Memo/nosuchobject', { headers: { ...masterHeaders, 'x-request-id': 'trace-parse-0001' } }))
     t.ok(parseLines.some((line) => line.msg?.startsWith('[parse] ')), 'Parse\'s own line is among them')
+    const fromPage = await kit.request('GET', '/parse/classes/Memo/nosuchobject', { headers: { ...masterHeaders, origin: 'https://app.example.com' } })
+    t.match(fromPage.headers.get('access-control-expose-headers'), /X-Request-Id/, 'a page may read it')
     await linesOf('trace-fn-0002', () => kit.request('POST', '/parse/memos/echoMemo', { headers: { ...appHeaders, 'x-request-id': 'trace-fn-0002' }, body: { a: 1 } }))
 
     const unsafe = await kit.request('GET', '/parse/memos/listMemos', { headers: { ...appHeaders, 'x-request-id': 'two words\tand a tab' } })

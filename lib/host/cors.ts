@@ -17,7 +17,8 @@ import { OptionInvalidError } from '../errors.js'
 export type { CorsOptions, CorsOrigin, ResolvedCors } from '../access/cors-policy.js'
 export { resolveCors, PARSE_REQUEST_HEADERS } from '../access/cors-policy.js'
 
-const EXPOSED_HEADERS = ['X-Parse-Job-Status-Id', 'X-Parse-Push-Status-Id', 'Retry-After']
+// X-Request-Id: a page can quote the id of a failed call (request-ids.ts; the default header name).
+const EXPOSED_HEADERS = ['X-Parse-Job-Status-Id', 'X-Parse-Push-Status-Id', 'Retry-After', 'X-Request-Id']
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors, mountPath: string): Promise<void> {
   if (fastify.hasRequestDecorator('corsPreflightEnabled')) {
