@@ -96,9 +96,11 @@ t.test('a call with no answer in time makes the kit probe; only a failed probe m
   await availability.check() // a fresh answer, which a suspicion does not rely on
   availability.suspect(new CallTimeoutError(1_000))
   t.ok(availability.reachable, 'still reachable while the probe runs')
+  t.ok(availability.inDoubt, 'but in doubt (a failed file read then answers 503, not 404)')
   await until('the probe', () => probes === 2)
   await availability.check()
   t.ok(availability.reachable, 'a probe that answers keeps the database reachable: the slow call failed alone')
+  t.notOk(availability.inDoubt, 'and ends the doubt')
   t.same(notices, [])
   answering = false
   availability.suspect(new CallTimeoutError(1_000))

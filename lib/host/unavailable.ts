@@ -55,7 +55,9 @@ export function failedFileReadsAs503 (availability: DatabaseAvailability) {
     response.end = function (this: ExpressEndingResponse, ...args: unknown[]) {
       this.end = end
       // Headers already gone (a ranged read that failed midway): nothing left to change.
-      if (this.statusCode !== 404 || availability.reachable || this.headersSent) return this.end(...args)
+      // A read that ran out of time fails before the probe it started has decided: in doubt counts too.
+      const unavailable = !availability.reachable || availability.inDoubt
+      if (this.statusCode !== 404 || !unavailable || this.headersSent) return this.end(...args)
       this.status(503)
       this.set('Retry-After', String(RETRY_AFTER_SECONDS))
       this.set('Content-Type', 'application/json; charset=utf-8')

@@ -24,6 +24,8 @@ export interface DatabaseAvailability {
    * probe fails too.
    */
   suspect (error: unknown): void
+  /** true while the probe a suspicion started is under way (the database may be gone). */
+  readonly inDoubt: boolean
   /** Stops the background probe (at shutdown). */
   close (): void
 }
@@ -50,6 +52,7 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
   let timer: NodeJS.Timeout | undefined
   let closed = false
   let lastAnswer = 0
+  let doubts = 0
 
   const markDown = (error: unknown) => {
     reason = describeOutage(error)
@@ -91,8 +94,10 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
     suspect () {
       if (downSince !== undefined || closed) return
       lastAnswer = 0 // a fresh probe, not the last minute's answer
-      void check()
+      doubts++
+      void check().finally(() => { doubts-- })
     },
+    get inDoubt () { return doubts > 0 },
     close () {
       closed = true
       if (timer) clearTimeout(timer)
