@@ -18,8 +18,8 @@ provider.register()
 registerInstrumentations({ instrumentations: [new PgInstrumentation()] })
 t.teardown(() => provider.shutdown())
 
-const { BaseModel, CloudFunction, ParseClass, ParseField, Route, withTransaction } = await import('../lib/index.js')
-const { appHeaders, lane, startKit } = await import('./helpers/kit.js')
+const { BaseModel, CloudFunction, Job, ParseClass, ParseField, Route, withTransaction } = await import('../lib/index.js')
+const { appHeaders, lane, masterHeaders, startKit } = await import('./helpers/kit.js')
 const { default: Parse } = await import('parse/node')
 
 @ParseClass('Traced')
@@ -53,6 +53,16 @@ class TracedFunctions {
   }
 }
 void TracedFunctions
+
+class TracedJobs {
+  /** Saves a row, then fails: its run is one span, with the save inside it. */
+  @Job()
+  static async tracedJob () {
+    await new Traced({ n: 2 }).save(null, { useMasterKey: true })
+    throw new Error('the traced job failed')
+  }
+}
+void TracedJobs
 
 t.test('one declared call: request, function, transaction and database spans, parent to child', { skip: lane.kind !== 'postgres' ? 'the pg instrumentation traces PostgreSQL' : false }, async (t) => {
   const kit = await startKit(t, { tracing: true, allowAuthRoutes: true })
@@ -127,6 +137,28 @@ t.test('one declared call: request, function, transaction and database spans, pa
     if (/\$2[aby]\$\d\d\$/.test(text)) t.fail(`span ${span.name} carries a password hash: ${text}`)
   }
   t.pass(`${authSpans.length} spans scanned`)
+
+  // A job run is one span, failed with the job's error, with its database work inside.
+  exporter.reset()
+  const started = await kit.request('POST', '/parse/jobs/tracedJob', { headers: masterHeaders, body: {} })
+  t.equal(started.status, 200, started.text)
+  const jobId = started.headers.get('x-parse-job-status-id')
+  let job: ReadableSpan | undefined
+  for (let i = 0; i < 200 && !job; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    job = exporter.getFinishedSpans().find((span) => span.name === 'fpk.job tracedJob')
+  }
+  t.ok(job, 'the run\'s span, named after the job')
+  t.equal(job?.attributes['fpk.job.id'], jobId)
+  t.equal(job?.status.code, 2, 'status ERROR')
+  t.equal(job?.status.message, 'the traced job failed')
+  const jobSpans = exporter.getFinishedSpans()
+  const jobById = new Map(jobSpans.map((span) => [span.spanContext().spanId, span]))
+  const within = (span: ReadableSpan): boolean => {
+    const parent = jobById.get(span.parentSpanContext?.spanId ?? '')
+    return parent === job || (parent !== undefined && within(parent))
+  }
+  t.ok(jobSpans.some((span) => span.instrumentationScope.name.includes('instrumentation-pg') && within(span)), 'its database calls are inside it')
 })
 
 t.test('without the option the kit adds no spans of its own', { skip: lane.kind !== 'postgres' ? 'runs on PostgreSQL' : false }, async (t) => {
