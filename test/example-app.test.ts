@@ -24,13 +24,16 @@ t.test('the example shop', async (t) => {
   const post = (url: string, body: unknown, token?: string) => kit.request('POST', `/parse${url}`, { headers: as(token), body })
   const get = (url: string, token?: string) => kit.request('GET', `/parse${url}`, { headers: as(token) })
 
-  t.test('seeding twice creates nothing the second time, and says so', async (t) => {
+  t.test('two seeds at once both finish and create each thing once; seeding again creates nothing, and says so', async (t) => {
     const lines: string[] = []
-    const first = await runExampleSeed({ sampleData: true, log: (line) => lines.push(line), warn: () => {} })
-    t.same(first.report.createdOf('roles'), ['SuperAdmin', 'Admin', 'Editor'])
-    t.same(first.report.createdOf('users'), ['admin', 'demo'])
-    t.same(first.report.createdOf('notes'), ['welcome', 'draft-ideas'])
-    t.same(first.report.createdOf('products'), ['LAMP-01', 'CHAIR-01', 'MUG-01'])
+    // Both find nothing, then both create: the one that loses each race finds the other's row instead of failing.
+    const [first, beside] = await Promise.all([1, 2].map(() => runExampleSeed({ sampleData: true, log: (line) => lines.push(line), warn: () => {} })))
+    const createdOnce = (kind: string) => [...first.report.createdOf(kind), ...beside.report.createdOf(kind)].sort()
+    t.same(createdOnce('roles'), ['Admin', 'Editor', 'SuperAdmin'])
+    t.same(createdOnce('users'), ['admin', 'demo'])
+    t.same(createdOnce('notes'), ['draft-ideas', 'welcome'])
+    t.same(createdOnce('products'), ['CHAIR-01', 'LAMP-01', 'MUG-01'])
+    t.equal(await new Parse.Query(Parse.Role).equalTo('name', 'Admin').count(master), 1, 'one Admin role')
     t.match(first.demoToken, /^r:/, 'the demo user logs in (for the ready curl)')
     const again: string[] = []
     const second = await runExampleSeed({ sampleData: true, log: (line) => again.push(line), warn: () => {} })
@@ -304,5 +307,15 @@ t.test('the example shop', async (t) => {
     t.match(stdout, /roles created: none \(already present\)/)
     t.match(stdout, /demo login refused \(119 .*route restriction/, 'route restriction blocks /login, and the seed carries on')
     t.match(stdout, /done: 0 created/)
+  })
+
+  t.test('seed:remote with a master key the server does not accept: one coded line, no stack', async (t) => {
+    const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
+      env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY: 'not-the-master-key', ADMIN_PASSWORD: 'x', DEBUG: '' },
+      timeout: scaled(60_000)
+    }).then(() => undefined, (error: { code: number, stdout: string, stderr: string }) => error)
+    t.equal(failed?.code, 1, 'exit code 1')
+    t.match(failed?.stderr, new RegExp(`^seed:remote: the server at ${kit.origin}/parse refused the master key \\(.*\\); set MASTER_KEY to the running server's master key.* \\(FPK_ERR_SEED_REMOTE\\)\\n$`))
+    t.notMatch(`${failed?.stdout}${failed?.stderr}`, /^\s+at /m, 'no stack trace')
   })
 })

@@ -8,12 +8,30 @@ import { EnvInvalidError } from '../errors.js'
 
 const master = { useMasterKey: true } as const
 
+/** What Parse answers when a unique value (a role's name, a username, a unique field) is already taken. */
+const TAKEN = new Set<number>([Parse.Error.DUPLICATE_VALUE, Parse.Error.USERNAME_TAKEN, Parse.Error.EMAIL_TAKEN])
+
+/**
+ * Runs a find-or-create step; when another run at the same time created the
+ * same thing between this one's find and create, the step runs again and finds
+ * it. So two seed runs at once both finish, and nothing is created twice
+ * (as long as the lookup key is unique in the database).
+ */
+async function evenIfRacing<T> (step: () => Promise<T>): Promise<T> {
+  try {
+    return await step()
+  } catch (error) {
+    if (!TAKEN.has((error as { code?: number }).code ?? 0)) throw error
+    return step()
+  }
+}
+
 /** Finds roles by name and creates the missing ones (public read, no public write). */
 export async function seedRoles (names: string[], report?: SeedReport): Promise<Map<string, Parse.Role>> {
   report?.expect('roles')
   const roles = new Map<string, Parse.Role>()
   for (const name of names) {
-    const { role, created } = await ensureRole(name)
+    const { role, created } = await evenIfRacing(() => ensureRole(name))
     if (created) report?.add('roles', name)
     roles.set(name, role)
   }
@@ -32,6 +50,10 @@ export interface SeedUser { username: string, password: string, email?: string }
 /** Finds a user by username, creating it when missing; the password of an existing user is left alone. */
 export async function seedUser (user: SeedUser, report?: SeedReport): Promise<Parse.User> {
   report?.expect('users')
+  return evenIfRacing(() => findOrCreateUser(user, report))
+}
+
+async function findOrCreateUser (user: SeedUser, report?: SeedReport): Promise<Parse.User> {
   const existing = await new Parse.Query(Parse.User).equalTo('username', user.username).first(master)
   if (existing) return existing
   const created = new Parse.User({ username: user.username, password: user.password, ...(user.email ? { email: user.email } : {}) })
@@ -61,6 +83,12 @@ export async function seedRow<T extends Parse.Object> (
   report?.expect(kind)
   const value = attributes[key]
   if (value === undefined) throw new Error(`seedRow: the attributes must include the lookup key "${key}"`)
+  return evenIfRacing(() => findOrCreateRow(model, key, value, attributes, kind, report, acl))
+}
+
+async function findOrCreateRow<T extends Parse.Object> (
+  model: new () => T, key: string, value: unknown, attributes: Record<string, unknown>, kind: string, report?: SeedReport, acl?: Parse.ACL
+): Promise<T> {
   const existing = await new Parse.Query(model).equalTo(key, value as never).first(master)
   if (existing) return existing
   const row = new model() // eslint-disable-line new-cap -- a class passed in by the caller
