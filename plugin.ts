@@ -30,7 +30,7 @@ import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
 import { registerTracing } from './lib/host/tracing.js'
 import { registerRequestIds } from './lib/host/request-ids.js'
-import { drainPause, shutdownBudgetMs } from './lib/host/shutdown.js'
+import { drainPause, shutdownBudgetMs } from './lib/shutdown.js'
 
 export type { KitOptions } from './lib/options.js'
 

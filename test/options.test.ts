@@ -8,7 +8,7 @@ import { resetKitConfig, configureKit, getKitConfig } from '../lib/config.js'
 import { kitPlugin } from '../plugin.js'
 import { postgresPoolSize } from '../lib/storage/postgres/pool.js'
 import { mongoPoolSize } from '../lib/storage/mongo/bounded.js'
-import { shutdownBudgetMs } from '../lib/host/shutdown.js'
+import { shutdownBudgetMs } from '../lib/shutdown.js'
 
 t.beforeEach(() => resetKitConfig())
 
