@@ -65,6 +65,10 @@ class AliasFunctions {
 class UnroutedFunctions {
   @CloudFunction({ methods: ['POST'] })
   static unrouted () { return 'unrouted' }
+
+  // Its /functions path is its only path: it takes the verb it declares.
+  @CloudFunction({ methods: ['PUT'] })
+  static unroutedPut () { return 'put without @Route' }
 }
 
 const NAMES = ['create', 'list', 'typed', 'saved', 'limited', 'signedIn', 'admins', 'custom', 'fails', 'onlyPut', 'nothing', '$dollar', 'unrouted', 'undeclared']
@@ -133,6 +137,8 @@ async function answers (parent: Test, server: FastifyServerOptions, replySeriali
       })
     })
     ownTwinRoutes = kit.app.hasRoute({ method: 'POST', url: '/parse/functions/create' })
+    const put = await kit.app.inject({ method: 'PUT', url: '/parse/functions/unroutedPut', headers: { 'x-parse-application-id': APP_ID, 'content-type': 'application/json' }, payload: '{}' })
+    t.same([put.statusCode, put.json()], [200, { result: 'put without @Route' }], 'a PUT-only function without @Route is served with PUT')
     const user = await kit.signUp('alias-user')
     const callers: Record<string, Record<string, string>> = {
       nobody: {},

@@ -171,8 +171,12 @@ function registerFunction (
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
+  // Without @Route the twin is the function's only path, so it takes every declared verb.
   const twin = `${base}/functions/${fn.name}`
-  const twinVerbs: HttpMethod[] = (fn.options.methods ?? ['POST']).includes('GET') ? ['POST', 'GET'] : ['POST']
+  const declaredVerbs = fn.options.methods ?? ['POST']
+  const twinVerbs: HttpMethod[] = fn.prefix
+    ? declaredVerbs.includes('GET') ? ['POST', 'GET'] : ['POST']
+    : ['POST', ...declaredVerbs.filter((method) => method !== 'POST' && method !== 'HEAD')]
   const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
   const aliased = fn.prefix !== undefined && aliases.takes(fn, twin, twinVerbs)
   if (aliased) {
@@ -182,6 +186,8 @@ function registerFunction (
     const response = wrapped ? { 200: wrapped } : undefined
     route(['POST'], twin, functionsHandler(fn), response)
     if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), response)
+    const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
+    if (inBody.length > 0) route(inBody, twin, functionsHandler(fn), response)
   }
   refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
 }
