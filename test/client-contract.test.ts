@@ -57,11 +57,15 @@ t.test('a client generated from the example app\'s document', async (t) => {
 
   const client = createClient<any>({ baseUrl: `${origin}/parse` })
   const answers: Answer[] = []
-  const call = async (path: string, method: string, input: string, init: { headers?: Record<string, string>, params?: Record<string, unknown>, body?: unknown, raw?: string, contentType?: string }) => {
+  const call = async (path: string, method: string, input: string, init: { headers?: Record<string, string>, params?: Record<string, unknown>, body?: unknown, raw?: string, contentType?: string, query?: string }) => {
     const headers = init.headers ?? as.app
     let response: Response
     let body: unknown
-    if (init.raw !== undefined) {
+    if (init.query !== undefined) {
+      // A query string as written, which a generated client would not send.
+      response = await fetch(`${origin}/parse${path}?${init.query}`, { method: method.toUpperCase(), headers })
+      body = await response.json()
+    } else if (init.raw !== undefined) {
       response = await fetch(`${origin}/parse${path}`, { method: method.toUpperCase(), headers: { ...headers, 'content-type': init.contentType ?? 'application/json' }, body: init.raw })
       const text = await response.text()
       try { body = text ? JSON.parse(text) : undefined } catch { body = text }
@@ -146,6 +150,22 @@ t.test('a client generated from the example app\'s document', async (t) => {
       }
     }
     t.ok(calls > 40, `${calls} invalid field values sent`)
+  })
+
+  t.test('a query string\'s numbers: decimal text of a finite number, within the documented bounds of limit', async (t) => {
+    const limit = document.paths['/products/listProducts'].get.parameters.find((p: { name: string }) => p.name === 'limit')
+    t.same([limit.schema.type, limit.schema.minimum, limit.schema.maximum], ['integer', 0, 1000], 'the document shows the bounds')
+    const list = (value: string) => call('/products/listProducts', 'get', `limit=${value}`, { query: `limit=${value}` })
+    for (const [value, why] of [['%20', 'a blank'], ['', 'nothing'], ['0x10', 'hexadecimal'], ['1e400', 'not finite'], ['Infinity', 'not finite'], ['12abc', 'trailing text'],
+      ['1.5', 'not whole'], ['-1', 'below 0'], ['1001', 'over the maximum']]) {
+      const answer = await list(value)
+      t.equal(answer.status, 400, `limit=${value}: ${why}`)
+      t.match(answer.body, { code: 142, error: /^querystring\/limit must be / }, `limit=${value} is refused naming the field`)
+    }
+    for (const [value, rows] of [['2', 2], ['2e0', 2], ['0', 0], ['1.0', 1]] as const) {
+      const answer = await list(value)
+      t.same([answer.status, answer.body.results?.length], [200, rows], `limit=${value} reads as ${rows}`)
+    }
   })
 
   t.test('coupons: null, [null] and [{}] are refused with 142, not a 500', async (t) => {

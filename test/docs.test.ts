@@ -13,6 +13,7 @@ import {
   BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, type CloudFunctionOptions
 } from '../lib/index.js'
 import { resetKitConfig } from '../lib/config.js'
+import { operationIds } from '../lib/docs/operation-ids.js'
 import { packageInfo } from '../lib/docs/package-info.js'
 import { kitPlugin } from '../plugin.js'
 import { buildExampleApp } from '../fixtures/app.js'
@@ -155,6 +156,13 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       message: /option "swagger\.responses\.201" is not what the route answers: a declared function answers 200 on success/
     })
     t.throws(declare({ responses: { 2000: { description: 'x' } } }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"swagger\.responses\.2000" is not an HTTP status/ })
+    // Two functions the document would give one operationId (checked when the server gets ready).
+    const fn = (name: string, prefix: string | undefined, options: CloudFunctionOptions) => ({ name, prefix, options, label: `Declared.${name}`, owner: Object, isStatic: true, invoke: () => null })
+    t.throws(() => operationIds([fn('first', undefined, { swagger: { operationId: 'same' } }), fn('second', undefined, { swagger: { operationId: 'same' } })]), {
+      code: 'FPK_ERR_ROUTE_OPTION_INVALID',
+      message: /^@CloudFunction Declared\.second: its operationId "same" is also that of Declared\.first/
+    })
+    t.throws(() => operationIds([fn('bC', 'a', {}), fn('cD', undefined, { swagger: { operationId: 'aBC' } })]), { message: /"aBC" is also that of Declared\.bC/ }, 'a derived id counts too')
   })
 
   t.test('license and contact default to the application\'s package.json', async (t) => {

@@ -7,6 +7,8 @@ import { collectRoutes, findCollector } from './collector.js'
 import { completeDocument, documentSource } from './document.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './options.js'
 import { loadSwaggerUi, SWAGGER_UI_PACKAGE } from './ui.js'
+import { operationIds } from './operation-ids.js'
+import { declaredFunctions } from '../routing/registry.js'
 import { DocsOptionInvalidError } from '../errors.js'
 
 export async function setupSwagger (fastify: FastifyInstance, config: SwaggerConfig, path?: string): Promise<void> {
@@ -22,6 +24,8 @@ export async function setupSwagger (fastify: FastifyInstance, config: SwaggerCon
       'Remove that registration (setupSwagger registers @fastify/swagger itself) or serve your own setup without setupSwagger.')
   }
   collector.completeWith((routeDocument) => completeDocument(routeDocument, resolved))
+  // Two functions with one operationId fail the boot, not the first request for the document.
+  fastify.addHook('onReady', async () => { operationIds(declaredFunctions()) })
   const document = documentSource(collector, resolved)
 
   const ui = await loadSwaggerUi()

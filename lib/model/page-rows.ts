@@ -145,7 +145,8 @@ function withConditions (where: Record<string, unknown>, ...conditions: Array<Re
 
 /** Declared parameters of a paged list (validation.fields). */
 export const pagingFields = {
-  limit: { type: Number, description: `Rows per page (default 100, at most ${MAX_QUERY_LIMIT}).` },
+  // Bounds the route refuses outside of (400, naming `limit`) and the API document shows.
+  limit: { type: Number, integer: true, min: 0, max: MAX_QUERY_LIMIT, description: `Rows per page (default 100, at most ${MAX_QUERY_LIMIT}; 0: no rows, only the count of a list that counts).` },
   after: { type: String, description: 'The `next` of the previous page; omit it for the first page. Offset paging (`skip`, `page`, `offset`) is refused.' }
 }
 

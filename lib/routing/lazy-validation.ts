@@ -3,7 +3,7 @@
 // - bodies are validated, not converted: a JSON body already has types, and a
 //   wrong one (12345 for a title, null for a list) is refused naming the field;
 // - query strings keep Fastify's conversion ("20" → 20), since every value
-//   arrives as text.
+//   arrives as text; numbers only from decimal text of a finite number.
 // Fastify compiles every route's input schema when the server gets ready:
 // about a millisecond each, seconds for an application with a thousand
 // declared functions, most of which one process may never see called. So each
@@ -13,6 +13,7 @@
 // (routing/options.ts), so none can fail to compile later than boot would have.
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { AjvCompiler } from '@fastify/ajv-compiler'
+import { numberFields, readNumbers } from './strict-query-numbers.js'
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>
 type RouteSchemaDef = Parameters<FastifySchemaCompiler<FastifySchema>>[0]
@@ -39,17 +40,20 @@ export function lazyValidation (): LazyValidation {
     if (!cache) byPart.set(part, cache = new WeakMap())
     const key = route.schema as object
     let validator = cache.get(key)
-    if (!validator) cache.set(key, validator = deferred(part === 'body' ? compilers.body : compilers.other, route))
+    if (!validator) cache.set(key, validator = deferred(part === 'body' ? compilers.body : compilers.other, route, part === 'querystring'))
     return validator
   }
   return { forRoute: () => compiler }
 }
 
 /** A validator that compiles on its first call; `errors` mirrors the real one's, where Fastify reads them. */
-function deferred (compile: FastifySchemaCompiler<FastifySchema>, route: RouteSchemaDef): Validator {
+function deferred (compile: FastifySchemaCompiler<FastifySchema>, route: RouteSchemaDef, query: boolean): Validator {
   let real: Validator | undefined
+  // A query string's numbers are read strictly (strict-query-numbers.ts) before ajv converts the rest.
+  const numbers = query ? numberFields(route.schema) : undefined
   const validate: Validator = (data) => {
     real ??= compile(route)
+    if (numbers) readNumbers(data, numbers)
     const valid = real(data)
     validate.errors = real.errors
     return valid
