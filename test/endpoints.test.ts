@@ -256,8 +256,13 @@ t.test('declared endpoints', async (t) => {
   })
 
   t.test('asCaller picks master, session or nobody', async (t) => {
-    t.same(asCaller({ master: true, user: undefined }), { useMasterKey: true })
-    t.same(asCaller({ master: false, user: undefined }), {})
+    const signedIn = Parse.User.fromJSON({ className: '_User', objectId: 'u1', sessionToken: 'r:caller-token' }) as Parse.User
+    const tokenless = Parse.User.fromJSON({ className: '_User', objectId: 'u2' }) as Parse.User
+    t.strictSame(asCaller({ master: true, user: undefined }), { useMasterKey: true }, 'the master key')
+    t.strictSame(asCaller({ master: true, user: signedIn }), { useMasterKey: true }, 'the master key wins over a session')
+    t.strictSame(asCaller({ master: false, user: signedIn }), { sessionToken: 'r:caller-token' }, 'a session: its token')
+    t.strictSame(asCaller({ master: false, user: tokenless }), {}, 'a user object without a token: nobody')
+    t.strictSame(asCaller({ master: false, user: undefined }), {}, 'nobody')
   })
 })
 
