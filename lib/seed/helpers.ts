@@ -99,11 +99,14 @@ async function findOrCreateRow<T extends Parse.Object> (
   return row
 }
 
-/** SEED_ON_BOOT: "true"/"1" forces seeding on, "false"/"0" off; unset seeds unless NODE_ENV is production. */
+/**
+ * SEED_ON_BOOT, in the words every switch of the example app and generated projects takes:
+ * true/1/yes/on forces seeding on, false/0/no/off off; unset seeds unless NODE_ENV is production.
+ */
 export function seedOnBoot (env: NodeJS.ProcessEnv = process.env): boolean {
   const flag = env.SEED_ON_BOOT?.trim().toLowerCase()
-  if (flag === 'true' || flag === '1' || flag === 'yes') return true
-  if (flag === 'false' || flag === '0' || flag === 'no') return false
-  if (flag) throw new EnvInvalidError(`SEED_ON_BOOT must be true or false (got "${env.SEED_ON_BOOT}")`)
+  if (flag === 'true' || flag === '1' || flag === 'yes' || flag === 'on') return true
+  if (flag === 'false' || flag === '0' || flag === 'no' || flag === 'off') return false
+  if (flag) throw new EnvInvalidError(`SEED_ON_BOOT must be true or false (true/1/yes/on, false/0/no/off; got "${env.SEED_ON_BOOT}")`)
   return env.NODE_ENV !== 'production'
 }
