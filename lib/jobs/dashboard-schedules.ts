@@ -7,6 +7,7 @@ import Parse from 'parse/node'
 import type { Scheduler } from './scheduler.js'
 import { dashboardTicks, type DashboardSchedule } from './ticks.js'
 import type { JobLogger } from './request.js'
+import { episode } from './episode-log.js'
 
 const PREFIX = 'dashboard:'
 
@@ -15,6 +16,7 @@ export interface DashboardWatch { stop (): void, poll (): Promise<void> }
 export function watchDashboardSchedules (scheduler: Scheduler, options: { pollMs: number, log: JobLogger, jobNames: Set<string> }): DashboardWatch {
   const versions = new Map<string, string>()
   const warned = new Set<string>()
+  const unread = episode(options.log, 'warn')
   let polling: Promise<void> | undefined
   const poll = async () => {
     let rows: DashboardSchedule[]
@@ -22,9 +24,10 @@ export function watchDashboardSchedules (scheduler: Scheduler, options: { pollMs
       const found = await new Parse.Query('_JobSchedule').limit(10_000).find({ useMasterKey: true })
       rows = found.map((row) => ({ ...(row.toJSON() as unknown as DashboardSchedule), objectId: row.id! }))
     } catch (error) {
-      options.log.warn(`[jobs] could not read _JobSchedule: ${(error as Error).message}`)
+      unread.happened(`[jobs] could not read _JobSchedule: ${(error as Error).message} (later failures are counted until it works again)`)
       return
     }
+    unread.over((count, seconds) => `[jobs] _JobSchedule is read again (${count} read(s) failed over ${seconds} s)`)
     const present = new Set<string>()
     for (const row of rows) {
       const key = PREFIX + row.objectId

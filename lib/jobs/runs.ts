@@ -9,6 +9,7 @@ import { currentKitState, statePart } from '../kit-state.js'
 import type { JobLeases } from '../storage/job-lease.js'
 import type { JobLogger } from './request.js'
 import { metricHooks } from '../metrics/hooks.js'
+import { episode } from './episode-log.js'
 
 export const INTERRUPTED_MESSAGE = 'interrupted by shutdown'
 
@@ -45,9 +46,12 @@ export class JobRuns {
   attach (context: RunsContext): void {
     this.context = context
     clearInterval(this.renewal)
+    const failures = episode(context.log, 'warn')
     this.renewal = setInterval(() => {
       if (this.runs.size === 0) return
-      context.leases.renewRuns(context.holder, context.leaseMs).catch((error: unknown) => context.log.warn(`[jobs] could not renew the leases of the runs going on: ${(error as Error)?.message ?? String(error)}`))
+      context.leases.renewRuns(context.holder, context.leaseMs).then(
+        () => failures.over((count, seconds) => `[jobs] the leases of the runs going on are renewed again (${count} renewal(s) failed over ${seconds} s)`),
+        (error: unknown) => failures.happened(`[jobs] could not renew the leases of the runs going on: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`))
     }, Math.max(500, Math.floor(context.leaseMs / 3)))
     this.renewal.unref()
   }
