@@ -1,0 +1,33 @@
+// docs/internals/parse-seam.md is the review list of a Parse upgrade: it must
+// name every file of lib/parse/ (and only those), and the count of deep
+// imports it gives must be the count lib/parse/internals.ts makes. Reads
+// files only; boots nothing.
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+
+const ROOT = path.join(path.dirname(new URL(import.meta.url).pathname), '..')
+const PAGE = readFileSync(path.join(ROOT, 'docs/internals/parse-seam.md'), 'utf8')
+
+/** The first-column file names of the page's Inventory table. */
+function inventory (page: string): string[] {
+  const section = page.split(/^## Inventory$/m)[1]?.split(/^## /m)[0] ?? ''
+  return [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1])
+}
+
+t.test('every file in lib/parse/ is on the inventory of parse-seam.md, and every file there exists', async (t) => {
+  const files = readdirSync(path.join(ROOT, 'lib/parse')).filter((name) => name.endsWith('.ts')).sort()
+  const listed = inventory(PAGE)
+  t.ok(listed.length > 0, 'the page has an Inventory table')
+  t.same(files.filter((name) => !listed.includes(name)), [], 'no file of lib/parse/ is missing from the inventory')
+  t.same(listed.filter((name) => !files.includes(name)), [], 'the inventory names no file that is gone')
+  t.equal(new Set(listed).size, listed.length, 'each file is listed once')
+})
+
+t.test('the count of deep imports on the page is the count internals.ts makes', async (t) => {
+  const source = readFileSync(path.join(ROOT, 'lib/parse/internals.ts'), 'utf8')
+  const imported = source.match(/^import \w+ from 'parse-server\/lib\/[^']+'$/gm) ?? []
+  const stated = PAGE.match(/`internals\.ts` imports (\d+) `parse-server\/lib\/…` modules/)
+  t.ok(stated, 'the page states how many parse-server/lib modules internals.ts imports')
+  t.equal(Number(stated?.[1]), imported.length, 'the stated count is the count of static deep imports in internals.ts')
+})
