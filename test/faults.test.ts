@@ -3,6 +3,7 @@
 // recovers by itself, and every call acknowledged 2xx is in the database.
 import t, { type Test } from 'tap'
 import net from 'node:net'
+import { Writable } from 'node:stream'
 import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -77,8 +78,8 @@ function watchProcessFaults (t: Test): unknown[] {
   return faults
 }
 
-async function setUp (t: Test, options: Record<string, unknown> = {}) {
-  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions'), ...options })
+async function setUp (t: Test, options: Record<string, unknown> = {}, server: Record<string, unknown> = {}) {
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions'), ...options }, server)
   const buyer = await kit.signUp('buyer')
   const product = await kit.request('POST', '/parse/classes/Product', {
     headers: masterHeaders, body: { name: 'Fault lamp', sku: 'FAULT-1', priceCents: 100, stock: INITIAL_STOCK }
@@ -115,7 +116,10 @@ t.test('PostgreSQL is SIGKILLed while clients place orders and write notes', { s
   const dataDir = path.join(dir, 'postgres')
   // Durable, as `npm start` runs it: an ephemeral cluster (synchronous_commit off) may lose
   // its last commits when the server is killed — acceptable for tests, not for this one.
-  const { kit, token, product } = await setUp(t, { dataDir, ephemeralDatabase: false })
+  // The expired-session sweep every second: each of its ticks fails while the database is gone.
+  let errors = ''
+  const stream = new Writable({ write (chunk, _encoding, done) { errors += String(chunk); done() } })
+  const { kit, token, product } = await setUp(t, { dataDir, ephemeralDatabase: false, jobs: { sessionSweep: '* * * * * *' } }, { logger: { level: 'error', stream } })
   const faults = watchProcessFaults(t)
   const clients = startClients(kit, { token, product, perKind: 3 })
   t.teardown(() => clients.stop())
@@ -153,6 +157,8 @@ t.test('PostgreSQL is SIGKILLed while clients place orders and write notes', { s
   t.same(calls.filter((call) => call.status !== 200 && call.status !== 503), [], 'every call answered 200 or 503')
   t.same(calls.filter((call) => call.status === 503 && (call.code !== 5003 || call.retryAfter !== '1')), [], 'every 503 is {code: 5003, error} with Retry-After')
   t.same(faults, [], 'no unhandled rejection or uncaught exception: the process would have ended')
+  const failedTicks = errors.match(/\[jobs\] kitExpireSessions: the tick of .* could not run/g) ?? []
+  t.equal(failedTicks.length, 1, `one error line for the ticks that could not run during the outage, not one per tick:\n${failedTicks.join('\n')}`)
   t.comment(`calls: ${calls.length}; 200: ${calls.filter((c) => c.status === 200).length}; 503: ${calls.filter((c) => c.status === 503).length}`)
 
   // Nothing acknowledged is lost, and every stored order took its stock (one transaction).
