@@ -30,8 +30,5 @@ t.test('inside lib/parse/ the same reads pass: that is where they belong', async
   t.same(await privateReads('lib/parse/sample.ts'), [])
 })
 
-t.test('the library as it stands passes the rule', async (t) => {
-  const results = await eslint.lintFiles(['lib', 'plugin.ts'])
-  const refused = results.flatMap((result) => result.messages.filter((message) => message.ruleId === 'no-restricted-syntax').map((message) => `${path.relative(ROOT, result.filePath)}:${message.line} ${message.message}`))
-  t.same(refused, [], 'no private read outside lib/parse/')
-})
+// The library as it stands passing the rule is `npm run lint`'s job (part of `npm test`, same config):
+// linting all of lib/ again here cost a minute on a loaded machine.

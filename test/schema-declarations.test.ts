@@ -115,7 +115,8 @@ t.test('a database refusal becomes 142 in validateOrThrow\'s words', async (t) =
   }, 'Refused', { kind: 'z', qty: 1 })
   t.equal(mongo?.message, 'Refused is invalid: kind must be one of a, b', 'MongoDB document validation')
   t.equal(constraintViolation({ code: '23505' }, 'Refused', {}), undefined, 'a duplicate is not a validation failure')
-  t.equal(constraintViolation({ code: '23514', table: 'Other', constraint: 'Other_x_check' }, 'Other', {}), undefined, 'a constraint the kit did not make is left as it is')
+  t.match(constraintViolation({ code: '23514', table: 'Other', constraint: 'Other_x_check' }, 'Other', {}), { code: 142, message: /Other_x_check/ }, 'a CHECK of a class no model declares: 142 naming it')
+  t.match(constraintViolation({ code: '23514', table: 'Other', constraint: 'dba_positive_total' }, 'Other', {}), { code: 142, message: /CHECK constraint dba_positive_total/ }, 'a CHECK a DBA made: 142 naming it')
 })
 
 t.test('the schema plan: fields, permissions, what is destructive, the exit code', async (t) => {
