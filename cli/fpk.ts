@@ -6,7 +6,7 @@ import { kitPackage } from './kit.js'
 import { newProject } from './commands/new.js'
 import { generate, generateJob } from './commands/generate.js'
 import { ai, ASSISTANTS } from './commands/ai.js'
-import { schemaPlan } from './commands/schema.js'
+import { PLAN_COULD_NOT_RUN, schemaPlan } from './commands/schema.js'
 import { client, DEFAULT_CLIENT_OUT } from './commands/client.js'
 
 /** A command's exit code other than 0 (fpk schema plan's 1 and 2). */
@@ -33,7 +33,7 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
       '  fpk g model Tag                       model only',
       '  fpk g functions Tag                   the five endpoints for an existing model',
       '  fpk ai 1,6                            CLAUDE.md and AGENTS.md',
-      '  fpk schema plan                       what the next boot changes in the database (exit 0 none, 1 changes, 2 destructive)',
+      '  fpk schema plan                       what the next boot changes in the database (exit 0 none, 1 changes, 2 destructive, 3 could not run)',
       '  fpk client --out src/api-client.ts    typed client types from the running server\'s API document'
     ].join('\n'))
 
@@ -92,13 +92,17 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
   const schemaCommand = program.command('schema')
     .description('the database schema the declarations ask for')
   schemaCommand.command('plan')
-    .description('print what the next boot would change (fields, class-level permissions, indexes, constraints); exit 0 no change, 1 changes, 2 destructive changes')
+    .description('print what the next boot would change (fields, class-level permissions, indexes, constraints); exit 0 no change, 1 changes, 2 destructive changes, 3 the plan could not run')
     .option('--models <dir>', 'the models directory (default: the project\'s models/)')
-    .option('--data-dir <dir>', 'the embedded PostgreSQL data directory when DATABASE_URI is unset (default .data/postgres)')
+    .option('--data-dir <dir>', 'the embedded PostgreSQL data directory when DATABASE_URI is unset (default: DATA_DIR, else .data/postgres)')
+    .option('--admin-role <role>', 'the application\'s adminRole (default SuperAdmin)')
+    .option('--no-strict', 'the application sets schema.strict: false: the boot creates no class and no field')
     .option('--delete-extra-fields', 'the application sets schema.deleteExtraFields: undeclared fields will be dropped')
     .option('--recreate-modified-fields', 'the application sets schema.recreateModifiedFields: retyped fields will be recreated')
+    .option('--schema-version <n>', 'the application\'s schema.version')
+    .option('--sql', 'under each change, the statements PostgreSQL will run')
     .addHelpText('after', '\nReads DATABASE_URI, or the project\'s embedded database (stop the application first: one PostgreSQL per data directory).')
-    .action(async (options: { models?: string, dataDir?: string, deleteExtraFields?: boolean, recreateModifiedFields?: boolean }) => {
+    .action(async (options: { models?: string, dataDir?: string, adminRole?: string, strict?: boolean, deleteExtraFields?: boolean, recreateModifiedFields?: boolean, schemaVersion?: string, sql?: boolean }) => {
       outcome.exitCode = await schemaPlan(io, options)
     })
 
@@ -112,7 +116,8 @@ export async function main (argv: string[] = process.argv, io: Io = processIo())
     await buildProgram(io, outcome).parseAsync(argv)
     return outcome.exitCode
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode // commander has printed its message
+    // commander has printed its message; a plan that did not run must not read as "changes" (1).
+    if (error instanceof CommanderError) return error.exitCode !== 0 && argv[2] === 'schema' && argv[3] === 'plan' ? PLAN_COULD_NOT_RUN : error.exitCode
     if (error instanceof CliError) {
       io.err(`fpk: ${error.message}\n`)
       return error.exitCode

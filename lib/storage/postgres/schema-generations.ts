@@ -13,8 +13,10 @@ async function ensureTable (client: PgQueries): Promise<void> {
     .catch((error: { code?: string }) => { if (error.code !== UNIQUE_VIOLATION && error.code !== '42P07') throw error })
 }
 
+/** The recorded generations; none when no boot has made the table yet (read-only: the plan reads this too). */
 export async function postgresGenerations (client: PgQueries): Promise<GenerationRecord[]> {
-  await ensureTable(client)
+  const [{ exists }] = await client.any('SELECT to_regclass($1) IS NOT NULL AS exists', [TABLE])
+  if (!exists) return []
   const rows = await client.any(`SELECT generation, fingerprint, version, declared_at FROM ${TABLE} ORDER BY generation`)
   return rows.map((row) => ({
     generation: Number(row.generation),

@@ -1,9 +1,0 @@
-// PlanItem as test/schema-plan.test.ts declares it, version v2.
-import { BaseModel, ParseClass, ParseField } from '../../../lib/index.js'
-
-@ParseClass('PlanItem', { clp: { delete: {} } })
-export class PlanItem extends BaseModel {
-  @ParseField({ type: 'String', unique: true }) declare sku: string
-  @ParseField({ type: 'String', enum: ['a', 'b'] }) declare kind: string
-  @ParseField({ type: 'Number' }) declare weight: number
-}
