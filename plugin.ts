@@ -313,7 +313,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   const realtime = liveQuery
   if (realtime) fastify.addHook('preClose', async () => { await realtime.shutdown() })
 
-  // Last: the jobs (already stopped in preClose, unless close began before listen ended), then Parse (it ends its pool), then the database it was using.
+  // Last: the jobs (stopped in preClose already; this covers a close before the app was ready), then Parse (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
     indexesDone()
