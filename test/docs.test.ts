@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import {
-  BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, type CloudFunctionOptions
+  BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, Type, type CloudFunctionOptions
 } from '../lib/index.js'
 import { resetKitConfig } from '../lib/config.js'
 import { operationIds } from '../lib/docs/operation-ids.js'
@@ -413,6 +413,19 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       t.notOk(document.paths['/docs-orders/placeDocsOrder'].post.responses['409'], 'no 409 unless declared, though a versioned model exists')
     })
 
+    t.test('a string answer is JSON on both paths, with or without a schema that fits it', async (t) => {
+      const headers = { 'x-parse-application-id': APP_ID }
+      for (const name of ['stringAnswer', 'stringInsteadOfObject', 'protectedPing']) {
+        const own = await httpRequest(served.origin, 'POST', `/parse/docs-orders/${name}`, { headers: name === 'protectedPing' ? { ...headers, 'x-parse-master-key': MASTER_KEY } : headers, body: {} })
+        t.same([own.status, own.headers.get('content-type'), own.text], [200, 'application/json; charset=utf-8', '"pong"'], `${name} on its route`)
+        const twin = await httpRequest(served.origin, 'POST', `/parse/functions/${name}`, { headers: name === 'protectedPing' ? { ...headers, 'x-parse-master-key': MASTER_KEY } : headers, body: {} })
+        t.same([twin.status, twin.headers.get('content-type'), twin.json], [200, 'application/json; charset=utf-8', { result: 'pong' }], `${name} on /functions`)
+      }
+      t.same(document.paths['/docs-orders/stringAnswer'].post.responses['200'].content['application/json'].schema, { type: 'string', description: 'A word' })
+      t.same(Object.keys(document.paths['/functions/putLoose']), ['put'], 'a function without @Route: its declared verb')
+      t.equal(document.paths['/functions/putLoose'].put.operationId, 'putLoose')
+    })
+
     t.test('built again when a model is declared later', async (t) => {
       declareLateModels('DocsLaterModel')
       const after = (await served.get('/reference/json')).json
@@ -663,6 +676,13 @@ function declareShop (): unknown[] {
 
     @CloudFunction({ rateLimit: { windowMs: 1000, max: 5 } })
     static limitedPing () { return { pong: true } }
+
+    @CloudFunction({ returns: Type.String({ description: 'A word' }) })
+    static stringAnswer () { return 'pong' }
+
+    // A plain-JavaScript handler that answers other than it declares.
+    @CloudFunction({ returns: { ok: { type: Boolean } } })
+    static stringInsteadOfObject () { return 'pong' as unknown as { ok: boolean } }
   }
 
   class LooseFunctions {
@@ -671,6 +691,9 @@ function declareShop (): unknown[] {
 
     @CloudFunction()
     static postOnly () { return 'ok' }
+
+    @CloudFunction({ methods: ['PUT'] })
+    static putLoose () { return 'ok' }
   }
 
   return [Coupon, Order, DocsDraft, OrderFunctions, LooseFunctions]

@@ -40,18 +40,16 @@ function methodsOf (route: RouteOptions): string[] {
   return methods.includes('GET') ? methods.filter((method) => method !== 'HEAD') : methods
 }
 
-/** The verbs a function without @Route is documented with at /functions/{name} (which serves GET and POST). */
+/** The verbs a function without @Route is documented with at /functions/{name}. */
 export function functionsPathMethods (fn: DeclaredFunction): HttpMethod[] {
-  const declared = (fn.options.methods ?? ['POST']).filter((method) => method === 'GET' || method === 'POST')
+  // The path serves every declared verb (and POST, for Parse.Cloud.run): the declared ones are documented.
+  const declared = (fn.options.methods ?? ['POST']).filter((method) => method !== 'HEAD')
   return declared.length > 0 ? declared : ['POST']
 }
 
-/** The verbs a function's operations are documented with, the first it declares first. */
+/** The verbs a function's operations are documented with, in the order it declares them. */
 export function documentedVerbs (fn: DeclaredFunction): HttpMethod[] {
-  if (fn.prefix === undefined) {
-    const declared = fn.options.methods ?? ['POST']
-    return functionsPathMethods(fn).sort((a, b) => declared.indexOf(a) - declared.indexOf(b))
-  }
+  if (fn.prefix === undefined) return functionsPathMethods(fn)
   const declared = fn.options.methods ?? ['POST']
   // A GET route answers HEAD too, and is shown as its GET alone.
   return declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : [...declared]

@@ -350,7 +350,11 @@ function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
   // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
   if (fn.options.returns !== undefined) {
     const isoDates = parseDatesToIso(outputSchema(fn.options))
-    return answering(fn, isoDates ? (reply, result) => { reply.send(isoDates(result)) } : (reply, result) => { reply.send(result) })
+    // Fastify sends a string as it is (text/plain), past the serialiser: a string is answered as JSON here.
+    return answering(fn, (reply, result) => {
+      if (typeof result === 'string') reply.type(JSON_TYPE).send(JSON.stringify(result))
+      else reply.send(isoDates ? isoDates(result) : result)
+    })
   }
   // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
   return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
@@ -361,7 +365,11 @@ function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
   // decodes back into a Parse.Object (`__type`, `className`), as Parse Cloud Code answers it.
   if (fn.options.returns !== undefined) {
     const isoDates = parseDatesToIso(outputSchema(fn.options)) ?? ((value: unknown) => value)
-    return answering(fn, (reply, result) => { reply.send({ result: isoDates(taggedIfParseObject(result)) }) })
+    // A string is answered as on the function's own route, whatever schema `returns` gives (its serialiser would throw).
+    return answering(fn, (reply, result) => {
+      if (typeof result === 'string') reply.type(JSON_TYPE).send(JSON.stringify({ result }))
+      else reply.send({ result: isoDates(taggedIfParseObject(result)) })
+    })
   }
   // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
   return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
