@@ -52,3 +52,14 @@ t.test('the generated .env.example has the switches for metrics, tracing and COR
   t.match(app, /cors: \{ origin: env\.corsOrigins \}/, 'and the CORS origins')
   t.match(readFileSync(path.join(KIT_ROOT, 'fixtures', 'serve.ts'), 'utf8'), /Metrics: \$\{origin\}\$\{metrics\.path\}/, 'the ready block shows /metrics when it is on')
 })
+
+t.test('SHUTDOWN_DRAIN_MS: listed in .env.example, checked by the generated env.ts, passed to the kit', async (t) => {
+  const template = path.join(KIT_ROOT, 'cli', 'templates', 'project')
+  t.match(readFileSync(path.join(template, '_env.example'), 'utf8'), /^# SHUTDOWN_DRAIN_MS=5000$/m)
+  const { loadEnv } = await import(path.join(template, 'src', 'env.ts'))
+  t.equal(loadEnv({}).shutdownDrainMs, undefined, 'unset: the kit\'s default')
+  t.equal(loadEnv({ SHUTDOWN_DRAIN_MS: '8000' }).shutdownDrainMs, 8000)
+  t.throws(() => loadEnv({ SHUTDOWN_DRAIN_MS: 'soon' }), /SHUTDOWN_DRAIN_MS/)
+  t.match(readFileSync(path.join(template, 'src', 'app.ts'), 'utf8'), /shutdown: \{ drainDelayMs: env\.shutdownDrainMs \}/, 'the app passes it')
+  t.match(readFileSync(path.join(KIT_ROOT, 'fixtures', 'serve.ts'), 'utf8'), /closeWithGrace\(\{ delay: app\.kit\.shutdownBudgetMs/, 'the server\'s force exit waits the kit\'s shutdown budget')
+})

@@ -54,6 +54,8 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
     tracing: env.tracing,
     // CORS_ORIGIN=https://app.example.com,… lets only those browser origins call; unset: any, as Parse Server.
     ...(env.corsOrigins ? { cors: { origin: env.corsOrigins } } : {}),
+    // SHUTDOWN_DRAIN_MS: on SIGTERM, /health answers 503 this long while requests are still served (docs: Production).
+    ...(env.shutdownDrainMs !== undefined ? { shutdown: { drainDelayMs: env.shutdownDrainMs } } : {}),
     ...options.kit
   })
   const seeded = env.seedOnBoot

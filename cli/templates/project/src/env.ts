@@ -31,7 +31,8 @@ const schema = {
     METRICS: SWITCH,
     METRICS_TOKEN: { type: 'string' }, // the kit checks its length without printing it
     TRACING: SWITCH,
-    CORS_ORIGIN: { type: 'string' }
+    CORS_ORIGIN: { type: 'string' },
+    SHUTDOWN_DRAIN_MS: { type: 'integer', minimum: 0, maximum: 600000 }
   }
 } as const
 
@@ -70,6 +71,8 @@ export interface Env {
   tracing: boolean
   /** Browser origins allowed to call the API; unset: any origin, as Parse Server. */
   corsOrigins?: string[]
+  /** On SIGTERM, how long /health answers 503 while requests are still served; unset: the kit's default (5000 in production, 0 otherwise). */
+  shutdownDrainMs?: number
 }
 
 /**
@@ -112,7 +115,8 @@ export function loadEnv (source: NodeJS.ProcessEnv = process.env): Env {
     metrics: toSwitch(text('METRICS')) ?? false,
     metricsToken: text('METRICS_TOKEN'),
     tracing: toSwitch(text('TRACING')) ?? false,
-    corsOrigins: text('CORS_ORIGIN')?.split(',').map((origin) => origin.trim()).filter(Boolean)
+    corsOrigins: text('CORS_ORIGIN')?.split(',').map((origin) => origin.trim()).filter(Boolean),
+    shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS as number | undefined
   }
 }
 
