@@ -36,7 +36,7 @@ export function bootFailureText (failure: unknown, env: NodeJS.ProcessEnv = proc
   const code = (error as { code?: unknown } | undefined)?.code
   const coded = typeof code === 'string' && code !== '' && !message.includes(`(${code})`) ? ` (${code})` : ''
   const line = `Cannot start: ${message.replace(/^Cannot start: /, '')}${coded}\n`
-  if (env.DEBUG) return line + `${(error as Error)?.stack ?? ''}\n`
+  if (env.DEBUG) return line + `${(failure as Error)?.stack ?? ''}\n`
   return typeof code === 'string' && code.startsWith('FPK_ERR_') ? line : line.replace(/\n$/, ' (set DEBUG=1 to see the stack)\n')
 }
 
