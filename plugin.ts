@@ -25,6 +25,8 @@ import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, type KitState } from './lib/kit-state.js'
 import { roleCachePart } from './lib/access/role-cache.js'
 import { startJobs, type JobsHost } from './lib/jobs/start.js'
+import { startQueue, type QueueHost } from './lib/jobs/queue.js'
+import { refuseQueueOn } from './lib/storage/queue.js'
 import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
 import { openMetrics, type KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
@@ -115,12 +117,15 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let liveQuery: LiveQueryHost | undefined
   let cluster: Cluster | undefined
   let jobs: JobsHost | undefined
+  let queue: QueueHost | undefined
   let metrics: KitMetrics | undefined
   let functions: DeclaredFunction[] = []
   let reconcileIndexes = false
   // Set when close begins: readiness answers 503 from then on (see the preClose hook below).
   const drain = { on: false }
   try {
+    // Queued jobs run on PostgreSQL only: refused before anything else starts.
+    if (options.jobs.queue) refuseQueueOn(database)
     // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
     const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
 
@@ -246,7 +251,10 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
 
     // 9. Schedules (@Cron, Parse Dashboard's), now that Parse runs jobs in this process.
     jobs = await startJobs(state, options.jobs, fastify.log)
+    // 9b. Queued jobs (enqueue): the queue's tables beside the application's, and this instance's workers.
+    if (options.jobs.queue) queue = await startQueue(state, database, options.jobs.queue, fastify.log)
   } catch (error) {
+    await queue?.stop().catch(() => {})
     await jobs?.stop().catch(() => {})
     lockSchemas(state, false)
     functionsServed(state, false)
@@ -261,6 +269,17 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   const host = parse
   const shared = cluster
   const running = jobs
+  const queued = queue
+  // Workers stop taking jobs, the runs going on get the jobs' grace, then the queue stops (runs still active are handed back).
+  let jobsStopped: Promise<void> | undefined
+  const stopJobs = () => {
+    jobsStopped ??= (async () => {
+      await queued?.pause()
+      await running.stop()
+      await queued?.stop()
+    })()
+    return jobsStopped
+  }
   const observed = metrics
   let indexesDone = () => {}
   const indexesApplied = reconcileIndexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
@@ -306,7 +325,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     closing = true
     const delay = fastify.server.listening ? options.shutdown.drainDelayMs : 0
     if (delay > 0) fastify.log.info(`[shutdown] draining for ${delay} ms: ${options.mountPath === '/' ? '' : options.mountPath}/health answers 503 while requests are still served`)
-    await Promise.all([drainPause(delay), running.stop()])
+    await Promise.all([drainPause(delay), stopJobs()])
   })
 
   // Before Fastify closes its HTTP server: that waits for every open socket, WebSockets included.
@@ -322,7 +341,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     useTransactionalAdapter(state, undefined)
     observed?.close()
     try {
-      await running.stop()
+      await stopJobs()
       await liveQuery?.shutdown()
       await host.shutdown()
       await shared?.close()

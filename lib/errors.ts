@@ -85,6 +85,13 @@ export const CronExpressionError = createError<[message: string]>('FPK_ERR_CRON_
 /** @Cron: a timezone that is not an IANA name this Node.js knows. */
 export const CronTimezoneError = createError<[message: string]>('FPK_ERR_CRON_TIMEZONE', '%s', 500, JobDeclarationError as Base)
 
+/** jobs.queue on a database with no queue engine (MongoDB): queued jobs need PostgreSQL. */
+export const QueueDatabaseError = createError<[message: string]>('FPK_ERR_QUEUE_DATABASE', '%s')
+/** enqueue() while the kit runs without a queue (jobs.queue unset) or before it has booted. */
+export const QueueOffError = createError<[message: string]>('FPK_ERR_QUEUE_OFF', '%s')
+/** enqueue() of a job no @Job declares, or with options it cannot use. */
+export const JobUnknownError = createError<[message: string]>('FPK_ERR_JOB_UNKNOWN', '%s')
+
 /** @CloudFunction, @Route, @Transactional: a declaration that cannot be served (a name used twice, a reserved prefix, not a method). */
 export const RouteDeclarationError = createError<[message: string]>('FPK_ERR_ROUTE_DECLARATION', '%s')
 /** The kit's decorators were compiled as standard (TC39) decorators: tsconfig.json lacks "experimentalDecorators": true. */
@@ -129,6 +136,9 @@ export const kitErrorCodes = {
   FPK_ERR_JOB_DECLARATION: JobDeclarationError,
   FPK_ERR_CRON_EXPRESSION: CronExpressionError,
   FPK_ERR_CRON_TIMEZONE: CronTimezoneError,
+  FPK_ERR_QUEUE_DATABASE: QueueDatabaseError,
+  FPK_ERR_QUEUE_OFF: QueueOffError,
+  FPK_ERR_JOB_UNKNOWN: JobUnknownError,
   FPK_ERR_ROUTE_DECLARATION: RouteDeclarationError,
   FPK_ERR_DECORATORS_CONFIG: DecoratorsConfigError,
   FPK_ERR_ALREADY_REGISTERED: AlreadyRegisteredError,

@@ -65,4 +65,6 @@ export { createRow, type CreatedRow, type CreateRowOptions, type RowCaller } fro
 export { Job, Cron } from './jobs/decorators.js'
 export type { JobOptions, CronOptions } from './jobs/options.js'
 export type { JobRequest, JobLogger } from './jobs/request.js'
-export type { JobsOptions } from './jobs/settings.js'
+export type { JobsOptions, QueueOptions } from './jobs/settings.js'
+export { enqueue, listDeadJobs, rerunDeadJob } from './jobs/queue.js'
+export type { EnqueueOptions, Enqueued } from './jobs/queue.js'

@@ -14,6 +14,7 @@ import { CloudFunctionOptionsSchema, RateLimitSchema, ValidationFieldSchema, typ
 import { FieldOptionsSchema } from '../lib/model/field-options.js'
 import { ClassOptionsSchema, CompoundIndexSchema, type CompoundIndex } from '../lib/model/class-options.js'
 import { SchemaConfigOptionsSchema } from '../lib/model/schema-config.js'
+import type { QueueOptions } from '../lib/jobs/settings.js'
 import { checkSchemaOption } from '../lib/model/schema-option.js'
 import { knownKeys, optionChecker } from '../lib/option-schema.js'
 import { resetKitConfig } from '../lib/config.js'
@@ -221,7 +222,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
   const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20 }
-  const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *', sessionSweep: '30 3 * * *' }
+  const queueOptions: Required<QueueOptions> = { workers: true, pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 5, keepFinishedSeconds: 60, deleteAfterSeconds: 120, deadLetterDays: 3 }
+  const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *', sessionSweep: '30 3 * * *', queue: queueOptions }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }
   const kit: Required<KitOptions> = {
     ...base,

@@ -71,18 +71,19 @@ async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
 }
 
 async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger): Promise<unknown> {
-  const { params, scheduledAt, schedule, firstAttempt } = splitParams(parseRequest.params, parseRequest.jobName)
+  const { params, scheduledAt, schedule, firstAttempt, queued } = splitParams(parseRequest.params, parseRequest.jobName)
   const runs = currentJobRuns()
   const context = runs.context
   if (context) {
     await context.leases.holdRun({ jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }, context.leaseMs)
       .catch((error: unknown) => log.warn(`[jobs] ${name}: run ${parseRequest.jobId} runs without a lease (${messageOf(error)}): if this instance dies, nothing reports the run lost`))
   }
-  await recordRun(parseRequest.jobId, params, schedule)
-  const retries = options.retries ?? 0
+  await recordRun(parseRequest.jobId, params, queued ? `queue ${queued.id} (attempt ${queued.attempt} of ${queued.attempts})` : schedule && `schedule ${schedule}`)
+  // A queued run is one attempt: the queue retries it as a run of its own, on any instance.
+  const retries = queued ? queued.attempts - 1 : options.retries ?? 0
   const backoffMs = options.backoffMs ?? 1000
   const message = async (text: string) => { await parseRequest.message(text) }
-  log.debug?.(`[jobs] ${name}: run ${parseRequest.jobId} started (${schedule ? `schedule ${schedule}` : 'api'}, attempt ${firstAttempt} of ${retries + 1})`)
+  log.debug?.(`[jobs] ${name}: run ${parseRequest.jobId} started (${queued ? `queue ${queued.id}` : schedule ? `schedule ${schedule}` : 'api'}, attempt ${firstAttempt} of ${retries + 1})`)
   for (let attempt = firstAttempt; ; attempt++) {
     if (attempt > firstAttempt && context) context.leases.attemptRun(parseRequest.jobId, attempt).catch(() => {})
     const controller = new AbortController()
@@ -94,7 +95,7 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
       jobId: parseRequest.jobId,
       message,
       log: parseRequest.log,
-      source: schedule ? 'schedule' : 'api',
+      source: queued ? 'queue' : schedule ? 'schedule' : 'api',
       scheduledAt,
       attempt,
       signal: controller.signal
@@ -104,7 +105,7 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
         log.warn(`[jobs] ${name}: attempt ${attempt} of run ${parseRequest.jobId} timed out ${LATE_STOP_WARNING_MS} ms ago and is still going; what comes next waits for it (stop when request.signal aborts)`)
       })
     } catch (error) {
-      if (attempt > retries || shutdown.aborted) throw error
+      if (queued || attempt > retries || shutdown.aborted) throw error
       const pause = backoffMs * 2 ** (attempt - 1)
       log.warn({ err: error }, `[jobs] ${name}: attempt ${attempt} of ${retries + 1} of run ${parseRequest.jobId} failed: ${messageOf(error)}; retrying in ${pause} ms`)
       await message(`attempt ${attempt} of ${retries + 1} failed: ${messageOf(error)}; retrying in ${pause} ms`)
@@ -116,9 +117,9 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
 }
 
 /** The run's params (without the scheduler's own) and where it came from, on its _JobStatus row. */
-async function recordRun (jobId: string, params: Record<string, unknown>, schedule: string | undefined): Promise<void> {
+async function recordRun (jobId: string, params: Record<string, unknown>, source: string | undefined): Promise<void> {
   const status = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
-  await status.save({ params, ...(schedule ? { source: `schedule ${schedule}` } : {}) }, { useMasterKey: true })
+  await status.save({ params, ...(source ? { source } : {}) }, { useMasterKey: true })
 }
 
 /**

@@ -2,11 +2,13 @@
 // (runs.ts); when its instance dies (SIGKILL, a crash, a lost machine) the
 // lease expires, and the first instance to find it marks the run's _JobStatus
 // row failed "instance lost" and, when the job has retries left, starts it
-// again with the same params, its first attempt continuing the count.
+// again with the same params, its first attempt continuing the count. A
+// queued run is handed back to the queue instead (failed there: the queue
+// retries it, or keeps it dead when its retries are spent).
 import Parse from 'parse/node'
 import type { JobLeases, RunLease } from '../storage/job-lease.js'
 import { metricHooks } from '../metrics/hooks.js'
-import { retryParams, type JobLogger } from './request.js'
+import { QUEUED_PARAM, queuedRun, retryParams, type JobLogger, type QueuedRun } from './request.js'
 import { episode } from './episode-log.js'
 
 export const LOST_MESSAGE = 'instance lost'
@@ -14,7 +16,15 @@ export const LOST_MESSAGE = 'instance lost'
 /** Expired leases taken per look. */
 const BATCH = 100
 
-export function watchLostRuns (leases: JobLeases, options: { log: JobLogger, leaseMs: number, retriesOf: (jobName: string) => number }): { stop (): void, look (): Promise<void> } {
+export interface LostRunsOptions {
+  log: JobLogger
+  leaseMs: number
+  retriesOf: (jobName: string) => number
+  /** Hands a lost queued run back to its queue. */
+  failQueued: (run: QueuedRun, message: string) => Promise<void>
+}
+
+export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { stop (): void, look (): Promise<void> } {
   const { log } = options
   const failures = episode(log, 'error')
   let looking: Promise<void> | undefined
@@ -41,7 +51,7 @@ export function watchLostRuns (leases: JobLeases, options: { log: JobLogger, lea
   return { stop: () => clearInterval(timer), look }
 }
 
-async function reportLost (lease: RunLease, options: { log: JobLogger, retriesOf: (jobName: string) => number }): Promise<void> {
+async function reportLost (lease: RunLease, options: LostRunsOptions): Promise<void> {
   const { jobId, jobName, holder, attempt } = lease
   const row = await new Parse.Query('_JobStatus').get(jobId, { useMasterKey: true }).catch((error: { code?: number }) => {
     if (error?.code === Parse.Error.OBJECT_NOT_FOUND) return undefined
@@ -49,8 +59,15 @@ async function reportLost (lease: RunLease, options: { log: JobLogger, retriesOf
   })
   // Its end was recorded (the lease outlived the write): nothing was lost.
   if (row?.get('status') !== 'running') return
+  // First back to the queue (which fails only a job still active there), then the row: a failed write is tried again.
+  const queued = queuedRun(lease.params?.[QUEUED_PARAM])
+  if (queued) await options.failQueued(queued, `${LOST_MESSAGE} (${holder})`)
   await row.save({ status: 'failed', message: LOST_MESSAGE, finishedAt: new Date() }, { useMasterKey: true })
   metricHooks().jobRunEnded(jobName, 'lost')
+  if (queued) {
+    options.log.warn(`[jobs] run ${jobId} of ${jobName} was lost with its instance (${holder}) during attempt ${queued.attempt} of ${queued.attempts}; marked failed "${LOST_MESSAGE}" and handed back to its queue`)
+    return
+  }
   const retries = options.retriesOf(jobName)
   const where = `run ${jobId} of ${jobName} was lost with its instance (${holder}) during attempt ${attempt} of ${retries + 1}; marked failed "${LOST_MESSAGE}"`
   if (attempt > retries) {

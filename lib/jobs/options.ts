@@ -1,6 +1,7 @@
 // What @Job and @Cron accept, checked when the decorator runs (at import), so a
 // mistake fails before the server starts, naming the method and the option.
 import { Cron as CronPattern } from 'croner'
+import { Kind, type TObject } from '@sinclair/typebox'
 import { CronExpressionError, CronTimezoneError, JobDeclarationError } from '../errors.js'
 
 export interface JobOptions {
@@ -14,6 +15,10 @@ export interface JobOptions {
   retries?: number
   /** Pause before the first retry; each later one waits twice as long as the one before. Default 1000. */
   backoffMs?: number
+  /** Queued runs of this job one instance runs at once (jobs.queue). Default 1. */
+  concurrency?: number
+  /** The params a queued run takes, as a TypeBox object: enqueue refuses others with 142 naming the param. */
+  params?: TObject
 }
 
 export interface CronOptions {
@@ -27,7 +32,7 @@ export interface CronOptions {
   params?: Record<string, unknown>
 }
 
-const JOB_KEYS = ['name', 'description', 'timeoutMs', 'retries', 'backoffMs']
+const JOB_KEYS = ['name', 'description', 'timeoutMs', 'retries', 'backoffMs', 'concurrency', 'params']
 const CRON_KEYS = ['name', 'timezone', 'catchUp', 'params']
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
@@ -60,6 +65,10 @@ export function checkJobOptions (where: string, options: unknown): JobOptions {
   wholeNumber(where, 'timeoutMs', value.timeoutMs, 1)
   wholeNumber(where, 'retries', value.retries, 0)
   wholeNumber(where, 'backoffMs', value.backoffMs, 0)
+  wholeNumber(where, 'concurrency', value.concurrency, 1)
+  if (value.params !== undefined && (value.params as { [Kind]?: unknown, type?: unknown })[Kind] !== 'Object') {
+    throw new JobDeclarationError(`${where}: option "params" must be a TypeBox object such as Type.Object({ orderId: Type.String() })`)
+  }
   return value
 }
 

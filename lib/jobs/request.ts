@@ -6,6 +6,11 @@ export const SCHEDULED_AT_PARAM = '__scheduledAt'
 export const SCHEDULE_PARAM = '__schedule'
 /** Added when a run lost with its instance is retried: the retry's first attempt continues the count. */
 export const ATTEMPT_PARAM = '__attempt'
+/** Added to a queued run (enqueue): the queue's job it runs, and which of its attempts this is. */
+export const QUEUED_PARAM = '__queued'
+
+/** What a queued run knows of the queue's job behind it. */
+export interface QueuedRun { queue: string, id: string, attempt: number, attempts: number }
 
 export interface JobLogger {
   debug? (...args: unknown[]): void
@@ -25,8 +30,8 @@ export interface JobRequest<P = Record<string, any>> {
   message (text: string): Promise<void>
   /** Parse Server's logger. */
   log: JobLogger
-  /** 'schedule' when a @Cron or a Dashboard schedule started the run, 'api' otherwise. */
-  source: 'api' | 'schedule'
+  /** 'schedule' when a @Cron or a Dashboard schedule started the run, 'queue' for enqueue(), 'api' otherwise. */
+  source: 'api' | 'schedule' | 'queue'
   /** The tick a schedule started this run for (undefined for runs started by hand). */
   scheduledAt?: Date
   /** 1 for the first attempt, 2 for the first retry, … */
@@ -49,15 +54,25 @@ export interface ParseJobRequest {
  * Parse Dashboard's "Run now" posts { jobName, input, when, description } to
  * POST /jobs: the job gets `input`, the parameters the Dashboard meant.
  */
-export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string, firstAttempt: number } {
-  const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, [ATTEMPT_PARAM]: attempt, ...rest } = params ?? {}
+export function splitParams (params: Record<string, unknown>, jobName: string): { params: Record<string, unknown>, scheduledAt?: Date, schedule?: string, firstAttempt: number, queued?: QueuedRun } {
+  const { [SCHEDULED_AT_PARAM]: scheduledAt, [SCHEDULE_PARAM]: schedule, [ATTEMPT_PARAM]: attempt, [QUEUED_PARAM]: queued, ...rest } = params ?? {}
   const at = typeof scheduledAt === 'string' ? new Date(scheduledAt) : undefined
+  const run = queuedRun(queued)
+  if (run) return { params: rest, firstAttempt: run.attempt, queued: run }
   return {
     params: fromDashboard(rest, jobName) ?? rest,
     scheduledAt: at && !Number.isNaN(at.getTime()) ? at : undefined,
     schedule: typeof schedule === 'string' ? schedule : undefined,
     firstAttempt: typeof attempt === 'number' && Number.isInteger(attempt) && attempt > 1 ? attempt : 1
   }
+}
+
+/** The queue's job behind a run's params, when a queue started it. */
+export function queuedRun (value: unknown): QueuedRun | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { queue, id, attempt, attempts } = value as Record<string, unknown>
+  if (typeof queue !== 'string' || typeof id !== 'string' || typeof attempt !== 'number' || typeof attempts !== 'number') return undefined
+  return { queue, id, attempt, attempts }
 }
 
 /** The params a retry of a lost run starts with: the lost run's own, the attempt it reached plus one. */

@@ -1,0 +1,190 @@
+// Queued jobs: enqueue() puts a run of a declared @Job in the queue (inside a
+// transaction, on the transaction's own connection: it commits or rolls back
+// with it), and every instance's workers take them, each one a Parse job run
+// with its own _JobStatus row, as a run started by hand. The queue retries a
+// failed run (a run of its own, on any instance), keeps one that spent its
+// retries as dead, and hands back a run whose instance died (lost-runs.ts).
+import Parse from 'parse/node'
+import { Value } from '@sinclair/typebox/value'
+import { currentKitState, statePart, type KitState } from '../kit-state.js'
+import { JobUnknownError, QueueOffError } from '../errors.js'
+import { afterCommit } from '../storage/transaction.js'
+import { openQueueEngine, type DeadJob, type QueueEngine } from '../storage/queue.js'
+import type { Database } from '../storage/database.js'
+import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
+import { QUEUED_PARAM, type JobLogger, type QueuedRun } from './request.js'
+import { jobRunsPart } from './runs.js'
+import type { QueueSettings } from './settings.js'
+
+export interface EnqueueOptions {
+  /** Run no sooner than this many milliseconds from now. */
+  delayMs?: number
+  /** Run no sooner than this time. */
+  runAt?: Date
+  /** While a job with this key waits to run, enqueueing another with it does nothing (and says so). */
+  dedupeKey?: string
+  /** Higher runs first among the waiting jobs of this job name. Default 0. */
+  priority?: number
+  /** Runs after the first when one fails. Default: the @Job's `retries`. */
+  retries?: number
+  /** Pause before the first retry (whole seconds; each later one about twice as long). Default: the @Job's `backoffMs`. */
+  backoffMs?: number
+}
+
+export interface Enqueued {
+  /** The queue's id of the job (the runs' _JobStatus rows name it in `source`). */
+  id: string
+  /** True when a job with the same dedupeKey was already waiting: `id` is that one's, and nothing was added. */
+  deduplicated: boolean
+}
+
+export interface QueueHost {
+  /** This instance takes no more jobs; runs going on continue. */
+  pause (): Promise<void>
+  /** Stops the engine (after the jobs' grace): runs still active are handed back, to be retried. */
+  stop (): Promise<void>
+}
+
+/** The running kit's queue engine, when it runs one. */
+export const queuePart = statePart('queue', () => ({ engine: undefined as QueueEngine | undefined }))
+
+/** Longest the engine lets a run stay active without a time limit before counting it stalled (its limit is 24 h). */
+const NO_LIMIT_EXPIRY_SECONDS = 23 * 60 * 60
+/** Margin over a run's timeoutMs before the engine counts it stalled (the run's lease usually says so first). */
+const EXPIRY_MARGIN_SECONDS = 60
+
+function declarationOf (name: string): JobDeclaration | undefined {
+  return declaredJobs().find((declaration) => jobName(declaration) === name)
+}
+
+function backoffSeconds (ms: number | undefined): number {
+  return Math.round((ms ?? 1000) / 1000)
+}
+
+/**
+ * Queues a run of the declared job `name` with `params` (JSON: Dates arrive as
+ * ISO text). Inside withTransaction / @Transactional it is part of the
+ * transaction: a rolled-back or re-run body leaves no job behind.
+ */
+export async function enqueue (name: string, params: Record<string, unknown> = {}, options: EnqueueOptions = {}): Promise<Enqueued> {
+  const declaration = declarationOf(name)
+  if (!declaration) throw new JobUnknownError(`enqueue("${name}"): no @Job declares a job named "${name}" (declared: ${declaredJobs().map(jobName).join(', ') || 'none'})`)
+  const engine = currentKitState().get(queuePart).engine
+  if (!engine) throw new QueueOffError(`enqueue("${name}"): the kit runs no queue: set kitPlugin option jobs: { queue: true } (PostgreSQL), and call enqueue once the kit has booted`)
+  checkParams(name, declaration, params)
+  const startAfter = startOf(name, options)
+  const retries = options.retries ?? declaration.options.retries ?? 0
+  if (!Number.isInteger(retries) || retries < 0) throw new JobUnknownError(`enqueue("${name}"): option "retries" must be a whole number ≥ 0 (got ${JSON.stringify(options.retries)})`)
+  if (options.priority !== undefined && !Number.isInteger(options.priority)) throw new JobUnknownError(`enqueue("${name}"): option "priority" must be a whole number (got ${JSON.stringify(options.priority)})`)
+  if (options.dedupeKey !== undefined && (typeof options.dedupeKey !== 'string' || options.dedupeKey === '')) throw new JobUnknownError(`enqueue("${name}"): option "dedupeKey" must be a non-empty string`)
+  const queued = await engine.send(name, { params }, {
+    startAfter,
+    dedupeKey: options.dedupeKey,
+    priority: options.priority,
+    retries,
+    backoffSeconds: backoffSeconds(options.backoffMs ?? declaration.options.backoffMs)
+  })
+  // This instance's idle workers look at once (after the commit, inside a transaction).
+  if (!startAfter) await afterCommit(() => engine.wake(name))
+  return queued
+}
+
+function startOf (name: string, options: EnqueueOptions): Date | undefined {
+  const { delayMs, runAt } = options
+  if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
+    throw new JobUnknownError(`enqueue("${name}"): option "delayMs" must be a number of milliseconds ≥ 0 (got ${JSON.stringify(delayMs)})`)
+  }
+  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))) {
+    throw new JobUnknownError(`enqueue("${name}"): option "runAt" must be a valid Date`)
+  }
+  if (delayMs !== undefined && runAt !== undefined) throw new JobUnknownError(`enqueue("${name}"): give "delayMs" or "runAt", not both`)
+  if (runAt) return runAt
+  return delayMs ? new Date(Date.now() + delayMs) : undefined
+}
+
+/** The params against the job's declared `params`, if it has any: 142 naming the first one that does not fit. */
+function checkParams (name: string, declaration: JobDeclaration, params: unknown): void {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: params must be an object`)
+  }
+  const schema = declaration.options.params
+  if (!schema || Value.Check(schema, params)) return
+  const first = Value.Errors(schema, params).First()
+  const param = first?.path.replace(/^\//, '').replace(/\//g, '.') || '(params)'
+  throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: param ${param}: ${first?.message ?? 'does not fit the declaration'}`)
+}
+
+/** Jobs of `name` that used all their retries, oldest first: their id, params and when they died. */
+export async function listDeadJobs (name: string): Promise<Array<{ id: string, params: Record<string, unknown>, diedAt: Date }>> {
+  const engine = runningEngine(name)
+  const dead: DeadJob[] = await engine.dead(name)
+  return dead.map((job) => ({ id: job.id, params: (job.data.params ?? {}) as Record<string, unknown>, diedAt: job.diedAt }))
+}
+
+/** Queues a dead job again, with its params and its full retries; undefined when no such dead job waits. */
+export async function rerunDeadJob (name: string, id: string): Promise<Enqueued | undefined> {
+  const engine = runningEngine(name)
+  const again = await engine.rerun(name, id)
+  if (!again) return undefined
+  engine.wake(name)
+  return { id: again, deduplicated: false }
+}
+
+function runningEngine (name: string): QueueEngine {
+  if (!declarationOf(name)) throw new JobUnknownError(`no @Job declares a job named "${name}"`)
+  const engine = currentKitState().get(queuePart).engine
+  if (!engine) throw new QueueOffError('the kit runs no queue: set kitPlugin option jobs: { queue: true } (PostgreSQL)')
+  return engine
+}
+
+/** Hands a run lost with its instance back to its queue (lost-runs.ts). */
+export async function failQueuedRun (state: KitState, run: QueuedRun, message: string): Promise<void> {
+  await state.get(queuePart).engine?.fail(run.queue, run.id, message)
+}
+
+/** Opens the queue at boot (plugin.ts, once Parse runs jobs): a queue per declared job, and this instance's workers. */
+export async function startQueue (state: KitState, database: Database, settings: QueueSettings, log: JobLogger): Promise<QueueHost> {
+  const engine = await openQueueEngine(database, settings, (error) => log.warn(`[queue] ${error.message}`))
+  const part = state.get(queuePart)
+  try {
+    for (const declaration of declaredJobs()) {
+      const { retries = 0, backoffMs, timeoutMs } = declaration.options
+      await engine.define(jobName(declaration), {
+        retries,
+        backoffSeconds: backoffSeconds(backoffMs),
+        expireSeconds: timeoutMs === undefined ? NO_LIMIT_EXPIRY_SECONDS : Math.ceil(timeoutMs / 1000) + EXPIRY_MARGIN_SECONDS
+      })
+    }
+    part.engine = engine
+    if (settings.workers) {
+      for (const declaration of declaredJobs()) {
+        const name = jobName(declaration)
+        await engine.work(name, declaration.options.concurrency ?? 1, (job) => runQueued(state, name, job, log))
+      }
+    }
+  } catch (error) {
+    await engine.stop().catch(() => {})
+    throw error
+  }
+  return {
+    pause: () => engine.pause(),
+    async stop () {
+      await engine.stop()
+      if (part.engine === engine) part.engine = undefined
+    }
+  }
+}
+
+/** One queued job, run as a Parse job run; a failed run fails the queue's job (retried, or dead when spent). */
+async function runQueued (state: KitState, name: string, job: { id: string, data: Record<string, unknown>, attempt: number, attempts: number }, log: JobLogger): Promise<void> {
+  const runs = state.get(jobRunsPart)
+  const marker: QueuedRun = { queue: name, id: job.id, attempt: job.attempt, attempts: job.attempts }
+  const params = (job.data.params ?? {}) as Record<string, unknown>
+  const runId = String(await Parse.Cloud.startJob(name, { ...params, [QUEUED_PARAM]: marker }))
+  await runs.finished(runId)
+  const row = await new Parse.Query('_JobStatus').get(runId, { useMasterKey: true })
+  if (row.get('status') === 'succeeded') return
+  const message = String(row.get('message') ?? 'failed')
+  if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
+  throw new Error(message)
+}

@@ -1,0 +1,203 @@
+// The engine under queued jobs: pg-boss, on the kit's own PostgreSQL pool (its
+// tables live in the schema `pgboss`). Only this folder knows it: the jobs side
+// sees a QueueEngine. MongoDB has no engine here; a kit that asks for the
+// queue on it fails at boot (see docs/internals/queues.md for why).
+import PgBoss from 'pg-boss'
+import { QueueDatabaseError } from '../errors.js'
+import { pgDatabase } from '../parse/adapter-internals.js'
+import { transactionScope } from './scope.js'
+import type { Database } from './database.js'
+
+/** What one queued job carries in the engine. */
+export interface QueuedJob {
+  id: string
+  data: Record<string, unknown>
+  /** 1 for the first run, 2 for the first retry, … */
+  attempt: number
+  /** Runs it may have in all (the first and its retries). */
+  attempts: number
+}
+
+export interface QueueSendOptions {
+  startAfter?: Date
+  dedupeKey?: string
+  priority?: number
+  retries: number
+  backoffSeconds: number
+}
+
+export interface QueueDefinition {
+  retries: number
+  backoffSeconds: number
+  /** How long a run may stay active before the engine counts it stalled and retries it. */
+  expireSeconds: number
+}
+
+export interface DeadJob { id: string, data: Record<string, unknown>, diedAt: Date }
+
+export interface QueueEngine {
+  /** Creates (or updates) the queue of one job and its dead-letter queue. */
+  define (name: string, definition: QueueDefinition): Promise<void>
+  /** Queues a job; inside a transaction, on the transaction's own connection (it commits or rolls back with it). */
+  send (name: string, data: Record<string, unknown>, options: QueueSendOptions): Promise<{ id: string, deduplicated: boolean }>
+  /** `concurrency` workers on this instance, each running one job at a time. */
+  work (name: string, concurrency: number, run: (job: QueuedJob) => Promise<void>): Promise<void>
+  /** Ends a job as failed if it is still active (retried while it has retries, else dead). */
+  fail (name: string, id: string, message: string): Promise<void>
+  /** Tells this instance's idle workers of the queue to look for jobs now. */
+  wake (name: string): void
+  /** The state of one job (archived ones included), or undefined once it has been deleted. */
+  state (name: string, id: string): Promise<string | undefined>
+  /** Jobs that used all their retries, oldest first. */
+  dead (name: string): Promise<DeadJob[]>
+  /** Queues a dead job again with its params and full retries; the dead copy goes. */
+  rerun (name: string, id: string): Promise<string | undefined>
+  /** Stops taking new jobs on this instance (the ones running go on). */
+  pause (): Promise<void>
+  /** Stops the engine; jobs still active are failed, so they are retried. */
+  stop (): Promise<void>
+}
+
+export interface QueueEngineSettings {
+  pollingIntervalSeconds: number
+  maintenanceIntervalSeconds: number
+  keepFinishedSeconds: number
+  deleteAfterSeconds: number
+  deadLetterDays: number
+}
+
+/** The dead-letter queue of a job's queue. */
+export function deadLetterQueue (name: string): string {
+  return `${name}__dead`
+}
+
+/** Refuses the queue where no engine runs (MongoDB): one line at boot, naming the option. */
+export function refuseQueueOn (database: Pick<Database, 'kind'>): void {
+  if (database.kind !== 'postgres') {
+    throw new QueueDatabaseError('kitPlugin option "jobs.queue": queued jobs (enqueue) need PostgreSQL; this kit runs on MongoDB. Remove jobs.queue, or run the kit on PostgreSQL (DATABASE_URI=postgres://…). docs/internals/queues.md says why.')
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg-boss reads rows of its own shape
+type Rows = { rows: any[] }
+interface ResultQueries { result (query: string | { text: string, values: unknown[] }): Promise<Rows> }
+
+/** pg-boss's SQL on pg-promise queries: parameters go to the server; a text without any may hold several statements. */
+function sqlOn (queries: unknown): PgBoss.Db {
+  const target = queries as ResultQueries
+  return {
+    executeSql: async (text, values) => {
+      const result = values && values.length > 0 ? await target.result({ text, values }) : await target.result(text)
+      return { rows: result?.rows ?? [] }
+    }
+  }
+}
+
+/** The ambient transaction's own connection, when a transaction is open on PostgreSQL. */
+function transactionSql (): PgBoss.Db | undefined {
+  const session = transactionScope.getStore()?.session as { t?: unknown } | undefined
+  return session?.t ? sqlOn(session.t) : undefined
+}
+
+export async function openQueueEngine (database: Database, settings: QueueEngineSettings, onError: (error: Error) => void): Promise<QueueEngine> {
+  refuseQueueOn(database)
+  const client = pgDatabase(database.adapter)!
+  const db = sqlOn(client)
+  const boss = new PgBoss({
+    db,
+    schema: 'pgboss',
+    schedule: false,
+    pollingIntervalSeconds: settings.pollingIntervalSeconds,
+    maintenanceIntervalSeconds: settings.maintenanceIntervalSeconds,
+    archiveCompletedAfterSeconds: settings.keepFinishedSeconds,
+    archiveFailedAfterSeconds: settings.keepFinishedSeconds,
+    deleteAfterSeconds: settings.deleteAfterSeconds
+  })
+  boss.on('error', onError)
+  await boss.start()
+  /** This instance's workers: pg-boss's worker id, its queue. */
+  const workers = new Map<string, string>()
+  const schema = 'pgboss'
+
+  return {
+    async define (name, definition) {
+      const dead = deadLetterQueue(name)
+      const deadOptions = { name: dead, policy: 'standard' as const, retentionMinutes: settings.deadLetterDays * 24 * 60 }
+      if (!(await boss.getQueue(dead))) await boss.createQueue(dead, deadOptions)
+      const options = {
+        name,
+        // 'short': at most one waiting job per singleton key, the dedupe key's guarantee.
+        policy: 'short' as const,
+        retryLimit: definition.retries,
+        retryDelay: definition.backoffSeconds,
+        retryBackoff: definition.backoffSeconds > 0,
+        expireInSeconds: definition.expireSeconds,
+        deadLetter: dead
+      }
+      if (await boss.getQueue(name)) await boss.updateQueue(name, options)
+      else await boss.createQueue(name, options)
+    },
+    async send (name, data, options) {
+      const on = transactionSql()
+      // Without a dedupe key every job gets a key of its own: the queue's policy then never merges two.
+      const singletonKey = options.dedupeKey !== undefined ? `dedupe:${options.dedupeKey}` : `job:${crypto.randomUUID()}`
+      const id = await boss.send(name, data, {
+        singletonKey,
+        ...(options.startAfter ? { startAfter: options.startAfter } : {}),
+        ...(options.priority !== undefined ? { priority: options.priority } : {}),
+        retryLimit: options.retries,
+        retryDelay: options.backoffSeconds,
+        retryBackoff: options.backoffSeconds > 0,
+        ...(on ? { db: on } : {})
+      })
+      if (id) return { id, deduplicated: false }
+      const { rows } = await (on ?? db).executeSql(`SELECT id FROM ${schema}.job WHERE name = $1 AND singleton_key = $2 AND state = 'created' LIMIT 1`, [name, singletonKey])
+      return { id: String(rows[0]?.id ?? ''), deduplicated: true }
+    },
+    async work (name, concurrency, run) {
+      for (let i = 0; i < concurrency; i++) {
+        const worker = await boss.work<Record<string, unknown>>(name, { batchSize: 1, includeMetadata: true }, async ([job]) => {
+          await run({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })
+          // Straight to the next job: pg-boss otherwise waits out its polling interval after each one.
+          boss.notifyWorker(worker)
+        })
+        workers.set(worker, name)
+      }
+    },
+    async fail (name, id, message) {
+      // Only a job still active: failing one already handed back would spend a second retry.
+      const job = await boss.getJobById(name, id)
+      if (job?.state === 'active') await boss.fail(name, id, { message })
+    },
+    wake (name) {
+      for (const [worker, queue] of workers) if (queue === name) boss.notifyWorker(worker)
+    },
+    async state (name, id) {
+      const job = await boss.getJobById(name, id, { includeArchive: true })
+      return job?.state
+    },
+    async dead (name) {
+      const { rows } = await db.executeSql(`SELECT id, data, created_on FROM ${schema}.job WHERE name = $1 AND state = 'created' ORDER BY created_on`, [deadLetterQueue(name)])
+      return rows.map((row) => ({ id: String(row.id), data: row.data ?? {}, diedAt: new Date(row.created_on) }))
+    },
+    async rerun (name, id) {
+      const dead = deadLetterQueue(name)
+      // One transaction: the dead copy goes only with the new job in.
+      return await client.tx(async (t) => {
+        const on = sqlOn(t)
+        const { rows } = await on.executeSql(`DELETE FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'created' RETURNING data`, [dead, id])
+        if (rows.length === 0) return undefined
+        const again = await boss.send(name, rows[0].data ?? {}, { singletonKey: `job:${crypto.randomUUID()}`, db: on })
+        return again ?? undefined
+      }) as string | undefined
+    },
+    async pause () {
+      for (const worker of workers.keys()) await boss.offWork({ id: worker })
+      workers.clear()
+    },
+    async stop () {
+      workers.clear()
+      await boss.stop({ graceful: true, close: false, wait: true, timeout: 1000 })
+    }
+  }
+}

@@ -1,0 +1,177 @@
+// Queued jobs on one kit (jobs.queue on PostgreSQL): enqueue() runs a declared
+// @Job as a Parse job run with its own _JobStatus row; inside a transaction
+// the job commits or rolls back with it (a re-run body leaves one job); dedupe
+// keys, delays, priorities, per-job concurrency, dead letters that can be
+// re-run, retention of finished jobs, and the refusals. On the MongoDB lane,
+// the refusal at boot.
+import t from 'tap'
+import Parse from 'parse/node'
+import { Type } from '@sinclair/typebox'
+import { CONFLICT } from '../lib/errors.js'
+import { Job, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
+import { queuePart } from '../lib/jobs/queue.js'
+import { lane, startKit, type Kit } from './helpers/kit.js'
+import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
+
+const seen = {
+  confirmed: [] as string[],
+  recorded: [] as string[],
+  failing: true,
+  failures: 0,
+  crowd: { running: 0, most: 0, done: [] as number[] }
+}
+
+class QueueJobs {
+  @Job({ params: Type.Object({ orderId: Type.String() }) })
+  static async confirm (request: JobRequest<{ orderId: string }>) {
+    seen.confirmed.push(request.params.orderId)
+    return `confirmed ${request.params.orderId}`
+  }
+
+  @Job()
+  static async record (request: JobRequest<{ n: string }>) {
+    seen.recorded.push(request.params.n)
+  }
+
+  @Job({ retries: 1, backoffMs: 0 })
+  static async brittle () {
+    if (seen.failing) {
+      seen.failures++
+      throw new Error(`brittle failure ${seen.failures}`)
+    }
+    return 'mended'
+  }
+
+  @Job({ concurrency: 3 })
+  static async crowded (request: JobRequest<{ i: number }>) {
+    seen.crowd.running++
+    seen.crowd.most = Math.max(seen.crowd.most, seen.crowd.running)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    seen.crowd.done.push(request.params.i)
+    seen.crowd.running--
+  }
+}
+
+const queueOptions = { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1, keepFinishedSeconds: 1, deleteAfterSeconds: 1 }
+
+if (lane.kind === 'mongo') {
+  t.test('on MongoDB, jobs.queue fails boot naming that queued jobs need PostgreSQL', async (t) => {
+    await t.rejects(startKit(t, { functions: [QueueJobs], jobs: { queue: true } }), { code: 'FPK_ERR_QUEUE_DATABASE', message: /queued jobs \(enqueue\) need PostgreSQL/ })
+  })
+} else {
+  let kit: Kit
+  const master = { useMasterKey: true } as const
+  const runsOf = (job: string) => new Parse.Query('_JobStatus').equalTo('jobName', job).ascending('createdAt').limit(1000).find(master)
+
+  t.before(async () => {
+    kit = await startKit(t, { functions: [QueueJobs], jobs: { queue: queueOptions, leaseMs: 1000 } })
+  })
+
+  t.test('enqueue runs the job once as a Parse job run: its _JobStatus row names the queue\'s job and the params without the queue\'s own', async (t) => {
+    const queued = await enqueue('confirm', { orderId: 'plain' })
+    t.equal(queued.deduplicated, false)
+    await until('the queued run', () => seen.confirmed.includes('plain'), scaled(30_000))
+    const [row] = (await runsOf('confirm')).filter((run) => run.get('params')?.orderId === 'plain')
+    await until('its row to end', async () => (await row.fetch(master)).get('status') === 'succeeded', scaled(10_000))
+    t.equal(row.get('source'), `queue ${queued.id} (attempt 1 of 1)`)
+    t.same(row.get('params'), { orderId: 'plain' })
+    t.equal(row.get('message'), 'confirmed plain')
+  })
+
+  t.test('outbox: a committed transaction leaves one job, a rolled-back one none, a body run three times on conflicts one', async (t) => {
+    await withTransaction(async () => { await enqueue('confirm', { orderId: 'committed' }) })
+    await t.rejects(withTransaction(async () => {
+      await enqueue('confirm', { orderId: 'rolled-back' })
+      throw new Error('the order was refused')
+    }), /the order was refused/)
+    let bodies = 0
+    await withTransaction(async () => {
+      bodies++
+      await enqueue('confirm', { orderId: 'conflicted' })
+      if (bodies < 3) throw new Parse.Error(CONFLICT, 'a concurrent change')
+    }, { attempts: 3 })
+    t.equal(bodies, 3, 'the body ran three times')
+    // Enqueued last, runs last (one worker, first in first out): every earlier job has run by then.
+    await enqueue('confirm', { orderId: 'marker' })
+    await until('the marker job', () => seen.confirmed.includes('marker'), scaled(30_000))
+    t.same(seen.confirmed.filter((id) => id === 'committed'), ['committed'])
+    t.same(seen.confirmed.filter((id) => id === 'conflicted'), ['conflicted'], 'one job from three bodies')
+    t.notOk(seen.confirmed.includes('rolled-back'), 'no job from the rolled-back transaction')
+  })
+
+  t.test('a dedupe key: the second enqueue while the first waits adds nothing and says so', async (t) => {
+    const first = await enqueue('record', { n: 'dedupe' }, { dedupeKey: 'order-1', delayMs: 1500 })
+    const second = await enqueue('record', { n: 'dedupe' }, { dedupeKey: 'order-1' })
+    t.same(second, { id: first.id, deduplicated: true })
+    await until('the deduplicated job', () => seen.recorded.includes('dedupe'), scaled(30_000))
+    const later = await enqueue('record', { n: 'dedupe-again' }, { dedupeKey: 'order-1' })
+    t.equal(later.deduplicated, false, 'once it has run, the key queues a new job')
+    await until('the later job', () => seen.recorded.includes('dedupe-again'), scaled(30_000))
+    t.equal(seen.recorded.filter((n) => n === 'dedupe').length, 1)
+  })
+
+  t.test('a delayed job starts no sooner than its delay; waiting jobs run highest priority first', async (t) => {
+    const before = Date.now()
+    await enqueue('record', { n: 'delayed' }, { delayMs: 1200 })
+    await until('the delayed job', () => seen.recorded.includes('delayed'), scaled(30_000))
+    const [row] = (await runsOf('record')).filter((run) => run.get('params')?.n === 'delayed')
+    t.ok(row.createdAt!.getTime() >= before + 1200, 'its run began after the delay')
+
+    const runAt = new Date(Date.now() + 1500)
+    for (const [n, priority] of [['low', 1], ['high', 9], ['middle', 5]] as const) await enqueue('record', { n }, { runAt, priority })
+    await until('the three', () => ['low', 'high', 'middle'].every((n) => seen.recorded.includes(n)), scaled(30_000))
+    t.same(seen.recorded.filter((n) => ['low', 'high', 'middle'].includes(n)), ['high', 'middle', 'low'])
+  })
+
+  t.test('a job that always fails is dead after its retries, listed, and re-run with its params', async (t) => {
+    const queued = await enqueue('brittle', { item: 'vase' })
+    let dead: Awaited<ReturnType<typeof listDeadJobs>> = []
+    await until('the dead job', async () => { dead = await listDeadJobs('brittle'); return dead.length > 0 }, scaled(30_000))
+    t.equal(seen.failures, 2, 'the first run and its one retry')
+    t.same(dead.map((job) => job.params), [{ item: 'vase' }])
+    const runs = await runsOf('brittle')
+    t.same(runs.map((run) => [run.get('status'), run.get('source')]), [
+      ['failed', `queue ${queued.id} (attempt 1 of 2)`],
+      ['failed', `queue ${queued.id} (attempt 2 of 2)`]
+    ], 'each attempt is a run of its own, failed')
+    seen.failing = false
+    const again = await rerunDeadJob('brittle', dead[0].id)
+    t.ok(again?.id)
+    await until('the re-run', async () => (await runsOf('brittle')).some((run) => run.get('status') === 'succeeded'), scaled(30_000))
+    t.same(await listDeadJobs('brittle'), [], 'no longer dead')
+    t.equal(await rerunDeadJob('brittle', dead[0].id), undefined, 'a job re-run once is not dead any more')
+  })
+
+  t.test('per-job concurrency: never more runs of a job at once on an instance than it allows, each job once', async (t) => {
+    const count = 60
+    for (let i = 0; i < count; i++) await enqueue('crowded', { i })
+    await until('every crowded job', () => seen.crowd.done.length >= count, scaled(120_000))
+    t.ok(seen.crowd.most <= 3, `at most 3 at once (saw ${seen.crowd.most})`)
+    t.same([...seen.crowd.done].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i), 'each once')
+  })
+
+  t.test('finished jobs are swept after keepFinishedSeconds and deleteAfterSeconds', async (t) => {
+    const queued = await enqueue('record', { n: 'swept' })
+    const engine = kit.app.kit.state.get(queuePart).engine!
+    await until('the job to finish', async () => (await engine.state('record', queued.id)) === 'completed', scaled(30_000))
+    await until('the sweep', async () => (await engine.state('record', queued.id)) === undefined, scaled(60_000))
+    t.pass('gone from the queue\'s tables and its archive')
+  })
+
+  t.test('enqueue refuses an undeclared job (FPK_ERR_JOB_UNKNOWN), params that do not fit (142 naming the param) and bad options', async (t) => {
+    await t.rejects(enqueue('noSuchJob', {}), { code: 'FPK_ERR_JOB_UNKNOWN', message: /no @Job declares a job named "noSuchJob"/ })
+    await t.rejects(enqueue('confirm', { orderId: 42 }), { code: Parse.Error.VALIDATION_ERROR, message: /confirm: param orderId/ })
+    await t.rejects(enqueue('confirm', {}), { code: Parse.Error.VALIDATION_ERROR, message: /param orderId/ })
+    await t.rejects(enqueue('record', {}, { delayMs: -1 }), { code: 'FPK_ERR_JOB_UNKNOWN', message: /delayMs/ })
+  })
+
+  t.test('without jobs.queue, enqueue is refused with FPK_ERR_QUEUE_OFF', async (t) => {
+    // The state of a kit that runs no queue: the engine slot is empty.
+    const part = kit.app.kit.state.get(queuePart)
+    const engine = part.engine
+    part.engine = undefined
+    t.teardown(() => { part.engine = engine })
+    await t.rejects(enqueue('record', {}), { code: 'FPK_ERR_QUEUE_OFF', message: /jobs: \{ queue: true \}/ })
+  })
+}
