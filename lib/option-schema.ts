@@ -7,7 +7,7 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
 // TypeCompiler rather than ajv: the schemas hold functions, classes and RegExps (no JSON), and its errors carry paths we walk back to the option.
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { closestPath } from './access/suggest.js'
+import { closestPath } from './suggest.js'
 
 /** How the check reached a key: an object's property, a record's entry, or a list's item. */
 export interface OptionStep { key: string, via: 'property' | 'entry' | 'item' }

@@ -11,7 +11,7 @@ import Parse from 'parse/node'
 import { BaseModel, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { planSchemaChanges } from '../lib/storage/schema-plan.js'
-import { postgresRegex } from '../lib/storage/postgres/regex-dialect.js'
+import { postgresRegex } from '../lib/model/postgres-regex.js'
 import { pgIdentifier } from '../lib/storage/postgres/identifiers.js'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 

@@ -23,7 +23,7 @@ const ALLOWED = new Map<string, string>([
   ['lib/storage/transaction.ts: let declared', 'declaration count (@Transactional)'],
   ['lib/access/credentials.ts: const compiled', 'memo keyed by a kit\'s masterKeyIps list'],
   ['lib/access/credentials.ts: const ruleDigests', 'memo keyed by a kit\'s master key rule'],
-  ['lib/model/page-cursor.ts: let derived', 'memo of the cursor signing key, one entry, keyed by the master key it is derived from'],
+  ['lib/storage/page-cursor.ts: let derived', 'memo of the cursor signing key, one entry, keyed by the master key it is derived from'],
   ['lib/storage/postgres/relocation.ts: const stoppedCopies', 'ephemeral database copies this process removes when it exits: process-wide by nature'],
   ['lib/parse/keyword-scan.ts: const compiled', 'memo of a pure function (a denylist pattern → its RegExp), bounded'],
   ['lib/parse/shared-loads.ts: let drops', 'a count of Parse\'s cache drops, from a patch of Parse\'s SubCache for the process (lib/parse/ cannot reach the kit\'s state); only compared for equality']

@@ -8,7 +8,7 @@ import { BaseModel, CloudFunction, ParseClass, ParseField, Route, kitServerOptio
 import { PARSE_DEFAULT_MASTER_KEY_IPS, addressAllowed, masterKeyVerdict, readCredentials } from '../lib/access/credentials.js'
 import { redactUrl } from '../lib/host/server-options.js'
 import { mapRequestTarget } from '../lib/access/request-target.js'
-import { closestPath } from '../lib/access/suggest.js'
+import { closestPath } from '../lib/suggest.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 import { rawRequest } from './helpers/raw-http.js'
 import net from 'node:net'

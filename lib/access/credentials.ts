@@ -2,9 +2,9 @@
 // bodies) the same values as underscore keys inside the JSON body. Read exactly
 // as Parse's handleParseHeaders reads them, so the kit and Parse never disagree
 // about who is calling.
-import { hash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP, isIPv4 } from 'node:net'
+import { secretDigest, secretsEqual } from '../secret-compare.js'
 
 export interface Credentials {
   appId?: string
@@ -98,14 +98,7 @@ function header (headers: IncomingHttpHeaders, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value
 }
 
-/** A secret's SHA-256, compared in constant time by secretsEqual. One-shot hashing: no Hash object per call (this runs on every master-key request). */
-export const secretDigest = (value: string): Buffer => hash('sha256', value, 'buffer')
-
-/** Compares secrets in constant time (hashing first so lengths do not leak either). */
-export function secretsEqual (presented: string | undefined, expected: string | undefined, expectedDigest?: Buffer): boolean {
-  if (presented === undefined || expected === undefined || expected === '') return false
-  return timingSafeEqual(secretDigest(presented), expectedDigest ?? secretDigest(expected))
-}
+export { secretDigest, secretsEqual }
 
 /** The master key's digest, made once per rule (a rule is built once per kit at boot) and dropped with it. */
 const ruleDigests = new WeakMap<MasterKeyRule, Buffer>()

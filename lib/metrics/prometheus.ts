@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { KitState } from '../kit-state.js'
-import { secretDigest, secretsEqual } from '../access/credentials.js'
+import { secretDigest, secretsEqual } from '../secret-compare.js'
 import { IGNORED_HOOKS, metricHooksPart, type MetricHooks } from './hooks.js'
 
 export interface MetricsSettings {

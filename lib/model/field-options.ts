@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { SchemaRules } from '../parse/internals.js'
 import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
-import { postgresRegex, UnsupportedPatternError } from '../storage/postgres/regex-dialect.js'
+import { postgresRegex, UnsupportedPatternError } from './postgres-regex.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
 
 export { ModelDeclarationError }

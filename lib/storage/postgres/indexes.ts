@@ -10,7 +10,7 @@ import { runSchemaWork, TableBusyError, type WhenFree } from './schema-work.js'
 import { BUILDING_ELSEWHERE, buildConcurrently, buildingName, dropConcurrently, dropConcurrentlyCommand, isBuildingName, isDuplicateName, quoted } from './concurrent-index.js'
 import { plainFallbackName as fallbackSpecName } from '../indexes/sessions.js'
 import { checkConstraintName, pgIdentifier } from './identifiers.js'
-import { postgresRegex, type PostgresRegex } from './regex-dialect.js'
+import { postgresRegex, type PostgresRegex } from '../../model/postgres-regex.js'
 import { cutShortRenames, renamed, type CutShortRename } from './cut-short-names.js'
 import { describeChange, reconcileObjects, type FoundObject, type ObjectChange, type WantedObject } from '../indexes/reconcile.js'
 

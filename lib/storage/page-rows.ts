@@ -11,9 +11,9 @@
 // starts, the second drops the rows up to and including the cursor's row.
 import Parse from 'parse/node'
 import { Type, type TSchema } from '@sinclair/typebox'
-import { clampLimit, MAX_QUERY_LIMIT } from './helpers.js'
+import { clampLimit, MAX_QUERY_LIMIT } from '../model/helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
-import type { CountKind, CountMode } from '../storage/count.js'
+import type { CountKind, CountMode } from './count.js'
 import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
 
 export interface PageOptions {

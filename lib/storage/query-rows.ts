@@ -12,9 +12,9 @@ import { prepareRestRead } from '../parse/rest-read.js'
 import { adapterRead, type RowCounter } from '../parse/adapter-read.js'
 import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
-import { countRows, ESTIMATE_FALLBACK, type CountKind, type CountMode, type CountResult } from '../storage/count.js'
+import { countRows, ESTIMATE_FALLBACK, type CountKind, type CountMode, type CountResult } from './count.js'
 
-export type { CountKind, CountMode } from '../storage/count.js'
+export type { CountKind, CountMode } from './count.js'
 
 export interface QueryRowsResult<Row = Record<string, unknown>> {
   results: Row[]
