@@ -211,4 +211,12 @@ t.test('by default any origin may call, as with Parse Server alone', async (t) =
   }
   const strict = await kit.request('OPTIONS', '/parse/memos/echoMemo', { headers: { 'access-control-request-method': 'POST' } })
   t.equal(strict.status, 400, 'a preflight without Origin is still refused by the policy')
+  // An OPTIONS that is no preflight is refused in Parse's shape, not as @fastify/cors's text.
+  for (const [label, headers] of [['without Origin', { 'access-control-request-method': 'POST' }], ['bare', {}], ['without a method', { origin: 'https://anywhere.example' }]] as const) {
+    for (const url of ['/parse/memos/echoMemo', '/parse/classes/Memo', '/parse']) {
+      const answer = await kit.request('OPTIONS', url, { headers })
+      t.same([answer.status, answer.headers.get('content-type'), answer.json?.code], [400, 'application/json; charset=utf-8', 102], `OPTIONS ${url} ${label}`)
+      t.match(answer.json?.error, /^Request refused: OPTIONS is answered as a CORS preflight only, with Origin and Access-Control-Request-Method headers\.$/)
+    }
+  }
 })

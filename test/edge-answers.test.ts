@@ -102,6 +102,15 @@ t.test('edge answers', async (t) => {
     t.same(statuses.filter((status) => status !== 200 && status !== 431), [], 'no request failed with a reset (40 on one keep-alive socket)')
   })
 
+  t.test('a doubled slash before the mount is refused in the kit\'s shape, not Fastify\'s 404', async (t) => {
+    for (const url of ['//parse/functions/echo', '//parse/classes/Edge', '///parse', '//parse']) {
+      const answer = await kit.request('POST', url, { headers: appHeaders, body: {} })
+      t.same([answer.status, answer.json], [400, { code: 102, error: 'Request refused: empty path segments (//) are refused.' }], url)
+    }
+    const elsewhere = await kit.request('GET', '//elsewhere', { headers: appHeaders })
+    t.equal(elsewhere.status, 404, 'a path outside the mount stays the application\'s')
+  })
+
   t.test('7. a failed transactional /batch answers the inner error with a 4xx and stores nothing', async (t) => {
     const batch = (transaction: boolean) => kit.request('POST', '/parse/batch', {
       headers: appHeaders,

@@ -85,6 +85,10 @@ t.test('request targets: the path Express will route, or a refusal', async (t) =
   t.ok(targetsMount('/PARSE/x', '/parse'), 'another case of the mount is still the mount (refused later, not passed by)')
   t.ok(targetsMount('http://h/parse?x', '/parse'))
   t.notOk(targetsMount('/parsec', '/parse'))
+  t.ok(targetsMount('//parse/x', '/parse'), 'doubled leading slashes still name the mount (the gate refuses them)')
+  t.ok(targetsMount('///parse', '/parse'))
+  t.notOk(targetsMount('//parsec', '/parse'))
+  t.equal(targetRefusal('//parse/x', '/parse'), 'empty path segments (//) are refused')
   t.ok(targetsMount('/anything', '/'))
 })
 

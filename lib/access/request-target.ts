@@ -79,6 +79,8 @@ export function targetsMount (rawUrl: string, mountPath: string): boolean {
     const slash = afterScheme === -1 ? -1 : rawUrl.indexOf('/', afterScheme + 2)
     path = slash === -1 ? '/' : rawUrl.slice(slash)
   }
+  // `//parse/…` names the mount too (a proxy or client may collapse the slashes): the gate answers it, not Fastify's 404.
+  if (path.startsWith('//')) path = path.replace(/^\/+/, '/')
   const lower = path.toLowerCase()
   const base = mountPath.toLowerCase()
   return lower === base || lower.startsWith(`${base}/`) || lower.startsWith(`${base}?`) || lower.startsWith(`${base};`) ||

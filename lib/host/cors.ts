@@ -11,6 +11,7 @@
 // on every request, made the plugin copy and normalise its options each time.
 import type { FastifyInstance } from 'fastify'
 import fastifyCors, { type FastifyCorsOptions, type OriginFunction } from '@fastify/cors'
+import Parse from 'parse/node'
 import { PARSE_REQUEST_HEADERS, type ResolvedCors } from '../access/cors-policy.js'
 import { OptionInvalidError } from '../errors.js'
 
@@ -39,6 +40,7 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
     maxAge: cors.maxAge,
     credentials: false // Parse's credentials are headers, never cookies
   }
+  refuseBareOptions(fastify, mountPath)
   // Mounted at the root, everything is under the mount: the policy is the registration's own.
   if (mountPath === '/') {
     await fastify.register(fastifyCors, policy)
@@ -53,6 +55,26 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
     route.config = { ...config, cors: config?.cors ?? policy } as typeof route.config
   })
   await fastify.register(fastifyCors, { origin: false })
+}
+
+/**
+ * An OPTIONS request under the mount is answered as a CORS preflight; one that is not a
+ * preflight (no Origin or no Access-Control-Request-Method) is refused in Parse's shape,
+ * where @fastify/cors would answer `400 Invalid Preflight Request` as text. Added before
+ * @fastify/cors, so its hook runs first.
+ */
+function refuseBareOptions (fastify: FastifyInstance, mountPath: string): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const { origin, 'access-control-request-method': method } = request.headers
+    if (request.method !== 'OPTIONS' || (origin !== undefined && method !== undefined) || !underMount(request.url, mountPath)) {
+      done()
+      return
+    }
+    reply.code(400).send({
+      code: Parse.Error.INVALID_QUERY,
+      error: 'Request refused: OPTIONS is answered as a CORS preflight only, with Origin and Access-Control-Request-Method headers.'
+    })
+  })
 }
 
 /**
