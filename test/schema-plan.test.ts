@@ -219,6 +219,15 @@ t.test('data checks, --sql, and a plan that could not run', async (t) => {
     t.notMatch(plain.out, /ALTER TABLE/, 'no statements without --sql')
   }
 
+  // The next version boots (generation 2); the first one's plan is then behind, and its boot would change nothing.
+  const next = await startKit(t, { dataDir: project.dataDir, ...database })
+  await next.app.kit.indexesApplied
+  await next.app.close()
+  declareFirst()
+  const older = await project.plan(env, ...where)
+  t.equal(older.code, 0, older.out + older.err)
+  t.match(older.out, /^\[schema\] this instance is behind: the database was reconciled to generation 2 .*\nNo changes: these declarations are older than the database's, and their boot changes nothing\.\n$/)
+
   // Could not run: exit 3, whatever the reason.
   const missing = await project.plan({}, '--models', project.none, '--data-dir', path.join(project.root, 'nowhere'))
   t.equal(missing.code, 3, missing.err)
