@@ -18,10 +18,10 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 
 export interface JobsInstance { child: ChildProcess, output (): string, stop (): Promise<void>, exited: Promise<unknown> }
 
-/** Starts test/helpers/jobs-node.ts with this environment and waits until it listens. */
-export async function startJobsInstance (name: string, env: Record<string, string>): Promise<JobsInstance & { origin: string }> {
+/** Starts test/helpers/jobs-node.ts (or another script beside it) with this environment and waits until it listens. */
+export async function startJobsInstance (name: string, env: Record<string, string>, script = 'jobs-node.ts'): Promise<JobsInstance & { origin: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx', path.join(here, 'jobs-node.ts')], {
+  const child = spawn(process.execPath, ['--import=tsx', path.join(here, script)], {
     env: { ...process.env, ...env, PORT: String(port), INSTANCE: name, NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
