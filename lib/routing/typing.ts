@@ -11,8 +11,12 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {}
 /** The value a declared field holds once Fastify has validated (and converted) it. */
 export type FieldValue<F> =
   F extends { options: readonly (infer V)[] } ? V
-    : F extends { type: infer T } ? TypeValue<T>
-      : unknown
+    : F extends { type: 'Array' | ArrayConstructor, items: infer I } ? Array<ItemValue<I>>
+      : F extends { type: infer T } ? TypeValue<T>
+        : unknown
+
+/** An Array field's element, by its `items` type: dates in a list stay the ISO text they were sent as. */
+type ItemValue<I> = I extends 'Date' | DateConstructor ? string : TypeValue<I>
 
 type TypeValue<T> =
   T extends 'String' | StringConstructor ? string

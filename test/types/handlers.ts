@@ -13,6 +13,10 @@ const getOptions = {
 
 const NoteAnswer = Type.Object({ objectId: Type.String(), title: Type.String() })
 
+const listOptions = {
+  validation: { fields: { tags: { type: Array, items: String, required: true }, when: { type: Array, items: Date }, loose: { type: Array } } }
+} as const
+
 export class TypedHandlers {
   // Params come from validation.fields: required ones are present, others optional, options become a union.
   @CloudFunction(getOptions)
@@ -27,6 +31,17 @@ export class TypedHandlers {
     // @ts-expect-error without requiresAuth there may be no user
     const user: Parse.User = request.user
     return { id, limit, status, text, user }
+  }
+
+  // An Array field's `items` types its elements (dates in a list stay ISO text).
+  @CloudFunction(listOptions)
+  static lists (request: RequestOf<typeof listOptions>) {
+    const tags: string[] = request.params.tags
+    const when: string[] | undefined = request.params.when
+    const loose: unknown[] | undefined = request.params.loose
+    // @ts-expect-error the elements of a list of String are text
+    const counts: number[] = request.params.tags
+    return { tags, when, loose, counts }
   }
 
   // The inline form: the params written out are checked against the declaration.
