@@ -2,7 +2,8 @@
 // declarations writes nothing to the stored schema and reads it as many times
 // with 200 models as with 10. Declarations changed between two boots on the
 // same database are still applied, also by several instances booting at once,
-// and a permission changed in the database behind the kit's back is put back.
+// and a permission changed in the database behind the kit's back is put back; an
+// instance of an older version booting after the newer one changes nothing.
 // Each boot is a process of its own (test/helpers/many-models-node.ts), as a
 // deploy starts one; what it sends is counted at the database driver (statements
 // on PostgreSQL, collection operations on MongoDB).
@@ -93,6 +94,21 @@ t.test('boots on one database: warm, changed, several at once', async (t) => {
     t.ok(changed.boot.schemaWrites > 0, `the changes were written (${changed.boot.schemaWrites} _SCHEMA writes)`)
     t.ok(changed.boot.schemaWrites <= 6, `at most a few writes for two classes Parse changes (${changed.boot.schemaWrites})`)
     t.ok(changed.boot.schemaReads <= warmMany.boot.schemaReads + 8, `reloads for the changed classes only (${changed.boot.schemaReads})`)
+  })
+
+  // An instance of version 1 restarting during the rollout, in a process of its own: the database
+  // records version 2 as the newer declaration, so this boot is behind and changes nothing.
+  const older = await boot(uri, MANY, 1, true)
+
+  t.test('an older version booting after the newer one changes nothing', async (t) => {
+    t.same(storedClass(older, 'Gen1').classLevelPermissions?.delete, { '*': true }, 'the newer permission stays')
+    t.same(storedClass(older, 'Gen0').fields.note, { type: 'String' }, 'the newer field stays')
+    if (sql) {
+      t.equal(older.untilIndexed.schemaWrites, 0, 'no _SCHEMA write')
+      t.match(await indexDef('Gen2_title_due'), /\(due, title\)/, 'the newer compound index stays')
+      const [generation] = (await sql.query('SELECT max(generation)::int AS latest FROM fpk_schema_generations')).rows
+      t.equal(generation.latest, 3, 'no generation recorded for it (10 models, 200 models and version 2 are generations 1 to 3)')
+    }
   })
 
   // Version 3, three instances at once: a field for Gen3, Gen4's create closed to anonymous callers.
