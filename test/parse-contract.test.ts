@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
-  AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, GridFSBucketAdapter, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, MongoStorageAdapter, PostgresStorageAdapter, RedisPubSub,
+  AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, gridFSBucketAdapterClass, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, mongoStorageAdapterClass, PostgresStorageAdapter, RedisPubSub,
   ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
@@ -28,6 +28,9 @@ import { objectContainsKeyValue } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
 type Fn = (...args: unknown[]) => unknown
+// Loaded at first use by the kit (parse/lazy-subsystems.ts); this file loads them.
+const MongoStorageAdapter = mongoStorageAdapterClass()
+const GridFSBucketAdapter = gridFSBucketAdapterClass()
 
 /** The declared parameters of a function, as written (destructured ones as their source text). */
 function parameters (fn: unknown): string[] {

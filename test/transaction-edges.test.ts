@@ -5,7 +5,7 @@ import Parse from 'parse/node'
 import { BaseModel, catchError, CONFLICT, ParseClass, ParseField, ParseVersionField, withTransaction } from '../lib/index.js'
 import { lane, needsRealMongo, startKit } from './helpers/kit.js'
 import { MongoNetworkError, MongoServerError } from 'mongodb'
-import { MongoStorageAdapter } from '../lib/parse/internals.js'
+import { mongoStorageAdapterClass } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { lockingQuery as lockingSql } from '../lib/storage/postgres/reads.js'
 
@@ -54,7 +54,7 @@ t.test('which PostgreSQL reads lock, and in which order', async (t) => {
 // What Parse's Mongo adapter turns into a plain code 1 (its handleError), seen through the wrapper.
 // Runs on every lane: the stand-in never raises a WriteConflict, a real replica set does.
 t.test('MongoDB transient transaction errors become CONFLICT before Parse hides them', async (t) => {
-  const adapter = wrapAdapter(new MongoStorageAdapter({ uri: 'mongodb://127.0.0.1:9/unused', collectionPrefix: '', mongoOptions: {} }), 'mongo') as unknown as { handleError (error: unknown): never }
+  const adapter = wrapAdapter(new (mongoStorageAdapterClass())({ uri: 'mongodb://127.0.0.1:9/unused', collectionPrefix: '', mongoOptions: {} }), 'mongo') as unknown as { handleError (error: unknown): never }
   const writeConflict = new MongoServerError({ message: 'WriteConflict error', code: 112, errorLabels: ['TransientTransactionError'] })
   t.throws(() => adapter.handleError(writeConflict), { code: CONFLICT }, 'a write conflict is a CONFLICT (5001), re-run by withTransaction')
   const unreachable = new MongoNetworkError('connection refused')

@@ -10,7 +10,7 @@
 // - when the connection comes back (or Redis answers again), this
 //   application's keys are dropped, since deletions skipped during the outage
 //   may have left stale entries behind.
-import { RedisCacheAdapter } from 'parse-server'
+import { RedisCacheAdapter } from '../parse/parse-main.js'
 import type { OutageLog } from './outage-log.js'
 import type { RedisBound } from './redis-bound.js'
 

@@ -3,7 +3,7 @@
 // are bounded as HTTP requests are (live-query-socket.ts).
 import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
-import { ParseServer } from 'parse-server'
+import { ParseServer } from '../parse/parse-main.js'
 import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
 import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
 

@@ -1,6 +1,6 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import '../parse/no-log-files.js' // before parse-server loads
-import { ParseServer } from 'parse-server'
+import { ParseServer } from '../parse/parse-main.js'
 import { SchemaCache } from '../parse/internals.js'
 import { forgetParseConfig, parseConfig, schemaMemo } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'

@@ -5,8 +5,7 @@
 // Each module comes in as its module.exports (unknown, parse-server-lib.d.ts)
 // and leaves with the shape the kit relies on (*-shapes.ts), which
 // test/parse-contract.test.ts checks against Parse.
-import './no-log-files.js' // before parse-server loads
-import 'parse-server'
+import './parse-main.js' // parse-server itself first, its unused subsystems deferred
 import Parse from 'parse/node'
 import AuthExports from 'parse-server/lib/Auth.js'
 import ConfigExports from 'parse-server/lib/Config.js'
@@ -18,8 +17,6 @@ import UtilsExports from 'parse-server/lib/Utils.js'
 import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
 import CacheControllerExports from 'parse-server/lib/Controllers/CacheController.js'
 import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
-import MongoExports from 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
-import GridFSExports from 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 import SchemaControllerExports from 'parse-server/lib/Controllers/SchemaController.js'
 import DatabaseControllerExports from 'parse-server/lib/Controllers/DatabaseController.js'
 import LoggerExports from 'parse-server/lib/logger.js'
@@ -34,6 +31,7 @@ import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemor
 import ParseServerModuleExports from 'parse-server/lib/ParseServer.js'
 import DefinedSchemasExports from 'parse-server/lib/SchemaMigrations/DefinedSchemas.js'
 import SdkEncodeExports from 'parse/lib/node/encode.js'
+import { GRIDFS_BUCKET_ADAPTER, MONGO_STORAGE_ADAPTER, loadModule, whenModuleLoads } from './lazy-subsystems.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 import type * as Migration from './migration-shapes.js'
@@ -77,8 +75,25 @@ export const ParseServerClass = (ParseServerModuleExports as Server.ParseServerM
 export const DefinedSchemas = (DefinedSchemasExports as Migration.DefinedSchemasModuleExports).DefinedSchemas
 
 export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
-export const MongoStorageAdapter = (MongoExports as { MongoStorageAdapter: Storage.MongoAdapterClass }).MongoStorageAdapter
-export const GridFSBucketAdapter = (GridFSExports as { GridFSBucketAdapter: Storage.GridFSBucketAdapterClass }).GridFSBucketAdapter
+
+// The MongoDB adapters load the MongoDB driver: taken at first use (a
+// PostgreSQL kit never loads them; lazy-subsystems.ts). A static import would
+// read their exports as it links, and load them.
+
+/** Parse's MongoDB storage adapter class (loads the MongoDB driver). */
+export function mongoStorageAdapterClass (): Storage.MongoAdapterClass {
+  return loadModule(MONGO_STORAGE_ADAPTER).MongoStorageAdapter as Storage.MongoAdapterClass
+}
+
+/** Runs `patch` on Parse's MongoDB storage adapter class when it loads (at once if it is loaded). */
+export function whenMongoStorageAdapterLoads (patch: (adapter: Storage.MongoAdapterClass) => void): void {
+  whenModuleLoads(MONGO_STORAGE_ADAPTER, (exports) => patch(exports.MongoStorageAdapter as Storage.MongoAdapterClass))
+}
+
+/** Parse's GridFS files adapter class (loads the MongoDB driver). */
+export function gridFSBucketAdapterClass (): Storage.GridFSBucketAdapterClass {
+  return loadModule(GRIDFS_BUCKET_ADAPTER).GridFSBucketAdapter as Storage.GridFSBucketAdapterClass
+}
 
 /** Parse.Cloud.run's encoding of a function's result (the SDK's private _encode). */
 export function encodeLikeCloudRun (value: unknown): unknown {

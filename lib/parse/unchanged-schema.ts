@@ -18,7 +18,7 @@
 // On MongoDB, Parse's startup also stores every class's index list again
 // (updateSchemaWithIndexes: the collection's indexes into `_metadata.indexes`);
 // a list equal to the stored one is not written either.
-import { DefinedSchemas, MongoStorageAdapter, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
+import { DefinedSchemas, whenMongoStorageAdapterLoads, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.unchanged-schema')
 
@@ -48,7 +48,11 @@ export function skipUnchangedSchemaWrites (): void {
  * refresh read at its start.
  */
 function skipUnchangedIndexLists (): void {
-  const adapter = MongoStorageAdapter.prototype as unknown as MongoIndexListRefresh
+  // On MongoDB only: the adapter's module is loaded when a kit uses MongoDB (lazy-subsystems.ts).
+  whenMongoStorageAdapterLoads((MongoStorageAdapter) => skipUnchangedIndexListsOf(MongoStorageAdapter.prototype as unknown as MongoIndexListRefresh))
+}
+
+function skipUnchangedIndexListsOf (adapter: MongoIndexListRefresh): void {
   const updateSchemaWithIndexes = adapter.updateSchemaWithIndexes
   adapter.updateSchemaWithIndexes = function (this: MongoIndexListRefresh) {
     const base = this

@@ -2,8 +2,8 @@
 // which database is running; everything else sees a Parse storage adapter.
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
-import { FileSystemAdapter } from 'parse-server'
-import { MongoStorageAdapter, SchemaCache, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { FileSystemAdapter } from '../parse/parse-main.js'
+import { mongoStorageAdapterClass, SchemaCache, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, postgresPoolSize, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
@@ -187,6 +187,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     }
   }
   const poolSize = mongoPoolSize(uri, options.poolSize)
+  const MongoStorageAdapter = mongoStorageAdapterClass()
   const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), maxPoolSize: poolSize, ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
   if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: () => SchemaCache.default.clear() })

@@ -3,7 +3,7 @@
 // client (bounded.ts: timeoutMS covers a whole upload or download), and its calls report
 // an outage like the storage adapter's: a frozen database fails a file call
 // with 503 instead of hanging it.
-import { GridFSBucketAdapter } from '../../parse/internals.js'
+import { gridFSBucketAdapterClass, type GridFSBucketAdapterClass } from '../../parse/internals.js'
 import { boundedMongoOptions } from './bounded.js'
 import { reportingOutages } from '../outages.js'
 import type { DatabaseAvailability } from '../availability.js'
@@ -11,7 +11,8 @@ import type { DatabaseAvailability } from '../availability.js'
 /** The adapter methods that reach the database (getFileLocation only builds a url). */
 const DATABASE_CALLS = ['createFile', 'deleteFile', 'getFileData', 'getMetadata', 'handleFileStream']
 
-export function boundedGridFS (uri: string, timeoutMs: number, availability: DatabaseAvailability): InstanceType<typeof GridFSBucketAdapter> {
+export function boundedGridFS (uri: string, timeoutMs: number, availability: DatabaseAvailability): InstanceType<GridFSBucketAdapterClass> {
+  const GridFSBucketAdapter = gridFSBucketAdapterClass()
   const adapter = new GridFSBucketAdapter(uri, boundedMongoOptions(uri, timeoutMs))
   const methods = adapter as unknown as Record<string, unknown>
   for (const name of DATABASE_CALLS) {

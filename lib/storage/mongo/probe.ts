@@ -1,7 +1,6 @@
 // Before Parse Server starts on MongoDB: is the server there, is it new enough
 // for Parse Server 9, and is it a replica set? Parse would otherwise wait half
 // a minute and fail vaguely, or run on a server it does not support.
-import { MongoClient } from 'mongodb'
 import type { MongoAdapter } from '../../parse/internals.js'
 import { DatabaseUnreachableError } from '../../errors.js'
 
@@ -9,6 +8,8 @@ import { DatabaseUnreachableError } from '../../errors.js'
 export const MINIMUM_MONGO_VERSION = '7.0.16'
 
 export async function probeMongo (uri: string, displayURI: string, notice: (line: string) => void): Promise<void> {
+  // Imported here: a kit on PostgreSQL never loads the MongoDB driver (parse/lazy-subsystems.ts).
+  const { MongoClient } = await import('mongodb')
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 })
   try {
     let hello: Record<string, unknown>

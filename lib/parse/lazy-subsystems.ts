@@ -1,0 +1,183 @@
+// Parse Server requires, when it loads, subsystems a kit may never use: the
+// GraphQL server (Apollo Server, graphql-tools, graphql-upload), the MongoDB
+// driver on a PostgreSQL kit, the Redis client without Redis, LDAP and Game
+// Center's certificate code without those logins. About 35 MB resident in all
+// (docs/internals/benchmarks.md, "Where the memory goes").
+//
+// Before Parse loads, each such module's entry in require.cache is a stand-in
+// whose exports load the real module at their first use, and from then on
+// are the real module's. Parse's files on disk are untouched: a require() of
+// these paths answers the stand-in's exports, Babel's interop reads only
+// `__esModule` (answered from the list below), and Parse's own code reaches
+// the modules' members when it uses them. A class export that Parse only
+// tests with `instanceof` until it uses it (the MongoDB adapter, which
+// Parse's DatabaseController checks at boot) is a stand-in class: no object
+// is an instance of it while its module is not loaded; `new` builds the
+// real one.
+import { Module, createRequire } from 'node:module'
+
+/** One module Parse requires at load time that the kit defers. */
+export interface DeferredModule {
+  /** The module as Parse requires it (resolved from Parse's own folder). */
+  request: string
+  /** The module's `__esModule` mark (Babel's interop reads it without using the module). */
+  esModule: boolean
+  /**
+   * Exports Parse reads when it loads but uses later: a class it tests with
+   * `instanceof` first, a function it keeps to call. Their stand-ins call,
+   * construct and test through to the real ones.
+   */
+  standIns?: readonly string[]
+}
+
+export interface DeferredSubsystem {
+  name: string
+  /** What makes a kit load it. */
+  loadedBy: string
+  modules: readonly DeferredModule[]
+}
+
+export const MONGO_STORAGE_ADAPTER = 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
+export const GRIDFS_BUCKET_ADAPTER = 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
+export const PARSE_GRAPHQL_SERVER = 'parse-server/lib/GraphQL/ParseGraphQLServer.js'
+
+export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
+  {
+    name: 'GraphQL server (Apollo Server, graphql-tools, graphql-upload)',
+    loadedBy: 'Parse\'s ParseGraphQLServer used (mountGraphQL / mountPlayground in ParseServer.startApp, or an application building one)',
+    modules: [
+      { request: PARSE_GRAPHQL_SERVER, esModule: true },
+      // ParseServer.js keeps graphql's parse() for a graphQLSchema file given to startApp.
+      { request: 'graphql', esModule: true, standIns: ['parse'] }
+    ]
+  },
+  {
+    name: 'MongoDB driver (Parse\'s MongoDB storage adapter and GridFS files)',
+    loadedBy: 'a MongoDB database (databaseURI mongodb://…), or GridFS files',
+    modules: [
+      { request: MONGO_STORAGE_ADAPTER, esModule: true, standIns: ['default', 'MongoStorageAdapter'] },
+      { request: GRIDFS_BUCKET_ADAPTER, esModule: true, standIns: ['default', 'GridFSBucketAdapter'] }
+    ]
+  },
+  {
+    name: 'Redis client (node-redis)',
+    loadedBy: 'a Redis cache or LiveQuery pub/sub (cluster.redisURL), or Parse\'s rate limit with a redisUrl',
+    modules: [{ request: 'redis', esModule: true }]
+  },
+  {
+    name: 'LDAP and Game Center logins (ldapjs, node-forge)',
+    loadedBy: 'a login with authData.ldap or authData.gcenter',
+    modules: [{ request: 'ldapjs', esModule: false }, { request: 'node-forge', esModule: false }]
+  }
+]
+
+const requireFromParse = createRequire(createRequire(import.meta.url).resolve('parse-server'))
+
+/** Where a stand-in keeps its state: on its own require.cache entry (a module's load is process-wide by nature). */
+const STAND_IN = Symbol.for('fastify-parse-kit.deferred-module')
+
+interface StandInState {
+  real?: Record<PropertyKey, unknown>
+  onLoad: Array<(exports: Record<PropertyKey, unknown>) => void>
+  load: () => Record<PropertyKey, unknown>
+}
+
+type CachedModule = NodeJS.Module & { [STAND_IN]?: StandInState }
+
+/** The file a deferred module resolves to, as Parse resolves it. */
+export function deferredModuleFile (request: string): string {
+  return requireFromParse.resolve(request)
+}
+
+/** Puts the stand-ins in place; does nothing for a module already loaded (or already deferred). Call before Parse loads. */
+export function deferParseSubsystems (): void {
+  for (const subsystem of DEFERRED_SUBSYSTEMS) {
+    for (const entry of subsystem.modules) deferModule(entry)
+  }
+}
+
+/**
+ * Runs `use` with the module's real exports as soon as it loads (at once if
+ * it is loaded): a patch of a deferred module waits for its first use.
+ */
+export function whenModuleLoads (request: string, use: (exports: Record<PropertyKey, unknown>) => void): void {
+  const state = standInOf(request)
+  if (state && !state.real) state.onLoad.push(use)
+  else use(loadModule(request))
+}
+
+/** The module's real exports (loading it if it was deferred). */
+export function loadModule (request: string): Record<PropertyKey, unknown> {
+  return standInOf(request)?.load() ?? requireFromParse(deferredModuleFile(request)) as Record<PropertyKey, unknown>
+}
+
+/** Whether the module's real exports are loaded (false while it is deferred). */
+export function isModuleLoaded (request: string): boolean {
+  const entry = requireFromParse.cache[deferredModuleFile(request)] as CachedModule | undefined
+  return entry !== undefined && (entry[STAND_IN] === undefined || entry[STAND_IN].real !== undefined)
+}
+
+function standInOf (request: string): StandInState | undefined {
+  return (requireFromParse.cache[deferredModuleFile(request)] as CachedModule | undefined)?.[STAND_IN]
+}
+
+function deferModule (entry: DeferredModule): void {
+  const file = deferredModuleFile(entry.request)
+  if (requireFromParse.cache[file]) return
+  const load = (): Record<PropertyKey, unknown> => {
+    if (state.real) return state.real
+    if (requireFromParse.cache[file] === standIn) delete requireFromParse.cache[file]
+    const real = requireFromParse(file) as Record<PropertyKey, unknown>
+    state.real = real
+    for (const use of state.onLoad.splice(0)) use(real)
+    return real
+  }
+  const state: StandInState = { onLoad: [], load }
+  const standIns = new Map((entry.standIns ?? []).map((name) => [name, forwardingStandIn(() => load()[name] as ClassLike, () => state.real?.[name] as ClassLike | undefined)]))
+  const exports = new Proxy({}, {
+    get (_target, key) {
+      if (!state.real && key === '__esModule') return entry.esModule || undefined
+      if (!state.real && typeof key === 'string' && standIns.has(key)) return standIns.get(key)
+      return Reflect.get(load(), key)
+    },
+    set: (_target, key, value) => Reflect.set(load(), key, value),
+    has: (_target, key) => Reflect.has(load(), key),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor (_target, key) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(load(), key)
+      // The proxy's own target has no such property: the descriptor must say it may change.
+      return descriptor && { ...descriptor, configurable: true }
+    },
+    defineProperty: (_target, key, descriptor) => Reflect.defineProperty(load(), key, descriptor),
+    deleteProperty: (_target, key) => Reflect.deleteProperty(load(), key),
+    getPrototypeOf: () => Reflect.getPrototypeOf(load())
+  })
+  const standIn = new Module(file) as CachedModule
+  standIn.filename = file
+  standIn.loaded = true
+  standIn.exports = exports
+  standIn[STAND_IN] = state
+  requireFromParse.cache[file] = standIn
+}
+
+type ClassLike = abstract new (...args: unknown[]) => unknown
+
+/** Calls, constructs and reads through to the real export; `instanceof` is false while the real one is not loaded (none of its instances can exist yet). */
+function forwardingStandIn (real: () => ClassLike, loaded: () => ClassLike | undefined): ClassLike {
+  const target = function () {} as unknown as ClassLike
+  const proxy: ClassLike = new Proxy(target, {
+    construct: (_target, args, newTarget) => Reflect.construct(real() as unknown as new (...args: unknown[]) => object, args, newTarget === proxy ? real() : newTarget),
+    apply: (_target, self, args) => Reflect.apply(real() as unknown as (...args: unknown[]) => unknown, self, args),
+    get (_target, key) {
+      if (key === Symbol.hasInstance) {
+        return (value: unknown) => {
+          const cls = loaded()
+          return cls !== undefined && value instanceof cls
+        }
+      }
+      return Reflect.get(real(), key)
+    },
+    set: (_target, key, value) => Reflect.set(real(), key, value)
+  })
+  return proxy
+}

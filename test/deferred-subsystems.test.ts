@@ -1,0 +1,59 @@
+// Parse Server requires subsystems the kit never mounts (the GraphQL server,
+// the MongoDB driver on PostgreSQL, the Redis client, LDAP and Game Center
+// code); the kit loads them at their first use (lib/parse/lazy-subsystems.ts).
+// Checked in a fresh process (a clean module cache): none is loaded by
+// importing the kit, booting it or answering a request; asked for, each
+// works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
+// adapter builds and Parse's instanceof test sees it).
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { DEFERRED_PACKAGES, DEFERRED_REPORT_MARK } from './helpers/deferred-subsystems-report.js'
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+interface Loaded { modules: Record<string, boolean>, packageFiles: Record<string, number> }
+interface Report {
+  afterImport: Loaded
+  afterBoot: Loaded
+  afterRequest: Loaded
+  requestStatus: number
+  afterAsking: Loaded
+  graphql: { status: number, body: unknown }
+  mongo: { before: { loaded: boolean, plainObjectIsInstance: boolean }, loaded: boolean, instanceOfParseView: boolean, instanceOfReal: boolean }
+  esModule: Record<string, { listed: boolean, real: boolean }>
+}
+
+function runChild (): Promise<Report> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
+      { cwd: root, timeout: 180_000, maxBuffer: 16 * 2 ** 20, env: { ...process.env, LOG_LEVEL: 'warn' } },
+      (error, stdout, stderr) => {
+        const line = stdout.split('\n').find((candidate) => candidate.startsWith(DEFERRED_REPORT_MARK))
+        if (!line) return reject(new Error(`the child printed no report${error ? ` (${error.message})` : ''}:\n${stdout}\n${stderr}`))
+        resolve(JSON.parse(line.slice(DEFERRED_REPORT_MARK.length)) as Report)
+      })
+  })
+}
+
+const nothingLoaded = (loaded: Loaded) => ({
+  modules: Object.fromEntries(Object.keys(loaded.modules).map((request) => [request, false])),
+  packageFiles: Object.fromEntries(DEFERRED_PACKAGES.map((folder) => [folder, 0]))
+})
+
+t.test('the kit loads none of the subsystems it defers, and each works when asked for', async (t) => {
+  const report = await runChild()
+  t.same(report.afterImport, nothingLoaded(report.afterImport), 'importing the kit loads none')
+  t.same(report.afterBoot, nothingLoaded(report.afterBoot), 'booting it on PostgreSQL loads none')
+  t.equal(report.requestStatus, 200, 'a request is answered')
+  t.same(report.afterRequest, nothingLoaded(report.afterRequest), 'answering a request loads none')
+
+  t.same(report.graphql, { status: 200, body: { data: { health: true } } }, 'Parse\'s GraphQL with mountGraphQL answers a query')
+  t.same(report.mongo, { before: { loaded: false, plainObjectIsInstance: false }, loaded: true, instanceOfParseView: true, instanceOfReal: true },
+    'the MongoDB adapter builds; Parse\'s instanceof test is false before it loads and true for what it builds')
+  for (const [request, mark] of Object.entries(report.esModule)) t.equal(mark.listed, mark.real, `${request}: the stand-in's __esModule is the real module's`)
+  t.ok(Object.values(report.afterAsking.modules).every(Boolean), 'asked for, every deferred module is the real one')
+  t.ok(report.afterAsking.packageFiles['/node_modules/@apollo/server/'] > 0, 'Apollo Server loaded with the GraphQL server')
+  t.ok(report.afterAsking.packageFiles['/node_modules/mongodb/'] > 0, 'the MongoDB driver loaded with the adapter')
+})

@@ -1,0 +1,90 @@
+// A fresh process for test/deferred-subsystems.test.ts (a clean module cache):
+// loads the kit the way an application does, boots it on a PostgreSQL of its
+// own and answers one request, noting which of Parse's deferred subsystems
+// are loaded after each step; then asks for them: Parse's own server with
+// mountGraphQL (ParseServer.startApp) answers a GraphQL query on the same
+// database, and the MongoDB adapter is built. Prints one JSON line (the mark
+// below) and exits.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import Fastify from 'fastify'
+import { kitPlugin } from '../../plugin.js'
+import { kitServerOptions } from '../../lib/index.js'
+import { DEFERRED_SUBSYSTEMS, MONGO_STORAGE_ADAPTER, deferredModuleFile, isModuleLoaded, loadModule } from '../../lib/parse/lazy-subsystems.js'
+import { ParseServer } from '../../lib/parse/parse-main.js'
+import { mongoStorageAdapterClass } from '../../lib/parse/internals.js'
+import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
+import { freePort } from '../../lib/storage/free-port.js'
+import { copyTemplateCluster } from './pg-template.js'
+import { DEFERRED_PACKAGES, DEFERRED_REPORT_MARK } from './deferred-subsystems-report.js'
+
+const requireHere = createRequire(import.meta.url)
+const standInFiles = new Set(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => deferredModuleFile(entry.request))))
+
+/** Which deferred modules are loaded, and how many files of each deferred package are in require.cache (stand-ins not counted). */
+function loaded (): { modules: Record<string, boolean>, packageFiles: Record<string, number> } {
+  const files = Object.keys(requireHere.cache).filter((file) => !standInFiles.has(file) || isModuleLoaded(file))
+  return {
+    modules: Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => [entry.request, isModuleLoaded(entry.request)]))),
+    packageFiles: Object.fromEntries(DEFERRED_PACKAGES.map((folder) => [folder, files.filter((file) => file.includes(folder)).length]))
+  }
+}
+
+const report: Record<string, unknown> = { afterImport: loaded() }
+// Not test/helpers/kit.ts's tempDir: that module loads the MongoDB driver (its MongoDB lane).
+const dir = mkdtempSync(path.join(tmpdir(), 'fpk-deferred-'))
+chmodSync(dir, 0o755) // PostgreSQL runs as user postgres when the tests run as root
+const dataDir = path.join(dir, 'postgres')
+await copyTemplateCluster(dataDir)
+const database = await startEmbeddedPostgres({ dataDir, ephemeral: true })
+try {
+  const app = Fastify(kitServerOptions({ level: 'warn' }))
+  await app.register(kitPlugin, { appId: 'deferred', masterKey: 'deferred-master-key', databaseURI: database.uri, mountPath: '/parse' })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  report.afterBoot = loaded()
+  const address = app.server.address() as { port: number }
+  const health = await fetch(`http://127.0.0.1:${address.port}/parse/classes/_User?limit=1`, { headers: { 'x-parse-application-id': 'deferred', 'x-parse-master-key': 'deferred-master-key' } })
+  report.requestStatus = health.status
+  report.afterRequest = loaded()
+  await app.close()
+
+  // Asked for: Parse's GraphQL, as Parse mounts it (mountGraphQL), on the same database.
+  const port = await freePort()
+  const parse = await ParseServer.startApp({
+    appId: 'deferred-graphql',
+    masterKey: 'deferred-graphql-master-key',
+    databaseURI: database.uri,
+    port,
+    serverURL: `http://127.0.0.1:${port}/parse`,
+    mountPath: '/parse',
+    mountGraphQL: true,
+    graphQLPath: '/graphql'
+  } as Parameters<typeof ParseServer.startApp>[0])
+  const answer = await fetch(`http://127.0.0.1:${port}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-parse-application-id': 'deferred-graphql', 'x-parse-master-key': 'deferred-graphql-master-key' },
+    body: JSON.stringify({ query: '{ health }' })
+  })
+  report.graphql = { status: answer.status, body: await answer.json() }
+  await (parse as unknown as { handleShutdown (): Promise<void> }).handleShutdown()
+  ;(parse as unknown as { server: { close (): void, closeAllConnections (): void } }).server.closeAllConnections()
+  ;(parse as unknown as { server: { close (): void } }).server.close()
+
+  // Asked for: the MongoDB adapter. Before it loads, nothing is an instance of Parse's class; after, what it builds is.
+  const parseView = requireHere(deferredModuleFile(MONGO_STORAGE_ADAPTER)) as { default: abstract new (...args: never[]) => unknown }
+  const beforeMongo = { loaded: isModuleLoaded(MONGO_STORAGE_ADAPTER), plainObjectIsInstance: ({}) instanceof parseView.default }
+  const adapter = new (mongoStorageAdapterClass())({ uri: 'mongodb://127.0.0.1:9/deferred', collectionPrefix: '', mongoOptions: {} })
+  report.mongo = { before: beforeMongo, loaded: isModuleLoaded(MONGO_STORAGE_ADAPTER), instanceOfParseView: adapter instanceof parseView.default, instanceOfReal: adapter instanceof (loadModule(MONGO_STORAGE_ADAPTER).default as new () => unknown) }
+
+  // The __esModule mark each stand-in answered is the real module's.
+  report.esModule = Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) =>
+    [entry.request, { listed: entry.esModule, real: loadModule(entry.request).__esModule === true }])))
+  report.afterAsking = loaded()
+} finally {
+  await database.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+process.stdout.write(`\n${DEFERRED_REPORT_MARK}${JSON.stringify(report)}\n`)
+process.exit(0)

@@ -1,0 +1,7 @@
+// Shared by test/deferred-subsystems.test.ts and the process it starts (deferred-subsystems-node.ts).
+
+/** Marks the child's report line on stdout. */
+export const DEFERRED_REPORT_MARK = 'DEFERRED_SUBSYSTEMS '
+
+/** Packages the deferred subsystems bring in, by a folder in their files' paths. */
+export const DEFERRED_PACKAGES = ['/node_modules/@apollo/server/', '/node_modules/@graphql-tools/', '/node_modules/mongodb/', '/node_modules/bson/', '/node_modules/@redis/client/', '/node_modules/ldapjs/', '/node_modules/node-forge/', '/node_modules/graphql/']
