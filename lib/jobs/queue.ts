@@ -114,6 +114,11 @@ function checkParams (name: string, declaration: JobDeclaration, params: unknown
   throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: param ${param}: ${first?.message ?? 'does not fit the declaration'}`)
 }
 
+/** Whether enqueue() works in the running kit (jobs.queue on PostgreSQL, booted): code that also runs without a queue picks its way with it. */
+export function queueRunning (): boolean {
+  return currentKitState().get(queuePart).engine !== undefined
+}
+
 /** Jobs of `name` that used all their retries, oldest first: their id, params and when they died. */
 export async function listDeadJobs (name: string): Promise<Array<{ id: string, params: Record<string, unknown>, diedAt: Date }>> {
   const engine = runningEngine(name)
