@@ -22,7 +22,8 @@ import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/tr
 import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
-import { claimProcess, type KitState } from './lib/kit-state.js'
+import { claimProcess, currentKitState, type KitState } from './lib/kit-state.js'
+import { readFastPathsFrom } from './lib/parse/fast-path-switch.js'
 import { roleCachePart } from './lib/access/role-cache.js'
 import { startJobs, type JobsHost } from './lib/jobs/start.js'
 import { startQueue, type QueueHost } from './lib/jobs/queue.js'
@@ -83,6 +84,8 @@ async function kit (fastify: FastifyInstance, input: KitOptions): Promise<void> 
 }
 
 async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, release: () => void): Promise<void> {
+  // Every fast path of lib/parse/ reads this kit's `fastPaths` while this kit runs.
+  readFastPathsFrom(() => currentKitState() !== state || options.fastPaths)
   configureKit({
     mountPath: options.mountPath,
     masterKey: options.masterKey,

@@ -156,6 +156,8 @@ export const KitOptionsSchema = Type.Object({
   metrics: Type.Optional(typed<boolean | MetricsOptions>(Type.Unknown())),
   /** OpenTelemetry spans (through @fastify/otel) for every request, each declared call, its transaction. Off by default; the application registers the SDK and exporter. */
   tracing: Type.Optional(flag),
+  /** false: the kit runs on Parse's own read and write chains only (no fast path of lib/parse/), to bisect or ship a Parse upgrade. Env FPK_FAST_PATHS. Default true. */
+  fastPaths: Type.Optional(flag),
   /** Header every answer carries the request id in (Fastify's request.id); default 'x-request-id'; false: none. kitServerOptions({ requestIdHeader }) takes the incoming id from the same header. */
   requestIdHeader: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.Literal(false)], { problem: "must be a header name such as 'x-request-id', or false" })),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
@@ -210,6 +212,8 @@ export interface ResolvedOptions {
   shutdown: ShutdownSettings
   metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
   tracing: boolean
+  /** false: Parse's own read and write chains only. */
+  fastPaths: boolean
   requestIdHeader: string | false
   production: boolean
 }
@@ -273,6 +277,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     shutdown: resolveShutdown(input.shutdown, production, (problem) => optionError('shutdown.drainDelayMs', problem)),
     metrics: metricsOption(input.metrics, mountPath),
     tracing: input.tracing ?? false,
+    fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
     production
   }
@@ -293,6 +298,13 @@ function metricsOption (value: KitOptions['metrics'], mountPath: string): Resolv
   const token = given.token ?? (process.env.METRICS_TOKEN || undefined)
   if (token !== undefined && token.length < 16) throw optionError('metrics.token', 'must be a string of at least 16 characters (from the option or METRICS_TOKEN)')
   return { path, token, defaultMetrics: given.defaultMetrics ?? true }
+}
+
+/** FPK_FAST_PATHS: 'false' or 'true' (unset: true); anything else is a mistake, refused at boot. */
+function fastPathsFromEnv (value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'true') return true
+  if (value === 'false') return false
+  throw optionError('fastPaths', `FPK_FAST_PATHS must be true or false (got "${value}")`)
 }
 
 /** Verbs are compared upper-case; one no route answers would open nothing, silently. */

@@ -13,6 +13,8 @@ import { adapterRead } from '../lib/parse/adapter-read.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { APP_ID, appHeaders, masterHeaders, needsRealMongo, startKit } from './helpers/kit.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
+import { readFastPathsFrom } from '../lib/parse/fast-path-switch.js'
 
 @ParseClass('Crate')
 class Crate extends BaseModel {
@@ -237,7 +239,8 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
           const rest = await restAnswer(build(new Parse.Query(className)), who.headers, count)
           const fast = await adapterRead(config, who.auth() as never, readOf(build(new Parse.Query(className)), count))
           // Served: every plain case on Sample; on RoleSample only for the role (and the master key); on HiddenSample and AuthSample only for the master key.
-          const expectServed = className === 'Sample' || (className === 'RoleSample' ? who.name !== 'bob' && who.name !== 'nobody' : who.name === 'master key')
+          // With fastPaths: false (FPK_FAST_PATHS=false) nothing is served and every answer is Parse's.
+          const expectServed = FAST_PATHS && (className === 'Sample' || (className === 'RoleSample' ? who.name !== 'bob' && who.name !== 'nobody' : who.name === 'master key'))
           t.equal(fast !== undefined, expectServed, `${label}: ${expectServed ? 'served' : 'left to Parse'}`)
           if (fast !== undefined) {
             servedCount++
@@ -248,7 +251,8 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
         }
       }
     }
-    t.ok(servedCount > 100, `the adapter read served ${servedCount} cases`)
+    if (FAST_PATHS) t.ok(servedCount > 100, `the adapter read served ${servedCount} cases`)
+    else t.equal(servedCount, 0, 'fastPaths: false: the adapter read served nothing')
   })
 
   t.test('every case it does not serve goes through Parse and answers as REST does', async (t) => {
@@ -275,7 +279,7 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
 
   t.test('a served read inside a transaction reads on the transaction', { skip: needsRealMongo() }, async (t) => {
     const plain = () => new Parse.Query('Sample').equalTo('name', 'written in the transaction').limit(5)
-    t.ok(await adapterRead(config, AuthModule.master(config) as never, readOf(plain(), true)), 'the query is one the adapter read serves')
+    if (FAST_PATHS) t.ok(await adapterRead(config, AuthModule.master(config) as never, readOf(plain(), true)), 'the query is one the adapter read serves')
     let inside: unknown
     await withTransaction(async () => {
       await new Sample({ name: 'written in the transaction' }).save(null, { useMasterKey: true })
@@ -286,7 +290,7 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
     t.equal((await queryRows(plain(), { master: true }, { count: true })).count, 0, 'after the rollback it is gone')
   })
 
-  t.test('the rules still hold on the served path', async (t) => {
+  t.test('the rules still hold on the served path', { skip: !FAST_PATHS && 'fastPaths: false serves nothing' }, async (t) => {
     const rows = async (who: typeof callers[number]) => (await adapterRead(config, who.auth() as never, readOf(new Parse.Query('Sample').ascending('name').limit(100), true)))!
     const [master, aliceRows, bobRows, nobody] = [await rows(callers[0]), await rows(callers[1]), await rows(callers[2]), await rows(callers[3])]
     t.equal(master.count, 12, 'the master key reads every row')
@@ -297,5 +301,18 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
     t.ok(master.results.every((row) => !Object.keys(row).some((key) => key.startsWith('_'))), 'no hidden column leaves the server')
     const photo = master.results[0].photo as { url?: string }
     t.match(photo.url, /photo-0\.txt$/, 'file URLs are filled in as RestQuery does')
+  })
+
+  t.test('fastPaths switched off: the adapter read serves nothing, and queryRows answers as REST through Parse\'s RestQuery', async (t) => {
+    readFastPathsFrom(() => false)
+    t.teardown(() => readFastPathsFrom(() => FAST_PATHS))
+    for (const who of callers) {
+      for (const [name, build, count] of served.slice(0, 6)) {
+        const label = `Sample, ${who.name}: ${name}`
+        t.equal(await adapterRead(config, who.auth() as never, readOf(build(new Parse.Query('Sample')), count)), undefined, `${label}: left to Parse`)
+        const rest = await restAnswer(build(new Parse.Query('Sample')), who.headers, count)
+        t.equal(await viaQueryRows(build(new Parse.Query('Sample')), who.caller, count), rest.text, `${label}: queryRows answers as REST`)
+      }
+    }
   })
 })

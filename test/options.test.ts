@@ -29,6 +29,21 @@ t.test('options are validated with the option named', async (t) => {
   t.same(resolved.excludedPointerClasses, ['IMG', 'File'])
 })
 
+t.test('fastPaths: on by default; off by the option or FPK_FAST_PATHS=false; another env value refused at boot', async (t) => {
+  const base = { appId: 'a', masterKey: 'm' }
+  const saved = process.env.FPK_FAST_PATHS
+  t.teardown(() => { if (saved === undefined) delete process.env.FPK_FAST_PATHS; else process.env.FPK_FAST_PATHS = saved })
+  delete process.env.FPK_FAST_PATHS
+  t.equal(resolveOptions(base).fastPaths, true)
+  t.equal(resolveOptions({ ...base, fastPaths: false }).fastPaths, false)
+  t.throws(() => resolveOptions({ ...base, fastPaths: 'no' } as never), { code: 'FPK_ERR_OPTION_INVALID', message: /"fastPaths": must be true or false/ })
+  process.env.FPK_FAST_PATHS = 'false'
+  t.equal(resolveOptions(base).fastPaths, false, 'FPK_FAST_PATHS=false')
+  t.equal(resolveOptions({ ...base, fastPaths: true }).fastPaths, true, 'the option wins over the environment')
+  process.env.FPK_FAST_PATHS = 'off'
+  t.throws(() => resolveOptions(base), { code: 'FPK_ERR_OPTION_INVALID', message: /"fastPaths": FPK_FAST_PATHS must be true or false \(got "off"\)/ })
+})
+
 t.test('configureKit has the spec defaults and resolves at use time', async (t) => {
   const saved = process.env.mountPath
   t.teardown(() => { if (saved === undefined) delete process.env.mountPath; else process.env.mountPath = saved })

@@ -21,6 +21,7 @@
 // Parse's REST API and compares the answers byte for byte.
 import type Parse from 'parse/node'
 import { triggers } from './internals.js'
+import { fastPathsOn } from './fast-path-switch.js'
 import type { ParseConfig, SchemaController } from './server-shapes.js'
 
 /**
@@ -180,6 +181,8 @@ function noProtectedFields (permissions: Record<string, unknown> | undefined): b
  * including every error — as Parse does).
  */
 export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: PlainRead): Promise<{ results: Array<Record<string, unknown>>, count?: number, countKind?: string } | undefined> {
+  // fastPaths: false: every read is Parse's.
+  if (!fastPathsOn()) return undefined
   const server = config as ReadConfig
   const { className } = read
   if (className.startsWith('_') || auth.isMaintenance) return undefined

@@ -26,6 +26,7 @@ import { AuthModule, rest, type ParseConfig } from './internals.js'
 import { withOneSchemaLoad } from './one-schema-load.js'
 import type { SchemaMemo } from './reused-schema.js'
 import { createThroughRestWrite } from './lean-create.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 /** A caller already resolved for this request: its session token and (built on first read) its user. */
 export interface KnownCaller {
@@ -72,7 +73,7 @@ export function installDirectWrites (parseConfig: () => ParseConfig, schemaMemo:
     request (method, path, data, options, config) {
       // A config argument marks an inner request of a batch: it belongs to the batch's own session.
       const target = config === undefined ? singleObjectWrite(method, path) : undefined
-      if (!target) return original.call(this, method, path, data, options, config)
+      if (!target || !fastPathsOn()) return original.call(this, method, path, data, options, config)
       return write({ config: parseConfig(), schemaMemo: schemaMemo() }, target, (data ?? {}) as Record<string, unknown>, options ?? {})
     }
   }
@@ -127,7 +128,8 @@ async function authFor (options: SaveOptions, config: ParseConfig): Promise<unkn
   const sessionToken = typeof options.sessionToken === 'string' ? options.sessionToken : ''
   if (sessionToken === '') return new AuthModule.Auth({ config, installationId })
   const known = knownCaller.getStore()
-  const user = known?.sessionToken === sessionToken ? known.user : undefined
+  // fastPaths: false: the session is looked up as Parse's controller looks it up.
+  const user = known?.sessionToken === sessionToken && fastPathsOn() ? known.user : undefined
   if (user) return new AuthModule.Auth({ config, isMaster: false, installationId, user })
   return AuthModule.getAuthForSessionToken({ config, sessionToken, installationId })
 }

@@ -14,6 +14,7 @@
 // test/keyword-scan.test.ts compares it with Parse's own on many inputs;
 // test/parse-contract.test.ts pins the Parse code it stands in for.
 import { ParseUtils } from './internals.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 type Scan = (object: unknown, key: unknown, value: unknown) => boolean
 
@@ -71,6 +72,8 @@ export const parseObjectContainsKeyValue: Scan = ParseUtils.objectContainsKeyVal
 export function installKeywordScan (): void {
   const utils = ParseUtils as unknown as Record<symbol, unknown>
   if (utils[INSTALLED]) return
-  ParseUtils.objectContainsKeyValue = objectContainsKeyValue
+  const parseScan = ParseUtils.objectContainsKeyValue
+  // fastPaths: false: Parse's own scan.
+  ParseUtils.objectContainsKeyValue = (object, key, value) => fastPathsOn() ? objectContainsKeyValue(object, key, value) : parseScan(object, key, value)
   utils[INSTALLED] = true
 }

@@ -11,6 +11,7 @@
 // class guard, so a Parse upgrade that adds or changes a step fails by name;
 // test/create-row.test.ts compares its answers and rows with Parse's REST create.
 import { RestWrite, enforceRoleSecurity, rest, type RestWriteResult, type RestWriteStep } from './internals.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 /** RestWrite#execute's steps for an ordinary class, in Parse's order (the ten class-specific ones left out). */
 export const ORDINARY_CREATE_STEPS: readonly RestWriteStep[] = [
@@ -43,8 +44,8 @@ export const CLASS_SPECIFIC_STEPS: readonly RestWriteStep[] = [
 
 /** rest.create's answer for `className`, through the ordinary steps when the class is not one of Parse's own. */
 export async function createThroughRestWrite (config: unknown, auth: unknown, className: string, body: Record<string, unknown>, context: Record<string, unknown>): Promise<RestWriteResult> {
-  // Parse's own classes take Parse's path.
-  if (className.startsWith('_')) return rest.create(config, auth, className, body, context)
+  // Parse's own classes take Parse's path, as does every class with fastPaths: false.
+  if (className.startsWith('_') || !fastPathsOn()) return rest.create(config, auth, className, body, context)
   enforceRoleSecurity('create', className, auth, config) // as rest.create does first
   const write = new RestWrite(config, auth, className, null, body, null, context)
   for (const step of ORDINARY_CREATE_STEPS) {

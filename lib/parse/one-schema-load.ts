@@ -7,6 +7,7 @@
 // so one load serves every step of it.
 import type { ParseConfig, ParseDatabaseController } from './server-shapes.js'
 import { reusedSchema, writeView, type SchemaMemo } from './reused-schema.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 export interface OneSchemaLoadOptions {
   /**
@@ -26,6 +27,8 @@ export interface OneSchemaLoadOptions {
  * themselves, read through the prototype.
  */
 export function withOneSchemaLoad<C extends Pick<ParseConfig, 'database'>> (config: C, options: OneSchemaLoadOptions = {}): C {
+  // fastPaths: false: Parse loads the schema for each step, as it does on its own.
+  if (!fastPathsOn()) return config
   const { memo, write = false } = options
   const shared = config.database
   const load = shared.loadSchema

@@ -33,3 +33,12 @@ export async function prepareRestRead (config: ParseConfig, auth: ParseAuth, cla
     return await query.execute()
   }
 }
+
+/**
+ * One RestQuery as Parse's REST find runs it (its beforeFind and afterFind
+ * included, the count in the same query): the read with fastPaths: false.
+ */
+export async function parseRestRead (config: ParseConfig, auth: ParseAuth, className: string, where: Record<string, unknown>, options: Record<string, unknown>): Promise<RestAnswer> {
+  const query = await RestQuery({ method: RestQuery.Method.find, config, auth, className, restWhere: where, restOptions: options, context: {} })
+  return await query.execute()
+}

@@ -15,6 +15,7 @@
 // with any such rule in the schema every operation keeps its own controller.
 import { SchemaCache } from './internals.js'
 import type { SchemaController } from './server-shapes.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 /**
  * The last controller loaded for sharing, the schema cache entries it was built
@@ -42,6 +43,7 @@ const sameEntries = (a: readonly unknown[], b: readonly unknown[]) => a.length =
  * the load (so they are the ones it was built from).
  */
 export function reusedSchema (memo: SchemaMemo, load: () => Promise<SchemaController>): Promise<SchemaController> {
+  if (!fastPathsOn()) return load()
   const before = SchemaCache.default.all()
   if (memo.controller && memo.entries && before.length > 0 && sameEntries(memo.entries, before) && dataOf(memo.built) === memo.data) return memo.controller
   const loading = load()

@@ -15,6 +15,7 @@
 //   failure is the answer itself (an unknown session token).
 // test/shared-lookups.test.ts checks each.
 import { SubCache } from './internals.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 /** How long a running load takes joiners (a normal lookup takes milliseconds). */
 export const JOIN_MS = 1000
@@ -57,6 +58,8 @@ export class SharedLoads<T> {
    * running, its result through `joined` (which makes the joiner's own copy).
    */
   async run (key: string, load: () => Promise<T>, joined: (result: T) => T | Promise<T>): Promise<T> {
+    // fastPaths: false: every request loads for itself, as with Parse alone.
+    if (!fastPathsOn()) return await load()
     const now = Date.now()
     const first = this.running.get(key)
     if (first && first.drops === drops && now - first.started < JOIN_MS) {

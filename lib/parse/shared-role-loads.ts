@@ -10,6 +10,7 @@
 // test/parse-contract.test.ts pins the Auth methods this relies on.
 import { AuthModule } from './internals.js'
 import { SharedLoads } from './shared-loads.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 interface RoleLoader {
   config?: { applicationId?: string }
@@ -34,6 +35,7 @@ export function installSharedRoleLoads (): void {
   if (prototype[INSTALLED]) return
   const loadRoles = prototype._loadRoles
   prototype._loadRoles = function (this: RoleLoader) {
+    if (!fastPathsOn()) return loadRoles.call(this)
     return roleLoads.run(`${this.config?.applicationId}\u0000${this.user.id}`, () => loadRoles.call(this), (roles) => {
       // What _loadRoles leaves on its Auth once it has the names.
       this.userRoles = [...roles]

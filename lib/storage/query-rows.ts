@@ -8,7 +8,8 @@
 // Rows and count run side by side when both are asked for.
 import Parse from 'parse/node'
 import { AuthModule } from '../parse/internals.js'
-import { prepareRestRead } from '../parse/rest-read.js'
+import { parseRestRead, prepareRestRead } from '../parse/rest-read.js'
+import { fastPathsOn } from '../parse/fast-path-switch.js'
 import { adapterRead, type RowCounter } from '../parse/adapter-read.js'
 import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
@@ -59,6 +60,12 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
   const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restShape ? { ...restOptions, count: 1 } : restOptions, counter })
   if (plain) return plain as QueryRowsResult<Row>
 
+  // fastPaths: false: a list, with or without REST's count, is one RestQuery, as REST runs it.
+  if ((restShape || mode === 'none') && !fastPathsOn()) {
+    const answer = await parseRestRead(config, auth, query.className, where ?? {}, restShape ? { ...restOptions, count: 1 } : restOptions)
+    const results = answer.results as Row[]
+    return restShape ? { results, count: answer.count ?? 0 } : { results }
+  }
   // Parse's RestQuery: its beforeFind trigger once, then rows and count side by side.
   const run = await prepareRestRead(config, auth, query.className, where ?? {}, restOptions, mode !== 'none')
   const rows = restOptions.limit === 0 && mode !== 'none' ? Promise.resolve(undefined) : run({}, true)
