@@ -9,7 +9,8 @@ import type { Io } from '../cli/context.js'
 import { main } from '../cli/fpk.js'
 import { renderTemplate } from '../cli/templates.js'
 import { jobNames } from '../cli/names.js'
-import { masterHeaders, startKit } from './helpers/kit.js'
+import { lane, masterHeaders, startKit } from './helpers/kit.js'
+import { enqueue } from '../lib/index.js'
 import { until } from './helpers/until.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -73,7 +74,9 @@ t.test('the job file fpk g job writes runs on the kit and ends succeeded', async
   const file = path.join(dir, 'count-roles-job.ts')
   writeFileSync(file, source)
   const loaded = await import(pathToFileURL(file).href) as Record<string, new () => unknown>
-  const kit = await startKit(t, { functions: [loaded.CountRolesJob] })
+  // Queued too, as its comment offers (PostgreSQL: MongoDB has no queue).
+  const queued = lane.kind !== 'mongo'
+  const kit = await startKit(t, { functions: [loaded.CountRolesJob], ...(queued ? { jobs: { queue: { pollingIntervalSeconds: 0.5 } } } : {}) })
   const started = await kit.request('POST', '/parse/jobs/countRoles', { headers: masterHeaders, body: { dryRun: true } })
   t.equal(started.status, 200, started.text)
   const id = started.headers.get('x-parse-job-status-id')
@@ -85,4 +88,13 @@ t.test('the job file fpk g job writes runs on the kit and ends succeeded', async
   t.equal(row.status, 'succeeded', row.message)
   t.match(row.message, /^dry run: would look at \d+ role\(s\)$/)
   t.same(row.params, { dryRun: true })
+  if (!queued) return
+  const job = await enqueue('countRoles', { dryRun: true })
+  let run: Record<string, any> = {}
+  await until('the queued run to finish', async () => {
+    const where = encodeURIComponent(JSON.stringify({ source: `queue ${job.id} (attempt 1 of 2)` }))
+    run = (await kit.request('GET', `/parse/classes/_JobStatus?where=${where}`, { headers: masterHeaders })).json.results?.[0] ?? {}
+    return run.status === 'succeeded' || run.status === 'failed'
+  })
+  t.equal(run.status, 'succeeded', 'enqueue(\'countRoles\') runs the generated job')
 })

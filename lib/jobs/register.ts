@@ -5,14 +5,15 @@ import { declaredJobs, jobName } from './registry.js'
 import { jobHandler, type BuiltInJob, type JobMethod } from './handler.js'
 import { ttlSweepJob } from './ttl.js'
 import { sessionSweepJob } from './session-sweep.js'
+import { rerunDeadJobsJob } from './dead-jobs.js'
 import { currentKitState, type KitState } from '../kit-state.js'
 
 type Cloud = Record<string, (...args: unknown[]) => unknown>
 
-/** The application's jobs, and the kit's own: the expired-session sweep, and the TTL sweep on PostgreSQL when needed. */
+/** The application's jobs, and the kit's own: the expired-session sweep, the re-run of dead queued jobs, and the TTL sweep on PostgreSQL when needed. */
 export function registerJobs (cloud: Cloud, state: KitState = currentKitState()): void {
   const sweep = ttlSweepJob(state)
-  const builtIn: BuiltInJob[] = [sessionSweepJob(state), ...(sweep ? [sweep] : [])]
+  const builtIn: BuiltInJob[] = [sessionSweepJob(state), rerunDeadJobsJob(), ...(sweep ? [sweep] : [])]
   for (const declaration of declaredJobs()) {
     const owner = declaration.owner as Record<string, JobMethod>
     const method: JobMethod = (request) => owner[declaration.method](request)

@@ -6,6 +6,10 @@
 //         -H 'Content-Type: application/json' -d '{"dryRun": true}'
 //   - on a schedule: uncomment @Cron below (each tick runs on one instance only,
 //     however many you run), or make one in the Dashboard ("Schedule a job").
+//   - queued from a handler, trigger or job (kit option jobs: { queue: true },
+//     PostgreSQL): await enqueue('{{jobName}}', { dryRun: false }) — inside a
+//     transaction the job commits or rolls back with it; a failed run is retried
+//     as a new run (retries below), on any instance.
 import Parse from 'parse/node'
 import { Job, type JobRequest } from '{{kit}}'
 // import { Cron } from '{{kit}}'

@@ -1,0 +1,31 @@
+// The built-in job that re-runs dead queued jobs (all their retries used):
+// POST {mount}/jobs/kitRerunDeadJobs with the master key, or the Dashboard's
+// "Run now", with { job: 'name' } to re-run every dead job of that name,
+// { job, id } for one, and { job, dryRun: true } to list them in the run's
+// message without re-running any.
+import type { BuiltInJob } from './handler.js'
+import { listDeadJobs, rerunDeadJob } from './queue.js'
+
+export const RERUN_DEAD_JOB_NAME = 'kitRerunDeadJobs'
+
+/** How many dead jobs one message lists. */
+const LISTED = 20
+
+export function rerunDeadJobsJob (): BuiltInJob {
+  return {
+    name: RERUN_DEAD_JOB_NAME,
+    options: { description: 'Re-runs dead queued jobs: { job, id? }, or lists them with { job, dryRun: true }' },
+    method: async (request) => {
+      const { job, id, dryRun } = request.params as { job?: unknown, id?: unknown, dryRun?: unknown }
+      if (typeof job !== 'string' || job === '') throw new Error('give the queued job\'s name: { "job": "sendOrderConfirmation" } (and "id" for one dead job, "dryRun": true to list them)')
+      const dead = (await listDeadJobs(job)).filter((entry) => id === undefined || entry.id === id)
+      if (dead.length === 0) return id === undefined ? `no dead jobs of ${job}` : `no dead job ${String(id)} of ${job}`
+      const listed = dead.slice(0, LISTED).map((entry) => `${entry.id} ${JSON.stringify(entry.params)}`).join('; ')
+      const more = dead.length > LISTED ? ` and ${dead.length - LISTED} more` : ''
+      if (dryRun === true) return `${dead.length} dead job(s) of ${job}: ${listed}${more}`
+      let rerun = 0
+      for (const entry of dead) if (await rerunDeadJob(job, entry.id)) rerun++
+      return `re-ran ${rerun} dead job(s) of ${job}: ${listed}${more}`
+    }
+  }
+}
