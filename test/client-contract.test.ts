@@ -217,8 +217,9 @@ function sample (schema: Record<string, any>): unknown {
     case 'string': return schema.format === 'date-time' ? new Date(0).toISOString() : 'x'
     case 'number': case 'integer': return schema.minimum ?? 1
     case 'boolean': return true
-    case 'array': return schema.items?.type === 'object' ? [{}] : []
-    case 'object': return {}
+    case 'array': return schema.items?.type === 'object' ? [sample(schema.items)] : []
+    // Its required properties, each of the right type.
+    case 'object': return Object.fromEntries((schema.required ?? []).map((name: string) => [name, sample(schema.properties[name])]))
     default: return 'x'
   }
 }

@@ -80,7 +80,7 @@ t.test('@CloudFunction options: unknown key, wrong type, rule between options', 
   t.throws(declare({ requireAuth: true }),
     { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Owner\.fn: option "requireAuth" is not a @CloudFunction option; did you mean "requiresAuth"\? \(known: methods, / })
   t.throws(declare({ validation: { fields: { a: { type: 'String', requried: true } } } }),
-    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported; did you mean "required"\? \(known: type, required, options, default, description, maxLength, minLength, pattern, min, max, integer, items\)/ })
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "validation\.fields\.a\.requried" is not supported; did you mean "required"\? \(known: type, required, options, default, description, maxLength, minLength, pattern, min, max, integer, items, properties\)/ })
   t.throws(declare({ requireAllRoles: 1 }),
     { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: '@CloudFunction Owner.fn: option "requireAllRoles" must be true or false (got 1)' })
   t.throws(declare({ validation: { fields: { a: { options: [] } } } }),
@@ -212,7 +212,7 @@ t.test('the codes are the exported ones', async (t) => {
 // insist), and the schema must accept it: schema and type cannot drift apart.
 t.test('every property of each option type is accepted by its schema', async (t) => {
   class Model extends BaseModel {}
-  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number', maxLength: 3, minLength: 1, pattern: '^[a-z]+$', min: 0, max: 9, integer: true, items: String }
+  const field: Required<ValidationField> = { type: Number, required: true, options: [1, 2], default: 1, description: 'a number', maxLength: 3, minLength: 1, pattern: '^[a-z]+$', min: 0, max: 9, integer: true, items: String, properties: { x: { type: String, required: true } } }
   const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
   const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'], license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' }, contact: { name: 'API team', url: 'https://example.com', email: 'api@example.com' }, models: 'all' }
   const schema: Required<SchemaConfigOptions> = {
@@ -309,6 +309,14 @@ t.test('validation field limits and fieldsOf are checked at import', async (t) =
     { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.items" must be one of String, Number/ })
   t.throws(declare({ validation: { fields: { a: { type: 'String', maxLength: -1 } } } }),
     { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.maxLength" must be a whole number ≥ 0/ })
+  // An object's properties, and those of a list's objects, are checked as fields are (one level deep).
+  t.throws(declare({ validation: { fields: { a: { type: 'Object', properties: { b: { type: 'Thing' } } } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.properties\.b\.type" must be one of String, Number/ })
+  t.throws(declare({ validation: { fields: { a: { type: 'Array', items: { properties: { b: { type: 'Number', min: 'low' } } } } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /"validation\.fields\.a\.items/ })
+  t.throws(declare({ validation: { fields: { a: { type: 'Object', properties: { b: { type: 'Object', properties: {} } } } } } }),
+    { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /"validation\.fields\.a\.properties\.b\.properties" is not supported/ }, 'one level deep')
+  t.doesNotThrow(declare({ validation: { fields: { a: { type: 'Array', items: { properties: { b: { type: Number, min: 1, required: true } } } }, c: { type: Object, properties: { d: { type: String } } } } } }))
 
   @ParseClass('FieldsOfProbe')
   class Probe extends BaseModel {

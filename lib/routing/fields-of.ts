@@ -69,7 +69,14 @@ function shape (field: FieldDefinition): ValidationField {
     case 'Date': return { type: 'Date' }
     case 'Array': return field.targetClass ? { type: 'Array', items: 'String', description: `${field.targetClass} ids` } : { type: 'Array' }
     case 'Pointer': return { type: 'String', description: `${field.targetClass} id` }
-    case 'GeoPoint': return { type: 'Object', description: '{ latitude, longitude }' }
+    case 'GeoPoint': return {
+      type: 'Object',
+      description: 'A point: { latitude, longitude }',
+      properties: {
+        latitude: { type: 'Number', required: true, min: -90, max: 90, description: 'Degrees north (negative: south)' },
+        longitude: { type: 'Number', required: true, min: -180, max: 180, description: 'Degrees east (negative: west)' }
+      }
+    }
     case 'Object': return { type: 'Object' }
     default: return { type: 'Any' }
   }

@@ -16,12 +16,14 @@ const flag = Type.Boolean({ problem: 'must be true or false' })
 const OPERATION_ID = /^[A-Za-z_][A-Za-z0-9_]*$/
 const words = Type.String({ problem: 'must be text' })
 
-/** One field of `validation.fields` (or of `returns` in the same shorthand). */
-export const ValidationFieldSchema = Type.Object({
+const fieldType = () => typed<FieldTypeRef>(Type.Union([...TYPE_NAMES.map((name) => Type.Literal(name)), Type.Function([], Type.Unknown())], {
+  problem: `must be one of ${TYPE_NAMES.join(', ')}`
+}))
+
+/** What every field takes; a field inside an object (`properties`) takes these alone. */
+const fieldBasics = {
   // A constructor passes the shape check; its name is checked against TYPE_NAMES below.
-  type: Type.Optional(typed<FieldTypeRef>(Type.Union([...TYPE_NAMES.map((name) => Type.Literal(name)), Type.Function([], Type.Unknown())], {
-    problem: `must be one of ${TYPE_NAMES.join(', ')}`
-  }))),
+  type: Type.Optional(fieldType()),
   required: Type.Optional(flag),
   /** Allowed values. */
   options: Type.Optional(typed<readonly unknown[]>(Type.Array(Type.Unknown(), { minItems: 1, problem: 'must be a non-empty list of allowed values' }))),
@@ -37,12 +39,38 @@ export const ValidationFieldSchema = Type.Object({
   max: Type.Optional(Type.Number({ problem: 'must be a finite number' })),
   integer: Type.Optional(flag),
   /** Array: the type of every element (ids: String). */
-  items: Type.Optional(typed<FieldTypeRef>(Type.Union([...TYPE_NAMES.map((name) => Type.Literal(name)), Type.Function([], Type.Unknown())], {
-    problem: `must be one of ${TYPE_NAMES.join(', ')}`
-  })))
-}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { type?, required?, options?, default?, description?, maxLength?, minLength?, pattern?, min?, max?, integer?, items? }' })
+  items: Type.Optional(fieldType())
+}
+
+/** A field of an object field (its `properties`, or those of a list's items): one level deep. */
+export const NestedFieldSchema = Type.Object(fieldBasics, {
+  additionalProperties: false,
+  unknownKey: 'is not supported',
+  problem: 'must be { type?, required?, options?, default?, description?, maxLength?, minLength?, pattern?, min?, max?, integer?, items? }'
+})
+
+const NestedFields = Type.Record(Type.String(), NestedFieldSchema, { problem: 'must map field names to { type?, required?, … }' })
+
+/** One field of `validation.fields` (or of `returns` in the same shorthand). */
+export const ValidationFieldSchema = Type.Object({
+  ...fieldBasics,
+  /** Object: the fields it has (others pass through), each checked and documented. */
+  properties: Type.Optional(NestedFields),
+  /** Array: the type of every element, or objects with these `properties`. */
+  items: Type.Optional(Type.Union([
+    fieldType(),
+    Type.Object({ properties: NestedFields, description: Type.Optional(words) }, { additionalProperties: false, unknownKey: 'is not supported' })
+  ], { problem: `must be one of ${TYPE_NAMES.join(', ')}, or { properties, description? } for a list of objects` }))
+}, { additionalProperties: false, unknownKey: 'is not supported', problem: 'must be { type?, required?, options?, default?, description?, maxLength?, minLength?, pattern?, min?, max?, integer?, items?, properties? }' })
 
 export type ValidationField = Static<typeof ValidationFieldSchema>
+export type NestedField = Static<typeof NestedFieldSchema>
+/** A list's items given as objects with their fields. */
+export type ItemObject = { properties: Record<string, NestedField>, description?: string }
+
+export function isItemObject (items: ValidationField['items']): items is ItemObject {
+  return typeof items === 'object' && items !== null && 'properties' in items
+}
 
 const FieldsSchema = Type.Record(Type.String(), ValidationFieldSchema, { problem: 'must map field names to { type?, required?, options?, default? }' })
 
@@ -153,7 +181,9 @@ function responseStatusProblem (status: string): string | undefined {
 function checkTypeNames (where: string, fields: Record<string, ValidationField>, fail: (option: string, problem: string) => never): void {
   for (const [name, field] of Object.entries(fields)) {
     if (!(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.type))) fail(`${where}.${name}.type`, `must be one of ${TYPE_NAMES.join(', ')}`)
-    if (field.items !== undefined && !(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.items))) fail(`${where}.${name}.items`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    if (isItemObject(field.items)) checkTypeNames(`${where}.${name}.items.properties`, field.items.properties, fail)
+    else if (field.items !== undefined && !(TYPE_NAMES as readonly string[]).includes(fieldTypeName(field.items))) fail(`${where}.${name}.items`, `must be one of ${TYPE_NAMES.join(', ')}`)
+    if (field.properties) checkTypeNames(`${where}.${name}.properties`, field.properties, fail)
     if (field.pattern !== undefined) {
       try {
         new RegExp(field.pattern, 'u') // eslint-disable-line no-new

@@ -4,7 +4,7 @@
 // TypeBox deep-clones every schema it builds, which with a thousand declared
 // functions was a visible share of the kit's own boot work.
 import { KindGuard, type TSchema } from '@sinclair/typebox'
-import { fieldTypeName, type CloudFunctionOptions, type FieldTypeName, type ValidationField } from './options.js'
+import { fieldTypeName, isItemObject, type CloudFunctionOptions, type FieldTypeName, type ValidationField } from './options.js'
 
 type Schema = Record<string, unknown>
 
@@ -55,10 +55,17 @@ function typeSchema (type: FieldTypeName, field: ValidationField, extra: Schema)
     case 'Number': return { ...limits(field, { min: 'minimum', max: 'maximum' }), ...extra, type: field.integer ? 'integer' : 'number' }
     case 'Boolean': return { ...extra, type: 'boolean' }
     case 'Date': return { format: 'date-time', ...extra, type: 'string' }
-    case 'Object': return { additionalProperties: true, ...extra, type: 'object', properties: {} }
-    case 'Array': return { ...extra, type: 'array', items: field.items === undefined ? {} : typeSchema(fieldTypeName(field.items), {}, {}) }
+    // Declared properties are checked; others pass through, as undeclared params do.
+    case 'Object': return field.properties ? { ...objectSchema(field.properties, { additionalProperties: true }), ...extra } : { additionalProperties: true, ...extra, type: 'object', properties: {} }
+    case 'Array': return { ...extra, type: 'array', items: itemsSchema(field.items) }
     default: return { ...extra }
   }
+}
+
+function itemsSchema (items: ValidationField['items']): Schema {
+  if (items === undefined) return {}
+  if (isItemObject(items)) return { ...objectSchema(items.properties, { additionalProperties: true }), ...(items.description ? { description: items.description } : {}) }
+  return typeSchema(fieldTypeName(items), {}, {})
 }
 
 /** The field's declared bounds under their JSON Schema names. */

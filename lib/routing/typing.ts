@@ -16,7 +16,7 @@ export type FieldValue<F> =
         : unknown
 
 /** An Array field's element, by its `items` type: dates in a list stay the ISO text they were sent as. */
-type ItemValue<I> = I extends 'Date' | DateConstructor ? string : TypeValue<I>
+type ItemValue<I> = I extends { properties: object } ? Record<string, unknown> : I extends 'Date' | DateConstructor ? string : TypeValue<I>
 
 type TypeValue<T> =
   T extends 'String' | StringConstructor ? string
