@@ -9,6 +9,7 @@ import { AfterFind, BaseModel, BeforeFind, CloudFunction, ParseClass, ParseField
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { lane, masterHeaders, startKit } from './helpers/kit.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
 
 @ParseClass('Tally')
 export class Tally extends BaseModel {
@@ -90,10 +91,11 @@ t.test('count modes', async (t) => {
       t.same(await count({ upTo: 0 }), { count: 0, countKind: 'atLeast' }, `${label}: capped at 0: at least 0, there are rows`)
       const estimated = await count('estimated') as { count: number, countKind: string }
       t.type(estimated.count, 'number', `${label}: estimated answers a number`)
-      if (lane.kind === 'postgres' && path === 'plain') {
+      // With fastPaths: false every read is RestQuery's: no estimate, the capped count below.
+      if (lane.kind === 'postgres' && path === 'plain' && FAST_PATHS) {
         t.equal(estimated.countKind, 'estimated', `${label}: the planner's estimate (${estimated.count})`)
         t.ok(estimated.count >= 1, `${label}: the estimate is a row count (${estimated.count})`)
-      } else if (lane.kind === 'mongo' && path === 'plain' && who === 'master key') {
+      } else if (lane.kind === 'mongo' && path === 'plain' && who === 'master key' && FAST_PATHS) {
         t.same(estimated, { count: 30, countKind: 'estimated' }, `${label}: the collection's size, nothing filters it`)
       } else {
         // RestQuery's path, or MongoDB with a row ACL: no estimate of the filtered rows, a capped count (1000) instead.
