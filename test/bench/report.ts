@@ -94,14 +94,66 @@ export interface ScenarioProfile extends ProfileSummary {
   ownerUsPerRequest: Record<string, number>
 }
 
+/** Issue 51: a server's memory after each of its scenarios (the last round's run) and after the idle pause that follows the load. */
+export interface MemoryStages {
+  memoryByScenario?: Record<string, MemorySample>
+  memoryAfterIdle?: MemorySample
+  /** How long the idle pause was (60 s unless BENCH_IDLE_SECONDS or --quick). */
+  idleSeconds?: number
+}
+
+/** Issue 51's targets: the kit's RSS against the NestJS peer's, and back near the boot figure after the idle pause. */
+export const MEMORY_TARGETS = { afterBootVsNest: 1.2, afterLoadVsNest: 1.3, idleWithinOfBoot: 0.1 }
+/** Issue 51: the kit's boot cost for 1000 functions ÷ bare Fastify's for the same routes. */
+export const BOOT_RATIO_TARGET = 1.3
+
+/** (kit boot with 1000 functions − kit boot with 0) ÷ bare Fastify registering the same routes, measured in the same run; null when not measured. */
+export function bootRatioOf (scale: ScaleResult | undefined): { ratio: number, extraMs: number, bareMs: number, routes: number } | null {
+  const zero = scale?.sizes.find((size) => size.functions === 0)
+  const thousand = scale?.sizes.find((size) => size.functions === 1000)
+  if (!zero || !thousand?.bareFastifyMs) return null
+  const extraMs = thousand.bootMs - zero.bootMs
+  return { ratio: extraMs / thousand.bareFastifyMs, extraMs, bareMs: thousand.bareFastifyMs, routes: thousand.declaredRoutes }
+}
+
+/** The memory rows with their targets (issue 51): printed by the runner and written to latest.md. */
+export function memoryRows (results: Pick<BenchResults, 'server' | 'nest' | 'scenarios'>): string[] {
+  const kit = results.server
+  const peer = results.nest
+  const mb = (sample: MemorySample | undefined) => sample ? `${fmt(sample.rssMB, 1)} / ${fmt(sample.heapUsedMB, 1)}` : '–'
+  const ratio = (a: MemorySample | undefined, b: MemorySample | undefined) => a && b ? a.rssMB / b.rssMB : undefined
+  const lines = ['| when | kit RSS / heap used MB | NestJS peer RSS / heap used MB | kit ÷ peer (RSS) | target |', '|---|---:|---:|---:|---|']
+  const boot = ratio(kit.memoryAfterBoot, peer?.memoryAfterBoot)
+  lines.push(`| after boot | ${mb(kit.memoryAfterBoot)} | ${mb(peer?.memoryAfterBoot)} | ${boot === undefined ? '–' : `${fmt(boot, 2)}×`} | ≤ ${MEMORY_TARGETS.afterBootVsNest}×: ${boot === undefined ? 'not measured' : verdict(boot <= MEMORY_TARGETS.afterBootVsNest)} |`)
+  const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
+  for (const [key, sample] of Object.entries(kit.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | ${mb(sample)} | | | |`)
+  for (const [key, sample] of Object.entries(peer?.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | | ${mb(sample)} | | |`)
+  const load = ratio(kit.memoryAfterLoad, peer?.memoryAfterLoad)
+  lines.push(`| after the load (all rounds) | ${mb(kit.memoryAfterLoad)} | ${mb(peer?.memoryAfterLoad)} | ${load === undefined ? '–' : `${fmt(load, 2)}×`} | ≤ ${MEMORY_TARGETS.afterLoadVsNest}×: ${load === undefined ? 'not measured' : verdict(load <= MEMORY_TARGETS.afterLoadVsNest)} |`)
+  if (kit.memoryAfterIdle) {
+    const growth = kit.memoryAfterIdle.rssMB / kit.memoryAfterBoot.rssMB - 1
+    const idle = ratio(kit.memoryAfterIdle, peer?.memoryAfterIdle)
+    lines.push(`| after ${kit.idleSeconds ?? 60} s idle | ${mb(kit.memoryAfterIdle)} | ${mb(peer?.memoryAfterIdle)} | ${idle === undefined ? '–' : `${fmt(idle, 2)}×`} | kit within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of its after-boot RSS: ${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} % ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
+  }
+  if (kit.memoryAfterLoadLive) lines.push(`| after a full GC (--expose-gc) | ${mb(kit.memoryAfterLoadLive)} | ${mb(peer?.memoryAfterLoadLive)} | | |`)
+  return lines
+}
+
+/** The boot ratio's line with its target (issue 51), or undefined when the scale part did not run 0 and 1000 functions. */
+export function bootRatioLine (scale: ScaleResult | undefined): string | undefined {
+  const boot = bootRatioOf(scale)
+  if (!boot) return undefined
+  return `boot of 1000 functions: (kit with 1000 − kit with 0) ÷ bare Fastify with the same ${fmt(boot.routes)} routes = ${fmt(boot.extraMs)} ms ÷ ${fmt(boot.bareMs)} ms = ${fmt(boot.ratio, 2)}× (target ≤ ${BOOT_RATIO_TARGET}×: ${verdict(boot.ratio <= BOOT_RATIO_TARGET)})`
+}
+
 export interface BenchResults {
   date: string
   commit: string
   environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string, pinned?: { server: string, load: string } | null }
   settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
-  server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } }
+  server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } } & MemoryStages
   /** The NestJS peer (test/bench/nest/), when it ran: its boot includes starting its own PostgreSQL. */
-  nest?: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample }
+  nest?: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample } & MemoryStages
   /** Said beside the figures when the machine was not quiet (BENCH_NOTE). */
   note?: string
   scenarios: ScenarioResult[]
@@ -131,18 +183,24 @@ export function targetsTable (results: BenchResults): string[] {
   for (const r of results.ratios.filter((ratio) => ratio.p99Within !== undefined && ratio.p99)) {
     lines.push(`| ${r.key} p99 ≤ ${r.p99Within}× the peer's | ${r.source ?? 'issue 17'} | ${fmt(r.p99!.value, 2)}× | ${verdict(r.p99!.met)} |`)
   }
-  const sizes = results.scale?.sizes ?? []
-  const zero = sizes.find((size) => size.functions === 0)
-  const thousand = sizes.find((size) => size.functions === 1000)
-  if (zero && thousand) {
-    const extra = (thousand.bootMs - zero.bootMs) / 1000
-    const bare = thousand.bareFastifyMs ? ` (bare Fastify registering the same ${fmt(thousand.declaredRoutes)} routes: ${fmt(thousand.bareFastifyMs / 1000, 2)} s)` : ''
-    lines.push(`| boot with 1000 functions ≤ +1.0 s above the 0-function boot | issues 17, 33 | +${fmt(extra, 2)} s${bare} | ${verdict(extra <= 1)} |`)
+  const boot = bootRatioOf(results.scale)
+  if (boot) {
+    lines.push(`| boot: (kit with 1000 functions − with 0) ÷ bare Fastify with the same routes ≤ ${BOOT_RATIO_TARGET}× | issue 51 (restates issues 17, 33's +1.0 s) | ${fmt(boot.ratio, 2)}× (+${fmt(boot.extraMs / 1000, 2)} s ÷ ${fmt(boot.bareMs / 1000, 2)} s for ${fmt(boot.routes)} routes) | ${verdict(boot.ratio <= BOOT_RATIO_TARGET)} |`)
   } else {
-    lines.push('| boot with 1000 functions ≤ +1.0 s | issues 17, 33 | not measured (--no-scale or other sizes) | |')
+    lines.push(`| boot: (kit with 1000 functions − with 0) ÷ bare Fastify ≤ ${BOOT_RATIO_TARGET}× | issue 51 | not measured (--no-scale or other sizes) | |`)
   }
-  const { memoryAfterBoot, memoryAfterLoad } = results.server
+  const { memoryAfterBoot, memoryAfterLoad, memoryAfterIdle } = results.server
   const peer = results.nest
+  if (peer) {
+    const bootVsPeer = memoryAfterBoot.rssMB / peer.memoryAfterBoot.rssMB
+    const loadVsPeer = memoryAfterLoad.rssMB / peer.memoryAfterLoad.rssMB
+    lines.push(`| RSS after boot ≤ ${MEMORY_TARGETS.afterBootVsNest}× the NestJS peer's | issue 51 | ${fmt(bootVsPeer, 2)}× (${fmt(memoryAfterBoot.rssMB, 1)} ÷ ${fmt(peer.memoryAfterBoot.rssMB, 1)} MB) | ${verdict(bootVsPeer <= MEMORY_TARGETS.afterBootVsNest)} |`)
+    lines.push(`| RSS after the load ≤ ${MEMORY_TARGETS.afterLoadVsNest}× the NestJS peer's | issue 51 | ${fmt(loadVsPeer, 2)}× (${fmt(memoryAfterLoad.rssMB, 1)} ÷ ${fmt(peer.memoryAfterLoad.rssMB, 1)} MB) | ${verdict(loadVsPeer <= MEMORY_TARGETS.afterLoadVsNest)} |`)
+  }
+  if (memoryAfterIdle) {
+    const growth = memoryAfterIdle.rssMB / memoryAfterBoot.rssMB - 1
+    lines.push(`| RSS after ${results.server.idleSeconds ?? 60} s idle within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of after boot | issue 51 | ${fmt(memoryAfterIdle.rssMB, 1)} MB (${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} %) | ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
+  }
   lines.push(`| RSS after boot ≤ 150 MB (bench server) | issue 17 | ${fmt(memoryAfterBoot.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterBoot.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterBoot.rssMB <= 150)} |`)
   lines.push(`| RSS after the load rounds ≤ 250 MB | issue 17 | ${fmt(memoryAfterLoad.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterLoad.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterLoad.rssMB <= 250)} |`)
   lines.push('')
@@ -237,6 +295,8 @@ export function renderMarkdown (results: BenchResults): string {
       : '') + (results.server.runtime === 'compiled'
       ? '. The server runs compiled (node on tsc\'s output with --enable-source-maps), as `start:prod` does.'
       : '. The server runs under tsx (its loader thread adds about 30 MB of RSS that a compiled `start:prod` does not have).'), '')
+  push('By stage, side by side (issue 51): RSS and heap used after boot, after each scenario\'s last run, after the whole load, and after the idle pause that follows it (no forced GC before it); "after a full GC" is taken last.', '')
+  push(...memoryRows(results), '')
   if (results.nest) {
     const peer = results.nest
     push(`NestJS peer (one process, its PostgreSQL not included): booted in ${fmt(peer.bootMs)} ms including its own PostgreSQL start; ` +

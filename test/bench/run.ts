@@ -15,6 +15,7 @@
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
+// BENCH_IDLE_SECONDS (60: the idle pause after the load, issue 51's memory row),
 // BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy),
 // BENCH_DATA_SIZES (1000,1000000) and the other BENCH_DATA_* of test/bench/data-size.ts.
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'
@@ -27,7 +28,7 @@ import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
-import { renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
+import { bootRatioLine, memoryRows, renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
 import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
@@ -56,6 +57,8 @@ const settings = {
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
   scale: !args.has('--no-scale'),
+  // Issue 51: how long both servers sit idle after the load before their memory is read again.
+  idleSeconds: Number(process.env.BENCH_IDLE_SECONDS ?? (quick ? 5 : 60)),
   dataSize: args.has('--data-size') ? dataSizeSettings(quick) : undefined
 }
 const TSX = ['--import', 'tsx']
@@ -211,7 +214,10 @@ function roundOrder (all: Scenario[], round: number): Scenario[] {
   return order
 }
 
-async function measureThroughput (sides: Sides, all: Scenario[]): Promise<Map<string, RoundSample[]>> {
+/** Each server's memory after each of its scenarios (the last round's run overwrites the earlier ones). */
+type MemoryByScenario = { kit: Record<string, MemorySample>, nest: Record<string, MemorySample> }
+
+async function measureThroughput (sides: Sides, all: Scenario[], memoryByScenario: MemoryByScenario): Promise<Map<string, RoundSample[]>> {
   for (const scenario of all) await sanityCheck(sideOf(sides, scenario).ready, scenario)
   log(`all ${all.length} scenarios answer correctly; warming up (${settings.warmupSeconds} s each)`)
   for (const scenario of all) {
@@ -226,6 +232,7 @@ async function measureThroughput (sides: Sides, all: Scenario[]): Promise<Map<st
       const side = sideOf(sides, scenario)
       const sample = await fire(side.ready, scenario, settings.seconds, side.process.child.pid)
       samples.get(scenario.key)!.push(sample)
+      memoryByScenario[scenario.server ?? 'kit'][scenario.key] = await side.process.send<MemorySample>({ cmd: 'memory' })
       if (scenario.group === 'write') await side.process.send({ cmd: 'reset-notes' })
       log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req (node ${sample.nodeCpuUsPerRequest ?? '–'})  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
@@ -443,6 +450,9 @@ async function main (): Promise<void> {
   let profiles: Record<string, ScenarioProfile> | undefined
   let memoryAfterLoad: MemorySample
   let memoryAfterLoadLive: MemorySample
+  let memoryAfterIdle: MemorySample
+  let nestMemoryAfterIdle: MemorySample | undefined
+  const memoryByScenario: MemoryByScenario = { kit: {}, nest: {} }
   let all: Scenario[]
   try {
     ready = await server.ready
@@ -455,14 +465,19 @@ async function main (): Promise<void> {
     const sides: Sides = { kit: { process: server, ready }, ...(nest && nestReady ? { nest: { process: nest, ready: nestReady } } : {}) }
     all = buildScenarios(ready, nestReady).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
     if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
-    samples = await measureThroughput(sides, all)
+    samples = await measureThroughput(sides, all, memoryByScenario)
     memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
+    if (nest) nestMemoryAfterLoad = await nest.send<MemorySample>({ cmd: 'memory' })
+    // Issue 51: both servers left alone, then read again (no forced GC before: what the process gives back by itself).
+    log(`idle for ${settings.idleSeconds} s before reading memory again`)
+    await sleep(settings.idleSeconds * 1000)
+    memoryAfterIdle = await server.send<MemorySample>({ cmd: 'memory' })
+    if (nest) nestMemoryAfterIdle = await nest.send<MemorySample>({ cmd: 'memory' })
     memoryAfterLoadLive = await server.send<MemorySample>({ cmd: 'memory-live' })
-    log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
+    log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after ${settings.idleSeconds} s idle: rss ${memoryAfterIdle.rssMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
     if (nest) {
-      nestMemoryAfterLoad = await nest.send<MemorySample>({ cmd: 'memory' })
       nestMemoryAfterLoadLive = await nest.send<MemorySample>({ cmd: 'memory-live' })
-      log(`NestJS peer after the load: rss ${nestMemoryAfterLoad.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
+      log(`NestJS peer after the load: rss ${nestMemoryAfterLoad!.rssMB} MB; after ${settings.idleSeconds} s idle: rss ${nestMemoryAfterIdle!.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
     }
     if (settings.profile) profiles = await profileScenarios(sides, all)
   } finally {
@@ -470,6 +485,8 @@ async function main (): Promise<void> {
   }
   const dataSize = settings.dataSize ? await measureDataSizeApart(settings.dataSize) : undefined
   const scale = settings.scale ? await measureScale() : undefined
+  const ratioLine = bootRatioLine(scale)
+  if (ratioLine) log(ratioLine)
   const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
 
@@ -490,8 +507,13 @@ async function main (): Promise<void> {
       pinned: cores ?? null
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
-    server: { bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql },
-    ...(nestReady && nestMemoryAfterLoad ? { nest: { bootMs: round(nestReady.bootMs), memoryAfterBoot: nestReady.memory, memoryAfterLoad: nestMemoryAfterLoad, memoryAfterLoadLive: nestMemoryAfterLoadLive } } : {}),
+    server: {
+      bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql,
+      memoryByScenario: memoryByScenario.kit, memoryAfterIdle, idleSeconds: settings.idleSeconds
+    },
+    ...(nestReady && nestMemoryAfterLoad
+      ? { nest: { bootMs: round(nestReady.bootMs), memoryAfterBoot: nestReady.memory, memoryAfterLoad: nestMemoryAfterLoad, memoryAfterLoadLive: nestMemoryAfterLoadLive, memoryByScenario: memoryByScenario.nest, memoryAfterIdle: nestMemoryAfterIdle, idleSeconds: settings.idleSeconds } }
+      : {}),
     ...(process.env.BENCH_NOTE ? { note: process.env.BENCH_NOTE } : {}),
     scenarios,
     ratios,
@@ -505,6 +527,8 @@ async function main (): Promise<void> {
   writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, bootModels, rateLimitStore }, null, 2) + '\n')
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
+  // Issue 51's rows once more at the very end, with their targets.
+  process.stdout.write(`\nMemory (issue 51):\n${memoryRows(results).join('\n')}\n${bootRatioLine(scale) ?? 'boot ratio: not measured (--no-scale)'}\n`)
   log(`done in ${results.durationSeconds} s: ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.md'))} and latest.json`)
 }
 
@@ -535,6 +559,8 @@ async function scaleOnly (): Promise<void> {
   for (const size of scale.sizes) {
     process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.bareFastifyMs ?? '–'} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
   }
+  const ratio = bootRatioLine(scale)
+  if (ratio) process.stdout.write(`\n${ratio}\n`)
 }
 
 const captureSqlOf = (server: ServerProcess) => (path: string, headers: Record<string, string>) => server.send<string[]>({ cmd: 'capture-sql', path, headers })

@@ -2,6 +2,7 @@
 // nest-server.ts for the NestJS peer): the runner's commands answered alike,
 // and the server closed when the runner goes away.
 import { PhaseProfiler } from './profiler.js'
+import { heapSummary } from './heap-summary.js'
 import { memorySample, type Command, type Reply } from './shared.js'
 
 export interface BenchedServer {
@@ -30,6 +31,7 @@ export function answerRunner (server: BenchedServer): void {
       case 'memory-live':
         (globalThis as { gc?: () => void }).gc?.()
         return memorySample()
+      case 'heap-summary': return heapSummary()
       case 'close': return close()
       case 'capture-sql':
         if (!server.captureSql) throw new Error('this server does not capture its SQL')

@@ -1,0 +1,123 @@
+// `npx tsx test/bench/memory-owners.ts`: where the bench server's memory goes
+// (issue 51), beside the NestJS peer's. Boots both (compiled, as the bench
+// runs them; --tsx for the sources), then for each: process.memoryUsage(), V8's
+// heap spaces, a heap snapshot summed by type and constructor, and the
+// modules loaded by package (test/bench/heap-summary.ts) after boot; RSS and
+// heap after each of three soak rounds (every scenario of test/bench/scenarios.ts
+// for --seconds each), after --idle seconds left alone, and the heap summary
+// again after the load. Prints Markdown; writes results/memory-owners.json.
+// Flags: --tsx, --no-nest, --seconds=N (5 per scenario and round), --rounds=N (3),
+// --idle=N (60), --prebuilt (use .bench-build as it is, without compiling).
+// Env: BENCH_SERVER_FLAGS (node flags for both servers, e.g. --max-semi-space-size=4).
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import autocannon from 'autocannon'
+import { BUILD_DIR, compileBench } from './compiled.js'
+import type { HeapSummary } from './heap-summary.js'
+import { buildNestPeer, nestHostFile } from './nest-peer.js'
+import { scenarios as buildScenarios, type Scenario } from './scenarios.js'
+import { BENCH_DIR, RESULTS_DIR, ROOT, type Command, type MemorySample, type Reply, type ServerReady } from './shared.js'
+
+const argv = process.argv.slice(2)
+const flag = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
+const settings = { seconds: flag('seconds', 5), rounds: flag('rounds', 3), idle: flag('idle', 60), nest: !argv.includes('--no-nest'), tsx: argv.includes('--tsx') }
+const serverFile = settings.tsx
+  ? path.join(BENCH_DIR, 'server.ts')
+  : path.join(argv.includes('--prebuilt') ? path.join(BUILD_DIR, 'test', 'bench') : compileBench(), 'server.js')
+const loader = settings.tsx ? ['--import', 'tsx'] : ['--enable-source-maps']
+const extraFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
+const log = (line: string) => process.stderr.write(`[memory] ${line}\n`)
+
+type CommandBody = Command extends infer C ? C extends unknown ? Omit<C, 'id'> : never : never
+
+/** A server process speaking server-commands.ts's protocol. */
+function startServer (file: string, args: string[] = []): { ready: Promise<ServerReady>, send: <T>(command: CommandBody) => Promise<T>, child: ChildProcess } {
+  const child = fork(file, args, { cwd: ROOT, execArgv: [...loader, '--expose-gc', ...extraFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  const pending = new Map<number, (reply: Reply) => void>()
+  let nextId = 1
+  const ready = new Promise<ServerReady>((resolve, reject) => {
+    child.on('message', (message: ServerReady | Reply) => {
+      if ('type' in message) resolve(message)
+      else pending.get(message.id)?.(message)
+    })
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)))
+  })
+  const send = <T>(command: CommandBody) => new Promise<T>((resolve, reject) => {
+    const id = nextId++
+    pending.set(id, (reply) => reply.ok ? resolve(reply.value as T) : reject(new Error(reply.error)))
+    child.send({ ...command, id })
+  })
+  return { ready, send, child }
+}
+
+async function load (origin: string, scenario: Scenario): Promise<void> {
+  await autocannon({ url: origin + scenario.path, method: scenario.method, headers: scenario.headers, body: scenario.body, connections: 50, duration: settings.seconds })
+}
+
+const kit = startServer(serverFile)
+const nestEntry = settings.nest ? buildNestPeer(log) : undefined
+const nest = nestEntry ? startServer(nestHostFile(serverFile), [nestEntry]) : undefined
+type Side = NonNullable<typeof nest>
+const sides: Array<[string, Side]> = [['kit', kit], ...(nest ? [['NestJS peer', nest] as [string, Side]] : [])]
+const report: Record<string, { afterBoot: HeapSummary, rounds: MemorySample[], afterIdle?: MemorySample, afterLoad?: HeapSummary }> = {}
+try {
+  const kitReady = await kit.ready
+  const nestReady = nest ? await nest.ready : undefined
+  for (const [name, side] of sides) {
+    report[name] = { afterBoot: await side.send<HeapSummary>({ cmd: 'heap-summary' }), rounds: [] }
+    log(`${name} after boot: rss ${report[name].afterBoot.rssMB} MB, heap used ${report[name].afterBoot.heapUsedMB} MB`)
+  }
+  const all = buildScenarios(kitReady, nestReady)
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const scenario of all) {
+      const side = scenario.server === 'nest' ? nest! : kit
+      await load(scenario.server === 'nest' ? nestReady!.origin : kitReady.origin, scenario)
+      if (scenario.group === 'write') await side.send({ cmd: 'reset-notes' })
+    }
+    for (const [name, side] of sides) {
+      const sample = await side.send<MemorySample>({ cmd: 'memory' })
+      report[name].rounds.push(sample)
+      log(`${name} after soak round ${round}: rss ${sample.rssMB} MB, heap used ${sample.heapUsedMB} MB`)
+    }
+  }
+  log(`idle for ${settings.idle} s`)
+  await sleep(settings.idle * 1000)
+  for (const [name, side] of sides) {
+    report[name].afterIdle = await side.send<MemorySample>({ cmd: 'memory' })
+    report[name].afterLoad = await side.send<HeapSummary>({ cmd: 'heap-summary' })
+  }
+} finally {
+  await Promise.all(sides.map(([, side]) => side.send({ cmd: 'close' }).catch(() => {})))
+}
+
+mkdirSync(RESULTS_DIR, { recursive: true })
+writeFileSync(path.join(RESULTS_DIR, 'memory-owners.json'), JSON.stringify({ settings, flags: extraFlags, report }, null, 2) + '\n')
+
+const out: string[] = [`# Memory owners (${settings.tsx ? 'tsx' : 'compiled'}${extraFlags.length ? `, ${extraFlags.join(' ')}` : ''}; ${settings.rounds} soak rounds of ${settings.seconds} s per scenario, ${settings.idle} s idle)`, '']
+const names = Object.keys(report)
+out.push(`| | ${names.map((name) => `${name} boot | ${name} after load`).join(' | ')} |`, `|---|${names.map(() => '---:|---:').join('|')}|`)
+const row = (label: string, value: (summary: HeapSummary) => number | undefined) =>
+  out.push(`| ${label} | ${names.map((name) => `${value(report[name].afterBoot) ?? '–'} | ${report[name].afterLoad ? value(report[name].afterLoad!) ?? '–' : '–'}`).join(' | ')} |`)
+row('RSS MB (after a full GC)', (summary) => summary.rssMB)
+row('heap used MB', (summary) => summary.heapUsedMB)
+row('heap committed MB', (summary) => summary.heapTotalMB)
+row('external MB', (summary) => summary.externalMB)
+for (const space of ['new_space', 'old_space', 'code_space', 'large_object_space']) {
+  row(`${space} used MB`, (summary) => summary.spaces.find((entry) => entry.space === space)?.usedMB)
+  row(`${space} committed MB`, (summary) => summary.spaces.find((entry) => entry.space === space)?.committedMB)
+}
+row('CommonJS files loaded', (summary) => summary.modules.reduce((sum, entry) => sum + entry.files, 0))
+out.push('')
+for (const name of names) {
+  const { afterBoot, rounds, afterIdle, afterLoad } = report[name]
+  out.push(`## ${name}`, '')
+  out.push(`RSS after boot ${afterBoot.rssMB} MB; after each soak round ${rounds.map((sample) => sample.rssMB).join(' → ')} MB (heap used ${rounds.map((sample) => sample.heapUsedMB).join(' → ')}); after ${settings.idle} s idle ${afterIdle?.rssMB ?? '–'} MB.`, '')
+  out.push('| heap by node type (after boot) | MB | after load MB |', '|---|---:|---:|')
+  for (const type of afterBoot.byType.slice(0, 10)) out.push(`| ${type.type} | ${type.MB} | ${afterLoad?.byType.find((entry) => entry.type === type.type)?.MB ?? '–'} |`)
+  out.push('', '| constructor (self size, after boot) | MB | count | after load MB |', '|---|---:|---:|---:|')
+  for (const entry of afterBoot.byConstructor.slice(0, 20)) out.push(`| ${entry.name.replace(/\|/g, '\\|').slice(0, 60)} | ${entry.MB} | ${entry.count} | ${afterLoad?.byConstructor.find((other) => other.name === entry.name)?.MB ?? '–'} |`)
+  out.push('', `Modules by package (files): ${afterBoot.modules.slice(0, 15).map((entry) => `${entry.owner} ${entry.files}`).join(', ')}`, '')
+}
+process.stdout.write(out.join('\n') + '\n')
