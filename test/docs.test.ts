@@ -149,6 +149,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     }
     t.throws(declare({ sumary: 'x' }), { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /^@CloudFunction Misdeclared\.misdeclared: option "swagger\.sumary" is not a swagger option; did you mean "summary"\?/ })
     t.throws(declare({ operationID: 'x' }), { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /did you mean "operationId"\?/ })
+    t.throws(declare({ examples: { answers: {} } }), { code: 'FPK_ERR_ROUTE_OPTION_UNKNOWN', message: /option "swagger\.examples\.answers" is not an example; did you mean "answer"\?/ })
     t.throws(declare({ deprecated: 'yes' }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "swagger\.deprecated" must be true or false/ })
     t.throws(declare({ operationId: 'create note' }), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /option "swagger\.operationId" must be letters, digits and _/ })
     t.throws(declare({ responses: { 201: { description: 'Created' } } }), {
@@ -234,6 +235,15 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
         'post /orders/createOrder ordersCreateOrder',
         'post /orders/setStatus ordersSetStatus'
       ])
+    })
+
+    t.test('swagger.examples: the request on the body or each query parameter, the answer on the 200', async (t) => {
+      const create = document.paths['/notes/createNote'].post
+      t.same(create.requestBody.content['application/json'].example, { title: 'Groceries', body: 'Milk, eggs', status: 'draft' })
+      t.match(create.responses['200'].content['application/json'].example, { objectId: 'xWMyZ4YEGZ', slug: 'groceries' })
+      const list = document.paths['/notes/listNotes'].get.parameters
+      t.same(list.map((p: any) => [p.name, p.example]), [['limit', 20], ['after', undefined], ['status', 'published']])
+      t.match(document.paths['/orders/createOrder'].post.requestBody.content['application/json'].example, { lines: [{ quantity: 2 }], dropPoint: { latitude: 52.52 } })
     })
 
     t.test('each operation lists the errors it can give', async (t) => {

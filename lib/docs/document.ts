@@ -75,6 +75,7 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
         operation.responses[status] = declaredErrorAnswer(String(declared.description ?? `${status}: a refusal of ${fn.name}`))
       }
     }
+    withExamples(operation, fn.options.swagger?.examples)
     const errors = errorResponses(fn.options, method)
     operation.responses = { ...operation.responses, ...Object.fromEntries(Object.entries(errors).filter(([status]) => !operation.responses?.[status])) }
     answersErrors = true
@@ -82,6 +83,23 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
   if (answersErrors) document.components.schemas[ERROR_SCHEMA] ??= errorSchema()
   if (config.models === 'referenced') withoutUnreferencedSchemas(document)
   return document
+}
+
+/** `swagger.examples`: the request's parameters on the body (or each query parameter), the answer on the 200. */
+function withExamples (operation: OpenApiDocument, examples: { request?: Record<string, unknown>, answer?: unknown } | undefined): void {
+  if (!examples) return
+  const { request, answer } = examples
+  const body = operation.requestBody?.content?.['application/json']
+  if (request !== undefined && body) {
+    operation.requestBody = { ...operation.requestBody, content: { ...operation.requestBody.content, 'application/json': { ...body, example: request } } }
+  } else if (request !== undefined && Array.isArray(operation.parameters)) {
+    operation.parameters = operation.parameters.map((parameter: OpenApiDocument) =>
+      parameter.in === 'query' && request[parameter.name] !== undefined ? { ...parameter, example: request[parameter.name] } : parameter)
+  }
+  const success = operation.responses?.['200']
+  if (answer !== undefined && success?.content?.['application/json']) {
+    operation.responses['200'] = { ...success, content: { ...success.content, 'application/json': { ...success.content['application/json'], example: answer } } }
+  }
 }
 
 function isErrorStatus (status: string): boolean {

@@ -119,12 +119,17 @@ export const CloudFunctionOptionsSchema = Type.Object({
     operationId: Type.Optional(Type.String({ pattern: OPERATION_ID.source, problem: 'must be letters, digits and _ (a name a generated client can use as a method)' })),
     /** Marks the operation as deprecated in the document. */
     deprecated: Type.Optional(flag),
+    /** Examples shown in the document: the parameters of a call (body or query string) and its 200 answer. */
+    examples: Type.Optional(Type.Object({
+      request: Type.Optional(typed<Record<string, unknown>>(Type.Record(Type.String(), Type.Unknown(), { problem: 'must be an object of parameters' }))),
+      answer: Type.Optional(Type.Unknown())
+    }, { additionalProperties: false, unknownKey: 'is not an example', problem: 'must be { request?, answer? }' })),
     /**
      * Status → JSON schema with a `description` (a Fastify `response` schema). The success answer is
      * 200 (what the route answers); an error status with only a description gets the shared error body.
      */
     responses: Type.Optional(Type.Record(Type.String(), Type.Object({}, { problem: 'must be a JSON schema with a description' }), { problem: 'must map statuses to JSON schemas' }))
-  }, { additionalProperties: false, unknownKey: 'is not a swagger option', problem: 'must be { summary?, description?, tags?, operationId?, deprecated?, responses? }' }))
+  }, { additionalProperties: false, unknownKey: 'is not a swagger option', problem: 'must be { summary?, description?, tags?, operationId?, deprecated?, examples?, responses? }' }))
 }, { additionalProperties: false, unknownKey: 'is not a @CloudFunction option', problem: 'must be an object' })
 
 export type CloudFunctionOptions = Static<typeof CloudFunctionOptionsSchema>
