@@ -252,6 +252,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
     shutdown: { drainDelayMs: 2000 },
     metrics: { path: '/metrics', token: 'a-metrics-token-of-32-characters', defaultMetrics: false },
     tracing: true,
+    fastPaths: false,
     requestIdHeader: 'x-correlation-id'
   }
   const route: Required<CloudFunctionOptions> = {
