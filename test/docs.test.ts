@@ -432,6 +432,9 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
         t.same([twin.status, twin.headers.get('content-type'), twin.json], [200, 'application/json; charset=utf-8', { result: 'pong' }], `${name} on /functions`)
       }
       t.same(document.paths['/docs-orders/stringAnswer'].post.responses['200'].content['application/json'].schema, { type: 'string', description: 'A word' })
+      // A refusal that names a field names it as input validation does: where it was sent, then its path.
+      const misplaced = await httpRequest(served.origin, 'DELETE', '/parse/docs-orders/archive?before=x', { headers, body: { before: 'y' } })
+      t.same([misplaced.status, misplaced.json], [400, { code: 142, error: 'querystring/before must be sent in the request body: it is a declared input of archive' }])
       t.same(Object.keys(document.paths['/functions/putLoose']), ['put'], 'a function without @Route: its declared verb')
       t.equal(document.paths['/functions/putLoose'].put.operationId, 'putLoose')
     })

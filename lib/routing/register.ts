@@ -314,7 +314,7 @@ function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHan
     const misplaced = query.find((name) => declared.has(name))
     if (misplaced === undefined) return
     throw new KitError(Parse.Error.VALIDATION_ERROR, fn.options.customErrorMessage ??
-      `${misplaced} is a declared input of ${fn.name}: send it in the request body, not the query string`, 400)
+      `querystring/${misplaced} must be sent in the request body: it is a declared input of ${fn.name}`, 400)
   }
 }
 

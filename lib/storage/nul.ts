@@ -33,8 +33,9 @@ function childPath (child: unknown, path: string, key: string | number, depth: n
   return nulPath(child, join(path, key), depth + 1)
 }
 
+/** Segments joined by "/", as input validation names a field (`lines/0/product`). */
 function join (path: string, key: string | number): string {
-  return path === '' ? String(key) : `${path}.${key}`
+  return path === '' ? String(key) : `${path}/${key}`
 }
 
 /** Throws 142 naming the field when any string in `value` holds a NUL character. */
