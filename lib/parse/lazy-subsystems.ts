@@ -16,7 +16,11 @@
 // real one.
 import { Module, createRequire } from 'node:module'
 
-/** One module Parse requires at load time that the kit defers. */
+/**
+ * One module Parse requires at load time that the kit defers. Its exports
+ * must be an object (a module whose exports is itself a function or class,
+ * such as Security/CheckRunner.js, cannot stand in: Parse calls it directly).
+ */
 export interface DeferredModule {
   /** The module as Parse requires it (resolved from Parse's own folder). */
   request: string
@@ -40,6 +44,7 @@ export interface DeferredSubsystem {
 export const MONGO_STORAGE_ADAPTER = 'parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js'
 export const GRIDFS_BUCKET_ADAPTER = 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 export const PARSE_GRAPHQL_SERVER = 'parse-server/lib/GraphQL/ParseGraphQLServer.js'
+export const PARSE_LIVE_QUERY_SERVER = 'parse-server/lib/LiveQuery/ParseLiveQueryServer.js'
 
 export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
   {
@@ -58,6 +63,11 @@ export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
       { request: MONGO_STORAGE_ADAPTER, esModule: true, standIns: ['default', 'MongoStorageAdapter'] },
       { request: GRIDFS_BUCKET_ADAPTER, esModule: true, standIns: ['default', 'GridFSBucketAdapter'] }
     ]
+  },
+  {
+    name: 'LiveQuery server (ws, tv4, its subscriptions and clients)',
+    loadedBy: 'the liveQuery option (ParseServer.createLiveQueryServer)',
+    modules: [{ request: PARSE_LIVE_QUERY_SERVER, esModule: true }]
   },
   {
     name: 'Redis client (node-redis)',
