@@ -13,7 +13,7 @@ import {
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
-import { userCacheEntryNow } from '../lib/access/user-cache.js'
+import { userCacheEntryNow } from '../lib/parse/user-cache.js'
 import { WRITES } from '../lib/storage/adapter.js'
 import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
 import { parseGetPushController } from '../lib/parse/push-without-adapter.js'
@@ -24,7 +24,7 @@ import { extendSaveJSON } from '../lib/parse/save-json.js'
 import { CLASS_SPECIFIC_STEPS, ORDINARY_CREATE_STEPS } from '../lib/parse/lean-create.js'
 import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
 import { READ_AS_EMPTY } from '../lib/parse/unchanged-schema.js'
-import { objectContainsKeyValue } from '../lib/parse/keyword-scan.js'
+import { installedScan } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 
 type Fn = (...args: unknown[]) => unknown
@@ -69,9 +69,9 @@ const parseSourceModule = (file: string) => require(`parse-server/lib/${file}`) 
 
 t.test('deep imports: lib/parse/internals.ts loads each of these parse-server/lib modules', async (t) => {
   const modules: Array<[string, unknown, string]> = [
-    ['Auth.js', AuthModule, 'sessions (access/session.ts), roles (access/roles.ts), queryRows (model/query-rows.ts)'],
+    ['Auth.js', AuthModule, 'sessions (access/session.ts), roles (access/roles.ts), queryRows (storage/query-rows.ts)'],
     ['Config.js', Config, 'parseConfig (access/parse-config.ts)'],
-    ['RestQuery.js', RestQuery, 'queryRows (model/query-rows.ts)'],
+    ['RestQuery.js', RestQuery, 'queryRows (storage/query-rows.ts)'],
     ['rest.js', rest, 'handler saves (parse/direct-writes.ts)'],
     ['RestWrite.js', RestWrite, 'a create\'s ordinary steps (parse/lean-create.ts)'],
     ['SharedRest.js', enforceRoleSecurity, 'the role check before those steps (parse/lean-create.ts)'],
@@ -195,7 +195,7 @@ t.test('MongoDB: collections come from _adaptiveCollection (parse/adapter-intern
   t.match(adapterSource, /if \(!this\._stream && this\.enableSchemaHooks\) \{\s*this\._stream = collection\._mongoCollection\.watch\(\);/, 'Parse opens the schema change stream into this._stream (mongo/schema-stream.ts takes that slot)')
 })
 
-t.test('Auth and RestQuery: the calls in access/session.ts, access/roles.ts and model/query-rows.ts', async (t) => {
+t.test('Auth and RestQuery: the calls in access/session.ts, access/roles.ts and storage/query-rows.ts', async (t) => {
   const auth = parameters(AuthModule.Auth)[0]
   for (const name of ['config', 'isMaster', 'user', 'installationId']) t.match(auth, new RegExp(`\\b${name}\\b`), `new Auth({ ${name} })`)
   t.equal(typeof AuthModule.Auth.prototype.getUserRoles, 'function', 'auth.getUserRoles() (access/roles.ts)')
@@ -437,7 +437,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')
   // parse/push-without-adapter.ts: ParseServer#start takes getPushController from the module's exports object.
   t.not(Controllers.getPushController, parseGetPushController, 'the kit replaced getPushController on Controllers/index.js')
-  t.equal(ParseUtils.objectContainsKeyValue, objectContainsKeyValue, 'the kit replaced Utils.objectContainsKeyValue with its compiled-pattern scan (parse/keyword-scan.ts)')
+  t.equal(ParseUtils.objectContainsKeyValue, installedScan, 'the kit replaced Utils.objectContainsKeyValue with its compiled-pattern scan (parse/keyword-scan.ts)')
   const loadedFiles = Object.keys(createRequire(import.meta.url).cache)
   t.notOk(loadedFiles.some((file) => file.includes('/firebase-admin/')), 'started without a push option, Parse did not load @parse/push-adapter (firebase-admin)')
 
@@ -455,7 +455,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.ok((await config.database.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
   t.equal(typeof config.extendSessionOnUse, 'boolean', 'Config.extendSessionOnUse (access/session.ts takes Parse\'s own path when it is on)')
   t.equal(typeof config.cacheController?.user.get, 'function', 'Config.cacheController.user.get(sessionToken) (access/session.ts reads the cached user)')
-  // access/user-cache.ts reads Parse's default in-memory cache synchronously, under the key Parse's CacheController builds.
+  // parse/user-cache.ts reads Parse's default in-memory cache synchronously, under the key Parse's CacheController builds.
   t.ok(config.cacheController!.adapter instanceof InMemoryCacheAdapter, 'the default cacheAdapter is InMemoryCacheAdapter')
   const cacheController = config.cacheController as unknown as { user: { put (key: string, value: unknown): Promise<void>, del (key: string): Promise<void> } }
   await cacheController.user.put('r:contract-token', { objectId: 'contractUser' })
@@ -463,7 +463,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   await cacheController.user.del('r:contract-token')
   t.equal(userCacheEntryNow(config, 'r:contract-token'), null, 'and none once Parse dropped it')
   const user = Parse.User.createWithoutData('contractUser') as Parse.User
-  t.equal(new AuthModule.Auth({ config, isMaster: false, user }).user, user, 'new Auth({ user }).user is the user (access/session.ts, model/query-rows.ts)')
+  t.equal(new AuthModule.Auth({ config, isMaster: false, user }).user, user, 'new Auth({ user }).user is the user (access/session.ts, storage/query-rows.ts)')
   t.type(await AuthModule.master(config).getUserRoles(), Array, 'Auth.master(config).getUserRoles() answers a list')
   // parse/one-schema-load.ts: the controller's find loads the schema through this.loadSchema().
   let loads = 0

@@ -2,7 +2,8 @@
 // Config.get() builds a new config and database controller on every call, which
 // showed in profiles; the kit never puts a transaction on this one, so one is
 // kept per running kit (lib/kit-state.ts), and forgotten when its server starts or stops.
-import { Config, type ParseConfig } from '../parse/internals.js'
+import type { ParseConfig } from '../parse/internals.js'
+import { appConfig } from '../parse/parse-calls.js'
 import type { SchemaMemo } from '../parse/reused-schema.js'
 import { currentKitState, statePart } from '../kit-state.js'
 
@@ -17,7 +18,7 @@ export function schemaMemo (): SchemaMemo {
 export function parseConfig (appId: string): ParseConfig {
   const cached = currentKitState().get(cachePart)
   if (cached.appId !== appId || !cached.config) {
-    const config = Config.get(appId)
+    const config = appConfig(appId)
     if (!config) throw new Error(`Parse Server is not running in this process (no application ${appId})`)
     // Parse takes the mount from each request; in-process there is none: the configured address.
     config.mount = config.serverURL

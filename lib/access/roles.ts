@@ -2,7 +2,7 @@
 // relation, and a role inside another role's `roles` relation makes its
 // members count as members of that role too.
 import Parse from 'parse/node'
-import { AuthModule } from '../parse/internals.js'
+import { rolesOfUser } from '../parse/parse-calls.js'
 import { parseConfig } from './parse-config.js'
 import { implementACL } from './acl.js'
 import { cachedRoles } from './role-cache.js'
@@ -21,8 +21,7 @@ export async function getUserRoles (user: Parse.User | string, options: { cacheM
 
 async function loadRoles (id: string): Promise<string[]> {
   const config = parseConfig(Parse.CoreManager.get('APPLICATION_ID'))
-  const auth = new AuthModule.Auth({ config, isMaster: false, user: Parse.User.createWithoutData(id) })
-  const roles = await auth.getUserRoles()
+  const roles = await rolesOfUser(config, Parse.User.createWithoutData(id))
   return roles.map((role) => role.replace(/^role:/, ''))
 }
 

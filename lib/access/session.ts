@@ -9,10 +9,11 @@
 // Expired entries, a cache miss, and extendSessionOnUse all take Parse's own
 // getAuthForSessionToken.
 import Parse from 'parse/node'
-import { AuthModule, type ParseConfig } from '../parse/internals.js'
+import type { ParseConfig } from '../parse/internals.js'
+import { authOfSession } from '../parse/parse-calls.js'
 import { parseConfig } from './parse-config.js'
 import { runAsCaller } from '../parse/direct-writes.js'
-import { ASK_PARSE, userCacheEntryNow } from './user-cache.js'
+import { ASK_PARSE, userCacheEntryNow } from '../parse/user-cache.js'
 import type { Credentials } from './credentials.js'
 import { callerWithoutLookup, type Admission, type Caller } from './admission.js'
 import { currentKitState, statePart } from '../kit-state.js'
@@ -51,7 +52,7 @@ export async function lookUpCaller (credentials: Credentials, appId: string): Pr
 
 /** Parse's own session lookup (it fills Parse's user cache). */
 async function callerBySession (config: ParseConfig, credentials: Credentials): Promise<Caller> {
-  const auth = await AuthModule.getAuthForSessionToken({ config, sessionToken: credentials.sessionToken!, installationId: credentials.installationId })
+  const auth = await authOfSession(config, credentials.sessionToken!, credentials.installationId)
   const user = auth.user
   return { master: false, user, userId: user?.id }
 }

@@ -15,7 +15,7 @@
 // - reconnection attempts are reported once by the outage log, not logged as
 //   an error each time.
 import { randomUUID } from 'node:crypto'
-import { RedisPubSub } from '../parse/internals.js'
+import { liveQueryPublisher, liveQuerySubscriber } from '../parse/parse-calls.js'
 import { nodeRedisOptions } from './parse-cache.js'
 import type { OutageLog } from './outage-log.js'
 import type { RedisBound } from './redis-bound.js'
@@ -105,7 +105,7 @@ export function liveQueryPubSub (url: string, outage: OutageLog, bound: RedisBou
   return {
     adapter: {
       createPublisher () {
-        const client = watch(RedisPubSub.createPublisher(config) as PubSubClient, 'LiveQuery publisher')
+        const client = watch(liveQueryPublisher(config) as PubSubClient, 'LiveQuery publisher')
         publisher = { client, publish: client.publish.bind(client) }
         // After a reconnection, a moment for the other instances' subscriptions to be back too.
         client.on('ready', () => setTimeout(flush, RESUBSCRIBE_MS).unref())
@@ -116,7 +116,7 @@ export function liveQueryPubSub (url: string, outage: OutageLog, bound: RedisBou
         return client
       },
       createSubscriber () {
-        const client = watch(RedisPubSub.createSubscriber(config) as PubSubClient, 'LiveQuery subscriber')
+        const client = watch(liveQuerySubscriber(config) as PubSubClient, 'LiveQuery subscriber')
         const subscribe = client.subscribe.bind(client)
         client.subscribe = (channel, listener) => {
           local.set(channel, [...(local.get(channel) ?? []), listener])

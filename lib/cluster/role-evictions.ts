@@ -5,7 +5,7 @@
 // whose subscription is down (or whose Redis does not answer) cannot hear
 // evictions, so it bypasses its role cache until the subscription is back;
 // evictions it could not send meanwhile become one "evict all" once Redis answers.
-import { triggers } from '../parse/internals.js'
+import { afterRoleWrites } from '../parse/parse-calls.js'
 import type { RedisLink } from './connection.js'
 import type { OutageLog } from './outage-log.js'
 import { isCommandTimeout, type RedisBound } from './redis-bound.js'
@@ -69,19 +69,7 @@ export async function shareRoleEvictions (link: RedisLink, settings: { appId: st
   }
   return {
     registerRoleTriggers (appId) {
-      for (const type of [triggers.Types.afterSave, triggers.Types.afterDelete]) {
-        const existing = triggers.getTrigger('_Role', type, appId)
-        const validator = triggers.getValidator(`${type}._Role`, appId)
-        // Replaced on purpose (the application's trigger runs inside ours): no "duplicate" warning.
-        if (existing) triggers.removeTrigger(type, '_Role', appId)
-        triggers.addTrigger(type, '_Role', async (request: unknown) => {
-          try {
-            return await existing?.(request)
-          } finally {
-            await afterCommit(roleChanged)
-          }
-        }, appId, validator)
-      }
+      afterRoleWrites(appId, () => afterCommit(roleChanged))
     },
     close () {
       commands.off('ready', resend)

@@ -17,7 +17,7 @@ import { readBodyAsParseDoes, replyWithParseShape, type UploadBody } from '../ht
 import { mapRequestTarget, targetRefusal, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
-import { makeBatchRoutingPathFunction } from '../parse/internals.js'
+import { batchRoutingPath } from '../parse/parse-calls.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { failedFileReadsAs503, refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
@@ -264,7 +264,7 @@ function authAttempts (method: string, path: string, request: FastifyRequest, op
 function batchRouting (options: GateOptions): (path: string) => string {
   const config = parseConfigOf(options.host)
   const base = options.mountPath === '/' ? '' : options.mountPath
-  return makeBatchRoutingPathFunction(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
+  return batchRoutingPath(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
 }
 
 function hasBody (request: FastifyRequest): boolean {

@@ -1,7 +1,7 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from '../parse/parse-main.js'
-import { SchemaCache } from '../parse/internals.js'
+import { clearSchemaCache } from '../parse/parse-calls.js'
 import { forgetParseConfig, parseConfig, schemaMemo } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
 import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
@@ -78,7 +78,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
     ...(options.log ? { loggerAdapter: parseLoggerAdapter(options.log), logLevel: parseLogLevelFor(options.log) } : {})
   }, options.overrides ?? {})
   // Parse caches schemas process-wide; a server started after another (tests, restarts) must not inherit them.
-  SchemaCache.default.clear()
+  clearSchemaCache()
   forgetParseConfig()
   // Before start(): without a push option, start() need not load the push adapters.
   installPushWithoutAdapter()
@@ -110,7 +110,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
       removeDirectWrites()
       removePasswordStampGuard()
       await server.handleShutdown()
-      SchemaCache.default.clear()
+      clearSchemaCache()
       forgetParseConfig()
     }
   }

@@ -68,12 +68,13 @@ export const objectContainsKeyValue: Scan = (object, key, value) => {
 /** Parse's scan as shipped (for the comparison test). */
 export const parseObjectContainsKeyValue: Scan = ParseUtils.objectContainsKeyValue
 
+/** What Parse's Utils calls once installed: the compiled-pattern scan, or Parse's own with fastPaths: false. */
+export const installedScan: Scan = (object, key, value) => fastPathsOn() ? objectContainsKeyValue(object, key, value) : parseObjectContainsKeyValue(object, key, value)
+
 /** Idempotent: every denylist scan of Parse in this process takes the compiled patterns. */
 export function installKeywordScan (): void {
   const utils = ParseUtils as unknown as Record<symbol, unknown>
   if (utils[INSTALLED]) return
-  const parseScan = ParseUtils.objectContainsKeyValue
-  // fastPaths: false: Parse's own scan.
-  ParseUtils.objectContainsKeyValue = (object, key, value) => fastPathsOn() ? objectContainsKeyValue(object, key, value) : parseScan(object, key, value)
+  ParseUtils.objectContainsKeyValue = installedScan
   utils[INSTALLED] = true
 }

@@ -3,7 +3,8 @@
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
 import { FileSystemAdapter } from '../parse/parse-main.js'
-import { mongoStorageAdapterClass, SchemaCache, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { mongoStorageAdapterClass, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { clearSchemaCache } from '../parse/parse-calls.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, postgresPoolSize, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
@@ -190,7 +191,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   const MongoStorageAdapter = mongoStorageAdapterClass()
   const raw = new MongoStorageAdapter({ uri, collectionPrefix: '', mongoOptions: { ...boundedMongoOptions(uri, timeoutMs), maxPoolSize: poolSize, ...hooks } })
   const availability = watchAvailability({ probe: () => pingMongo(raw), onNotice })
-  if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: () => SchemaCache.default.clear() })
+  if (options.schemaHooks === true) guardSchemaStream(raw, { outage: (error) => availability.noteOutage(error), notice: onNotice, forgetSchema: clearSchemaCache })
   const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
   const filesAdapter = boundedGridFS(uri, timeoutMs, availability)
   return {

@@ -7,7 +7,7 @@
 // capped (exact up to N, then "at least N"), the database's estimate, or none.
 // Rows and count run side by side when both are asked for.
 import Parse from 'parse/node'
-import { AuthModule } from '../parse/internals.js'
+import { authOf } from '../parse/parse-calls.js'
 import { parseRestRead, prepareRestRead } from '../parse/rest-read.js'
 import { fastPathsOn } from '../parse/fast-path-switch.js'
 import { adapterRead, type RowCounter } from '../parse/adapter-read.js'
@@ -50,11 +50,7 @@ export async function queryRows<Row = Record<string, unknown>> (query: Parse.Que
   // One schema load for the whole query (find, count, protected fields) instead of one per step,
   // and none while Parse's schema cache is unchanged since an earlier read's.
   const config = withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID')), { memo: schemaMemo() })
-  const auth = caller.master
-    ? AuthModule.master(config)
-    : caller.user
-      ? new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
-      : AuthModule.nobody(config)
+  const auth = authOf(config, caller)
   // A plain read (plain fields, a plain grant, no find trigger) straight from Parse's storage adapter; anything else through RestQuery.
   const counter: RowCounter | undefined = mode === 'none' || restShape ? undefined : async (adapter, className, schema, aclQuery) => await countRows(adapter, className, schema, aclQuery, mode)
   const plain = await adapterRead(config, auth, { className: query.className, where: where ?? {}, options: restShape ? { ...restOptions, count: 1 } : restOptions, counter })

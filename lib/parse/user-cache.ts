@@ -3,7 +3,7 @@
 // cacheController.user.get(sessionToken) would resolve with, without the
 // promises and key joins of Parse's CacheController. Any other adapter (Redis
 // in cluster mode) is asked through Parse's own asynchronous path.
-import { InMemoryCacheAdapter, type ParseConfig } from '../parse/internals.js'
+import { InMemoryCacheAdapter, type ParseConfig } from './internals.js'
 
 /** The adapter cannot answer synchronously: ask cacheController.user.get. */
 export const ASK_PARSE = Symbol('ask Parse\'s cache controller')

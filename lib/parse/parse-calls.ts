@@ -1,0 +1,72 @@
+// Parse Server's private calls the rest of the kit makes, each as a function
+// with the kit's own signature: a Parse upgrade that changes one of them is
+// fixed here, and its callers (access/, storage/, cluster/, host/) do not
+// change. test/parse-contract.test.ts pins what each relies on.
+import type Parse from 'parse/node'
+import { AuthModule, Config, RedisPubSub, SchemaCache, makeBatchRoutingPathFunction, triggers } from './internals.js'
+import type { ParseAuth, ParseConfig, RedisPubSubConfig } from './server-shapes.js'
+
+/** Parse's Config of the application (a new one per call, as Parse builds per request); undefined when it is not running here. */
+export function appConfig (appId: string): ParseConfig | undefined {
+  return Config.get(appId)
+}
+
+/** Who an operation runs as: the master key, a user already known, or nobody. */
+export interface AuthCaller { master?: boolean, user?: Parse.User, installationId?: string }
+
+/** The Auth Parse builds for that caller (Auth.master, new Auth({ user }), Auth.nobody). */
+export function authOf (config: ParseConfig, caller: AuthCaller): ParseAuth {
+  if (caller.master) return AuthModule.master(config)
+  if (caller.user) return new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
+  return AuthModule.nobody(config)
+}
+
+/** Parse's Auth for a session token (its user cache, else the database); Parse's error for an unknown or expired one. */
+export async function authOfSession (config: ParseConfig, sessionToken: string, installationId?: string): Promise<ParseAuth> {
+  return await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId })
+}
+
+/** The roles of a user by id (`role:Name` each), as Parse's Auth loads them (with its role cache). */
+export async function rolesOfUser (config: ParseConfig, user: Parse.User): Promise<string[]> {
+  return await new AuthModule.Auth({ config, isMaster: false, user }).getUserRoles()
+}
+
+/** Empties Parse's process-wide schema cache (a server started after another must not inherit its schemas). */
+export function clearSchemaCache (): void {
+  SchemaCache.default.clear()
+}
+
+/** Parse's /batch: how an inner request's path becomes the path its router runs, for a batch at `batchPath`. */
+export function batchRoutingPath (batchPath: string, serverURL: string, publicServerURL: string | undefined): (requestPath: string) => string {
+  return makeBatchRoutingPathFunction(batchPath, serverURL, publicServerURL)
+}
+
+/**
+ * Runs `after` once each afterSave or afterDelete of _Role has run: the
+ * application's own trigger (kept, with its validator) runs inside the kit's.
+ */
+export function afterRoleWrites (appId: string, after: () => Promise<void>): void {
+  for (const type of [triggers.Types.afterSave, triggers.Types.afterDelete]) {
+    const existing = triggers.getTrigger('_Role', type, appId)
+    const validator = triggers.getValidator(`${type}._Role`, appId)
+    // Replaced on purpose (the application's trigger runs inside ours): no "duplicate" warning.
+    if (existing) triggers.removeTrigger(type, '_Role', appId)
+    triggers.addTrigger(type, '_Role', async (request: unknown) => {
+      try {
+        return await existing?.(request)
+      } finally {
+        await after()
+      }
+    }, appId, validator)
+  }
+}
+
+/** Parse's Redis client for publishing LiveQuery events. */
+export function liveQueryPublisher (config: RedisPubSubConfig): unknown {
+  return RedisPubSub.createPublisher(config)
+}
+
+/** Parse's Redis client for hearing LiveQuery events. */
+export function liveQuerySubscriber (config: RedisPubSubConfig): unknown {
+  return RedisPubSub.createSubscriber(config)
+}
