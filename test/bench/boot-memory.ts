@@ -6,10 +6,9 @@ import path from 'node:path'
 import { rmSync } from 'node:fs'
 import { buildExampleApp } from '../../fixtures/app.js'
 import { freePort } from '../../lib/storage/free-port.js'
-import { tempDir } from '../helpers/kit.js'
-import { APP_ID, BENCH_DIR, MASTER_KEY, MOUNT, ROOT } from './shared.js'
+import { APP_ID, BENCH_DIR, benchTempDir, MASTER_KEY, MOUNT, ROOT } from './shared.js'
 
-const dir = tempDir('fpk-boot-memory-')
+const dir = benchTempDir('fpk-boot-memory-')
 const port = await freePort()
 const app = await buildExampleApp({
   fastify: { logger: { level: 'warn' }, pluginTimeout: 180_000 },

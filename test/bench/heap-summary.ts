@@ -38,6 +38,8 @@ async function snapshotJSON (): Promise<Snapshot> {
 export async function heapSummary (top = 25): Promise<HeapSummary> {
   (globalThis as { gc?: () => void }).gc?.()
   const usage = process.memoryUsage()
+  // Read before the snapshot: its JSON text would sit in the large-object space.
+  const spaces = getHeapSpaceStatistics().filter((space) => space.physical_space_size > 0)
   const snapshot = await snapshotJSON()
   const fields = snapshot.snapshot.meta.node_fields
   const types = snapshot.snapshot.meta.node_types[0]
@@ -69,8 +71,7 @@ export async function heapSummary (top = 25): Promise<HeapSummary> {
     heapTotalMB: MB(usage.heapTotal),
     externalMB: MB(usage.external),
     arrayBuffersMB: MB(usage.arrayBuffers),
-    spaces: getHeapSpaceStatistics().filter((space) => space.physical_space_size > 0)
-      .map((space) => ({ space: space.space_name, usedMB: MB(space.space_used_size), committedMB: MB(space.physical_space_size) })),
+    spaces: spaces.map((space) => ({ space: space.space_name, usedMB: MB(space.space_used_size), committedMB: MB(space.physical_space_size) })),
     byType: sorted(byType).map(([type, { size, count }]) => ({ type, MB: MB(size), count })),
     byConstructor: sorted(byConstructor).slice(0, top).map(([name, { size, count }]) => ({ name, MB: MB(size), count })),
     modules: [...modules].sort((a, b) => b[1] - a[1]).slice(0, top).map(([owner, files]) => ({ owner, files }))

@@ -9,18 +9,17 @@ import { performance } from 'node:perf_hooks'
 import { buildExampleApp } from '../../fixtures/app.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { addUsersToRole } from '../../lib/index.js'
-import { tempDir } from '../helpers/kit.js'
 import { parseDatabase, physicalLimitRoute } from './pg-baseline.js'
 import { answerRunner } from './server-commands.js'
 import {
-  APP_ID, BENCH_CONSTANT, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
+  APP_ID, BENCH_CONSTANT, benchTempDir, BENCH_DIR, BENCH_ROLE, MASTER_KEY, MOUNT, PARSE_FUNCTION, ROOT, SEEDED_NOTES,
   memorySample, type ServerReady
 } from './shared.js'
 
 if (!process.send) throw new Error('test/bench/server.ts is started by test/bench/run.ts (it needs an IPC channel)')
 
 const masterHeaders = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY }
-const dir = tempDir('fpk-bench-')
+const dir = benchTempDir('fpk-bench-')
 const port = await freePort()
 const origin = `http://127.0.0.1:${port}`
 // LiveQuery on Note only when asked (the data-size scenario's fan-out): off, no save pays for publishing it.

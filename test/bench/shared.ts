@@ -1,6 +1,8 @@
 // What the benchmark's processes agree on: credentials, the constant every
 // "constant" endpoint answers, the role the role-checked endpoints require,
 // and the messages the runner and the server exchange over IPC.
+import { chmodSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -95,6 +97,17 @@ export interface BareRoutesSample {
 }
 
 export const BARE_ROUTES_RESULT_MARK = 'BENCH_BARE_ROUTES_RESULT '
+
+/**
+ * A fresh directory for a bench server's database. Not test/helpers/kit.ts's
+ * tempDir: that module loads the MongoDB driver (for the tests' MongoDB lane),
+ * which the bench server's memory must not include.
+ */
+export function benchTempDir (prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix))
+  chmodSync(dir, 0o755) // PostgreSQL runs as user postgres when the bench runs as root
+  return dir
+}
 
 export function memorySample (): MemorySample {
   const { rss, heapUsed } = process.memoryUsage()
