@@ -3,34 +3,23 @@
 // be reached or does not answer within the Redis bound (redis-bound.ts), each instance counts on its own with the plugin's LocalStore (as
 // without `redis`: at most max × instances per window) instead of refusing or
 // waving everything through; Redis counting resumes as soon as it is back.
-import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
 import type { OutageLog } from './outage-log.js'
 import { isCommandTimeout, type RedisBound } from './redis-bound.js'
-
-type Counted = { current: number, ttl: number }
-type Done = (error: Error | null, result: Counted | null) => void
-interface Store { incr (key: string, done: Done, timeWindow: number, max: number): void }
-type StoreConstructor = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => Store
-
-// The plugin's stores are not in its public exports map; the package has none, so the files are reachable.
-const require = createRequire(import.meta.url)
-const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreConstructor
-const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreConstructor
+import { localCounter, redisCounter, type CountDone, type RateCounter } from '../rate-limit-stores.js'
 
 interface StoreParams { continueExceeding?: boolean, exponentialBackoff?: boolean }
 
 /** The `store` option for @fastify/rate-limit: a class, as the plugin expects. */
 export function sharedRateLimitStore (redis: Redis, keyPrefix: string, outage: OutageLog, bound: RedisBound) {
   return class SharedRateLimitStore {
-    readonly shared: Store
-    readonly local: Store
+    readonly shared: RateCounter
+    readonly local: RateCounter
 
     constructor (params: StoreParams) {
-      const continueExceeding = params.continueExceeding === true
-      const exponentialBackoff = params.exponentialBackoff === true
-      this.shared = new RedisStore(continueExceeding, exponentialBackoff, redis, keyPrefix)
-      this.local = new LocalStore(continueExceeding, exponentialBackoff)
+      const rules = { continueExceeding: params.continueExceeding === true, exponentialBackoff: params.exponentialBackoff === true }
+      this.shared = redisCounter(rules, redis, keyPrefix)
+      this.local = localCounter(rules)
     }
 
     /** Each limiter gets its own pair; the kit's keys already name the function. */
@@ -38,7 +27,7 @@ export function sharedRateLimitStore (redis: Redis, keyPrefix: string, outage: O
       return new SharedRateLimitStore(params)
     }
 
-    incr (key: string, done: Done, timeWindow: number, max: number): void {
+    incr (key: string, done: CountDone, timeWindow: number, max: number): void {
       if (redis.status !== 'ready' || bound.bypassed) return this.local.incr(key, done, timeWindow, max)
       this.shared.incr(key, (error, result) => {
         if (!error) {
