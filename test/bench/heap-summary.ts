@@ -13,7 +13,7 @@ export interface HeapSummary {
   arrayBuffersMB: number
   /** V8's spaces: used of committed (new space is where a high allocation rate makes V8 grow the semi-spaces). */
   spaces: Array<{ space: string, usedMB: number, committedMB: number }>
-  /** Self size by snapshot node type (object, closure, code, string, array, hidden…). */
+  /** Self size by snapshot node type (object, closure, code, string, array, hidden…); empty without a snapshot. */
   byType: Array<{ type: string, MB: number, count: number }>
   /** Self size of objects and closures by constructor / function name, largest first. */
   byConstructor: Array<{ name: string, MB: number, count: number }>
@@ -35,29 +35,19 @@ async function snapshotJSON (): Promise<Snapshot> {
   return JSON.parse(chunks.join('')) as Snapshot
 }
 
-export async function heapSummary (top = 25): Promise<HeapSummary> {
+/**
+ * With `snapshot`, also a heap snapshot summed by type and constructor. Taking
+ * one allocates the snapshot's graph outside the JS heap, memory the allocator
+ * keeps: every RSS read after it is inflated, so take it last.
+ */
+export async function heapSummary (snapshot: boolean, top = 25): Promise<HeapSummary> {
   (globalThis as { gc?: () => void }).gc?.()
   const usage = process.memoryUsage()
   // Read before the snapshot: its JSON text would sit in the large-object space.
   const spaces = getHeapSpaceStatistics().filter((space) => space.physical_space_size > 0)
-  const snapshot = await snapshotJSON()
-  const fields = snapshot.snapshot.meta.node_fields
-  const types = snapshot.snapshot.meta.node_types[0]
-  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((field) => fields.indexOf(field))
   const byType = new Map<string, { size: number, count: number }>()
   const byConstructor = new Map<string, { size: number, count: number }>()
-  const add = (map: Map<string, { size: number, count: number }>, key: string, size: number) => {
-    const entry = map.get(key) ?? { size: 0, count: 0 }
-    entry.size += size
-    entry.count++
-    map.set(key, entry)
-  }
-  for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
-    const type = types[snapshot.nodes[i + typeAt]]
-    const size = snapshot.nodes[i + sizeAt]
-    add(byType, type, size)
-    if (type === 'object' || type === 'closure') add(byConstructor, `${type === 'closure' ? 'closure ' : ''}${snapshot.strings[snapshot.nodes[i + nameAt]]}`, size)
-  }
+  if (snapshot) sumSnapshot(await snapshotJSON(), byType, byConstructor)
   const sorted = (map: Map<string, { size: number, count: number }>) => [...map].sort((a, b) => b[1].size - a[1].size)
   const modules = new Map<string, number>()
   for (const file of Object.keys(createRequire(import.meta.url).cache)) {
@@ -75,5 +65,25 @@ export async function heapSummary (top = 25): Promise<HeapSummary> {
     byType: sorted(byType).map(([type, { size, count }]) => ({ type, MB: MB(size), count })),
     byConstructor: sorted(byConstructor).slice(0, top).map(([name, { size, count }]) => ({ name, MB: MB(size), count })),
     modules: [...modules].sort((a, b) => b[1] - a[1]).slice(0, top).map(([owner, files]) => ({ owner, files }))
+  }
+}
+
+type Sums = Map<string, { size: number, count: number }>
+
+function sumSnapshot (snapshot: Snapshot, byType: Sums, byConstructor: Sums): void {
+  const fields = snapshot.snapshot.meta.node_fields
+  const types = snapshot.snapshot.meta.node_types[0]
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((field) => fields.indexOf(field))
+  const add = (map: Map<string, { size: number, count: number }>, key: string, size: number) => {
+    const entry = map.get(key) ?? { size: 0, count: 0 }
+    entry.size += size
+    entry.count++
+    map.set(key, entry)
+  }
+  for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
+    const type = types[snapshot.nodes[i + typeAt]]
+    const size = snapshot.nodes[i + sizeAt]
+    add(byType, type, size)
+    if (type === 'object' || type === 'closure') add(byConstructor, `${type === 'closure' ? 'closure ' : ''}${snapshot.strings[snapshot.nodes[i + nameAt]]}`, size)
   }
 }

@@ -5,9 +5,12 @@
 // modules loaded by package (test/bench/heap-summary.ts) after boot; RSS and
 // heap after each of three soak rounds (every scenario of test/bench/scenarios.ts
 // for --seconds each), after --idle seconds left alone, and the heap summary
-// again after the load. Prints Markdown; writes results/memory-owners.json.
+// again after the load. The heap snapshot is taken last (--boot-only: right
+// after boot, and no load): taking one leaves memory with the allocator that
+// every later RSS reading would include. Prints Markdown; writes
+// results/memory-owners.json.
 // Flags: --tsx, --no-nest, --seconds=N (5 per scenario and round), --rounds=N (3),
-// --idle=N (60), --prebuilt (use .bench-build as it is, without compiling).
+// --idle=N (60), --boot-only, --prebuilt (use .bench-build as it is, without compiling).
 // Env: BENCH_SERVER_FLAGS (node flags for both servers, e.g. --max-semi-space-size=4).
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -22,7 +25,7 @@ import { BENCH_DIR, RESULTS_DIR, ROOT, type Command, type MemorySample, type Rep
 
 const argv = process.argv.slice(2)
 const flag = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
-const settings = { seconds: flag('seconds', 5), rounds: flag('rounds', 3), idle: flag('idle', 60), nest: !argv.includes('--no-nest'), tsx: argv.includes('--tsx') }
+const settings = { seconds: flag('seconds', 5), rounds: flag('rounds', 3), idle: flag('idle', 60), nest: !argv.includes('--no-nest'), tsx: argv.includes('--tsx'), bootOnly: argv.includes('--boot-only') }
 const serverFile = settings.tsx
   ? path.join(BENCH_DIR, 'server.ts')
   : path.join(argv.includes('--prebuilt') ? path.join(BUILD_DIR, 'test', 'bench') : compileBench(), 'server.js')
@@ -66,11 +69,11 @@ try {
   const kitReady = await kit.ready
   const nestReady = nest ? await nest.ready : undefined
   for (const [name, side] of sides) {
-    report[name] = { afterBoot: await side.send<HeapSummary>({ cmd: 'heap-summary' }), rounds: [] }
+    report[name] = { afterBoot: await side.send<HeapSummary>({ cmd: 'heap-summary', snapshot: settings.bootOnly }), rounds: [] }
     log(`${name} after boot: rss ${report[name].afterBoot.rssMB} MB, heap used ${report[name].afterBoot.heapUsedMB} MB`)
   }
-  const all = buildScenarios(kitReady, nestReady)
-  for (let round = 1; round <= settings.rounds; round++) {
+  const all = settings.bootOnly ? [] : buildScenarios(kitReady, nestReady)
+  for (let round = 1; round <= (settings.bootOnly ? 0 : settings.rounds); round++) {
     for (const scenario of all) {
       const side = scenario.server === 'nest' ? nest! : kit
       await load(scenario.server === 'nest' ? nestReady!.origin : kitReady.origin, scenario)
@@ -82,11 +85,11 @@ try {
       log(`${name} after soak round ${round}: rss ${sample.rssMB} MB, heap used ${sample.heapUsedMB} MB`)
     }
   }
-  log(`idle for ${settings.idle} s`)
-  await sleep(settings.idle * 1000)
-  for (const [name, side] of sides) {
-    report[name].afterIdle = await side.send<MemorySample>({ cmd: 'memory' })
-    report[name].afterLoad = await side.send<HeapSummary>({ cmd: 'heap-summary' })
+  if (!settings.bootOnly) {
+    log(`idle for ${settings.idle} s`)
+    await sleep(settings.idle * 1000)
+    for (const [name, side] of sides) report[name].afterIdle = await side.send<MemorySample>({ cmd: 'memory' })
+    for (const [name, side] of sides) report[name].afterLoad = await side.send<HeapSummary>({ cmd: 'heap-summary', snapshot: true })
   }
 } finally {
   await Promise.all(sides.map(([, side]) => side.send({ cmd: 'close' }).catch(() => {})))
@@ -114,10 +117,12 @@ for (const name of names) {
   const { afterBoot, rounds, afterIdle, afterLoad } = report[name]
   out.push(`## ${name}`, '')
   out.push(`RSS after boot ${afterBoot.rssMB} MB; after each soak round ${rounds.map((sample) => sample.rssMB).join(' → ')} MB (heap used ${rounds.map((sample) => sample.heapUsedMB).join(' → ')}); after ${settings.idle} s idle ${afterIdle?.rssMB ?? '–'} MB.`, '')
-  out.push('| heap by node type (after boot) | MB | after load MB |', '|---|---:|---:|')
-  for (const type of afterBoot.byType.slice(0, 10)) out.push(`| ${type.type} | ${type.MB} | ${afterLoad?.byType.find((entry) => entry.type === type.type)?.MB ?? '–'} |`)
-  out.push('', '| constructor (self size, after boot) | MB | count | after load MB |', '|---|---:|---:|---:|')
-  for (const entry of afterBoot.byConstructor.slice(0, 20)) out.push(`| ${entry.name.replace(/\|/g, '\\|').slice(0, 60)} | ${entry.MB} | ${entry.count} | ${afterLoad?.byConstructor.find((other) => other.name === entry.name)?.MB ?? '–'} |`)
+  const snapshot = settings.bootOnly ? afterBoot : afterLoad
+  const when = settings.bootOnly ? 'after boot' : 'after the load'
+  out.push(`| heap by node type (${when}) | MB | count |`, '|---|---:|---:|')
+  for (const type of snapshot?.byType.slice(0, 10) ?? []) out.push(`| ${type.type} | ${type.MB} | ${type.count} |`)
+  out.push('', `| constructor (self size, ${when}) | MB | count |`, '|---|---:|---:|')
+  for (const entry of snapshot?.byConstructor.slice(0, 20) ?? []) out.push(`| ${entry.name.replace(/\|/g, '\\|').slice(0, 60)} | ${entry.MB} | ${entry.count} |`)
   out.push('', `Modules by package (files): ${afterBoot.modules.slice(0, 15).map((entry) => `${entry.owner} ${entry.files}`).join(', ')}`, '')
 }
 process.stdout.write(out.join('\n') + '\n')
