@@ -19,6 +19,7 @@
 // (updateSchemaWithIndexes: the collection's indexes into `_metadata.indexes`);
 // a list equal to the stored one is not written either.
 import { DefinedSchemas, whenMongoStorageAdapterLoads, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
+import { fastPathsOn } from './fast-path-switch.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.unchanged-schema')
 
@@ -33,7 +34,8 @@ export function skipUnchangedSchemaWrites (): void {
   const updateSchemaToDB = migration.updateSchemaToDB
   migration.updateSchemaToDB = async function (schema) {
     const stored = this.allCloudSchemas?.find((cloud) => cloud.className === schema.className)
-    if (stored && changesNothing(schema, stored)) {
+    // fastPaths: false: every write Parse's migration makes, as Parse makes it.
+    if (stored && fastPathsOn() && changesNothing(schema, stored)) {
       this.resetSchemaOps(schema)
       return
     }
@@ -55,6 +57,7 @@ function skipUnchangedIndexLists (): void {
 function skipUnchangedIndexListsOf (adapter: MongoIndexListRefresh): void {
   const updateSchemaWithIndexes = adapter.updateSchemaWithIndexes
   adapter.updateSchemaWithIndexes = function (this: MongoIndexListRefresh) {
+    if (!fastPathsOn()) return updateSchemaWithIndexes.call(this)
     const base = this
     const stored = new Map<string, unknown>()
     const view = Object.create(base) as MongoIndexListRefresh
