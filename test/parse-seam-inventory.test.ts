@@ -34,8 +34,8 @@ t.test('the count of deep imports on the page is the count internals.ts makes', 
   t.equal(Number(stated?.[1]), imported.length, 'the stated count is the count of static deep imports in internals.ts')
 })
 
-/** What code outside lib/parse/ may take from internals.ts as values: named functions with the kit's signatures, and the schema rules and storage adapter classes (constructed as Parse documents for adapter authors). */
-const OUTSIDE_MAY_USE = new Set(['SchemaRules', 'parseLogger', 'encodeForSave', 'encodeLikeCloudRun', 'mongoStorageAdapterClass', 'PostgresStorageAdapter', 'gridFSBucketAdapterClass'])
+/** What code outside lib/parse/ may take from internals.ts as values: named functions with the kit's signatures, and the storage adapter classes (constructed as Parse documents for adapter authors). */
+const OUTSIDE_MAY_USE = new Set(['parseLogger', 'encodeForSave', 'encodeLikeCloudRun', 'mongoStorageAdapterClass', 'PostgresStorageAdapter', 'gridFSBucketAdapterClass'])
 
 function sources (dir: string): string[] {
   return readdirSync(path.join(ROOT, dir)).flatMap((name) => {

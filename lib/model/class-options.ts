@@ -1,7 +1,7 @@
 // @ParseClass options, checked when the model file is imported.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FieldDefinition } from './field-options.js'
-import { SchemaRules } from '../parse/internals.js'
+import { parseAcceptsClassName, parseSystemClasses } from '../parse/parse-calls.js'
 import { ClassOptionInvalidError, ClassOptionUnknownError, ModelDeclarationError } from '../errors.js'
 import { optionChecker, typed, type OptionProblem, type OptionStep } from '../option-schema.js'
 
@@ -48,7 +48,7 @@ export type ClassOptions = Static<typeof ClassOptionsSchema>
 const checkShape = optionChecker(ClassOptionsSchema)
 const BUILT_IN_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt'])
 /** Parse's own rule (SchemaController.classNameIsValid), without its internal join tables. */
-const validClassName = (name: string) => SchemaRules.classNameIsValid(name) && !name.startsWith('_Join:')
+const validClassName = (name: string) => parseAcceptsClassName(name) && !name.startsWith('_Join:')
 
 /** How @ParseClass messages name a nested option: clp.find['*'], compoundIndexes[0].fields. */
 function bracketedName (path: OptionStep[]): string {
@@ -71,7 +71,7 @@ export function checkClassOptions (className: string, jsName: string, options: C
     throw kind === 'unknown' ? new ClassOptionUnknownError(`${where}: ${problem}`) : new ClassOptionInvalidError(`${where}: ${problem}`)
   }
   if (typeof className !== 'string' || !validClassName(className)) {
-    throw new ModelDeclarationError(`${where}: Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${SchemaRules.systemClasses.join(', ')})`)
+    throw new ModelDeclarationError(`${where}: Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${parseSystemClasses().join(', ')})`)
   }
   const shape = checkShape(options)
   if (shape) fail(classProblem(shape), shape.kind)

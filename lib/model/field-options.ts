@@ -1,7 +1,7 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
 import { Type, type Static } from '@sinclair/typebox'
-import { SchemaRules } from '../parse/internals.js'
+import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from '../parse/parse-calls.js'
 import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
 import { postgresRegex, UnsupportedPatternError } from './postgres-regex.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
@@ -79,7 +79,7 @@ export function checkFieldOptions (className: string, name: string, options: Fie
     throw new ModelDeclarationError(`${where}: "${name}" is reserved by Parse (it would clash with Parse.Object); choose another field name`)
   }
   // Parse's own rule (SchemaController.fieldNameIsValid): its migration would refuse anything else at boot.
-  if (!SchemaRules.fieldNameIsValid(name)) {
+  if (!parseAcceptsFieldName(name)) {
     throw new ModelDeclarationError(`${where}: Parse refuses the field name "${name}": a field name starts with a letter and holds only letters, digits and _ (and is not "length")`)
   }
   const shape = checkShape(options)
@@ -95,8 +95,8 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   only('targetClass', ['Pointer', 'Relation', 'Array'])
   if ((type === 'Pointer' || type === 'Relation') && !options.targetClass) fail('targetClass', `is required for type ${type}`)
   // Parse's own rule: a class of the application, or one of its system classes (_User, _Role…).
-  if (options.targetClass !== undefined && !SchemaRules.classNameIsValid(options.targetClass)) {
-    fail('targetClass', `names "${options.targetClass}", which is not a class Parse can point to (an application class name, or one of ${SchemaRules.systemClasses.join(', ')})`)
+  if (options.targetClass !== undefined && !parseAcceptsClassName(options.targetClass)) {
+    fail('targetClass', `names "${options.targetClass}", which is not a class Parse can point to (an application class name, or one of ${parseSystemClasses().join(', ')})`)
   }
   if (options.min !== undefined && options.max !== undefined && options.min > options.max) fail('min', `is greater than max (${options.min} > ${options.max})`)
   if (options.minLength !== undefined && options.maxLength !== undefined && options.minLength > options.maxLength) fail('minLength', 'is greater than maxLength')

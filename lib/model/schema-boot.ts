@@ -3,7 +3,8 @@
 // verified afterwards. Parse logs a failed migration and carries on (it even
 // calls afterMigration); boot must fail instead, whichever path the schema
 // configuration came from.
-import { parseLogger, SchemaRules } from '../parse/internals.js'
+import { parseLogger } from '../parse/internals.js'
+import { parseAcceptsClassName, parseAcceptsFieldName } from '../parse/parse-calls.js'
 import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import { skipUnchangedSchemaWrites } from '../parse/unchanged-schema.js'
 import { keepGivenAddField } from '../parse/add-field-permission.js'
@@ -124,14 +125,14 @@ export function checkDefinitions (definitions: ParseClassSchema[]): void {
   const seen = new Set<string>()
   for (const definition of definitions) {
     const { className } = definition
-    if (typeof className !== 'string' || !SchemaRules.classNameIsValid(className)) {
+    if (typeof className !== 'string' || !parseAcceptsClassName(className)) {
       throw new OptionInvalidError(`schema: Parse refuses the class name ${JSON.stringify(className)} (a class name starts with a letter and holds only letters, digits and _)`)
     }
     if (seen.has(className)) throw new OptionInvalidError(`schema: class ${className} is defined twice`)
     seen.add(className)
     for (const [field, { type, targetClass }] of Object.entries(definition.fields ?? {})) {
       if (isParseColumn(className, field)) continue
-      if (!SchemaRules.fieldNameIsValid(field, className)) {
+      if (!parseAcceptsFieldName(field, className)) {
         throw new OptionInvalidError(`schema: Parse refuses the field name ${className}.${field} (a field name starts with a letter and holds only letters, digits and _)`)
       }
       if (!FIELD_TYPES.includes(type as never)) throw new OptionInvalidError(`schema: ${className}.${field} has the type ${JSON.stringify(type)}; Parse knows ${FIELD_TYPES.join(', ')}`)

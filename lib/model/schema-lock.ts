@@ -9,7 +9,7 @@
 // process (marked on the prototype); whether the lock is on is the running
 // kit's (lib/kit-state.ts), so a kit registered after a locked one starts unlocked.
 import Parse from 'parse/node'
-import { SchemaRules } from '../parse/internals.js'
+import { isParseClassColumn } from '../parse/parse-calls.js'
 import { checkSchemaEnforcement } from '../parse/schema-enforcement.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
@@ -45,7 +45,7 @@ function install (): void {
 
 /** Fields Parse adds to its own classes as it works (auth data, hidden bookkeeping). */
 function parseOwned (className: string, field: string): boolean {
-  return className.startsWith('_') && (field.startsWith('_') || field.startsWith('authData') || Boolean(SchemaRules.defaultColumns[className]?.[field]))
+  return className.startsWith('_') && (field.startsWith('_') || field.startsWith('authData') || isParseClassColumn(className, field))
 }
 
 function refusal (what: string): Parse.Error {

@@ -3,7 +3,7 @@
 // fixed here, and its callers (access/, storage/, cluster/, host/) do not
 // change. test/parse-contract.test.ts pins what each relies on.
 import type Parse from 'parse/node'
-import { AuthModule, Config, RedisPubSub, SchemaCache, makeBatchRoutingPathFunction, triggers } from './internals.js'
+import { AuthModule, Config, RedisPubSub, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, triggers } from './internals.js'
 import type { ParseAuth, ParseConfig, RedisPubSubConfig } from './server-shapes.js'
 
 /** Parse's Config of the application (a new one per call, as Parse builds per request); undefined when it is not running here. */
@@ -69,4 +69,24 @@ export function liveQueryPublisher (config: RedisPubSubConfig): unknown {
 /** Parse's Redis client for hearing LiveQuery events. */
 export function liveQuerySubscriber (config: RedisPubSubConfig): unknown {
   return RedisPubSub.createSubscriber(config)
+}
+
+/** Parse's rule for a class name (SchemaController.classNameIsValid): an application name, or one of Parse's own classes. */
+export function parseAcceptsClassName (name: string): boolean {
+  return SchemaRules.classNameIsValid(name)
+}
+
+/** Parse's rule for a field name, of `className` when given (SchemaController.fieldNameIsValid). */
+export function parseAcceptsFieldName (name: string, className?: string): boolean {
+  return SchemaRules.fieldNameIsValid(name, className)
+}
+
+/** Parse's own classes (`_User`, `_Role`, …), in Parse's order. */
+export function parseSystemClasses (): readonly string[] {
+  return SchemaRules.systemClasses
+}
+
+/** Whether `field` is one of the columns Parse gives `className` itself (not counting those of every class). */
+export function isParseClassColumn (className: string, field: string): boolean {
+  return Boolean(SchemaRules.defaultColumns[className]?.[field])
 }
