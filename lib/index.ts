@@ -57,8 +57,8 @@ export { applyAllIndexes, applyMongoValidators, type IndexReport } from './stora
 export { SeedReport } from './seed/report.js'
 export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'
 export { assertMasterKeyAccepted, remoteSeedError } from './seed/remote.js'
-export { queryRows, type QueryRowsResult, type QueryCaller, type QueryRowsOptions, type CountMode, type CountKind } from './model/query-rows.js'
-export { pageRows, pagingFields, pageOf, type PageOptions, type Page } from './model/page-rows.js'
+export { queryRows, type QueryRowsResult, type QueryCaller, type QueryRowsOptions, type CountMode, type CountKind } from './storage/query-rows.js'
+export { pageRows, pagingFields, pageOf, type PageOptions, type Page } from './storage/page-rows.js'
 export { createRow, type CreatedRow, type CreateRowOptions, type RowCaller } from './model/create-row.js'
 
 // Jobs and schedules
