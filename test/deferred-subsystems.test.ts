@@ -4,7 +4,8 @@
 // Checked in a fresh process (a clean module cache): none is loaded by
 // importing the kit, booting it or answering a request; asked for, each
 // works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
-// adapter builds and Parse's instanceof test sees it).
+// adapter builds and Parse's instanceof test sees it). prom-client, the kit's
+// own, loads only with the metrics option (test/metrics.test.ts uses it).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import path from 'node:path'
