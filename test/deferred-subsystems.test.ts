@@ -24,6 +24,7 @@ interface Report {
   graphql: { status: number, body: unknown }
   mongo: { before: { loaded: boolean, plainObjectIsInstance: boolean }, loaded: boolean, instanceOfParseView: boolean, instanceOfReal: boolean }
   esModule: Record<string, { listed: boolean, real: boolean }>
+  jwks: { calledStandIn: string, loaded: boolean }
 }
 
 function runChild (): Promise<Report> {
@@ -53,6 +54,7 @@ t.test('the kit loads none of the subsystems it defers, and each works when aske
   t.same(report.graphql, { status: 200, body: { data: { health: true } } }, 'Parse\'s GraphQL with mountGraphQL answers a query')
   t.same(report.mongo, { before: { loaded: false, plainObjectIsInstance: false }, loaded: true, instanceOfParseView: true, instanceOfReal: true },
     'the MongoDB adapter builds; Parse\'s instanceof test is false before it loads and true for what it builds')
+  t.same(report.jwks, { calledStandIn: 'function', loaded: true }, 'jwks-rsa\'s stand-in, called as Parse\'s JWT logins call it, builds a client')
   for (const [request, mark] of Object.entries(report.esModule)) t.equal(mark.listed, mark.real, `${request}: the stand-in's __esModule is the real module's`)
   t.ok(Object.values(report.afterAsking.modules).every(Boolean), 'asked for, every deferred module is the real one')
   t.ok(report.afterAsking.packageFiles['/node_modules/@apollo/server/'] > 0, 'Apollo Server loaded with the GraphQL server')

@@ -1,7 +1,8 @@
 // Parse Server requires, when it loads, subsystems a kit may never use: the
 // GraphQL server (Apollo Server, graphql-tools, graphql-upload), the MongoDB
-// driver on a PostgreSQL kit, the Redis client without Redis, LDAP and Game
-// Center's certificate code without those logins. About 35 MB resident in all
+// driver on a PostgreSQL kit, the Redis client without Redis, the LiveQuery
+// server without LiveQuery, the JWT, LDAP and Game Center code of logins a kit
+// may not offer. About 40 MB resident in all
 // (docs/internals/benchmarks.md, "Where the memory goes").
 //
 // Before Parse loads, each such module's entry in require.cache is a stand-in
@@ -18,14 +19,17 @@ import { Module, createRequire } from 'node:module'
 
 /**
  * One module Parse requires at load time that the kit defers. Its exports
- * must be an object (a module whose exports is itself a function or class,
- * such as Security/CheckRunner.js, cannot stand in: Parse calls it directly).
+ * must be an object, or a function that is only called (`callable`): a
+ * module whose exports is a class, such as Security/CheckRunner.js, cannot
+ * stand in (Babel's interop wraps it and Parse constructs it).
  */
 export interface DeferredModule {
   /** The module as Parse requires it (resolved from Parse's own folder). */
   request: string
   /** The module's `__esModule` mark (Babel's interop reads it without using the module). */
   esModule: boolean
+  /** Its exports is an arrow function Parse calls (jwks-rsa): the stand-in can be called. */
+  callable?: boolean
   /**
    * Exports Parse reads when it loads but uses later: a class it tests with
    * `instanceof` first, a function it keeps to call. Their stand-ins call,
@@ -73,6 +77,11 @@ export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
     name: 'Redis client (node-redis)',
     loadedBy: 'a Redis cache or LiveQuery pub/sub (cluster.redisURL), or Parse\'s rate limit with a redisUrl',
     modules: [{ request: 'redis', esModule: true }]
+  },
+  {
+    name: 'Apple, Google, Facebook and Keycloak logins (jwks-rsa, jose, jsonwebtoken)',
+    loadedBy: 'a login with authData.apple, .google, .facebook or .keycloak',
+    modules: [{ request: 'jwks-rsa', esModule: false, callable: true }, { request: 'jsonwebtoken', esModule: false }]
   },
   {
     name: 'LDAP and Game Center logins (ldapjs, node-forge)',
@@ -144,7 +153,8 @@ function deferModule (entry: DeferredModule): void {
   }
   const state: StandInState = { onLoad: [], load }
   const standIns = new Map((entry.standIns ?? []).map((name) => [name, forwardingStandIn(() => load()[name] as ClassLike, () => state.real?.[name] as ClassLike | undefined)]))
-  const exports = new Proxy({}, {
+  const exports = new Proxy(entry.callable === true ? () => {} : {}, {
+    apply: (_target, self, args) => Reflect.apply(load() as unknown as (...args: unknown[]) => unknown, self, args),
     get (_target, key) {
       if (!state.real && key === '__esModule') return entry.esModule || undefined
       if (!state.real && typeof key === 'string' && standIns.has(key)) return standIns.get(key)

@@ -78,6 +78,10 @@ try {
   const adapter = new (mongoStorageAdapterClass())({ uri: 'mongodb://127.0.0.1:9/deferred', collectionPrefix: '', mongoOptions: {} })
   report.mongo = { before: beforeMongo, loaded: isModuleLoaded(MONGO_STORAGE_ADAPTER), instanceOfParseView: adapter instanceof parseView.default, instanceOfReal: adapter instanceof (loadModule(MONGO_STORAGE_ADAPTER).default as new () => unknown) }
 
+  // Asked for: jwks-rsa, whose exports is a function Parse's Apple, Google, Facebook and Keycloak logins call.
+  const jwksClient = requireHere(deferredModuleFile('jwks-rsa')) as (options: { jwksUri: string }) => { getSigningKey?: unknown }
+  report.jwks = { calledStandIn: typeof jwksClient({ jwksUri: 'https://example.invalid/.well-known/jwks.json' }).getSigningKey, loaded: isModuleLoaded('jwks-rsa') }
+
   // The __esModule mark each stand-in answered is the real module's.
   report.esModule = Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) =>
     [entry.request, { listed: entry.esModule, real: loadModule(entry.request).__esModule === true }])))
