@@ -208,9 +208,9 @@ function allowed (name: string, kind: 'verbs' | 'functions'): string[] {
   return verbs
 }
 
-/** OPTIONS answers CORS alone; a verb nobody serves is refused by the gate, after the app id check when the request could name one in its headers. */
+/** OPTIONS answers CORS alone (a bare one is refused in the kit's shape, 400 code 102); a verb nobody serves is refused by the gate, after the app id check when the request could name one in its headers. */
 function everyPath (verb: string, probe: string): Answer | undefined {
-  if (verb === 'OPTIONS') return { status: probe === 'cors preflight' ? 204 : 400 }
+  if (verb === 'OPTIONS') return probe === 'cors preflight' ? { status: 204 } : { status: 400, code: 102 }
   if (!SERVED.has(verb)) return NO_APP.has(probe) || probe === 'SDK text/plain body' ? { status: 403 } : { status: 400, code: 102 }
   return undefined
 }
@@ -277,7 +277,7 @@ function expected (url: string, verb: string, probe: string, ignoresCase: boolea
   // A target outside the mount, or with an empty segment, is refused for every verb and caller.
   if (url.startsWith('/PARSE') || url.includes('//')) {
     if (verb === 'HEAD') return { status: 400 }
-    if (verb === 'OPTIONS' && corsAnswers(url, verb, ignoresCase)) return { status: probe === 'cors preflight' ? 204 : 400 }
+    if (verb === 'OPTIONS' && corsAnswers(url, verb, ignoresCase)) return probe === 'cors preflight' ? { status: 204 } : { status: 400, code: 102 }
     return { status: 400, code: 102 }
   }
   const [, kind, spelled, tail] = /^\/parse\/(verbs|functions)\/([^/?]*)(\/|\?limit=3)?$/.exec(url)! as unknown as [string, 'verbs' | 'functions', string, string | undefined]

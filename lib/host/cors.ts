@@ -60,20 +60,22 @@ export async function registerCors (fastify: FastifyInstance, cors: ResolvedCors
 /**
  * An OPTIONS request under the mount is answered as a CORS preflight; one that is not a
  * preflight (no Origin or no Access-Control-Request-Method) is refused in Parse's shape,
- * where @fastify/cors would answer `400 Invalid Preflight Request` as text. Added before
- * @fastify/cors, so its hook runs first.
+ * where @fastify/cors answers `400 Invalid Preflight Request` as text. Its answer is
+ * rewritten on the way out, so the CORS headers it set (a page can read the refusal) stay.
  */
 function refuseBareOptions (fastify: FastifyInstance, mountPath: string): void {
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const { origin, 'access-control-request-method': method } = request.headers
-    if (request.method !== 'OPTIONS' || (origin !== undefined && method !== undefined) || !underMount(request.url, mountPath)) {
-      done()
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method !== 'OPTIONS' || reply.statusCode !== 400 || payload !== 'Invalid Preflight Request' ||
+      // A router that ignores case hands /PARSE/… to the mount's routes too.
+      !underMount(request.url.toLowerCase(), mountPath.toLowerCase())) {
+      done(null, payload)
       return
     }
-    reply.code(400).send({
+    reply.type('application/json; charset=utf-8')
+    done(null, JSON.stringify({
       code: Parse.Error.INVALID_QUERY,
       error: 'Request refused: OPTIONS is answered as a CORS preflight only, with Origin and Access-Control-Request-Method headers.'
-    })
+    }))
   })
 }
 
