@@ -88,14 +88,14 @@ t.test('returns', async (t) => {
     t.equal(shorthand.description, 'What shorthand answers', 'a description of its own, not "Default Response"')
     t.same(shorthand.content['application/json'].schema.required, ['id'])
     // Besides its 200, every operation lists the refusals it can give (docs/reference/http-answers.md).
-    t.same(Object.keys(document.paths['/shapes/untyped'].get.responses), ['200', '400', '403', '404', '405', '500', '503'])
+    t.same(Object.keys(document.paths['/shapes/untyped'].get.responses), ['200', '400', '403', '405', '500', '503', 'default'], 'no 404 or 409: a declared route cannot give them; anything else is the default error shape')
     t.equal(document.paths['/shapes/untyped'].get.responses['200'].description, 'Default Response', 'no returns: no schema')
   })
 
   t.test('the refusals a function can give are documented from its declaration, and given as documented', async (t) => {
     const document = (await kit.request('GET', '/api-docs/json')).json
     const limited = document.paths['/shapes/limited'].post.responses
-    t.same(Object.keys(limited), ['200', '400', '403', '404', '405', '413', '415', '429', '500', '503'])
+    t.same(Object.keys(limited), ['200', '400', '403', '405', '413', '415', '429', '500', '503', 'default'])
     t.match(limited['403'].description, /only callers presenting the master key/)
     t.match(limited['429'], { description: /more than 1 calls in 600000 ms/, headers: { 'Retry-After': { schema: { type: 'integer' } } } })
     t.same(limited['429'].content['application/json'].schema, { $ref: '#/components/schemas/ErrorAnswer' })
