@@ -634,7 +634,7 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   t.match(tag.json.fields, { name: { type: 'String' }, description: { type: 'String' } })
   const docs = await http('GET', `${new URL(server.base).origin}/api-docs/json`, {})
   t.ok(docs.json.paths['/products/listProducts'], 'the new endpoints are documented')
-  t.ok(docs.json.components.schemas.Tag, 'the new model is documented')
+  t.ok(docs.json.paths['/tags/listTags'], 'the generated functions of the new model are documented (a model schema no operation refers to is left out)')
   await server.stop()
   done(t, 'generated')
 })

@@ -84,7 +84,7 @@ t.test('ready output, ALLOW_AUTH_ROUTES, and a port already in use', async (t) =
   const second = await startExample({ PORT: String(port), DATA_DIR: path.join(dir, 'pg2') })
   t.equal(await second.exited, 1, 'a second server on the same port exits with 1')
   const log = second.output()
-  t.same(log.split('\n').filter((line) => line.includes(String(port))), [`Cannot start: port ${port} on 127.0.0.1 is already in use (another server is running there). Choose another with PORT (and HOST), e.g. PORT=${port + 1}.`], 'one line naming the port')
+  t.same(log.split('\n').filter((line) => line.includes(String(port))), [`Cannot start: port ${port} on 127.0.0.1 is already in use (another server is running there). Choose another with PORT (and HOST), e.g. PORT=${port + 1}. (FPK_ERR_PORT_UNAVAILABLE)`], 'one line naming the port, with its code')
   t.notMatch(log, /^\s+at |EADDRINUSE|Error/m, 'no stack trace')
   t.equal(processesUsing(path.join(dir, 'pg2')), '', 'its database was stopped')
 
