@@ -158,6 +158,12 @@ t.test('Parse SDK clients', async (t) => {
       const refused = await kit.request('POST', '/parse/functions/sdkDates', { headers: appHeaders, body: { when } })
       t.match({ status: refused.status, ...refused.json }, { status: 400, code: Parse.Error.VALIDATION_ERROR, error: /when/ }, JSON.stringify(when))
     }
+    // Params nested as deep as the body limit allows are walked without recursion: never a 500 (it was a stack overflow).
+    const deep = `${'['.repeat(200_000)}{"__type":"Date","iso":"${iso}"}${']'.repeat(200_000)}`
+    for (const url of ['/parse/functions/sdkDates', '/parse/sdk-dates/sdkDates']) {
+      const nested = await kit.request('POST', url, { headers: appHeaders, body: `{"when":"${iso}","also":${deep}}` })
+      t.equal(nested.status, 200, `${url}: ${nested.text.slice(0, 200)}`)
+    }
   })
 
   // Last: the server restarts on the same database (its second Defined Schemas migration).

@@ -44,11 +44,16 @@ export function decodeDates (params: Record<string, unknown>, declared: string[]
 
 function decoded (value: object): unknown {
   if (isParseDate(value)) return new Date(value.iso)
-  // Only plain JSON reaches here (a parsed body or query string): arrays and objects, walked in place.
-  const container = value as Record<string, unknown>
-  for (const key of Object.keys(container)) {
-    const inner = container[key]
-    if (inner !== null && typeof inner === 'object') container[key] = decoded(inner)
+  // Only plain JSON reaches here (a parsed body or query string): arrays and objects, walked in
+  // place with a list rather than recursion, as a client may nest as deep as the body limit allows.
+  const pending = [value as Record<string, unknown>]
+  for (let container = pending.pop(); container; container = pending.pop()) {
+    for (const key of Object.keys(container)) {
+      const inner = container[key]
+      if (inner === null || typeof inner !== 'object') continue
+      if (isParseDate(inner)) container[key] = new Date(inner.iso)
+      else pending.push(inner as Record<string, unknown>)
+    }
   }
   return value
 }
