@@ -82,6 +82,15 @@ t.test('auth routes under attack', async (t) => {
     t.not((await kit.request('POST', '/parse/login', { headers: from('10.4.0.6'), body: { email: 'nobody@example.com', password: 'x' } })).status, 429, 'an email no account has counts as itself')
   })
 
+  t.test('an email stored in mixed case is the account\'s counter too (Parse stores it as given and logs in by it exactly)', async (t) => {
+    const created = await kit.request('POST', '/parse/users', { headers: masterHeaders, body: { username: 'mixedcase', email: 'Mixed.Case@Example.com', password: 'right-password-1' } })
+    t.equal(created.status, 201, created.text)
+    for (let i = 0; i < 3; i++) t.not((await login(`10.5.0.${i + 1}`, 'mixedcase', `wrong-${i}`)).status, 429)
+    const byEmail = await kit.request('POST', '/parse/login', { headers: from('10.5.0.9'), body: { email: 'Mixed.Case@Example.com', password: 'right-password-1' } })
+    t.equal(byEmail.status, 429, 'the 4th attempt, by the email as stored, is refused (it was a fresh counter: twice the guesses)')
+    t.equal((await login('10.5.0.10', 'Mixed.Case@Example.com', 'x')).status, 429, 'and by that email in the username field')
+  })
+
   t.test('one address: the attempt after the limit answers 429, whatever the username', async (t) => {
     const statuses: number[] = []
     for (let i = 0; i < 6; i++) statuses.push((await login('10.1.0.1', `nobody-${i}`, 'x')).status)

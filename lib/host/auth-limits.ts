@@ -11,9 +11,10 @@
 // One account, one counter: Parse logs in by username or by email (and takes
 // an email in the username field), so an identifier with an @ is looked up as
 // an email and counted under its account's username. That is one indexed read
-// per such attempt, made only after the address limit admitted it (Parse's
-// own login and password-reset read the same row), and remembered for the
-// window. An email no account has is counted as itself.
+// per such attempt (two for an email in mixed case no account has as given),
+// made only after the address limit admitted it (Parse's own login and
+// password-reset read the same row), and remembered for the window. An email
+// no account has is counted as itself.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
 import type { AuthRateLimit } from '../options.js'
@@ -22,7 +23,7 @@ import { AttemptCounters, ATTEMPT_COUNTERS_CAPACITY, type Counted } from './atte
 interface Store { incr (key: string, done: (error: Error | null, result: Counted | null) => void, timeWindow: number, max: number): void }
 export type StoreClass = new (params: { continueExceeding?: boolean, exponentialBackoff?: boolean }) => Store
 
-/** An auth attempt: the route, and the accounts it names (usernames or emails, case folded). */
+/** An auth attempt: the route, and the accounts it names (usernames or emails, as given). */
 interface Attempt { route: string, names: string[] }
 
 /** Routes, the verb each is attempted with, and the body fields that name an account. */
@@ -58,7 +59,7 @@ function namesIn (source: unknown, fields: string[]): string[] {
   if (typeof source !== 'object' || source === null) return []
   return fields.flatMap((field) => {
     const value = (source as Record<string, unknown>)[field]
-    return typeof value === 'string' && value !== '' ? [value.toLowerCase()] : []
+    return typeof value === 'string' && value !== '' ? [value] : []
   })
 }
 
@@ -109,23 +110,29 @@ export function authLimiter (limits: AuthRateLimit, Shared?: StoreClass, findUse
   }
 }
 
-/** An identifier's account: itself, or for an email the username of the account that has it (remembered for a window). */
-function accountResolver (findUsername: UsernameForEmail, windowMs: number): (name: string) => Promise<string> {
+/**
+ * An identifier's account, case folded: itself, or for an email the username of the account that
+ * has it (remembered for a window). Parse keeps an email as it was given and logs in by it exactly,
+ * so the email is looked up as given, then folded: an attempt that can log in is always counted on
+ * its account, and no more than two indexed reads are made for one that cannot.
+ */
+function accountResolver (findUsername: UsernameForEmail, windowMs: number): (given: string) => Promise<string> {
   const known = new Map<string, { username: string, at: number }>()
-  return async (name) => {
+  return async (given) => {
+    const name = given.toLowerCase()
     if (!name.includes('@')) return name
-    const remembered = known.get(name)
+    const remembered = known.get(given)
     if (remembered && Date.now() - remembered.at < windowMs) return remembered.username
     let username: string | undefined
     try {
-      username = (await findUsername(name))?.toLowerCase()
+      username = (await findUsername(given) ?? (given === name ? undefined : await findUsername(name)))?.toLowerCase()
     } catch {
       return name // the database is away: Parse will say so; count the email
     }
     if (!username) return name
-    known.delete(name)
+    known.delete(given)
     if (known.size >= ATTEMPT_COUNTERS_CAPACITY) known.delete(known.keys().next().value as string)
-    known.set(name, { username, at: Date.now() })
+    known.set(given, { username, at: Date.now() })
     return username
   }
 }
