@@ -150,6 +150,10 @@ t.test('the restriction, end to end', async (t) => {
     t.match(none.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'without one, one is generated')
     const long = await kit.request('GET', '/parse/memos/listMemos', { headers: { ...appHeaders, 'x-request-id': 'a'.repeat(129) } })
     t.not(long.headers.get('x-request-id'), 'a'.repeat(129), 'an id over 128 characters is replaced')
+    // A path Fastify cannot decode is refused before any hook runs: still the kit's shape, and still the id.
+    const badUrl = await kit.request('GET', '/parse/memos/%zz', { headers: { ...appHeaders, 'x-request-id': 'trace-bad-url-3' } })
+    t.match({ status: badUrl.status, ...badUrl.json }, { status: 400, code: 102, error: /not valid percent-encoding/ }, badUrl.text)
+    t.equal(badUrl.headers.get('x-request-id'), 'trace-bad-url-3', 'a refused path carries the id')
   })
 
   t.test('7. one body limit under the mount, whatever the type; slow bodies time out', async (t) => {

@@ -5,7 +5,7 @@
 // `Connection: close`, since the socket closes right after: a keep-alive client
 // (a pooled agent) must not send its next request on it.
 import type { Socket } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
 
 /** How long a refused socket may take to read its answer before it is destroyed. */
@@ -39,5 +39,18 @@ export function answerClientError (this: FastifyInstance, error: Error, socket: 
     setTimeout(() => socket.destroy(), LINGER_MS).unref()
   } else {
     socket.destroy()
+  }
+}
+
+/**
+ * Fastify's `frameworkErrors`: a path it cannot decode (FST_ERR_BAD_URL) is refused before any
+ * hook runs, so it would answer Fastify's own shape without the request id; here it is the kit's
+ * shape, the id under `idHeader` as on every other answer.
+ */
+export function answerFrameworkError (idHeader: string | false) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    if (idHeader !== false) reply.header(idHeader, request.id)
+    if (error.code !== 'FST_ERR_BAD_URL') reply.send(error)
+    else reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: 'Request refused: the path is not valid percent-encoding.' })
   }
 }

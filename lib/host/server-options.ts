@@ -3,9 +3,9 @@
 // limit, and timeouts that end slow or stalled requests. The example app and
 // generated projects build their Fastify instance from these.
 import type { FastifyServerOptions } from 'fastify'
-import { answerClientError } from './client-errors.js'
+import { answerClientError, answerFrameworkError } from './client-errors.js'
 import { createRequire } from 'node:module'
-import { requestIdFrom } from './request-ids.js'
+import { DEFAULT_REQUEST_ID_HEADER, requestIdFrom } from './request-ids.js'
 
 export interface KitServerOptionsInput {
   /** Log level; default 'info'. */
@@ -75,6 +75,8 @@ export function kitServerOptions (input: KitServerOptionsInput = {}): FastifySer
     forceCloseConnections: 'idle',
     // A client's (or proxy's) request id when it is safe to log and echo; a UUID otherwise.
     genReqId: requestIdFrom(input.requestIdHeader),
+    // A path Fastify cannot decode, answered before any hook: the kit's shape and the id too.
+    frameworkErrors: answerFrameworkError(input.requestIdHeader === undefined ? DEFAULT_REQUEST_ID_HEADER : input.requestIdHeader === false ? false : input.requestIdHeader.toLowerCase()),
     // Fastify's 10 s default is short for Parse Server's boot on a busy machine (migrations, retries).
     pluginTimeout: input.pluginTimeout ?? KIT_SERVER_DEFAULTS.pluginTimeout,
     logger: {
