@@ -33,7 +33,7 @@ import type { KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
 import { registerTracing } from './lib/host/tracing.js'
 import { registerRequestIds } from './lib/host/request-ids.js'
-import { drainPause, shutdownBudgetMs } from './lib/shutdown.js'
+import { closeIdleSocketsUntilClosed, drainPause, shutdownBudgetMs } from './lib/shutdown.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -331,6 +331,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     const delay = fastify.server.listening ? options.shutdown.drainDelayMs : 0
     if (delay > 0) fastify.log.info(`[shutdown] draining for ${delay} ms: ${options.mountPath === '/' ? '' : options.mountPath}/health answers 503 while requests are still served`)
     await Promise.all([drainPause(delay), stopJobs()])
+    closeIdleSocketsUntilClosed(fastify.server)
   })
 
   // Before Fastify closes its HTTP server: that waits for every open socket, WebSockets included.

@@ -3,6 +3,7 @@
 // answers 503 at once while the server keeps serving for drainDelayMs, so
 // load balancers and Kubernetes take the instance out of rotation before it
 // stops listening; running jobs get their grace in the same window.
+import type { Server } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
 
 export const ShutdownOptionsSchema = Type.Object({
@@ -49,4 +50,17 @@ export function shutdownBudgetMs (options: { shutdown: ShutdownSettings, jobs: {
 /** The drain's wait (a kept timer: the close must not end early for want of work). */
 export function drainPause (ms: number): Promise<void> {
   return new Promise((resolve) => { if (ms <= 0) resolve(); else setTimeout(resolve, ms) })
+}
+
+/**
+ * From the end of the drain until the server has closed, idle keep-alive sockets are closed as
+ * they go idle. Fastify closes the idle ones once, when listening stops; a socket busy with a
+ * request then goes idle after it and would hold the close for keepAliveTimeout (72 s by
+ * default), past the shutdown budget.
+ */
+export function closeIdleSocketsUntilClosed (server: Server, everyMs = 100): void {
+  if (!server.listening) return
+  const timer = setInterval(() => server.closeIdleConnections(), everyMs)
+  timer.unref()
+  server.once('close', () => clearInterval(timer))
 }
