@@ -167,3 +167,12 @@ t.test('without the option the kit adds no spans of its own', { skip: lane.kind 
   t.equal((await kit.request('POST', '/parse/traced/record', { headers: appHeaders, body: {} })).status, 200)
   t.same(exporter.getFinishedSpans().filter((span) => span.name.startsWith('fpk.')).map((span) => span.name), [], 'no fpk.* spans')
 })
+
+t.test('a MongoDB statement recorded with its values (enhancedDatabaseReporting) loses them when it names a secret field', async (t) => {
+  const { redactSpanAttributes } = await import('../lib/host/span-redaction.js')
+  const find = redactSpanAttributes({ 'db.statement': '{"find":"_Session","filter":{"_session_token":"r:abc123","user":{"$in":["a\\"b"]}},"limit":1}' })
+  t.notMatch(find['db.statement'], /r:abc123|a\\"b/, 'no value is left')
+  t.same(JSON.parse(find['db.statement']), { find: '[redacted]', filter: { _session_token: '[redacted]', user: { $in: ['[redacted]'] } }, limit: 1 }, 'the statement keeps its shape (and stays JSON)')
+  const other = '{"find":"Note","filter":{"title":"hello"}}'
+  t.equal(redactSpanAttributes({ 'db.statement': other })['db.statement'], other, 'other statements keep their values')
+})

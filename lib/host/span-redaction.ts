@@ -7,7 +7,9 @@
 //   sign-up the password hash. A statement that names a secret column has every
 //   string literal replaced (the values of one row sit far from their column
 //   names in an INSERT, so "the literal after the column" would miss them);
-//   statements about anything else keep their literals.
+//   statements about anything else keep their literals. MongoDB's statements are
+//   JSON, with their values under the instrumentation's enhancedDatabaseReporting:
+//   the same rule, for JSON string values.
 import { CENSOR, SECRET_KEYS, redactUrl } from './server-options.js'
 
 /** Storage columns Parse keeps secrets in, beside the request keys of SECRET_KEYS. */
@@ -36,7 +38,8 @@ export function redactSpanAttributes<T extends Record<string, AttributeValue>> (
       const redacted = redactUrl(`?${value}`).slice(1)
       if (redacted !== value) set(key, redacted)
     } else if (secretSql && typeof value === 'string' && SQL_ATTRIBUTES.has(key)) {
-      set(key, redactSqlLiterals(value))
+      // MongoDB's statements are JSON (with their values under enhancedDatabaseReporting).
+      set(key, value.trimStart().startsWith('{') ? redactJsonStrings(value) : redactSqlLiterals(value))
     } else if (secretSql && SQL_VALUE_ATTRIBUTES.test(key)) {
       set(key, CENSOR)
     }
@@ -51,6 +54,11 @@ export function namesSecretColumn (sql: string): boolean {
     if (SECRET_KEYS.test(name) || SECRET_COLUMNS.test(name)) return true
   }
   return false
+}
+
+/** Every "…" string value of a JSON text replaced; keys (a string followed by a colon) kept. */
+export function redactJsonStrings (json: string): string {
+  return json.replace(/"(?:[^"\\]|\\.)*"(\s*:)?/g, (string, colon?: string) => colon ? string : `"${CENSOR}"`)
 }
 
 /** Every '…' string literal (doubled quotes inside) replaced. */
