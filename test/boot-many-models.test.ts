@@ -16,6 +16,7 @@ import { lane, tempDir } from './helpers/kit.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { forkManyModelsBoot, type ManyModelsBoot } from './helpers/many-models.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const withSql = lane.kind === 'postgres' ? false : 'changes _SCHEMA with SQL'
 const MANY = 200
@@ -24,6 +25,7 @@ const MANY = 200
 async function sharedDatabase (t: Test): Promise<{ uri: string, sql?: pg.Client }> {
   if (lane.kind === 'mongo') return { uri: (await mongoReplicaSet(t)).uri }
   const dir = tempDir('fpk-many-models-')
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const database = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
   t.teardown(async () => {
     await database.stop()

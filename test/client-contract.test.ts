@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats'
 import { buildExampleApp } from '../fixtures/app.js'
 import { resetKitConfig } from '../lib/config.js'
 import { tempDir } from './helpers/kit.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const MASTER_KEY = 'client-contract-master-key'
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
@@ -24,6 +25,7 @@ t.test('a client generated from the example app\'s document', async (t) => {
   process.env.DOCS_ENABLED = 'true'
   delete process.env.DOCS_PATH
   const dir = tempDir('fpk-client-')
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const app = await buildExampleApp({
     kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: MASTER_KEY },
     fastify: { logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 }

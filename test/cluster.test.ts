@@ -17,6 +17,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
 import { redisAnswers } from './helpers/redis-ping.js'
 import { scaled } from './helpers/time-scale.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
@@ -185,6 +186,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   const redisURL = process.env.REDIS_URL ?? own!.url
 
   const dataDir = tempDir('fpk-cluster-')
+  await clusterFromTemplate(path.join(dataDir, 'postgres'))
   const database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
   t.teardown(async () => {
     await database.stop()

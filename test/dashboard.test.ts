@@ -18,6 +18,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
 import { scaled } from './helpers/time-scale.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const MASTER_KEY = 'dashboard-test-master-key-5Zr8'
 const USER = 'dash-admin'
@@ -67,6 +68,7 @@ t.test('the example app with parse-dashboard installed and a login configured', 
   const dir = tempDir('fpk-dashboard-')
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const app = await buildExampleApp({
     kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: MASTER_KEY, serverURL: `${origin}/parse` },
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default.

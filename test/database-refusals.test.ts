@@ -12,6 +12,7 @@ import pg from 'pg'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type HttpResult } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
 /** The kit's databaseTimeout here, in seconds: small, so that the test stays short. */
@@ -38,6 +39,7 @@ const OUTAGE = { status: 503, code: 5003, retryAfter: '1' }
 
 t.test('PostgreSQL refusing connections, frozen, or slow on one statement', { skip: lane.kind !== 'postgres' ? 'PostgreSQL states and processes' : false }, async (t) => {
   const dir = tempDir()
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const database = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
   t.teardown(() => database.stop())
   const notices: string[] = []

@@ -20,6 +20,7 @@ import { buildExampleApp } from '../fixtures/app.js'
 import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
 import { scaled } from './helpers/time-scale.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const thisFile = fileURLToPath(import.meta.url)
@@ -47,6 +48,7 @@ async function startExampleApp (t: Test, logLines?: string[]): Promise<Served> {
   const logger = logLines
     ? { level: 'warn', stream: { write: (line: string) => { logLines.push(line) } } }
     : { level: process.env.TEST_LOG_LEVEL ?? 'error' }
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const app = await buildExampleApp({
     kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: EXAMPLE_MASTER_KEY },
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default.
@@ -359,6 +361,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     const dir = tempDir('fpk-docs-')
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default plugin timeout.
     const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
+    await clusterFromTemplate(path.join(dir, 'postgres'))
     await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true })
     await setupSwagger(app, {
       title: 'Shop',

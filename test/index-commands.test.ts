@@ -12,6 +12,7 @@ import { lane, startKit, tempDir } from './helpers/kit.js'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { rmSync } from 'node:fs'
 import path from 'node:path'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 @ParseClass('Gadget', { compoundIndexes: [{ fields: ['code'], unique: true, partial: { active: true }, name: 'Gadget_active_code' }] })
 class Gadget extends BaseModel {
@@ -31,6 +32,7 @@ t.test('PostgreSQL unreachable: the exact SQL is printed and nothing counts as a
   t.equal(modelByName('Gadget')?.model, Gadget, '@ParseClass registered Gadget')
   // Reachable at boot (the kit refuses to boot otherwise), gone by the time the indexes are applied.
   const dir = tempDir()
+  await clusterFromTemplate(path.join(dir, 'pg'))
   const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), ephemeral: true, onNotice: () => {} })
   const database = await openDatabase({ databaseURI: server.uri })
   t.teardown(async () => {

@@ -13,6 +13,7 @@ import { CloudFunction, Route, type CloudRequest } from '../lib/index.js'
 import { kitPlugin } from '../plugin.js'
 import { resetKitConfig } from '../lib/config.js'
 import { APP_ID, MASTER_KEY, masterHeaders, startKit, tempDir } from './helpers/kit.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
 
 const fields = {
   title: { type: String, required: true },
@@ -100,6 +101,7 @@ t.test('a malformed response schema still fails boot', async (t) => {
   })
   await t.rejects(
     (async () => {
+      await clusterFromTemplate(`${dir}/postgres`)
       await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: `${dir}/postgres`, ephemeralDatabase: true })
       await app.ready()
     })(),

@@ -13,6 +13,7 @@ import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from './kit.js'
 import { until } from './until.js'
 import { redisAnswers } from './redis-ping.js'
+import { clusterFromTemplate } from './pg-template.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -51,6 +52,7 @@ export async function startJobsInstance (name: string, env: Record<string, strin
 /** An embedded PostgreSQL for this file, and a fresh database on it per scenario. */
 export async function sharedPostgres (t: Test): Promise<{ database (name: string): Promise<string> }> {
   const dataDir = tempDir('fpk-jobs-')
+  await clusterFromTemplate(path.join(dataDir, 'postgres'))
   const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
   t.teardown(async () => {
     await server.stop()

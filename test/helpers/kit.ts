@@ -14,7 +14,7 @@ import type { Test } from 'tap'
 import { kitPlugin, type KitOptions } from '../../plugin.js'
 import { resetKitConfig } from '../../lib/config.js'
 import { NEEDS_REAL_MONGO, mongoReplicaSet } from './mongo.js'
-import { copyTemplateCluster } from './pg-template.js'
+import { clusterFromTemplate } from './pg-template.js'
 
 export type LaneKind = 'postgres' | 'mongo'
 
@@ -90,7 +90,8 @@ export async function startKit (
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // The embedded lane starts from a copy of one initialised cluster (initdb once per machine, not per kit).
-  if (!mongo && options.dataDir === undefined && options.databaseURI === undefined) await copyTemplateCluster(path.join(dir, 'postgres'))
+  // A dataDir the test names (to boot on it again later) starts from the template too, when it is new.
+  if (!mongo && options.databaseURI === undefined) await clusterFromTemplate(options.dataDir ?? path.join(dir, 'postgres'))
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
   // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
   const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000, ...server })

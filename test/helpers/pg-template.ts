@@ -22,6 +22,17 @@ export async function copyTemplateCluster (dataDir: string): Promise<void> {
   execFileSync('cp', ['-a', TEMPLATE, dataDir])
 }
 
+/**
+ * A data directory that does not exist yet gets a copy of the template, which is
+ * what initdb would make there, only without initdb's seconds; one that exists
+ * (a test's second boot on its database) is left as it is.
+ */
+export async function clusterFromTemplate (dataDir: string): Promise<void> {
+  if (existsSync(dataDir)) return
+  mkdirSync(path.dirname(dataDir), { recursive: true })
+  await copyTemplateCluster(dataDir)
+}
+
 async function ensureTemplate (): Promise<void> {
   while (!existsSync(TEMPLATE)) {
     if (takeLock()) {
