@@ -6,11 +6,14 @@
 // sockets, as an attacker's would be. And app.close() ends with a subscribed
 // client connected.
 import t from 'tap'
+import { createHook } from 'node:async_hooks'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import WebSocket from 'ws'
 import { BaseModel, ParseClass, ParseField } from '../lib/index.js'
 import { APP_ID, startKit } from './helpers/kit.js'
+import { scaled } from './helpers/time-scale.js'
+import { until } from './helpers/until.js'
 
 @ParseClass('Ping')
 class Ping extends BaseModel {
@@ -111,7 +114,9 @@ t.test('LiveQuery socket bounds', async (t) => {
     header.writeUInt32BE(0x01020304, 10) // mask
     socket.write(Buffer.concat([header, Buffer.alloc(1024)]))
     const closedAt = Date.now()
-    await Promise.race([once(socket, 'close'), new Promise((_resolve, reject) => setTimeout(() => reject(new Error('still open')), WAIT_MS))])
+    let stillOpen: NodeJS.Timeout | undefined // cleared: a pending timer would keep the file running 20 s after its tests
+    await Promise.race([once(socket, 'close'), new Promise((_resolve, reject) => { stillOpen = setTimeout(() => reject(new Error('still open')), WAIT_MS) })])
+      .finally(() => clearTimeout(stillOpen))
     t.ok(Date.now() - closedAt < WAIT_MS, 'the server ended the socket with 90 MB still unsent')
   })
 
@@ -191,6 +196,22 @@ t.test('LiveQuery socket bounds', async (t) => {
     sockets.push(again.ws)
     t.pass('closed sockets free their places')
     again.ws.close()
+  })
+
+  t.test('a closed socket leaves no ping timer of Parse\'s running (it kept the process alive 20 s after app.close())', async (t) => {
+    // Parse pings every socket on an interval (websocketTimeout, 10 s by default).
+    const pings: NodeJS.Timeout[] = []
+    const hook = createHook({
+      init (_id, type, _trigger, resource) {
+        if (type === 'Timeout' && (resource as { _repeat: unknown })._repeat === 10_000) pings.push(resource as NodeJS.Timeout)
+      }
+    }).enable()
+    const client = await connected(url).finally(() => hook.disable())
+    t.ok(pings.length > 0, 'Parse started its ping interval for the socket')
+    client.ws.close()
+    await once(client.ws, 'close')
+    // Without the fix Parse clears it itself on its second tick, 20 s after the connection.
+    await until('the socket\'s ping interval to be cleared', () => pings.every((timer) => (timer as unknown as { _destroyed: boolean })._destroyed), scaled(2_000))
   })
 
   t.test('app.close() ends within 2 s with a subscribed client', async (t) => {

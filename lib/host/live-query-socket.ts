@@ -96,7 +96,10 @@ export class LiveQuerySocketServer {
       })
       this.guard(ws)
       const ownErrorListeners = new Set(ws.listeners('error'))
-      this.onConnection(ws)
+      // Parse pings each socket on an interval it clears only when a ping goes unanswered:
+      // a closed socket kept it ticking 20 s more, and kept a closed server's process alive as long.
+      const pings = intervalsStartedBy(() => this.onConnection(ws))
+      ws.once('close', () => { for (const timer of pings) clearInterval(timer) })
       // Parse logs a whole inspect() of the socket, tens of KB at error level, on every socket
       // error, which a client causes at will (a frame over maxPayload, invalid UTF-8): one line
       // at warn instead; the server itself is fine.
@@ -172,6 +175,24 @@ export class LiveQuerySocketServer {
       }
     })
   }
+}
+
+/** Runs `connect` and answers the interval timers it started. */
+function intervalsStartedBy (connect: () => void): NodeJS.Timeout[] {
+  const started: NodeJS.Timeout[] = []
+  const original = globalThis.setInterval
+  const recording = (...args: Parameters<typeof setInterval>) => {
+    const timer = original(...args)
+    started.push(timer)
+    return timer
+  }
+  globalThis.setInterval = recording as unknown as typeof setInterval
+  try {
+    connect()
+  } finally {
+    globalThis.setInterval = original
+  }
+  return started
 }
 
 function refuse (socket: Duplex, status: number, reason: string, headers: Record<string, string> = {}): void {
