@@ -5,6 +5,7 @@
 import PgBoss from 'pg-boss'
 import { QueueDatabaseError } from '../errors.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
+import type { PgDatabase } from '../parse/internals.js'
 import { transactionScope } from './scope.js'
 import type { Database } from './database.js'
 
@@ -114,13 +115,16 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
     deleteAfterSeconds: settings.deleteAfterSeconds
   })
   boss.on('error', onError)
-  await boss.start()
+  // Instances booting together on a fresh database would both install pg-boss's schema (its own guard
+  // misses one of the races): one installs while the others wait on this lock, then find it there.
+  await whileLocked(client, 'fpk.queue.install', () => boss.start())
   /** This instance's workers: pg-boss's worker id, its queue. */
   const workers = new Map<string, string>()
   const schema = 'pgboss'
 
   return {
-    async define (name, definition) {
+    // Serialized across instances: creating a queue attaches a partition, and two at once can deadlock.
+    define: (name, definition) => whileLocked(client, 'fpk.queue.define', async () => {
       const dead = deadLetterQueue(name)
       const deadOptions = { name: dead, policy: 'standard' as const, retentionMinutes: settings.deadLetterDays * 24 * 60 }
       if (!(await boss.getQueue(dead))) await boss.createQueue(dead, deadOptions)
@@ -136,7 +140,7 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       }
       if (await boss.getQueue(name)) await boss.updateQueue(name, options)
       else await boss.createQueue(name, options)
-    },
+    }),
     async send (name, data, options) {
       const on = transactionSql()
       // Without a dedupe key every job gets a key of its own: the queue's policy then never merges two.
@@ -199,5 +203,20 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       workers.clear()
       await boss.stop({ graceful: true, close: false, wait: true, timeout: 1000 })
     }
+  }
+}
+
+/** Runs `work` holding a session advisory lock on one pooled connection. */
+async function whileLocked<T> (client: PgDatabase, key: string, work: () => Promise<T>): Promise<T> {
+  const connection = await client.connect()
+  try {
+    await connection.one('SELECT pg_advisory_lock(hashtext($1)) AS locked', [key])
+    try {
+      return await work()
+    } finally {
+      await connection.one('SELECT pg_advisory_unlock(hashtext($1)) AS unlocked', [key])
+    }
+  } finally {
+    connection.done()
   }
 }

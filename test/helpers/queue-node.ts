@@ -3,14 +3,14 @@
 // INSTANCE and LEASE_MS; runs jobs.queue with short polling; prints
 // "listening <port>" once it serves.
 import Fastify from 'fastify'
-import { BaseModel, CloudFunction, Job, ParseClass, ParseField, Transactional, enqueue, kitPlugin, kitServerOptions, type CloudRequest, type JobRequest } from '../../lib/index.js'
+import { BaseModel, CloudFunction, Job, ParseClass, ParseField, Transactional, afterCommit, enqueue, kitPlugin, kitServerOptions, type CloudRequest, type JobRequest } from '../../lib/index.js'
 import { serve } from '../../fixtures/serve.js'
 import { APP_ID, MASTER_KEY } from './kit.js'
 
 const instance = process.env.INSTANCE ?? 'unnamed'
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 /** This process's runs of `bounded` going on now, and the most seen at once. */
-const crowd = { running: 0, most: 0 }
+const crowd = { running: 0, most: 0, confirmed: 0 }
 
 @ParseClass('QueueDelivery')
 class QueueDelivery extends BaseModel {
@@ -18,6 +18,12 @@ class QueueDelivery extends BaseModel {
   @ParseField({ type: 'String' }) declare instance: string
   @ParseField({ type: 'Number' }) declare attempt: number
   @ParseField({ type: 'String' }) declare phase: string
+}
+
+/** An order of the bench (test/bench/queue.ts): placed with its confirmation queued, or sent after commit. */
+@ParseClass('BenchOrder')
+class BenchOrder extends BaseModel {
+  @ParseField({ type: 'Number' }) declare totalCents: number
 }
 
 class QueueNode {
@@ -47,6 +53,29 @@ class QueueNode {
     return { id: queued.id }
   }
 
+  /** The bench's order with its confirmation in the outbox. */
+  @CloudFunction()
+  @Transactional()
+  static async benchOrderQueued () {
+    const order = await new BenchOrder().save({ totalCents: 1200 }, { useMasterKey: true })
+    await enqueue('confirmBench', { orderId: order.id })
+    return { id: order.id }
+  }
+
+  /** The same order, its confirmation sent after commit in this process. */
+  @CloudFunction()
+  @Transactional()
+  static async benchOrderAfterCommit () {
+    const order = await new BenchOrder().save({ totalCents: 1200 }, { useMasterKey: true })
+    await afterCommit(() => { crowd.confirmed++ })
+    return { id: order.id }
+  }
+
+  @Job({ concurrency: 4 })
+  static async confirmBench () {
+    crowd.confirmed++
+  }
+
   @CloudFunction()
   static async enqueueDelivery (request: CloudRequest) {
     return await enqueue('deliver', { key: request.params.key, hangFirst: request.params.hangFirst === true })
@@ -70,7 +99,7 @@ const app = Fastify(kitServerOptions({ level: process.env.LOG_LEVEL ?? 'warn', p
 await app.register(kitPlugin, {
   appId: APP_ID,
   masterKey: MASTER_KEY,
-  models: [QueueDelivery],
+  models: [QueueDelivery, BenchOrder],
   functions: [QueueNode],
   jobs: {
     schedules: false,
