@@ -2,7 +2,7 @@
 // a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal:
 // it runs from a copy of its own (keyed on its whole path), which lives as long as its process (ephemeral) or its source directory (kept).
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -26,20 +26,26 @@ async function query (uri: string): Promise<number> {
   try { return (await client.query('SELECT 1 AS one')).rows[0].one } finally { await client.end() }
 }
 
-t.test('a live server on the data dir is refused, naming its process; once that process is SIGKILLed, its orphan is taken over', async (t) => {
-  const dataDir = path.join(tempDir(), 'pg')
-  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
+/** A process of its own that starts an embedded PostgreSQL on `dataDir` (`quiet`: without its notices) and idles; answers it, where its server runs, and the server's URI. */
+async function serverInChild (t: Test, dataDir: string, { quiet = false } = {}): Promise<{ child: ChildProcess, actualDir: string, uri: string }> {
   const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
-const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true })
+const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true${quiet ? ', onNotice: () => {}' : ''} })
 console.log('READY ' + db.dataDir + ' ' + db.uri)
 setInterval(() => {}, 1000)`
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   // The server may run from a relocated data dir (when user postgres cannot reach this one): ask it.
-  const [actualDir, firstUri] = await new Promise<string[]>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => { const match = /READY (\S+) (\S+)/.exec(String(chunk)); if (match) resolve([match[1], match[2]]) })
+  const [actualDir, uri] = await new Promise<string[]>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => { const match = /READY (\S+) (\S+)/.exec(String(chunk)); if (match) resolve([match[1], match[2]]) })
     child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
   })
+  return { child, actualDir, uri }
+}
+
+t.test('a live server on the data dir is refused, naming its process; once that process is SIGKILLed, its orphan is taken over', async (t) => {
+  const dataDir = path.join(tempDir(), 'pg')
+  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
+  const { child, actualDir, uri: firstUri } = await serverInChild(t, dataDir)
   if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
   const postmaster = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
 
@@ -74,16 +80,7 @@ setInterval(() => {}, 1000)`
 t.test('a process SIGKILLed while its server runs leaves no server behind', async (t) => {
   const dataDir = path.join(tempDir(), 'pg')
   t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
-  const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
-const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: () => {} })
-console.log('READY ' + db.dataDir)
-setInterval(() => {}, 1000)`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  const actualDir = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
-    child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
-  })
+  const { child, actualDir } = await serverInChild(t, dataDir, { quiet: true })
   if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
   const postmaster = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   const { guard } = JSON.parse(readFileSync(path.join(actualDir, 'fpk-owner.json'), 'utf8')) as { guard: number }
@@ -190,16 +187,7 @@ console.log('RESULT ' + JSON.stringify({ copy: first.dataDir, again: second.data
 
 t.test('as root, an ephemeral copy a killed process left behind is removed at the next relocated start', { skip: asRoot }, async (t) => {
   const dataDir = path.join(privateDir(t), 'pg')
-  const script = `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(here, '..', 'lib', 'storage', 'postgres', 'embedded.ts'))}
-const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true, onNotice: () => {} })
-console.log('READY ' + db.dataDir)
-setInterval(() => {}, 1000)`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  const copy = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => { const match = /READY (\S+)/.exec(String(chunk)); if (match) resolve(match[1]) })
-    child.on('exit', (code) => reject(new Error(`child exited ${code}`)))
-  })
+  const { child, actualDir: copy } = await serverInChild(t, dataDir, { quiet: true })
   t.teardown(() => rmSync(copy, { recursive: true, force: true }))
   const postmaster = Number(readFileSync(path.join(copy, 'postmaster.pid'), 'utf8').split('\n')[0])
   child.kill('SIGKILL')
