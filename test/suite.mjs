@@ -26,10 +26,11 @@ const CLI_TEST = 'test/cli.test.ts'
 function run (script, { env = {}, print = true, args = [] } = {}) {
   return new Promise((resolve) => {
     const command = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])]
-    const child = spawn('npm', command, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', print ? 'inherit' : 'pipe', print ? 'inherit' : 'pipe'] })
+    // Output is always kept (for the failure list at the end); a printed lane also streams it.
+    const child = spawn('npm', command, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     const chunks = []
-    child.stdout?.on('data', (chunk) => chunks.push(chunk))
-    child.stderr?.on('data', (chunk) => chunks.push(chunk))
+    child.stdout.on('data', (chunk) => { chunks.push(chunk); if (print) process.stdout.write(chunk) })
+    child.stderr.on('data', (chunk) => { chunks.push(chunk); if (print) process.stderr.write(chunk) })
     const name = [script, ...args].join(' ')
     child.on('close', (code, signal) => resolve({ script: name, code: code ?? 1, signal, output: Buffer.concat(chunks).toString() }))
   })
@@ -57,6 +58,25 @@ for (const result of beside) {
   process.stdout.write(`\n── npm run ${result.script} (ran beside the PostgreSQL lane) ──\n${result.output}`)
 }
 const results = [postgres, ...beside]
+/**
+ * The failed assertions of a tap run, each under its file: a long run's log is
+ * often read from its end only, and a failure printed 10,000 lines earlier is lost.
+ */
+function failures (output) {
+  const found = []
+  let file = ''
+  for (const line of output.split('\n')) {
+    const subtest = /^# Subtest: (\S+\.test\.\w+)/.exec(line)
+    if (subtest) file = subtest[1]
+    const failedLine = /^(\s*)not ok \d+ - (.*)$/.exec(line)
+    if (failedLine && !/#\s*(SKIP|TODO)\b/i.test(failedLine[2])) found.push(`${file}: ${failedLine[1].length > 0 ? '  '.repeat(failedLine[1].length / 4) : ''}${failedLine[2]}`)
+  }
+  return found
+}
+for (const result of results) {
+  const failedTests = result.code === 0 ? [] : failures(result.output)
+  if (failedTests.length > 0) process.stdout.write(`\n── failed in npm run ${result.script} ──\n${failedTests.join('\n')}\n`)
+}
 if (coverage) results.push(await run('coverage:report'))
 const failed = results.filter((result) => result.code !== 0)
 const seconds = Math.round((Date.now() - started) / 1000)
