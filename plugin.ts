@@ -34,6 +34,7 @@ import { tracingPart } from './lib/tracing/spans.js'
 import { registerTracing } from './lib/host/tracing.js'
 import { registerRequestIds } from './lib/host/request-ids.js'
 import { closeIdleSocketsUntilClosed, drainPause, shutdownBudgetMs } from './lib/shutdown.js'
+import { mountPrefix } from './lib/mount-prefix.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -329,7 +330,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     drain.on = true
     closing = true
     const delay = fastify.server.listening ? options.shutdown.drainDelayMs : 0
-    if (delay > 0) fastify.log.info(`[shutdown] draining for ${delay} ms: ${options.mountPath === '/' ? '' : options.mountPath}/health answers 503 while requests are still served`)
+    if (delay > 0) fastify.log.info(`[shutdown] draining for ${delay} ms: ${mountPrefix(options.mountPath)}/health answers 503 while requests are still served`)
     await Promise.all([drainPause(delay), stopJobs()])
     closeIdleSocketsUntilClosed(fastify.server)
   })

@@ -15,6 +15,7 @@ import { dottedName, optionChecker, typed } from './option-schema.js'
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
 import { databaseKindOf, redactURI } from './storage/kind.js'
+import { mountPrefix } from './mount-prefix.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -237,7 +238,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   if (masterKey === appId) throw optionError('masterKey', 'must differ from appId')
   const mountPath = normaliseMountPath(input.mountPath ?? kit.mountPath)
   const port = process.env.PORT ?? '1337'
-  const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPath === '/' ? '' : mountPath}`
+  const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPrefix(mountPath)}`
   if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
   const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes

@@ -2,6 +2,8 @@
 // this path; anything that could be routed differently by Fastify, Express, Parse
 // or a proxy in front is refused rather than reinterpreted.
 
+import { mountPrefix } from '../mount-prefix.js'
+
 export type MappedTarget = { path: string } | { refusal: string }
 
 /** Letters, digits, `_` and `-` in non-empty segments: nothing to decode and nothing to refuse (the common case, checked first). */
@@ -40,13 +42,13 @@ export function mapRequestTarget (rawUrl: string, mountPath: string): MappedTarg
 function underMount (decoded: string, mountPath: string): MappedTarget {
   const refusal = outsideMount(decoded, mountPath)
   if (refusal !== undefined) return { refusal }
-  const base = mountPath === '/' ? '' : mountPath
+  const base = mountPrefix(mountPath)
   const under = decoded.slice(base.length) || '/'
   return { path: under }
 }
 
 function outsideMount (decoded: string, mountPath: string): string | undefined {
-  const base = mountPath === '/' ? '' : mountPath
+  const base = mountPrefix(mountPath)
   if (!decoded.startsWith(base) || (decoded.length > base.length && decoded[base.length] !== '/')) {
     return `the path is outside ${mountPath}`
   }

@@ -11,6 +11,7 @@ import { FUNCTION_EXTENSION } from './operations.js'
 import type { ResolvedSwaggerConfig } from './options.js'
 import { modelSchemas } from './schemas.js'
 import { SCHEME, withRestApiKey, type SecurityRequirement } from './security.js'
+import { mountPrefix } from '../mount-prefix.js'
 
 const OPERATIONS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
@@ -47,7 +48,7 @@ export function completeDocument (routeDocument: OpenApiDocument, config: Resolv
       ...(config.license ? { license: config.license } : {}),
       ...(config.contact ? { contact: config.contact } : {})
     },
-    servers: origins.map((origin) => ({ url: `${origin}${config.basePath === '/' ? '' : config.basePath}` || '/' })),
+    servers: origins.map((origin) => ({ url: `${origin}${mountPrefix(config.basePath)}` || '/' })),
     security: config.restApiKey ? withRestApiKey(base) : base,
     ...rest,
     paths: rebasePaths(paths, config.basePath, origins),

@@ -24,6 +24,7 @@ import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
 import { authAttempt, type AuthLimiter } from './auth-limits.js'
+import { mountPrefix } from '../mount-prefix.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -93,7 +94,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     // which answers the preflights): that one keeps answering OPTIONS, this one takes the rest.
     const taken = options.mountPath === '/' && scope.hasRoute({ method: 'OPTIONS', url: '/*' })
     scope.route({ method: taken ? scope.supportedMethods.filter((verb) => verb !== 'OPTIONS') : scope.supportedMethods, url: '/*', handler: unreachable })
-  }, { prefix: options.mountPath === '/' ? '' : options.mountPath })
+  }, { prefix: mountPrefix(options.mountPath) })
 }
 
 const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: Record<string, unknown> }).config
@@ -182,7 +183,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${refused}.` })
   }
   if (!options.isParseRoute(path)) {
-    const base = options.mountPath === '/' ? '' : options.mountPath
+    const base = mountPrefix(options.mountPath)
     // A declared route asked with a verb it has no 405 route for (OPTIONS, TRACE, …). A verb it
     // takes reaches here only through another spelling of its path: that is the 404 below.
     const declared = declaredVerbs(path)
@@ -263,7 +264,7 @@ function authAttempts (method: string, path: string, request: FastifyRequest, op
 
 function batchRouting (options: GateOptions): (path: string) => string {
   const config = parseConfigOf(options.host)
-  const base = options.mountPath === '/' ? '' : options.mountPath
+  const base = mountPrefix(options.mountPath)
   return batchRoutingPath(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
 }
 

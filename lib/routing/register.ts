@@ -27,6 +27,7 @@ import { parseDatesToIso } from './answer-dates.js'
 import { getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 import { FunctionAliases } from './function-aliases.js'
+import { mountPrefix } from '../mount-prefix.js'
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -95,7 +96,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
   return functions
 }
 
-const baseOf = (options: DeclaredRoutesOptions) => options.mountPath === '/' ? '' : options.mountPath
+const baseOf = (options: DeclaredRoutesOptions) => mountPrefix(options.mountPath)
 
 function registerFunction (
   scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, admitter: Admitter,
