@@ -52,7 +52,7 @@ async function startOwnRedis (): Promise<OwnRedis> {
   let child: ChildProcess | undefined
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
-    await until('redis-server to answer', async () => (await redisAnswers(port)) || undefined, 10_000)
+    await until('redis-server to answer', async () => (await redisAnswers(port)) || undefined, scaled(10_000))
   }
   const stop = async () => {
     const running = child
@@ -91,7 +91,7 @@ async function startInstance (name: string, env: { DATABASE_URI: string, REDIS_U
   child.stderr!.on('data', (chunk) => { stderr += chunk })
   const exited = once(child, 'exit')
   await Promise.race([
-    until(`instance ${name} to listen`, async () => stdout.includes('listening') || undefined, 120_000),
+    until(`instance ${name} to listen`, async () => stdout.includes('listening') || undefined, scaled(120_000)),
     exited.then(() => { throw new Error(`instance ${name} exited during boot:\n${stderr}`) })
   ])
   const origin = `http://127.0.0.1:${port}`
@@ -142,7 +142,7 @@ function subscribe (origin: string, token: string, where: Record<string, unknown
     buffered = lines.pop()!
     for (const line of lines) if (line.trim()) events.push(JSON.parse(line))
   })
-  const waitFor = (predicate: (event: Record<string, any>) => boolean) => until('a LiveQuery event', async () => events.find(predicate), 15_000)
+  const waitFor = (predicate: (event: Record<string, any>) => boolean) => until('a LiveQuery event', async () => events.find(predicate), scaled(15_000))
   return { events, child, waitFor }
 }
 
@@ -283,7 +283,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     t.teardown(() => { onA.child.kill('SIGTERM') })
     await onA.waitFor((event) => event.event === 'open')
     await own!.stop()
-    await until('both instances to report the outage', async () => both.every((i) => i.logs().includes('[redis] lost')) || undefined, 15_000)
+    await until('both instances to report the outage', async () => both.every((i) => i.logs().includes('[redis] lost')) || undefined, scaled(15_000))
 
     for (const [name, instance] of [['A', a], ['B', b]] as const) {
       t.equal((await instance.call('whoAmI', { token: alice.token })).json.result, alice.id, `${name} still resolves sessions (from the database)`)
@@ -301,7 +301,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     t.notOk(onA.events.some((event) => event.object?.text === 'saved on B during the outage'), 'the other instance cannot hear it yet')
 
     await own!.start()
-    await until('both instances to report Redis back', async () => both.every((i) => i.logs().includes('[redis] reconnected')) || undefined, 30_000)
+    await until('both instances to report Redis back', async () => both.every((i) => i.logs().includes('[redis] reconnected')) || undefined, scaled(30_000))
     const queued = await onA.waitFor((event) => event.event === 'update' && event.object.text === 'saved on B during the outage')
     t.equal(queued.object.objectId, mine, 'the event queued on B reaches A\'s subscriber once Redis is back')
     t.equal(subscriber!.events.filter((event) => event.object?.text === 'saved on B during the outage').length, 1, 'and B\'s subscriber received it once, not again from Redis')

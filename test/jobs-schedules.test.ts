@@ -14,6 +14,7 @@ import { resolveOptions } from '../lib/options.js'
 import { APP_ID, MASTER_KEY, lane, startKit, tempDir } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/jobs-processes.js'
 import { sleep, until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 const at = (iso: string) => new Date(iso)
 const iso = (date: Date | undefined) => date?.toISOString()
@@ -65,7 +66,7 @@ t.test('a tick that comes while the last run still goes is skipped and logged on
   let logs = ''
   const stream = new Writable({ write (chunk, _encoding, done) { logs += String(chunk); done() } })
   await startKit(t, { functions: [Overlapping] }, { logger: { level: 'info', stream } })
-  await until('three runs', () => slowRuns.length >= 3, 60_000)
+  await until('three runs', () => slowRuns.length >= 3, scaled(60_000))
   const runs = slowRuns.slice(0, 3)
   for (let i = 1; i < runs.length; i++) t.ok(runs[i].start >= runs[i - 1].end, `run ${i + 1} started after run ${i} ended`)
   t.equal(new Set(runs.map((run) => run.at)).size, runs.length, 'each run is its own tick')
@@ -110,7 +111,7 @@ t.test('catchUp: the last missed tick runs once at start; without it nothing is 
 
   const second = await boot()
   t.teardown(() => second.close())
-  await until('the missed tick to run', () => caughtUp.length > 0, 60_000)
+  await until('the missed tick to run', () => caughtUp.length > 0, scaled(60_000))
   await sleep(2_000)
   const missed = cronTicks('0 4 * * *', 'UTC').previous(new Date())!.toISOString()
   t.same(caughtUp, [{ job: 'withCatchUp', at: missed }], 'only the schedule with catchUp ran, for its last missed tick, once')

@@ -41,15 +41,15 @@ t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endl
   const status = await jobStatuses(t, databaseURI)
 
   const endless = await startJob(t, instance.origin, 'endless')
-  await until('the endless run to be running', async () => (await status.one(endless))?.status === 'running', 30_000)
+  await until('the endless run to be running', async () => (await status.one(endless))?.status === 'running', scaled(30_000))
   const brief = await startJob(t, instance.origin, 'brief')
-  await until('the brief run to be running', async () => (await status.one(brief))?.status === 'running', 30_000)
+  await until('the brief run to be running', async () => (await status.one(brief))?.status === 'running', scaled(30_000))
 
   const signalled = Date.now()
   instance.child.kill('SIGTERM')
   const [code, signal] = await Promise.race([
     instance.exited as Promise<[number | null, string | null]>,
-    new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`the process did not end by itself after SIGTERM:\n${instance.output()}`)), 120_000).unref())
+    new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`the process did not end by itself after SIGTERM:\n${instance.output()}`)), scaled(120_000)).unref())
   ])
   const took = Date.now() - signalled
   if (code !== 0) t.comment(instance.output())
@@ -81,7 +81,7 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   const status = await jobStatuses(t, databaseURI)
 
   const first = await startJob(t, holder.origin, 'resumable')
-  await until('the run to be running', async () => (await status.one(first))?.status === 'running', 30_000)
+  await until('the run to be running', async () => (await status.one(first))?.status === 'running', scaled(30_000))
   holder.child.kill('SIGKILL')
   await holder.exited
 

@@ -16,6 +16,7 @@ import {
 } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const run = promisify(execFile)
@@ -266,7 +267,7 @@ t.test('Parse Dashboard: a _JobSchedule row makes the job run on its schedule; d
     body: { job_schedule: { jobName: 'fromDashboard', description: 'test', params: '{"color":"blue"}', daysOfWeek: [1, 1, 1, 1, 1, 1, 1], timeOfDay: '00:00:00.000Z', repeatMinutes: 0.05 } }
   })
   t.equal(created.status, 201, created.text)
-  await until('two scheduled runs', () => seen.scheduled.length >= 2, 60_000)
+  await until('two scheduled runs', () => seen.scheduled.length >= 2, scaled(60_000))
   t.same(seen.scheduled[0].params, { color: 'blue' }, 'the schedule\'s params')
   t.equal(seen.scheduled[0].source, 'schedule')
   t.equal(new Date(seen.scheduled[0].at!).getTime() % 3000, 0, 'ticks fall on the schedule (every 3 s from midnight)')
@@ -287,7 +288,7 @@ t.test('a one-off Dashboard schedule ("run immediately") runs once', async (t) =
     body: { job_schedule: { jobName: 'fromDashboard', params: '{"once":true}', daysOfWeek: [1, 1, 1, 1, 1, 1, 1] } }
   })
   t.equal(created.status, 201, created.text)
-  await until('the one-off run', () => seen.scheduled.length > before, 60_000)
+  await until('the one-off run', () => seen.scheduled.length > before, scaled(60_000))
   await sleep(2_000)
   t.equal(seen.scheduled.length, before + 1, 'once')
   t.same(seen.scheduled.at(-1)!.params, { once: true })
@@ -304,7 +305,7 @@ t.test('ttlSeconds on PostgreSQL: the built-in sweep deletes expired rows in the
     const found = await kit.request('GET', `/parse/classes/Token?where=${encodeURIComponent(JSON.stringify({ label: { $exists: true } }))}`, { headers: masterHeaders })
     return (found.json.results as Array<{ label: string }>).map((row) => row.label).sort()
   }
-  await until('expired rows to go', async () => (await labels()).length === 1, 60_000)
+  await until('expired rows to go', async () => (await labels()).length === 1, scaled(60_000))
   t.same(await labels(), ['fresh'], 'rows past their ttl are gone; the others stay')
   const statuses = await kit.request('GET', `/parse/classes/_JobStatus?where=${encodeURIComponent(JSON.stringify({ jobName: 'kitExpireRows', status: 'succeeded' }))}`, { headers: masterHeaders })
   t.ok(statuses.json.results.length > 0, 'the sweep runs as a job, recorded in _JobStatus')

@@ -16,6 +16,7 @@ import { BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Ro
 import { APP_ID, appHeaders, lane, startKit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { redisAnswers } from './helpers/redis-ping.js'
+import { scaled } from './helpers/time-scale.js'
 
 const master = { useMasterKey: true }
 
@@ -129,7 +130,7 @@ t.test('the endpoint counts each kind of call', { skip: lane.kind !== 'postgres'
 
   // The port is free again: the kit restarts its PostgreSQL, so it closes from a healthy state.
   await new Promise((resolve) => blocker.close(resolve))
-  await until('the database to be back', async () => (await kit.request('GET', '/parse/health')).status === 200, 120_000)
+  await until('the database to be back', async () => (await kit.request('GET', '/parse/health')).status === 200, scaled(120_000))
 })
 
 t.test('a token keeps the endpoint closed to scrapers without it', async (t) => {

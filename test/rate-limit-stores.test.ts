@@ -15,6 +15,7 @@ import { localCounter, redisCounter, type Counted, type RateCounter } from '../l
 import { freePort } from '../lib/storage/free-port.js'
 import { redisAnswers } from './helpers/redis-ping.js'
 import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 const require = createRequire(import.meta.url)
 const PACKAGE_DIR = path.dirname(require.resolve('@fastify/rate-limit/package.json'))
@@ -62,7 +63,7 @@ t.test('redisCounter counts hits in Redis under its key prefix', { skip: !redisI
     server.kill('SIGTERM')
     await once(server, 'exit')
   })
-  await until('redis-server to answer', async () => await redisAnswers(port), 10_000)
+  await until('redis-server to answer', async () => await redisAnswers(port), scaled(10_000))
   const redis = new Redis(port, '127.0.0.1')
   t.teardown(() => redis.disconnect())
   const counter = redisCounter({ continueExceeding: false, exponentialBackoff: false }, redis, 'fpk-test:')

@@ -10,6 +10,7 @@ import { currentDatabase } from '../lib/storage/database.js'
 import { pgPool } from '../lib/parse/adapter-internals.js'
 import { APP_ID, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 interface Pg { one (query: string, values?: unknown): Promise<Record<string, any>>, none (query: string, values?: unknown): Promise<null> }
 
@@ -65,7 +66,7 @@ t.test('the scheduled sweep deletes expired sessions in batches and keeps live o
   t.equal(updated.status, 200, updated.text)
   await insertExpired(EXPIRED)
 
-  await until('the expired sessions to go', async () => await expiredCount() === 0, 60_000)
+  await until('the expired sessions to go', async () => await expiredCount() === 0, scaled(60_000))
   t.equal((await me(live.token)).status, 200, 'a live session still works after the sweep')
   const refused = await me(old.token)
   t.equal(refused.json.code, 209, 'the expired one is refused (and gone)')
