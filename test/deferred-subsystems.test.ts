@@ -1,6 +1,7 @@
 // Parse Server requires subsystems the kit never mounts (the GraphQL server,
 // the MongoDB driver on PostgreSQL, the Redis client, LDAP and Game Center
-// code); the kit loads them at their first use (lib/parse/lazy-subsystems.ts).
+// code), and libraries the kit uses load modules it rarely needs (YAML for
+// @fastify/swagger, cron-parser for pg-boss); the kit loads them at their first use (lib/parse/lazy-subsystems.ts).
 // Checked in a fresh process (a clean module cache): none is loaded by
 // importing the kit, booting it or answering a request; asked for, each
 // works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
@@ -25,6 +26,8 @@ interface Report {
   mongo: { before: { loaded: boolean, plainObjectIsInstance: boolean }, loaded: boolean, instanceOfParseView: boolean, instanceOfReal: boolean }
   esModule: Record<string, { listed: boolean, real: boolean }>
   jwks: { calledStandIn: string, loaded: boolean }
+  yaml: { startsWithOpenapi: boolean, loaded: boolean }
+  cron: { minutesOfNext: number, loaded: boolean }
 }
 
 function runChild (): Promise<Report> {
@@ -55,8 +58,11 @@ t.test('the kit loads none of the subsystems it defers, and each works when aske
   t.same(report.mongo, { before: { loaded: false, plainObjectIsInstance: false }, loaded: true, instanceOfParseView: true, instanceOfReal: true },
     'the MongoDB adapter builds; Parse\'s instanceof test is false before it loads and true for what it builds')
   t.same(report.jwks, { calledStandIn: 'function', loaded: true }, 'jwks-rsa\'s stand-in, called as Parse\'s JWT logins call it, builds a client')
+  t.same(report.yaml, { startsWithOpenapi: true, loaded: true }, 'the API document as YAML loads the YAML library and is written')
+  t.same(report.cron, { minutesOfNext: 0, loaded: true }, 'a cron expression parsed through the module pg-boss required loads cron-parser')
   for (const [request, mark] of Object.entries(report.esModule)) t.equal(mark.listed, mark.real, `${request}: the stand-in's __esModule is the real module's`)
   t.ok(Object.values(report.afterAsking.modules).every(Boolean), 'asked for, every deferred module is the real one')
   t.ok(report.afterAsking.packageFiles['/node_modules/@apollo/server/'] > 0, 'Apollo Server loaded with the GraphQL server')
   t.ok(report.afterAsking.packageFiles['/node_modules/mongodb/'] > 0, 'the MongoDB driver loaded with the adapter')
+  t.ok(report.afterAsking.packageFiles['/node_modules/luxon/'] > 0, 'luxon loaded with cron-parser')
 })

@@ -24,8 +24,10 @@ import { Module, createRequire } from 'node:module'
  * stand in (Babel's interop wraps it and Parse constructs it).
  */
 export interface DeferredModule {
-  /** The module as Parse requires it (resolved from Parse's own folder). */
+  /** The module as Parse requires it (resolved from Parse's own folder, or from `from`'s). */
   request: string
+  /** The package whose require() loads it, when that is not Parse Server (a library the kit uses). */
+  from?: string
   /** The module's `__esModule` mark (Babel's interop reads it without using the module). */
   esModule: boolean
   /** Its exports is an arrow function Parse calls (jwks-rsa): the stand-in can be called. */
@@ -87,10 +89,29 @@ export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
     name: 'LDAP and Game Center logins (ldapjs, node-forge)',
     loadedBy: 'a login with authData.ldap or authData.gcenter',
     modules: [{ request: 'ldapjs', esModule: false }, { request: 'node-forge', esModule: false }]
+  },
+  // Libraries the kit uses whose own dependencies load at boot for a feature
+  // the kit rarely or never asks for. Same stand-ins, resolved from the
+  // library's folder: they must be in place before the library loads
+  // (defer-modules.ts).
+  {
+    name: 'YAML (the OpenAPI document as YAML: @fastify/swagger and @fastify/swagger-ui)',
+    loadedBy: 'a request for the document as YAML ({docs}/yaml, or fastify.swagger({ yaml: true }))',
+    modules: [{ request: 'yaml', from: '@fastify/swagger', esModule: false }]
+  },
+  {
+    name: 'cron expressions of pg-boss (cron-parser, luxon)',
+    loadedBy: 'a pg-boss schedule (the kit runs pg-boss with schedule: false)',
+    modules: [{ request: 'cron-parser', from: 'pg-boss', esModule: false }]
   }
 ]
 
-const requireFromParse = createRequire(createRequire(import.meta.url).resolve('parse-server'))
+const requireHere = createRequire(import.meta.url)
+
+/** require() as `from` (Parse Server by default) calls it. */
+function requireFrom (from = 'parse-server'): NodeJS.Require {
+  return createRequire(requireHere.resolve(from))
+}
 
 /** Where a stand-in keeps its state: on its own require.cache entry (a module's load is process-wide by nature). */
 const STAND_IN = Symbol.for('fastify-parse-kit.deferred-module')
@@ -103,12 +124,12 @@ interface StandInState {
 
 type CachedModule = NodeJS.Module & { [STAND_IN]?: StandInState }
 
-/** The file a deferred module resolves to, as Parse resolves it. */
-export function deferredModuleFile (request: string): string {
-  return requireFromParse.resolve(request)
+/** The file a deferred module resolves to, as Parse (or `from`) resolves it. */
+export function deferredModuleFile (request: string, from?: string): string {
+  return requireFrom(from).resolve(request)
 }
 
-/** Puts the stand-ins in place; does nothing for a module already loaded (or already deferred). Call before Parse loads. */
+/** Puts the stand-ins in place; does nothing for a module already loaded (or already deferred). Call before Parse (or the library) loads: defer-modules.ts does. */
 export function deferParseSubsystems (): void {
   for (const subsystem of DEFERRED_SUBSYSTEMS) {
     for (const entry of subsystem.modules) deferModule(entry)
@@ -126,27 +147,28 @@ export function whenModuleLoads (request: string, use: (exports: Record<Property
 }
 
 /** The module's real exports (loading it if it was deferred). */
-export function loadModule (request: string): Record<PropertyKey, unknown> {
-  return standInOf(request)?.load() ?? requireFromParse(deferredModuleFile(request)) as Record<PropertyKey, unknown>
+export function loadModule (request: string, from?: string): Record<PropertyKey, unknown> {
+  return standInOf(request, from)?.load() ?? requireFrom(from)(deferredModuleFile(request, from)) as Record<PropertyKey, unknown>
 }
 
 /** Whether the module's real exports are loaded (false while it is deferred). */
-export function isModuleLoaded (request: string): boolean {
-  const entry = requireFromParse.cache[deferredModuleFile(request)] as CachedModule | undefined
+export function isModuleLoaded (request: string, from?: string): boolean {
+  const entry = requireHere.cache[deferredModuleFile(request, from)] as CachedModule | undefined
   return entry !== undefined && (entry[STAND_IN] === undefined || entry[STAND_IN].real !== undefined)
 }
 
-function standInOf (request: string): StandInState | undefined {
-  return (requireFromParse.cache[deferredModuleFile(request)] as CachedModule | undefined)?.[STAND_IN]
+function standInOf (request: string, from?: string): StandInState | undefined {
+  return (requireHere.cache[deferredModuleFile(request, from)] as CachedModule | undefined)?.[STAND_IN]
 }
 
 function deferModule (entry: DeferredModule): void {
-  const file = deferredModuleFile(entry.request)
-  if (requireFromParse.cache[file]) return
+  const requireAsUser = requireFrom(entry.from)
+  const file = deferredModuleFile(entry.request, entry.from)
+  if (requireAsUser.cache[file]) return
   const load = (): Record<PropertyKey, unknown> => {
     if (state.real) return state.real
-    if (requireFromParse.cache[file] === standIn) delete requireFromParse.cache[file]
-    const real = requireFromParse(file) as Record<PropertyKey, unknown>
+    if (requireAsUser.cache[file] === standIn) delete requireAsUser.cache[file]
+    const real = requireAsUser(file) as Record<PropertyKey, unknown>
     state.real = real
     for (const use of state.onLoad.splice(0)) use(real)
     return real
@@ -177,7 +199,7 @@ function deferModule (entry: DeferredModule): void {
   standIn.loaded = true
   standIn.exports = exports
   standIn[STAND_IN] = state
-  requireFromParse.cache[file] = standIn
+  requireAsUser.cache[file] = standIn
 }
 
 type ClassLike = abstract new (...args: unknown[]) => unknown

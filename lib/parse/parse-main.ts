@@ -4,10 +4,8 @@
 // among them, and so load what the kit defers: the kit's code takes Parse's
 // public exports from here.
 import './no-log-files.js' // before parse-server loads
+import './defer-modules.js' // before parse-server loads
 import { createRequire } from 'node:module'
-import { deferParseSubsystems } from './lazy-subsystems.js'
-
-deferParseSubsystems()
 
 const parseServerPackage = createRequire(import.meta.url)('parse-server') as typeof import('parse-server')
 

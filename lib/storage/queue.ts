@@ -2,6 +2,7 @@
 // tables live in the schema `pgboss`). Only this folder knows it: the jobs side
 // sees a QueueEngine. MongoDB has no engine here; a kit that asks for the
 // queue on it fails at boot (see docs/internals/queues.md for why).
+import '../parse/defer-modules.js' // before pg-boss loads: cron expressions at their first use
 import PgBoss from 'pg-boss'
 import { QueueDatabaseError } from '../errors.js'
 import { pgDatabase } from '../parse/adapter-internals.js'

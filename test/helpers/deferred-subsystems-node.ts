@@ -21,13 +21,14 @@ import { copyTemplateCluster } from './pg-template.js'
 import { DEFERRED_PACKAGES, DEFERRED_REPORT_MARK } from './deferred-subsystems-report.js'
 
 const requireHere = createRequire(import.meta.url)
-const standInFiles = new Set(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => deferredModuleFile(entry.request))))
+const standInFiles = new Set(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => deferredModuleFile(entry.request, entry.from))))
 
 /** Which deferred modules are loaded, and how many files of each deferred package are in require.cache (stand-ins not counted). */
 function loaded (): { modules: Record<string, boolean>, packageFiles: Record<string, number> } {
-  const files = Object.keys(requireHere.cache).filter((file) => !standInFiles.has(file) || isModuleLoaded(file))
+  const loadedFiles = new Set(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.filter((entry) => isModuleLoaded(entry.request, entry.from)).map((entry) => deferredModuleFile(entry.request, entry.from))))
+  const files = Object.keys(requireHere.cache).filter((file) => !standInFiles.has(file) || loadedFiles.has(file))
   return {
-    modules: Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => [entry.request, isModuleLoaded(entry.request)]))),
+    modules: Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) => [entry.request, isModuleLoaded(entry.request, entry.from)]))),
     packageFiles: Object.fromEntries(DEFERRED_PACKAGES.map((folder) => [folder, files.filter((file) => file.includes(folder)).length]))
   }
 }
@@ -48,6 +49,9 @@ try {
   const health = await fetch(`http://127.0.0.1:${address.port}/parse/classes/_User?limit=1`, { headers: { 'x-parse-application-id': 'deferred', 'x-parse-master-key': 'deferred-master-key' } })
   report.requestStatus = health.status
   report.afterRequest = loaded()
+  // Asked for: the API document as YAML, through @fastify/swagger (the kit registers it on every boot).
+  const yamlDocument = (app as unknown as { swagger (options: { yaml: true }): string }).swagger({ yaml: true })
+  report.yaml = { startsWithOpenapi: yamlDocument.startsWith('openapi:'), loaded: isModuleLoaded('yaml', '@fastify/swagger') }
   await app.close()
 
   // Asked for: Parse's GraphQL, as Parse mounts it (mountGraphQL), on the same database.
@@ -82,9 +86,13 @@ try {
   const jwksClient = requireHere(deferredModuleFile('jwks-rsa')) as (options: { jwksUri: string }) => { getSigningKey?: unknown }
   report.jwks = { calledStandIn: typeof jwksClient({ jwksUri: 'https://example.invalid/.well-known/jwks.json' }).getSigningKey, loaded: isModuleLoaded('jwks-rsa') }
 
+  // Asked for: a cron expression, as pg-boss's schedules parse one (through the module pg-boss required).
+  const cronParser = requireHere(deferredModuleFile('cron-parser', 'pg-boss')) as { parseExpression (cron: string): { next (): { getMinutes (): number } } }
+  report.cron = { minutesOfNext: cronParser.parseExpression('*/5 * * * *').next().getMinutes() % 5, loaded: isModuleLoaded('cron-parser', 'pg-boss') }
+
   // The __esModule mark each stand-in answered is the real module's.
   report.esModule = Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) =>
-    [entry.request, { listed: entry.esModule, real: loadModule(entry.request).__esModule === true }])))
+    [entry.request, { listed: entry.esModule, real: loadModule(entry.request, entry.from).__esModule === true }])))
   report.afterAsking = loaded()
 } finally {
   await database.stop()
