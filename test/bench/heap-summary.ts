@@ -2,6 +2,7 @@
 // heap snapshot summed by node type and by constructor (self sizes), V8's
 // heap spaces, and the CommonJS modules loaded, by package. Taken inside the
 // server (the 'heap-summary' command of server-commands.ts), after a full GC.
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { getHeapSnapshot, getHeapSpaceStatistics } from 'node:v8'
 
@@ -11,6 +12,9 @@ export interface HeapSummary {
   heapTotalMB: number
   externalMB: number
   arrayBuffersMB: number
+  /** RSS in anonymous pages (heaps, malloc) and in mapped files (the node binary, native addons): /proc/self/status, Linux only. */
+  rssAnonMB?: number
+  rssFileMB?: number
   /** V8's spaces: used of committed (new space is where a high allocation rate makes V8 grow the semi-spaces). */
   spaces: Array<{ space: string, usedMB: number, committedMB: number }>
   /** Self size by snapshot node type (object, closure, code, string, array, hidden…); empty without a snapshot. */
@@ -43,6 +47,7 @@ async function snapshotJSON (): Promise<Snapshot> {
 export async function heapSummary (snapshot: boolean, top = 25): Promise<HeapSummary> {
   (globalThis as { gc?: () => void }).gc?.()
   const usage = process.memoryUsage()
+  const kinds = rssKinds()
   // Read before the snapshot: its JSON text would sit in the large-object space.
   const spaces = getHeapSpaceStatistics().filter((space) => space.physical_space_size > 0)
   const byType = new Map<string, { size: number, count: number }>()
@@ -61,11 +66,19 @@ export async function heapSummary (snapshot: boolean, top = 25): Promise<HeapSum
     heapTotalMB: MB(usage.heapTotal),
     externalMB: MB(usage.external),
     arrayBuffersMB: MB(usage.arrayBuffers),
+    ...kinds,
     spaces: spaces.map((space) => ({ space: space.space_name, usedMB: MB(space.space_used_size), committedMB: MB(space.physical_space_size) })),
     byType: sorted(byType).map(([type, { size, count }]) => ({ type, MB: MB(size), count })),
     byConstructor: sorted(byConstructor).slice(0, top).map(([name, { size, count }]) => ({ name, MB: MB(size), count })),
     modules: [...modules].sort((a, b) => b[1] - a[1]).slice(0, top).map(([owner, files]) => ({ owner, files }))
   }
+}
+
+function rssKinds (): { rssAnonMB?: number, rssFileMB?: number } {
+  let status: string
+  try { status = readFileSync('/proc/self/status', 'utf8') } catch { return {} }
+  const kB = (field: string) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN) * 1024
+  return { rssAnonMB: MB(kB('RssAnon')), rssFileMB: MB(kB('RssFile')) }
 }
 
 type Sums = Map<string, { size: number, count: number }>

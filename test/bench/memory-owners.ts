@@ -104,6 +104,8 @@ out.push(`| | ${names.map((name) => `${name} boot | ${name} after load`).join(' 
 const row = (label: string, value: (summary: HeapSummary) => number | undefined) =>
   out.push(`| ${label} | ${names.map((name) => `${value(report[name].afterBoot) ?? '–'} | ${report[name].afterLoad ? value(report[name].afterLoad!) ?? '–' : '–'}`).join(' | ')} |`)
 row('RSS MB (after a full GC)', (summary) => summary.rssMB)
+row('RSS in anonymous pages MB', (summary) => summary.rssAnonMB)
+row('RSS in mapped files MB', (summary) => summary.rssFileMB)
 row('heap used MB', (summary) => summary.heapUsedMB)
 row('heap committed MB', (summary) => summary.heapTotalMB)
 row('external MB', (summary) => summary.externalMB)
