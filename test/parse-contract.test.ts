@@ -507,7 +507,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
     await PostgresStorageAdapter.prototype.find.call(withPgQueries(adapter as unknown as PostgresAdapter, counted), '_Role', { fields: {} }, {}, { limit: 1 })
     t.equal(queries, 1, "withPgQueries: Parse's find runs on the queries given (this._client.any)")
     connection.done()
-    // storage/postgres/pool.ts, indexes.ts, session.ts, reads.ts.
+    // storage/postgres/pool.ts, indexes.ts, check-constraints.ts, session.ts, reads.ts.
     for (const name of ['one', 'none', 'any', 'tx'] as const) t.equal(typeof database[name], 'function', `pgDatabase(adapter).${name}() (pg-promise)`)
     const pool = pgPool(adapter)!
     t.equal(typeof pool.end, 'function', 'pgPool(adapter).end() (pool.ts waits for it)')
@@ -515,7 +515,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
     t.equal(typeof pool.totalCount, 'number', 'pgPool(adapter).totalCount')
     t.equal(pool.ending, false, 'pgPool(adapter).ending (pool.ts)')
     t.equal(pool.ended, false, 'pgPool(adapter).ended (pool.ts)')
-    t.equal(pgFormatter(adapter)('$1:name', ['Note']), '"Note"', "pgFormatter(adapter) renders with pg-promise's as.format (postgres/indexes.ts prints commands)")
+    t.equal(pgFormatter(adapter)('$1:name', ['Note']), '"Note"', "pgFormatter(adapter) renders with pg-promise's as.format (postgres/indexes.ts and check-constraints.ts print commands)")
     // storage/constraint-violation.ts reads the raw error the adapter's queries raise.
     const client = database
     await client.none('CREATE TEMP TABLE "ContractCheck" ("qty" double precision CONSTRAINT "ContractCheck_qty_check" CHECK ("qty" >= 0))')

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
-import { postgresIndexCommand, createIndexSql } from '../../lib/storage/postgres/indexes.js'
+import { postgresIndexCommand, createIndexSql } from '../../lib/storage/postgres/index-sql.js'
 import type { IndexSpec } from '../../lib/storage/indexes/plan.js'
 import { median, round } from './shared.js'
 

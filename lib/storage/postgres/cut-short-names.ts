@@ -32,3 +32,21 @@ export function renamed<T extends FoundObject> (found: T[], renames: CutShortRen
     return rename ? { ...object, name: rename.to } : object
   })
 }
+
+/** Renames what an older kit made under a cut-short name; one that fails is left to the ordinary path (built anew, the old one dropped). */
+export async function renameCutShort (renames: CutShortRename[], rename: (rename: CutShortRename) => Promise<unknown>): Promise<CutShortRename[]> {
+  const done: CutShortRename[] = []
+  for (const one of renames) {
+    try {
+      await rename(one)
+      done.push(one)
+    } catch {} // left under its old name: replaced like any other
+  }
+  return done
+}
+
+/** The note of a kept object that was renamed. */
+export function renameNote (renames: CutShortRename[], change: { className: string, name: string }): string | undefined {
+  const rename = renames.find((r) => r.className === change.className && r.to === change.name)
+  return rename && `renamed from ${rename.from} (PostgreSQL had cut the name at 63 bytes)`
+}

@@ -6,7 +6,7 @@ import type { PgQueries } from '../../parse/internals.js'
 import type { IndexSpec } from '../indexes/plan.js'
 import type { ObjectChange } from '../indexes/reconcile.js'
 import type { ParseSchemaField } from '../../model/schema-config.js'
-import { createIndexSql, partialSql, postgresIndexCommand } from './indexes.js'
+import { createIndexSql, partialSql, postgresIndexCommand } from './index-sql.js'
 import { buildingName } from './concurrent-index.js'
 
 type Format = (query: string, values?: unknown) => string
