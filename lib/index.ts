@@ -51,7 +51,7 @@ export type { SwaggerConfig } from './docs/options.js'
 
 // Transactions
 export { withTransaction, Transactional, inTransaction, afterCommit, type TransactionOptions } from './storage/transaction.js'
-export { applyAllIndexes, applyMongoValidators, type IndexReport } from './storage/indexes/apply.js'
+export { applyAllIndexes, applyFieldConstraints, applyMongoValidators, type IndexReport } from './storage/indexes/apply.js'
 
 // Seeding
 export { SeedReport } from './seed/report.js'

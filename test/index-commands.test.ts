@@ -1,8 +1,8 @@
-// What applyAllIndexes / applyMongoValidators print when the database cannot be
+// What applyAllIndexes / applyFieldConstraints print when the database cannot be
 // reached (the exact SQL or mongosh commands, counted as not applied), the MongoDB
 // version check, and an equivalent index under another name.
 import t from 'tap'
-import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyMongoValidators } from '../lib/index.js'
+import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyFieldConstraints } from '../lib/index.js'
 import { openDatabase, currentDatabase } from '../lib/storage/database.js'
 import { printMongoIndexes, printMongoValidators } from '../lib/storage/mongo/indexes.js'
 import { planIndexes } from '../lib/storage/indexes/plan.js'
@@ -53,7 +53,7 @@ t.test('PostgreSQL unreachable: the exact SQL is printed and nothing counts as a
   t.ok(printed.includes('CREATE INDEX CONCURRENTLY IF NOT EXISTS "_Session_user_1" ON "_Session" ("user")'), 'the sessions of a user')
   t.match(lines.at(-1), /0 created, 0 replaced, 0 dropped, 0 already present, 0 failed, 5 not applied/)
   const checks = capture()
-  const constraints = await applyMongoValidators(undefined, { log: checks.log })
+  const constraints = await applyFieldConstraints(undefined, { log: checks.log })
   t.same(constraints.map((r) => r.status), ['printed'])
   t.ok(checks.lines.join('\n').includes('ALTER TABLE "Gadget" ADD CONSTRAINT "Gadget_stars_check" CHECK ("stars" IS NULL OR ("stars" >= 0 AND "stars" <= 5))'), checks.lines.join('\n'))
   t.match(checks.lines.at(-1), /1 not applied/)

@@ -3,7 +3,7 @@
 import t from 'tap'
 import Parse from 'parse/node'
 import type { Db } from 'mongodb'
-import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyMongoValidators, catchError } from '../lib/index.js'
+import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyFieldConstraints, catchError } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { modelByName } from '../lib/model/registry.js'
 import { lane, needsRealMongo, startKit } from './helpers/kit.js'
@@ -75,7 +75,7 @@ if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', as
   })
 
   t.test('the database itself refuses writes that bypass the code', async (t) => {
-    const reports = await applyMongoValidators()
+    const reports = await applyFieldConstraints()
     t.same(reports.filter((r) => r.status === 'failed'), [])
     t.same(reports.map((r) => r.name).sort(), ['Place_stars_check', 'Place_status_check', 'Place_tag_check'])
     const insert = (column: string, value: unknown) =>
@@ -89,7 +89,7 @@ if (lane.kind === 'postgres') t.test('indexes and constraints on PostgreSQL', as
     t.equal(await insert('tag', 'abc'), '23514', 'pattern')
     t.equal(await insert('status', 'open'), 'accepted', 'a valid row still goes in')
     t.equal(await insert('stars', null), 'accepted', 'and so does an empty field')
-    const again = await applyMongoValidators()
+    const again = await applyFieldConstraints()
     t.ok(again.every((r) => r.status === 'exists'))
   })
 })
@@ -180,7 +180,7 @@ function mongoTests (): void {
 
     // The stand-in has no listCollections, create or collMod commands, and no validation.
     t.test('the database itself refuses writes that bypass the code', { skip: needsRealMongo() }, async (t) => {
-      const reports = await applyMongoValidators()
+      const reports = await applyFieldConstraints()
       t.same(reports.filter((r) => r.status === 'failed'), [])
       t.same(reports.map((r) => r.name), ['Place_validator'])
       const insert = (field: string, value: unknown) =>
@@ -194,7 +194,7 @@ function mongoTests (): void {
       t.equal(await insert('tag', 'abc'), 121, 'pattern')
       t.equal(await insert('status', 'open'), 'accepted', 'a valid document still goes in')
       t.equal(await insert('stars', null), 'accepted', 'and so does an empty field')
-      const again = await applyMongoValidators()
+      const again = await applyFieldConstraints()
       t.same(again.filter((r) => r.status === 'failed'), [], 'applying it again is harmless')
     })
   })

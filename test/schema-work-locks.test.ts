@@ -2,7 +2,7 @@
 // table must not make its DDL queue there and stall every request on that table
 // (PostgreSQL queues later lock requests behind a waiting ALTER TABLE).
 import t from 'tap'
-import { BaseModel, ParseClass, ParseField, applyMongoValidators } from '../lib/index.js'
+import { BaseModel, ParseClass, ParseField, applyFieldConstraints } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { runSchemaWork, TableBusyError, whenTableFree } from '../lib/storage/postgres/schema-work.js'
@@ -38,7 +38,7 @@ t.test('the reconciliation gives way to an open transaction', { skip: lane.kind 
   await holder.none('BEGIN')
   await holder.none('UPDATE "Busy" SET "kind" = \'b\' WHERE "objectId" = $1', [saved.json.objectId])
 
-  const applying = applyMongoValidators(kit.app)
+  const applying = applyFieldConstraints(kit.app)
   for (let seen = 0; seen < 40; seen++) {
     const waiting = await db.any('SELECT 1 FROM pg_stat_activity WHERE query LIKE \'ALTER TABLE "Busy"%\' AND wait_event_type = \'Lock\'')
     if (waiting.length > 0) break
@@ -90,7 +90,7 @@ t.test('rows saved before a rule: counted, kept, and checked again at every boot
   await db.none('ALTER TABLE "Busy" DROP CONSTRAINT "Busy_kind_check"')
   const saved = await kit.request('POST', '/parse/classes/Busy', { headers: masterHeaders, body: { kind: 'a' } })
   await db.none('UPDATE "Busy" SET "kind" = \'z\' WHERE "objectId" = $1', [saved.json.objectId])
-  const busy = async () => (await applyMongoValidators(kit.app)).find((r) => r.name === 'Busy_kind_check')
+  const busy = async () => (await applyFieldConstraints(kit.app)).find((r) => r.name === 'Busy_kind_check')
   const validated = async () => (await db.one('SELECT convalidated FROM pg_constraint WHERE conname = \'Busy_kind_check\'')).convalidated as boolean
   t.match(await busy(), { status: 'created', detail: /1 existing row breaks it/ })
   t.equal(await validated(), false)
@@ -105,7 +105,7 @@ t.test('a pattern PostgreSQL cannot compile is refused, never installed to fail 
   const kit = await startKit(t)
   await kit.app.kit.indexesApplied
   const db = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
-  const report = (await applyMongoValidators(kit.app)).find((r) => r.name === 'Coded_code_check')
+  const report = (await applyFieldConstraints(kit.app)).find((r) => r.name === 'Coded_code_check')
   t.equal(report?.status, 'failed')
   t.match(report?.detail, /invalid regular expression/)
   t.same(await db.any('SELECT 1 FROM pg_constraint WHERE conname = \'Coded_code_check\''), [], 'not in the catalogue')

@@ -1,4 +1,4 @@
-// applyAllIndexes and applyMongoValidators: the declared indexes and field
+// applyAllIndexes and applyFieldConstraints: the declared indexes and field
 // constraints, made real in whichever database is running. Safe to run on
 // every boot: what exists is reported, not an error.
 import type { FastifyBaseLogger } from 'fastify'
@@ -43,8 +43,8 @@ export async function applyAllIndexes (server?: unknown, options: ApplyOptions =
  * integer, maxLength/minLength, pattern), even writes that bypass the code:
  * a $jsonSchema validator on MongoDB, CHECK constraints on PostgreSQL.
  */
-export async function applyMongoValidators (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
-  const database = requireDatabase(server, 'applyMongoValidators')
+export async function applyFieldConstraints (server?: unknown, options: ApplyOptions = {}): Promise<IndexReport[]> {
+  const database = requireDatabase(server, 'applyFieldConstraints')
   const models = allModels()
   const reports = await printWhenUnreachable(options, '[constraints]', async () => database.kind === 'postgres'
     ? applyPostgresConstraints(database.adapter, models)
@@ -54,6 +54,9 @@ export async function applyMongoValidators (server?: unknown, options: ApplyOpti
   summarise(reports, options, '[constraints]')
   return reports
 }
+
+/** @deprecated Renamed `applyFieldConstraints`: it applies PostgreSQL's CHECK constraints as well as MongoDB's validators. */
+export const applyMongoValidators = applyFieldConstraints
 
 /**
  * Parse makes the _Session table with the first login; its indexes are made
