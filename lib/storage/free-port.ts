@@ -1,3 +1,6 @@
+// Lib code, not a test helper: the embedded PostgreSQL (postgres/embedded.ts)
+// listens on a port picked here. Tests and benchmarks borrow it for their own
+// servers.
 import { createServer } from 'node:net'
 
 /** A loopback port nobody listens on right now. */
