@@ -251,7 +251,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
         mountPath: options.mountPath,
         options: { ...options.liveQuery, maxPayload: options.liveQuery.maxPayload ?? fastify.initialConfig.bodyLimit ?? 1024 * 1024 },
         parseOptions: overrides,
-        pubSubAdapter: cluster?.pubSubAdapter
+        pubSubAdapter: cluster?.pubSubAdapter,
+        requestIdHeader: options.requestIdHeader
       })
     }
 

@@ -55,10 +55,15 @@ const subscribe = (client: Client, requestId: number, className: string) =>
   client.ws.send(JSON.stringify({ op: 'subscribe', requestId, query: { className, where: {} } }))
 
 /** Resolves with the HTTP status an upgrade is refused with. */
-function refusedUpgrade (url: string): Promise<number> {
+async function refusedUpgrade (url: string): Promise<number> {
+  return (await refusal(url)).status
+}
+
+/** The status and request id header of a refused upgrade. */
+function refusal (url: string): Promise<{ status: number, requestId: unknown }> {
   const ws = new WebSocket(url)
   return new Promise((resolve, reject) => {
-    ws.on('unexpected-response', (_request, response) => { resolve(response.statusCode ?? 0); ws.terminate() })
+    ws.on('unexpected-response', (_request, response) => { resolve({ status: response.statusCode ?? 0, requestId: response.headers['x-request-id'] }); ws.terminate() })
     ws.on('open', () => { ws.close(); reject(new Error(`${url} was accepted`)) })
     ws.on('error', () => {})
   })
@@ -78,6 +83,8 @@ t.test('LiveQuery socket bounds', async (t) => {
   t.test('an upgrade on any other path is refused', async (t) => {
     t.equal(await refusedUpgrade(`${base}/anything`), 404, 'outside the mount')
     t.equal(await refusedUpgrade(`${base}/parse/classes/Ping`), 404, 'below the mount')
+    const refused = await refusal(`${base}/anything`)
+    t.match(refused.requestId, /^\S+$/, 'the refusal carries its request id, as every answer does')
     const client = await connected(url)
     sockets.push(client.ws)
     t.pass('the mount path itself is served')
@@ -189,7 +196,9 @@ t.test('LiveQuery socket bounds', async (t) => {
   t.test('sockets per address are limited', async (t) => {
     const clients = await Promise.all(Array.from({ length: 6 }, () => open(url)))
     sockets.push(...clients.map((client) => client.ws))
-    t.equal(await refusedUpgrade(url), 429, 'the seventh socket from one address is refused')
+    const refused = await refusal(url)
+    t.equal(refused.status, 429, 'the seventh socket from one address is refused')
+    t.match(refused.requestId, /^\S+$/, 'with its request id')
     for (const client of clients) client.ws.close()
     await Promise.all(clients.map((client) => client.ws.readyState === WebSocket.CLOSED ? undefined : once(client.ws, 'close')))
     const again = await connected(url)

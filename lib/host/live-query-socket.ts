@@ -36,6 +36,8 @@ export interface LiveQuerySocketSettings extends LiveQueryLimits {
   classNames: string[]
   /** Where a socket error a client caused is reported (the server's log, at warn). */
   warn: (message: string) => void
+  /** The header a refused upgrade carries its request id in, as every HTTP answer does (none when absent), and the id of a request (Fastify's genReqId). */
+  requestIds?: { header: string, of: (request: IncomingMessage) => string }
 }
 
 /** Close codes (RFC 6455): policy violation; server going away. */
@@ -55,7 +57,7 @@ export class LiveQuerySocketServer {
   private readonly wrongPath: WrongPathRefusals
 
   constructor (private readonly settings: LiveQuerySocketSettings) {
-    this.wrongPath = wrongPathRefusals(settings.path, settings.warn)
+    this.wrongPath = wrongPathRefusals(settings.path, settings.warn, (request) => this.requestIdHeader(request))
     this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayload })
     this.wss.on('error', (error) => this.onError(error))
   }
@@ -86,7 +88,7 @@ export class LiveQuerySocketServer {
     }
     const address = request.socket.remoteAddress ?? 'unknown'
     const open = this.perAddress.get(address) ?? 0
-    if (open >= this.settings.maxConnectionsPerAddress) return refuse(socket, 429, 'Too Many Requests', { 'Retry-After': '1' })
+    if (open >= this.settings.maxConnectionsPerAddress) return refuse(socket, 429, 'Too Many Requests', { 'Retry-After': '1', ...this.requestIdHeader(request) })
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1)
       ws.once('close', () => {
@@ -108,6 +110,12 @@ export class LiveQuerySocketServer {
       }
       ws.on('error', (error) => this.settings.warn(`LiveQuery socket from ${address}: ${error.message}`))
     })
+  }
+
+  /** `{ header: id }` for a refused upgrade, so that it can be found in the logs as any other answer can. */
+  private requestIdHeader (request: IncomingMessage): Record<string, string> {
+    const ids = this.settings.requestIds
+    return ids ? { [ids.header]: ids.of(request) } : {}
   }
 
   private isOwnPath (url: string): boolean {

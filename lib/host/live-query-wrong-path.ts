@@ -14,7 +14,7 @@ export interface WrongPathRefusals {
   refuse (request: IncomingMessage, socket: Duplex): void
 }
 
-export function wrongPathRefusals (mountPath: string, warn: (message: string) => void): WrongPathRefusals {
+export function wrongPathRefusals (mountPath: string, warn: (message: string) => void, extraHeaders: (request: IncomingMessage) => Record<string, string> = () => ({})): WrongPathRefusals {
   let lastWarned = -Infinity
   let unreported = 0
   return {
@@ -28,6 +28,7 @@ export function wrongPathRefusals (mountPath: string, warn: (message: string) =>
         'Connection: close',
         'Content-Type: application/json; charset=utf-8',
         `Content-Length: ${Buffer.byteLength(body)}`,
+        ...Object.entries(extraHeaders(request)).map(([name, value]) => `${name}: ${value}`),
         '', body
       ].join('\r\n'))
       socket.on('error', () => {})

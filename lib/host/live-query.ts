@@ -1,10 +1,12 @@
 // Parse's LiveQuery server on Fastify's own HTTP server: clients subscribe
 // over WebSocket; a session token only receives rows it may read. Its sockets
 // are bounded as HTTP requests are (live-query-socket.ts).
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
 import { ParseServer } from '../parse/parse-main.js'
 import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
+import { DEFAULT_REQUEST_ID_HEADER, requestIdFrom } from './request-ids.js'
 import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
 
 export interface LiveQueryOptions extends LiveQueryLimits {
@@ -19,10 +21,18 @@ export interface LiveQueryHost {
   stats (): LiveQueryStats
 }
 
-export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, mountPath: string, options: LiveQueryOptions, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown }): Promise<LiveQueryHost> {
+export async function startLiveQuery (fastify: FastifyInstance, settings: { appId: string, masterKey: string, serverURL: string, mountPath: string, options: LiveQueryOptions, parseOptions: Record<string, unknown>, pubSubAdapter?: unknown, requestIdHeader?: string | false }): Promise<LiveQueryHost> {
   const { classNames, ...limits } = settings.options
+  const header = settings.requestIdHeader ?? DEFAULT_REQUEST_ID_HEADER
+  // The server's own genReqId (kitServerOptions' takes the client's x-request-id), as for an HTTP request.
+  const genReqId = (fastify as unknown as { genReqId?: (request: IncomingMessage) => string }).genReqId ?? requestIdFrom(header)
   const sockets = new LiveQuerySocketServer({
-    server: fastify.server, path: settings.mountPath, classNames, ...limits, warn: (message) => fastify.log.warn(message)
+    server: fastify.server,
+    path: settings.mountPath,
+    classNames,
+    ...limits,
+    warn: (message) => fastify.log.warn(message),
+    ...(header === false ? {} : { requestIds: { header, of: (request: IncomingMessage) => String(genReqId(request)) } })
   })
   const server = await ParseServer.createLiveQueryServer(fastify.server, {
     appId: settings.appId,
