@@ -162,6 +162,8 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       }
     }
     // A boot whose declarations are older than the database's schema generation changes nothing (no index or constraint either).
+    // Instances booting together on one database take the schema step and Parse's initialization one at a time.
+    const releaseSchemaLock = await database.holdSchemaLock()
     const schema = await prepareSchemaGeneration(schemaConfigFrom(options.schema, options.adminRole), database, fastify.log)
     reconcileIndexes = options.indexes && !schema.behind
     parse = await startParseServer({
@@ -177,6 +179,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       overrides
     })
     await schema.verify()
+    await releaseSchemaLock()
     lockSchemas(state, schema.config.lockSchemas === true)
     useTransactionalAdapter(state, database.adapter, { directAccess })
 

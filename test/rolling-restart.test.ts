@@ -5,11 +5,14 @@
 // before the next one goes). On SIGTERM readiness answers 503 at once while
 // the instance keeps serving for the drain delay, then it stops listening,
 // finishes what is in flight and exits 0.
+// A first deploy of several instances at once on an empty database: each one
+// comes up and serves (Parse's initialization and the kit's schema step run
+// one instance at a time).
 import t from 'tap'
 import http from 'node:http'
 import { sharedPostgres, startJobsInstance, type JobsInstance } from './helpers/jobs-processes.js'
 import { startRoundRobinProxy } from './helpers/round-robin-proxy.js'
-import { APP_ID, MASTER_KEY } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
@@ -78,3 +81,25 @@ function get (url: string, agent: http.Agent): Promise<number> {
     request.on('error', reject)
   })
 }
+
+t.test('instances doing their first boot together on an empty database all come up and serve', async (t) => {
+  const postgres = await sharedPostgres(t)
+  const started: JobsInstance[] = []
+  t.teardown(async () => { await Promise.all(started.map((instance) => instance.stop())) })
+  const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER_KEY }
+  // A race: a few rounds of two, then a deploy of three, each on a database no boot has touched.
+  for (const [round, count] of [2, 2, 2, 3].entries()) {
+    // Each registers the kit once all of the round have loaded: the same moment, give or take a few ms.
+    const env = { DATABASE_URI: await postgres.database(`first_boot_${round}`), SCHEDULES: 'off', BARRIER_DIR: tempDir('fpk-first-boot-'), BARRIER_COUNT: String(count) }
+    const booting = Array.from({ length: count }, (_, i) => startJobsInstance(`R${round}-${i}`, env).then((instance) => { started.push(instance); return instance }))
+    const outcomes = await Promise.allSettled(booting)
+    const failed = outcomes.flatMap((outcome) => outcome.status === 'rejected' ? [String(outcome.reason).slice(0, 2000)] : [])
+    t.same(failed, [], `round ${round + 1}: all ${count} instances booted`)
+    for (const outcome of outcomes) {
+      if (outcome.status !== 'fulfilled') continue
+      const users = await httpRequest(outcome.value.origin, 'GET', '/parse/classes/_User', { headers })
+      t.equal(users.status, 200, `round ${round + 1}: ${outcome.value.origin} serves`)
+    }
+    await Promise.all(started.splice(0).map((instance) => instance.stop()))
+  }
+})

@@ -8,6 +8,8 @@ import { clearSchemaCache } from '../parse/parse-calls.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, postgresPoolSize, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
+import { holdPostgresSchemaLock } from './postgres/schema-lock.js'
+import { pgDatabase } from '../parse/adapter-internals.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
 import { boundedMongoOptions, mongoPoolSize } from './mongo/bounded.js'
@@ -48,6 +50,15 @@ interface OpenDatabase {
   availability: DatabaseAvailability
   /** Connections this instance's pool may open (for the boot line). */
   poolSize: number
+  /**
+   * Serializes first boots between instances on this database: held from the
+   * schema step until Parse's migration is verified, then released (close()
+   * releases it too, after a failed boot). On PostgreSQL an advisory lock
+   * (postgres/schema-lock.ts); on MongoDB nothing, as Parse's initialization
+   * there is made of upserts and index creations that tolerate a second
+   * instance doing the same.
+   */
+  holdSchemaLock(): Promise<() => Promise<void>>
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
@@ -171,6 +182,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, max: poolSize, ...hooks } })
     const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
     const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
+    const held = new Set<() => Promise<void>>()
     return {
       kind: 'postgres',
       displayURI: redact(uri),
@@ -180,8 +192,15 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       filesAdapter: filesOnDisk(filesDir),
       availability,
       poolSize,
+      async holdSchemaLock () {
+        const release = await holdPostgresSchemaLock(pgDatabase(raw)!)
+        const once = async () => { held.delete(once); await release() }
+        held.add(once)
+        return once
+      },
       async close () {
         availability.close()
+        await Promise.all([...held].map((release) => release()))
         await waitForPostgresPool(adapter)
         await embedded?.stop()
       }
@@ -202,6 +221,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     filesAdapter,
     availability,
     poolSize,
+    holdSchemaLock: async () => async () => {},
     async close () {
       availability.close()
       // Parse's shutdown closes both clients; after a failed boot nobody did. Closing twice is harmless.
