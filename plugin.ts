@@ -14,6 +14,7 @@ import { composeCloud } from './lib/host/cloud.js'
 import { schemaConfigFrom } from './lib/model/schema-boot.js'
 import { prepareSchemaGeneration } from './lib/storage/schema-generation.js'
 import { lockSchemas } from './lib/model/schema-lock.js'
+import { boundClientFields } from './lib/model/client-fields.js'
 import { registerDeclaredRoutes } from './lib/routing/register.js'
 import { collectRoutes } from './lib/docs/collector.js'
 import { setupSwagger } from './lib/docs/setup.js'
@@ -181,6 +182,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     await schema.verify()
     await releaseSchemaLock()
     lockSchemas(state, schema.config.lockSchemas === true)
+    boundClientFields(state, schema.config.maxClientFields)
     useTransactionalAdapter(state, database.adapter, { directAccess })
 
     // Request correlation: every answer carries request.id, and Parse's lines for a request its reqId.

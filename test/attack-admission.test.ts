@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import { mock } from 'node:test'
 import Parse from 'parse/node'
 import { CloudFunction, Route, addUsersToRole, removeUsersFromRole, type CloudRequest } from '../lib/index.js'
-import { APP_ID, MASTER_KEY, appHeaders, startKit } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 
@@ -322,6 +322,24 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const signed = await kit.request('HEAD', '/parse/attack/signedIn', { headers: { ...appHeaders, 'x-parse-session-token': visitor.token } })
     t.equal(signed.status, 200, 'a signed-in HEAD is served')
     ran.length = 0
+  })
+
+  t.test('anonymous sign-ups cannot grow _User past schema.maxClientFields (100 by default); the master key can', async (t) => {
+    const fieldCount = async () => Object.keys((await kit.request('GET', '/parse/schemas/_User', { headers: masterHeaders })).json.fields).length
+    const extra = (prefix: string, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, 'x']))
+    const before = await fieldCount()
+    const grown = await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'grower', password: 'pw-grower-1', ...extra('a', 100 - before) } })
+    t.equal(grown.status, 201, `a sign-up may add fields up to the bound: ${grown.text.slice(0, 200)}`)
+    t.equal(await fieldCount(), 100, 'the class is at the bound')
+    const flood = await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'flooder', password: 'pw-flooder-1', ...extra('f', 1700) } })
+    t.match({ status: flood.status, ...flood.json }, { status: 400, code: Parse.Error.OPERATION_FORBIDDEN, error: /addField on class _User.*schema\.maxClientFields/ }, 'a sign-up past it is refused as Parse refuses an addField')
+    const one = await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'one-more', password: 'pw-one-more-1', oneMore: 'x' } })
+    t.match({ status: one.status, ...one.json }, { status: 400, code: Parse.Error.OPERATION_FORBIDDEN }, 'so is one field more')
+    t.equal(await fieldCount(), 100, 'and nothing was added')
+    const plain = await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'plain', password: 'pw-plain-1', a0: 'y' } })
+    t.equal(plain.status, 201, 'a sign-up with known fields still works')
+    const master = await kit.request('PUT', `/parse/users/${plain.json.objectId}`, { headers: masterHeaders, body: { byMaster: 'x' } })
+    t.equal(master.status, 200, `the master key adds fields past it: ${master.text.slice(0, 200)}`)
   })
 
   t.test('absurd request targets leave the server answering', async (t) => {

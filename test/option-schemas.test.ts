@@ -216,7 +216,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   const index: Required<CompoundIndex> = { fields: ['title'], unique: true, sparse: false, partial: { title: { $exists: true } }, text: false, name: 'by_title' }
   const docs: Required<SwaggerConfig> = { title: 'API', version: '1', description: 'd', basePath: '/parse', appId: 'app', restApiKey: true, host: 'api.example.com:8443', schemes: ['https', 'WSS'], license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' }, contact: { name: 'API team', url: 'https://example.com', email: 'api@example.com' }, models: 'all' }
   const schema: Required<SchemaConfigOptions> = {
-    adminRole: 'Admin', version: 3, lockSchemas: true, strict: false, recreateModifiedFields: false, deleteExtraFields: false, keepUnknownIndexes: true,
+    adminRole: 'Admin', version: 3, lockSchemas: true, strict: false, recreateModifiedFields: false, deleteExtraFields: false, maxClientFields: 50, keepUnknownIndexes: true,
     beforeMigration: () => {}, afterMigration: async () => {}
   }
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }

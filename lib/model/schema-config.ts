@@ -21,6 +21,11 @@ export const SchemaConfigOptionsSchema = Type.Object({
   recreateModifiedFields: Type.Optional(flag),
   /** Destructive: remove fields that are not declared. Default false. */
   deleteExtraFields: Type.Optional(flag),
+  /**
+   * The most fields a stored class may reach through saves without the master key (Parse's addField,
+   * public on `_User`): a save past it is refused as Parse refuses an addField (400, code 119). Default 100; false: no bound.
+   */
+  maxClientFields: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Literal(false)], { problem: 'must be a whole number of 1 or more, or false' })),
   /** Keep indexes the declarations do not describe. Default true. */
   keepUnknownIndexes: Type.Optional(flag),
   /**

@@ -135,8 +135,11 @@ export interface LoggerExports {
 /** DatabaseController#update(className, query, update, options, skipSanitization, validateOnly, validSchemaController). */
 export type DatabaseUpdate = (className: string, query: Record<string, unknown>, update: Record<string, unknown>, ...rest: unknown[]) => Promise<unknown>
 
+/** DatabaseController#canAddField(schema, className, object, aclGroup, runOptions): checks addField when a save without the master key adds fields. */
+export type CanAddField = (schema: { schemaData: Record<string, { fields: Record<string, unknown> } | undefined> }, className: string, object: Record<string, unknown>, ...rest: unknown[]) => Promise<void>
+
 export interface DatabaseControllerClass {
-  prototype: { update: DatabaseUpdate }
+  prototype: { update: DatabaseUpdate, canAddField: CanAddField }
 }
 
 export interface SchemaCacheExports {
