@@ -1,8 +1,15 @@
 // kitPlugin's options, checked once at registration with messages that name the option.
+// Each group's check lives beside the folder that owns it (docs/, model/,
+// storage/, cluster/, metrics/, jobs/, access/cors-policy.ts, shutdown.ts) and
+// is composed here. Checked here still: liveQuery, authRateLimit and the
+// parseServerOptions rules belong to lib/host/, which imports this file (an
+// upward import the layering refuses); allowedRoutes checks its verbs against
+// routing's HTTP_METHODS, which lib/access/ may not import; and the kit's own
+// switches (appId, masterKey, serverURL, mountPath, fastPaths, …) have no folder.
 import type { AllowedRoute } from './access/restriction.js'
 import { getKitConfig, normaliseMountPath } from './config.js'
-import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './docs/options.js'
-import { checkSchemaOption, type SchemaOption } from './model/schema-option.js'
+import { resolveDocsOption, type SwaggerConfig } from './docs/options.js'
+import { resolveSchemaOption, type SchemaOption } from './model/schema-option.js'
 import { resolveCors, type CorsOptions, type ResolvedCors } from './access/cors-policy.js'
 import { ipRangesProblem } from './access/credentials.js'
 import { HTTP_METHODS } from './routing/options.js'
@@ -12,10 +19,11 @@ import type Parse from 'parse/node'
 import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs/settings.js'
 import { ShutdownOptionsSchema, resolveShutdown, type ShutdownSettings } from './shutdown.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './cluster/redis-bound.js'
-import { DocsOptionInvalidError, DocsOptionUnknownError, OptionInvalidError, OptionUnknownError } from './errors.js'
-import { databaseKindOf, redactURI } from './storage/kind.js'
+import { RedisOptionsSchema, redisCommandTimeoutMs, redisURL, type RedisOptions } from './cluster/redis-options.js'
+import { OptionInvalidError, OptionUnknownError } from './errors.js'
+import { checkDatabaseURI, databasePoolSize, databaseTimeout, POOL_SIZE_PROBLEM, TIMEOUT_PROBLEM } from './storage/database-options.js'
 import { mountPrefix } from './mount-prefix.js'
+import { resolveMetricsOption, type MetricsOptions, type ResolvedMetrics } from './metrics/options.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
 
@@ -35,8 +43,6 @@ export type ParseServerOverrides = Partial<Omit<ParseServerOptions, 'cloud' | 's
   schema?: SchemaOption
 }
 
-const TIMEOUT_PROBLEM = 'must be a number of seconds above 0 and at most 3600 (DATABASE_TIMEOUT or the option)'
-const POOL_SIZE_PROBLEM = 'must be a whole number of connections from 1 to 1000 (DATABASE_POOL_SIZE or the option)'
 const declarations = typed<Declarations>(Type.Union([
   Type.String(),
   Type.Array(Type.Function([], Type.Unknown())),
@@ -82,26 +88,6 @@ export const AuthRateLimitSchema = Type.Object({
   maxPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, problem: 'must be a whole number of attempts per address from 1 to 1000000' })),
   windowMs: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 86_400_000, problem: 'must be a whole number of milliseconds from 1000 to 86400000' }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be false or { max?, maxPerAddress?, windowMs? }' })
-
-/** The `redis` option as an object: where, and how long one Redis call on a request path may take. */
-export const RedisOptionsSchema = Type.Object({
-  url: Type.Optional(Type.String({ minLength: 1, problem: 'must be a non-empty string', secret: true })),
-  commandTimeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000, problem: 'must be a whole number of milliseconds from 10 to 60000' }))
-}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { url: 'redis://…', commandTimeoutMs?: 1000 }" })
-type RedisOptions = Static<typeof RedisOptionsSchema>
-
-/** The metrics endpoint: where, who may scrape it, and whether prom-client's process metrics come along. */
-export const MetricsOptionsSchema = Type.Object({
-  /** Default /metrics; never under the mount path. */
-  path: Type.Optional(Type.String({ pattern: '^/', problem: "must be a path starting with '/', e.g. '/metrics'" })),
-  /** A scrape must send Authorization: Bearer <token>. Env METRICS_TOKEN. Unset: open to whoever reaches the port. */
-  token: Type.Optional(Type.String({ minLength: 16, problem: 'must be a string of at least 16 characters', secret: true })),
-  /** prom-client's process and Node.js metrics. Default true. */
-  defaultMetrics: Type.Optional(flag)
-}, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" })
-
-export type MetricsOptions = Static<typeof MetricsOptionsSchema>
-const checkMetrics = optionChecker(MetricsOptionsSchema)
 
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 export const KitOptionsSchema = Type.Object({
@@ -211,7 +197,7 @@ export interface ResolvedOptions {
   cors: ResolvedCors | false
   jobs: JobsSettings
   shutdown: ShutdownSettings
-  metrics: { path: string, token?: string, defaultMetrics: boolean } | undefined
+  metrics: ResolvedMetrics | undefined
   tracing: boolean
   /** false: Parse's own read and write chains only. */
   fastPaths: boolean
@@ -243,12 +229,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
   const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes
   const production = process.env.NODE_ENV === 'production'
-  if (databaseURI !== undefined && !databaseKindOf(databaseURI)) {
-    throw optionError('databaseURI', `must start with postgres://, mongodb:// or mongodb+srv:// (from the option or DATABASE_URI; got "${redactURI(databaseURI)}")`)
-  }
-  if (databaseURI === undefined && production) {
-    throw optionError('databaseURI', 'required in production: set DATABASE_URI (or the databaseURI option). The embedded PostgreSQL is for development and tests only.')
-  }
+  checkDatabaseURI(databaseURI, production, optionError)
   return {
     appId,
     masterKey,
@@ -256,8 +237,8 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     databaseURI,
     dataDir: input.dataDir,
     ephemeralDatabase: input.ephemeralDatabase ?? false,
-    databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT),
-    databasePoolSize: databasePoolSize(input.databasePoolSize ?? process.env.DATABASE_POOL_SIZE),
+    databaseTimeout: databaseTimeout(input.databaseTimeout ?? process.env.DATABASE_TIMEOUT, optionError),
+    databasePoolSize: databasePoolSize(input.databasePoolSize ?? process.env.DATABASE_POOL_SIZE, optionError),
     mountPath,
     allowAuthRoutes,
     authRateLimit: input.authRateLimit === false ? false : { ...AUTH_RATE_LIMIT_DEFAULTS, ...input.authRateLimit },
@@ -267,38 +248,21 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     models: input.models ?? [],
     functions: input.functions ?? [],
     parseServerOptions: withAccountLockout(withoutParseCors(parseServerOptions(input)), allowAuthRoutes),
-    schema: schemaOption(input),
+    schema: resolveSchemaOption(input.schema, input.parseServerOptions?.schema, optionError),
     indexes: input.indexes ?? true,
     liveQuery: liveQuery(input.liveQuery),
-    docs: docs(input.docs, mountPath),
-    redis: redisURL((typeof input.redis === 'object' ? input.redis.url : input.redis) ?? (process.env.REDIS_URL || undefined)),
-    redisCommandTimeoutMs: (typeof input.redis === 'object' ? input.redis.commandTimeoutMs : undefined) ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    docs: resolveDocsOption(input.docs, mountPath),
+    redis: redisURL(input.redis, optionError),
+    redisCommandTimeoutMs: redisCommandTimeoutMs(input.redis),
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     jobs: resolveJobsOptions(input.jobs),
     shutdown: resolveShutdown(input.shutdown, production, (problem) => optionError('shutdown.drainDelayMs', problem)),
-    metrics: metricsOption(input.metrics, mountPath),
+    metrics: resolveMetricsOption(input.metrics, mountPath, optionError),
     tracing: input.tracing ?? false,
     fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
     production
   }
-}
-
-function metricsOption (value: KitOptions['metrics'], mountPath: string): ResolvedOptions['metrics'] {
-  if (value === undefined || value === false) return undefined
-  const given = value === true ? {} : value
-  const shape = typeof given === 'object' && given !== null && !Array.isArray(given)
-    ? checkMetrics(given)
-    : { kind: 'invalid' as const, path: [], problem: "must be true, false or { path: '/metrics', token?: '…', defaultMetrics?: true }" }
-  if (shape) throw optionError(shape.path.length ? `metrics.${dottedName(shape.path)}` : 'metrics', shape.problem, shape.kind)
-  const path = normaliseMountPath(given.path ?? '/metrics')
-  // Everything under the mount path is the public API (and the gate's): operators expect metrics beside it, not in it.
-  if (mountPath !== '/' && (path === mountPath || path.startsWith(`${mountPath}/`))) {
-    throw optionError('metrics.path', `is under the mount path ${mountPath}, the public API; choose a path outside it, e.g. /metrics`)
-  }
-  const token = given.token ?? (process.env.METRICS_TOKEN || undefined)
-  if (token !== undefined && token.length < 16) throw optionError('metrics.token', 'must be a string of at least 16 characters (from the option or METRICS_TOKEN)')
-  return { path, token, defaultMetrics: given.defaultMetrics ?? true }
 }
 
 /** FPK_FAST_PATHS: 'false' or 'true' (unset: true); anything else is a mistake, refused at boot. */
@@ -352,17 +316,6 @@ function parseServerOptions (input: KitOptions): Record<string, unknown> {
   return options
 }
 
-function schemaOption (input: KitOptions): SchemaOption | undefined {
-  if (input.schema !== undefined && input.parseServerOptions?.schema !== undefined) {
-    throw optionError('schema', 'is given twice: pass it as the kit\'s schema option only, not also as parseServerOptions.schema')
-  }
-  const value = input.schema ?? input.parseServerOptions?.schema
-  if (value === undefined) return undefined
-  const shape = checkSchemaOption(value)
-  if (shape) throw optionError(input.schema !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
-  return value as SchemaOption
-}
-
 /** Parse's accountLockout while the auth routes are open: 10 failed logins lock an account for 5 minutes. */
 export const ACCOUNT_LOCKOUT_DEFAULTS = { threshold: 10, duration: 5 }
 
@@ -385,47 +338,4 @@ function withoutParseCors (options: Record<string, unknown>): Record<string, unk
 
 function nonEmptyString (value: unknown): value is string {
   return typeof value === 'string' && value.length > 0
-}
-
-/** Seconds, from the option or DATABASE_TIMEOUT: a positive number, at most one hour. */
-function databaseTimeout (value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined
-  const seconds = typeof value === 'string' ? Number(value) : value
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
-    throw optionError('databaseTimeout', `${TIMEOUT_PROBLEM} (got ${JSON.stringify(value)})`)
-  }
-  return seconds
-}
-
-/** Connections, from the option or DATABASE_POOL_SIZE: a whole number from 1 to 1000. */
-function databasePoolSize (value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined
-  const size = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value
-  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 1000) {
-    throw optionError('databasePoolSize', `${POOL_SIZE_PROBLEM} (got ${JSON.stringify(value)})`)
-  }
-  return size
-}
-
-/** Checked now, so a docs mistake fails at registration naming "docs.<option>". */
-function docs (value: unknown, mountPath: string): ResolvedOptions['docs'] {
-  if (value === undefined) return undefined
-  const fail = (option: string, problem: string, kind: 'unknown' | 'invalid' = 'invalid') => {
-    const message = `kitPlugin option "${option === '' ? 'docs' : `docs.${option}`}": ${problem}`
-    return kind === 'unknown' ? new DocsOptionUnknownError(message) : new DocsOptionInvalidError(message)
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('', 'must be an object such as { title: "My API", version: "1.0.0", path: "/api-docs" }')
-  const { path, ...config } = value as SwaggerConfig & { path?: unknown }
-  resolveSwaggerConfig(config, mountPath, fail)
-  return { config, path: resolveDocsPath(path, fail) }
-}
-
-function redisURL (value: string | undefined): string | undefined {
-  if (value === undefined) return undefined
-  let url: URL | undefined
-  try { url = new URL(value) } catch {}
-  if (!url || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
-    throw optionError('redis', `must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379 (from the option or REDIS_URL; got "${value.replace(/\/\/([^:/@]*):([^@]+)@/, '//$1:***@')}")`)
-  }
-  return value
 }

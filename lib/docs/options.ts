@@ -124,3 +124,16 @@ function normaliseUrlPath (value: string, option: string, fail: Fail, rootAllowe
   if (normalised === '/' && !rootAllowed) throw fail(option, 'must not be "/": choose a path of its own, such as "/api-docs"')
   return normalised
 }
+
+/** kitPlugin's `docs` option, checked now, so a docs mistake fails at registration naming "docs.<option>". */
+export function resolveDocsOption (value: unknown, mountPath: string): { config: SwaggerConfig, path: string } | undefined {
+  if (value === undefined) return undefined
+  const fail: Fail = (option, problem, kind = 'invalid') => {
+    const message = `kitPlugin option "${option === '' ? 'docs' : `docs.${option}`}": ${problem}`
+    return kind === 'unknown' ? new DocsOptionUnknownError(message) : new DocsOptionInvalidError(message)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('', 'must be an object such as { title: "My API", version: "1.0.0", path: "/api-docs" }')
+  const { path, ...config } = value as SwaggerConfig & { path?: unknown }
+  resolveSwaggerConfig(config, mountPath, fail)
+  return { config, path: resolveDocsPath(path, fail) }
+}

@@ -24,3 +24,18 @@ export function checkSchemaOption (value: unknown): OptionProblem | undefined {
   const problem = key === undefined ? shape.problem : shape.kind === 'unknown' ? `"${key}" ${shape.problem}` : `${key} ${shape.problem}`
   return { ...shape, problem }
 }
+
+/**
+ * The schema option, given as the kit's `schema` or as parseServerOptions.schema
+ * (not both), checked; undefined when neither is given.
+ */
+export function resolveSchemaOption (own: unknown, fromParse: unknown, fail: (option: string, problem: string, kind?: OptionProblem['kind']) => Error): SchemaOption | undefined {
+  if (own !== undefined && fromParse !== undefined) {
+    throw fail('schema', 'is given twice: pass it as the kit\'s schema option only, not also as parseServerOptions.schema')
+  }
+  const value = own ?? fromParse
+  if (value === undefined) return undefined
+  const shape = checkSchemaOption(value)
+  if (shape) throw fail(own !== undefined ? 'schema' : 'parseServerOptions.schema', shape.problem, shape.kind)
+  return value as SchemaOption
+}
