@@ -11,6 +11,7 @@ import Parse from 'parse/node'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, Type, pageOf, pageRows, pagingFields, queryRows, type CloudRequest, type CountMode, type Static } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { appHeaders, lane, masterHeaders, needsRealMongo, startKit, type Kit } from './helpers/kit.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
 
 @ParseClass('Ledger')
 export class Ledger extends BaseModel {
@@ -326,8 +327,13 @@ t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', 
     const estimated = await timed('estimated')
     t.equal(exact.count, who === 'anonymous' ? 60001 : 120001, `${who}: exact (the filled rows and the one saved first, public)`)
     t.same([capped.count, capped.countKind], [1000, 'atLeast'], `${who}: capped at 1000`)
-    t.equal(estimated.countKind, 'estimated')
-    t.ok(estimated.count! > exact.count! / 2 && estimated.count! < exact.count! * 2, `${who}: the planner's estimate ${estimated.count} is near ${exact.count}`)
+    if (FAST_PATHS) {
+      t.equal(estimated.countKind, 'estimated')
+      t.ok(estimated.count! > exact.count! / 2 && estimated.count! < exact.count! * 2, `${who}: the planner's estimate ${estimated.count} is near ${exact.count}`)
+    } else {
+      // Parse's own chain (fastPaths: false) has no planner estimate: 'estimated' falls back to a capped count, as behind a find trigger.
+      t.same([estimated.count, estimated.countKind], [1000, 'atLeast'], `${who}: on Parse's own chain, the estimate falls back to a count capped at 1000`)
+    }
     t.comment(`${who}: exact count ${exact.ms.toFixed(1)} ms, capped at 1000 ${capped.ms.toFixed(1)} ms, estimated ${estimated.ms.toFixed(1)} ms (${estimated.count})`)
   }
 })

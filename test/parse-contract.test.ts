@@ -26,6 +26,7 @@ import { isParseDefaultColumn } from '../lib/parse/schema-enforcement.js'
 import { READ_AS_EMPTY } from '../lib/parse/unchanged-schema.js'
 import { installedScan } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
 
 type Fn = (...args: unknown[]) => unknown
 // Loaded at first use by the kit (parse/lazy-subsystems.ts); this file loads them.
@@ -484,7 +485,9 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   const view = withOneSchemaLoad({ database: counting, applicationId: APP_ID }) as unknown as { database: { find (className: string, query: object, options: object): Promise<unknown> } }
   await view.database.find('_Role', {}, { limit: 1 })
   await view.database.find('_Role', {}, { count: true })
-  t.equal(loads, 1, 'DatabaseController#find loads the schema through this.loadSchema(): one load serves a find and a count')
+  // fastPaths: false: withOneSchemaLoad hands Parse's config back unchanged, and each step loads for itself.
+  if (FAST_PATHS) t.equal(loads, 1, 'DatabaseController#find loads the schema through this.loadSchema(): one load serves a find and a count')
+  else t.ok(loads >= 1, `Parse's own chain: the find and the count load the schema themselves (${loads} loads)`)
 
   const adapter = currentDatabase()!.adapter as unknown as Record<string, Record<string, unknown>>
   if (lane.kind === 'postgres') {

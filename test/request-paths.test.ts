@@ -11,6 +11,7 @@ import {
 } from '../lib/index.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { APP_ID, masterHeaders, appHeaders, startKit } from './helpers/kit.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
 
 const afterSaves: string[] = []
 /** What Memo's beforeSave saw last: the user object and the context. */
@@ -218,7 +219,8 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
   t.test('a save with the caller\'s own token acts as the caller resolved for the request, and keeps its context', async (t) => {
     const saved = await post('createMemoWithContext', alice, { text: 'with context' })
     t.equal(saved.status, 200, saved.text)
-    t.equal(saved.json.sameUser, true, 'beforeSave\'s request.user is the handler\'s own user: the session was not looked up again')
+    // fastPaths: false: the save goes through Parse's own chain, which looks the session up again (another object for the same user).
+    if (FAST_PATHS) t.equal(saved.json.sameUser, true, 'beforeSave\'s request.user is the handler\'s own user: the session was not looked up again')
     t.same(saved.json.context, { from: 'handler' }, 'the save\'s context reaches beforeSave')
   })
 
@@ -270,7 +272,8 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
     t.equal(saved.status, 200, saved.text)
     // watch: what each schema controller Parse builds registers (one per schema load); none while the
     // schema cache is unchanged since the warm-up's (parse/reused-schema.ts).
-    t.same(calls.seen, ['createObject Memo'], 'no schema load, one statement, and it is the insert')
+    if (FAST_PATHS) t.same(calls.seen, ['createObject Memo'], 'no schema load, one statement, and it is the insert')
+    else t.ok(calls.seen.includes('createObject Memo'), `Parse's own chain: the insert, among ${calls.seen.length} calls`)
   })
 })
 

@@ -3,13 +3,14 @@
 // session lookup (access/session.ts) and the role load (parse/shared-role-loads.ts)
 // are then made once and shared; each request still gets a user object and a
 // role list of its own, and a bad token is answered alike to all, for one query.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import { addUsersToRole, CloudFunction, ensureRole, removeUsersFromRole, Route, type CloudRequest } from '../lib/index.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { lookUpCaller } from '../lib/access/session.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { roleLoadsRunning } from '../lib/parse/shared-role-loads.js'
+import { FAST_PATHS } from './helpers/fast-paths.js'
 import { JOIN_MS, SharedLoads } from '../lib/parse/shared-loads.js'
 import { APP_ID, startKit } from './helpers/kit.js'
 
@@ -39,6 +40,15 @@ function counting (owner: object, name: string): Counted {
 
 const cache = () => parseConfig(APP_ID).cacheController as unknown as { user: { del (key: string): Promise<void> }, role: { del (key: string): Promise<void>, clear (): Promise<void> } }
 
+/**
+ * The sharing is a fast path: with fastPaths: false each request looks up for
+ * itself, as on Parse alone (the answers are checked in both modes).
+ */
+function sharedOnFastPaths (t: Test, calls: number, shared: number, message: string): void {
+  if (FAST_PATHS) t.equal(calls, shared, message)
+  else t.ok(calls >= 1, `Parse's own chains: each looks up for itself (${calls} lookups)`)
+}
+
 t.test('concurrent requests of one session share one lookup when Parse\'s cache misses; each keeps its own user', async (t) => {
   void LookupFunctions
   const kit = await startKit(t)
@@ -51,7 +61,7 @@ t.test('concurrent requests of one session share one lookup when Parse\'s cache 
   t.teardown(lookups.restore)
   const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => call(n + 1)))
   t.same(answers.map((answer) => answer.status), Array(20).fill(200), 'all 20 answered')
-  t.equal(lookups.calls, 1, 'one session lookup served the 20 requests that missed the cache together')
+  sharedOnFastPaths(t, lookups.calls, 1, 'one session lookup served the 20 requests that missed the cache together')
   t.same(answers.map((answer) => answer.json), answers.map((_, n) => ({ id: user.id, before: null, after: n + 1 })), 'each request had a user of its own (no request saw another\'s mark)')
 
   lookups.calls = 0
@@ -61,7 +71,7 @@ t.test('concurrent requests of one session share one lookup when Parse\'s cache 
   lookups.calls = 0
   const refused = await Promise.all(Array.from({ length: 20 }, (_, n) => call(n, bad)))
   t.same(refused.map((answer) => answer.text), Array(20).fill(single.text), 'an unknown token is refused alike, with Parse\'s code and message')
-  t.equal(lookups.calls, 1, 'for one lookup')
+  sharedOnFastPaths(t, lookups.calls, 1, 'for one lookup')
   t.equal((await call(99)).status, 200, 'the real session still answers afterwards')
 })
 
@@ -79,7 +89,7 @@ t.test('concurrent role loads of one user share one load when Parse\'s role cach
   const queries = counting(AuthModule.Auth.prototype, 'getRolesForUser')
   t.teardown(queries.restore)
   const lists = await Promise.all(Array.from({ length: 20 }, () => auth().getUserRoles()))
-  t.equal(queries.calls, 1, 'one load served 20 Auths that missed the cache together')
+  sharedOnFastPaths(t, queries.calls, 1, 'one load served 20 Auths that missed the cache together')
   t.same(lists, Array(20).fill(['role:Reviewer']), 'each Auth has the roles')
   t.equal(new Set(lists).size, 20, 'each Auth has a list of its own')
   t.equal(roleLoadsRunning(), 0, 'nothing is left running')
@@ -90,7 +100,7 @@ t.test('concurrent role loads of one user share one load when Parse\'s role cach
   queries.calls = 0
   const after = await Promise.all(Array.from({ length: 5 }, () => auth().getUserRoles()))
   t.same(after.map((roles) => [...roles].sort()), Array(5).fill(['role:Editor', 'role:Reviewer']), 'a new role is seen by the next loads')
-  t.ok(queries.calls <= 1, 'which again share one load')
+  if (FAST_PATHS) t.ok(queries.calls <= 1, 'which again share one load')
   void kit
 })
 
