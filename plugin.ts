@@ -164,7 +164,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     }
     // A boot whose declarations are older than the database's schema generation changes nothing (no index or constraint either).
     // Instances booting together on one database take the schema step and Parse's initialization one at a time.
-    const releaseSchemaLock = await database.holdSchemaLock()
+    const releaseSchemaLock = await database.holdSchemaLock(() => fastify.log.info('[schema] another instance is starting on this database: waiting for its schema step and Parse\'s initialization to end'))
     const schema = await prepareSchemaGeneration(schemaConfigFrom(options.schema, options.adminRole), database, fastify.log)
     reconcileIndexes = options.indexes && !schema.behind
     parse = await startParseServer({

@@ -58,7 +58,7 @@ interface OpenDatabase {
    * there is made of upserts and index creations that tolerate a second
    * instance doing the same.
    */
-  holdSchemaLock(): Promise<() => Promise<void>>
+  holdSchemaLock(onWait?: () => void): Promise<() => Promise<void>>
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
@@ -192,8 +192,8 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       filesAdapter: filesOnDisk(filesDir),
       availability,
       poolSize,
-      async holdSchemaLock () {
-        const release = await holdPostgresSchemaLock(pgDatabase(raw)!)
+      async holdSchemaLock (onWait?: () => void) {
+        const release = await holdPostgresSchemaLock(pgDatabase(raw)!, onWait)
         const once = async () => { held.delete(once); await release() }
         held.add(once)
         return once

@@ -18,13 +18,18 @@ const SCHEMA_LOCK = 'fpk:schema-boot'
  */
 const RETRY_MS = 100
 
-/** Takes the schema lock (waiting for another instance's boot), and answers how to release it. */
-export async function holdPostgresSchemaLock (client: PgDatabase): Promise<() => Promise<void>> {
+/**
+ * Takes the schema lock (waiting for another instance's boot, with `onWait`
+ * called once when it must: a boot that seems stuck says what it waits for),
+ * and answers how to release it.
+ */
+export async function holdPostgresSchemaLock (client: PgDatabase, onWait?: () => void): Promise<() => Promise<void>> {
   const connection = await client.connect()
   try {
-    for (;;) {
+    for (let tries = 0; ; tries++) {
       const [{ locked }] = await connection.any('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [SCHEMA_LOCK])
       if (locked === true) break
+      if (tries === 0) onWait?.()
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
     }
   } catch (error) {
