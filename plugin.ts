@@ -36,6 +36,7 @@ import { registerTracing } from './lib/host/tracing.js'
 import { registerRequestIds } from './lib/host/request-ids.js'
 import { closeIdleSocketsUntilClosed, drainPause, shutdownBudgetMs } from './lib/shutdown.js'
 import { mountPrefix } from './lib/mount-prefix.js'
+import { closeOpened, type Opened } from './lib/host/teardown.js'
 
 export type { KitOptions } from './lib/options.js'
 
@@ -128,6 +129,24 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   let reconcileIndexes = false
   // Set when close begins: readiness answers 503 from then on (see the preClose hook below).
   const drain = { on: false }
+  // Workers stop taking jobs, the runs going on get the jobs' grace, then the queue stops (runs still active are handed back).
+  let jobsStopped: Promise<void> | undefined
+  const stopJobs = () => {
+    jobsStopped ??= (async () => {
+      await queue?.pause()
+      await jobs?.stop()
+      await queue?.stop()
+    })()
+    return jobsStopped
+  }
+  // One teardown for a boot that fails part-way and for the server's close (lib/host/teardown.ts).
+  const close = async () => {
+    lockSchemas(state, false)
+    functionsServed(state, false)
+    useTransactionalAdapter(state, undefined)
+    const opened: Opened = { database, cluster, parse, metrics, liveQuery, stopJobs }
+    await closeOpened(opened)
+  }
   try {
     // Queued jobs run on PostgreSQL only: refused before anything else starts.
     if (options.jobs.queue) refuseQueueOn(database)
@@ -266,33 +285,12 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
     // 9b. Queued jobs (enqueue): the queue's tables beside the application's, and this instance's workers.
     if (options.jobs.queue) queue = await startQueue(state, database, options.jobs.queue, fastify.log)
   } catch (error) {
-    await queue?.stop().catch(() => {})
-    await jobs?.stop().catch(() => {})
-    lockSchemas(state, false)
-    functionsServed(state, false)
-    metrics?.close()
-    await liveQuery?.shutdown().catch(() => {})
-    await parse?.shutdown().catch(() => {})
-    await cluster?.close().catch(() => {})
-    await database.close()
+    // The boot's own error is the one to report; a step of the teardown that fails too changes nothing.
+    await close().catch(() => {})
     throw error
   }
 
   const host = parse
-  const shared = cluster
-  const running = jobs
-  const queued = queue
-  // Workers stop taking jobs, the runs going on get the jobs' grace, then the queue stops (runs still active are handed back).
-  let jobsStopped: Promise<void> | undefined
-  const stopJobs = () => {
-    jobsStopped ??= (async () => {
-      await queued?.pause()
-      await running.stop()
-      await queued?.stop()
-    })()
-    return jobsStopped
-  }
-  const observed = metrics
   let indexesDone = () => {}
   const indexesApplied = reconcileIndexes ? new Promise<void>((resolve) => { indexesDone = resolve }) : Promise.resolve()
   fastify.decorate('kit', {
@@ -345,20 +343,12 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
   const realtime = liveQuery
   if (realtime) fastify.addHook('preClose', async () => { await realtime.shutdown() })
 
-  // Last: the jobs (stopped in preClose already; this covers a close before the app was ready), then Parse (it ends its pool), then the database it was using.
+  // Last, the teardown a failed boot runs too: the jobs (stopped in preClose already; this covers a close before the app was ready), then Parse (it ends its pool), then the database it was using.
   fastify.addHook('onClose', async () => {
     closing = true
     indexesDone()
-    lockSchemas(state, false)
-    functionsServed(state, false)
-    useTransactionalAdapter(state, undefined)
-    observed?.close()
     try {
-      await stopJobs()
-      await liveQuery?.shutdown()
-      await host.shutdown()
-      await shared?.close()
-      await database.close()
+      await close()
     } finally {
       release()
     }

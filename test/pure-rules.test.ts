@@ -14,6 +14,7 @@ import { inputSchema, outputSchema } from '../lib/routing/schema.js'
 import { needsSession } from '../lib/routing/options.js'
 import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { projectMountPath } from '../cli/commands/generate.js'
+import { closeOpened } from '../lib/host/teardown.js'
 
 t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {
   const cases: Array<[unknown, number]> = [
@@ -205,4 +206,21 @@ t.test('route building: the input and answer schemas of a declared function, and
   t.equal(needsSession({ validation: { requireUser: true } }), true)
   t.equal(needsSession({ requireRoles: ['Admin'] }), true, 'roles need a user')
   t.equal(needsSession({ requireRoles: [] }), false, 'an empty role list does not')
+})
+
+t.test('closeOpened: the reverse of opening, every step run when one fails, the first failure thrown', async (t) => {
+  const done: string[] = []
+  const step = (name: string, fails = false) => async () => { done.push(name); if (fails) throw new Error(`${name} failed`) }
+  await t.rejects(closeOpened({
+    database: { close: step('database') },
+    cluster: { close: step('redis', true) },
+    parse: { shutdown: step('parse', true) },
+    metrics: { close: () => { done.push('metrics') } },
+    liveQuery: { shutdown: step('liveQuery') },
+    stopJobs: step('jobs')
+  }), { message: 'parse failed' }, 'the first failure')
+  t.same(done, ['jobs', 'metrics', 'liveQuery', 'parse', 'redis', 'database'], 'a Parse that fails to shut down still leaves the database closed')
+  done.length = 0
+  await closeOpened({ database: { close: step('database') } })
+  t.same(done, ['database'], 'a boot that opened only the database closes only it')
 })
