@@ -66,7 +66,8 @@ await app.register(kitPlugin, {
     schedules: process.env.SCHEDULES !== 'off'
   }
 })
-app.addHook('onClose', async () => { process.stdout.write('closed\n') })
+// Through the app's own logger: the same stream as the kit's lines, so their order is the order they happened in.
+app.addHook('onClose', async () => { app.log.warn('closed') })
 const port = Number(process.env.PORT)
 await serve(app, { port, host: '127.0.0.1', name: `instance ${instance}` })
 process.stdout.write(`listening ${port}\n`)
