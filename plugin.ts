@@ -20,7 +20,7 @@ import { collectRoutes } from './lib/docs/collector.js'
 import { setupSwagger } from './lib/docs/setup.js'
 import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
-import { applyAllIndexes, applyMongoValidators } from './lib/storage/indexes/apply.js'
+import { applyAllIndexes, applyFieldConstraints } from './lib/storage/indexes/apply.js'
 import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, currentKitState, type KitState } from './lib/kit-state.js'
@@ -318,7 +318,7 @@ async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: 
       }
       try {
         await step('[indexes]', applyAllIndexes)
-        await step('[constraints]', applyMongoValidators)
+        await step('[constraints]', applyFieldConstraints)
       } finally {
         indexesDone()
       }
