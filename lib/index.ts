@@ -1,10 +1,14 @@
-// The public API of fastify-parse-kit.
+// The public API of fastify-parse-kit, by area.
+
+// The plugin, its settings and errors
 export { kitPlugin, type KitOptions, type KitRuntime } from '../plugin.js'
 export { configureKit, getKitConfig, type KitConfig } from './config.js'
 export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes, EnvInvalidError } from './errors.js'
 export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'
+
+// Observability
 export { redactingSpanExporter } from './host/span-redaction.js'
 export { requestIdFrom } from './host/request-ids.js'
 
@@ -20,6 +24,7 @@ export type { ClassOptions, CompoundIndex, ClpOperation } from './model/registry
 // Access
 export { implementACL, roleKey, type AclDescription } from './access/acl.js'
 export { getUserRoles, ensureRole, addUsersToRole, removeUsersFromRole, addRoleToRole } from './access/roles.js'
+export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
 // Triggers
 export {
@@ -36,7 +41,6 @@ export { fieldsOf, type FieldsOfOptions, type FieldFor } from './routing/fields-
 // TypeBox, for `returns` schemas, without a dependency of the project's own.
 export { Type, type Static } from '@sinclair/typebox'
 export type { AuthenticatedRequest, RequestOf, ParamsOf, ReturnOf, FieldsParams } from './routing/typing.js'
-export { configureRoleCache, invalidateRoles, type RoleCacheOptions } from './access/role-cache.js'
 
 // Server entry points
 export { listenOrExit, masterKeyHint, bootOrExit, bootFailureText } from './host/startup.js'
@@ -51,15 +55,19 @@ export type { SwaggerConfig } from './docs/options.js'
 
 // Transactions
 export { withTransaction, Transactional, inTransaction, afterCommit, type TransactionOptions } from './storage/transaction.js'
+
+// Reading and writing rows
+export { queryRows, type QueryRowsResult, type QueryCaller, type QueryRowsOptions, type CountMode, type CountKind } from './storage/query-rows.js'
+export { pageRows, pagingFields, pageOf, type PageOptions, type Page } from './storage/page-rows.js'
+export { createRow, type CreatedRow, type CreateRowOptions, type RowCaller } from './model/create-row.js'
+
+// Indexes and database constraints (applied at boot; exported for scripts)
 export { applyAllIndexes, applyFieldConstraints, applyMongoValidators, type IndexReport } from './storage/indexes/apply.js'
 
 // Seeding
 export { SeedReport } from './seed/report.js'
 export { seedRoles, nestRole, seedUser, seedMembership, seedRow, seedOnBoot, type SeedUser } from './seed/helpers.js'
 export { assertMasterKeyAccepted, remoteSeedError } from './seed/remote.js'
-export { queryRows, type QueryRowsResult, type QueryCaller, type QueryRowsOptions, type CountMode, type CountKind } from './storage/query-rows.js'
-export { pageRows, pagingFields, pageOf, type PageOptions, type Page } from './storage/page-rows.js'
-export { createRow, type CreatedRow, type CreateRowOptions, type RowCaller } from './model/create-row.js'
 
 // Jobs and schedules
 export { Job, Cron } from './jobs/decorators.js'
