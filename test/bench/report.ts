@@ -162,7 +162,41 @@ export interface BenchResults {
   scale?: ScaleResult
   /** The data-size scenario (--data-size), when it ran. */
   dataSize?: DataSizeResult
+  /** The queue part (issue 50, test/bench/queue.ts), unless --no-queue. */
+  queue?: QueueResult
   durationSeconds: number
+}
+
+/** Issue 50's figures: two instances draining queued jobs, and createOrder with the outbox enqueue against afterCommit. */
+export interface QueueResult {
+  jobs: number
+  instances: number
+  enqueuedMs: number
+  drainedMs: number
+  jobsPerSec: number
+  ranTwice: number
+  lost: number
+  mostAtOnce: number[]
+  /** createOrder sending the confirmation in a plain afterCommit (in memory): ms per call, sequential. */
+  afterCommitMsPerJob: number
+  orders: number
+  ordersQueuedReqPerSec: number
+  ordersAfterCommitReqPerSec: number
+  /** Outbox req/s ÷ afterCommit req/s. */
+  outboxRatio: number
+}
+
+export const OUTBOX_RATIO_TARGET = 0.85
+
+/** Issue 50's rows with their targets: printed by the runner and written to latest.md. */
+export function queueRows (queue: QueueResult | undefined): string[] {
+  const lines = ['| queue (issue 50) | measured | target | met |', '|---|---:|---|---|']
+  if (!queue) return [...lines, '| queued jobs drained by two instances; createOrder with the outbox | not measured (--no-queue, or a run from before the queue part) | | |']
+  const exact = queue.ranTwice === 0 && queue.lost === 0
+  lines.push(`| ${fmt(queue.jobs)} queued jobs, ${queue.instances} instances (the job's concurrency: 4 each; issue 50 names 5) | ${queue.ranTwice} run twice, ${queue.lost} lost; at most ${queue.mostAtOnce.join(' / ')} at once | 0 run twice, 0 lost | ${verdict(exact)} |`)
+  lines.push(`| drain throughput | ${fmt(queue.jobsPerSec)} jobs/s (${fmt(queue.drainedMs / 1000, 1)} s, enqueue ${fmt(queue.enqueuedMs / 1000, 1)} s) beside plain afterCommit: ${fmt(queue.afterCommitMsPerJob, 1)} ms per createOrder call | reported | – |`)
+  lines.push(`| createOrder with the outbox enqueue ÷ with afterCommit (${fmt(queue.orders)} sequential calls each) | ${fmt(queue.outboxRatio, 2)}× (${fmt(queue.ordersQueuedReqPerSec)} ÷ ${fmt(queue.ordersAfterCommitReqPerSec)} req/s) | ≥ ${OUTBOX_RATIO_TARGET}× | ${verdict(queue.outboxRatio >= OUTBOX_RATIO_TARGET)} |`)
+  return lines
 }
 
 /** Linear growth shows as a per-function cost ratio near 1; this much above 1 counts as faster than linear. */
@@ -254,6 +288,7 @@ export function renderMarkdown (results: BenchResults): string {
   }
   push('')
   push(...targetsTable(results))
+  push('', '## Queued jobs and the outbox (issue 50)', '', 'Two kit instances on one embedded PostgreSQL (test/bench/queue.ts); the order calls run one after another on one instance.', '', ...queueRows(results.queue))
   if (results.dataSize) push(dataSizeMarkdown(results.dataSize))
 
   const scale = results.scale

@@ -8,6 +8,7 @@
 //      statements with 10 and 200 generated models (test/bench/boot-models.ts).
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
+// --no-queue (without the queue part of test/bench/queue.ts), --queue-only (only that, printed, latest.* untouched; with --quick 500 jobs),
 // --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
 // printed, latest.* untouched), --data-size (add the data-size scenario of test/bench/data-size.ts:
 // tables of 1k and 1M rows, several minutes), --data-size-only (only that, printed and written to
@@ -28,7 +29,8 @@ import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
-import { bootRatioLine, memoryRows, renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
+import { measureQueue } from './queue.js'
+import { bootRatioLine, memoryRows, queueRows, renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
 import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
@@ -59,11 +61,13 @@ const settings = {
   scale: !args.has('--no-scale'),
   // Issue 51: how long both servers sit idle after the load before their memory is read again.
   idleSeconds: Number(process.env.BENCH_IDLE_SECONDS ?? (quick ? 5 : 60)),
+  queueJobs: quick ? 500 : 10_000,
+  queueOrders: quick ? 50 : 500,
   dataSize: args.has('--data-size') ? dataSizeSettings(quick) : undefined
 }
 const TSX = ['--import', 'tsx']
 // The server runs compiled, as production does (test/bench/compiled.ts); --tsx runs the sources as they are.
-const serverEntry = args.has('--tsx') || args.has('--render') || args.has('--scale-only')
+const serverEntry = args.has('--tsx') || args.has('--render') || args.has('--scale-only') || args.has('--queue-only')
   ? { file: path.join(BENCH_DIR, 'server.ts'), loader: TSX }
   : { file: path.join(compileBench(), 'server.js'), loader: ['--enable-source-maps'] }
 // Extra node/V8 flags for the bench server only (e.g. BENCH_SERVER_FLAGS=--max-semi-space-size=8), to weigh a production flag.
@@ -75,7 +79,7 @@ if (cores) pin(process.pid, cores.load)
 const loadBefore = os.loadavg()
 
 mkdirSync(RESULTS_DIR, { recursive: true })
-if (!args.has('--render')) rmSync(PROFILES_DIR, { recursive: true, force: true })
+if (!args.has('--render') && !args.has('--queue-only')) rmSync(PROFILES_DIR, { recursive: true, force: true })
 const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${line}\n`)
 
 // ---------------------------------------------------------------- the server
@@ -490,6 +494,7 @@ async function main (): Promise<void> {
   const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
 
+  const queue = args.has('--no-queue') ? undefined : await measureQueue(settings.queueJobs, settings.queueOrders, log)
   const { scenarios, ratios } = summarise(all, samples)
   const results: BenchResults = {
     date: new Date().toISOString(),
@@ -517,6 +522,7 @@ async function main (): Promise<void> {
     ...(process.env.BENCH_NOTE ? { note: process.env.BENCH_NOTE } : {}),
     scenarios,
     ratios,
+    queue,
     profiles,
     scale,
     dataSize,
@@ -528,7 +534,7 @@ async function main (): Promise<void> {
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
   process.stdout.write(markdown)
   // Issue 51's rows once more at the very end, with their targets.
-  process.stdout.write(`\nMemory (issue 51):\n${memoryRows(results).join('\n')}\n${bootRatioLine(scale) ?? 'boot ratio: not measured (--no-scale)'}\n`)
+  process.stdout.write(`\nMemory (issue 51):\n${memoryRows(results).join('\n')}\n${bootRatioLine(scale) ?? 'boot ratio: not measured (--no-scale)'}\n\nQueue (issue 50):\n${queueRows(queue).join('\n')}\n`)
   log(`done in ${results.durationSeconds} s: ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.md'))} and latest.json`)
 }
 
@@ -590,7 +596,13 @@ async function dataSizeOnly (): Promise<void> {
   process.stdout.write(dataSizeMarkdown(result))
 }
 
-const run = args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : args.has('--data-size-only') ? dataSizeOnly() : main()
+/** --queue-only: the queue part alone, printed; latest.* untouched. */
+async function queueOnly (): Promise<void> {
+  const queue = await measureQueue(settings.queueJobs, settings.queueOrders)
+  process.stdout.write(`\nQueue (issue 50):\n${queueRows(queue).join('\n')}\n`)
+}
+
+const run = args.has('--queue-only') ? queueOnly() : args.has('--render') ? Promise.resolve().then(renderOnly) : args.has('--scale-only') ? scaleOnly() : args.has('--data-size-only') ? dataSizeOnly() : main()
 run.catch((error) => {
   process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
   process.exitCode = 1
