@@ -67,7 +67,7 @@ export class FastFunctions {
   static async createMemoWithContext (request: CloudRequest<{ text: string }>) {
     const memo = new Memo({ text: request.params.text })
     await memo.save(null, { ...asCaller(request), context: { from: 'handler' } })
-    return { sameUser: seenByBeforeSave.user === request.user, context: seenByBeforeSave.context }
+    return { sameUser: seenByBeforeSave.user === request.user, sameUserId: seenByBeforeSave.user?.id === request.user?.id, context: seenByBeforeSave.context }
   }
 
   @CloudFunction({ requiresAuth: true, validation: { fields: { text: { type: String, required: true } } } })
@@ -221,6 +221,7 @@ t.test('optimised paths keep Parse\'s rules', async (t) => {
     t.equal(saved.status, 200, saved.text)
     // fastPaths: false: the save goes through Parse's own chain, which looks the session up again (another object for the same user).
     if (FAST_PATHS) t.equal(saved.json.sameUser, true, 'beforeSave\'s request.user is the handler\'s own user: the session was not looked up again')
+    t.equal(saved.json.sameUserId, true, 'beforeSave\'s request.user is the caller')
     t.same(saved.json.context, { from: 'handler' }, 'the save\'s context reaches beforeSave')
   })
 
