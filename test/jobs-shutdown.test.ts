@@ -3,35 +3,14 @@
 // grace, a run that ends within it finishes and is recorded as succeeded; one
 // that does not is marked failed "interrupted by shutdown" when the grace is
 // spent; and the process exits 0 (the server's force exit leaves room for the
-// grace). A run whose instance is killed outright is marked failed "instance
-// lost" by another instance once its lease expires, and retried there.
-import t, { type Test } from 'tap'
-import pg from 'pg'
+// grace). A run whose instance is killed outright: test/jobs-lost.test.ts.
+import t from 'tap'
 import { sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'
-import { MASTER_KEY, APP_ID, httpRequest } from './helpers/kit.js'
+import { jobStatuses, startJob } from './helpers/job-status.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
 const DEFAULT_GRACE_MS = 10_000
-const headers = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_KEY }
-
-interface StatusRow { objectId: string, status: string, message: string | null, finishedAt: Date | null }
-
-async function jobStatuses (t: Test, databaseURI: string) {
-  const client = new pg.Client({ connectionString: databaseURI })
-  await client.connect()
-  t.teardown(() => client.end())
-  return {
-    one: async (id: string) => (await client.query<StatusRow>('SELECT "objectId", status, message, "finishedAt" FROM "_JobStatus" WHERE "objectId" = $1', [id])).rows[0],
-    of: async (jobName: string) => (await client.query<StatusRow>('SELECT "objectId", status, message, "finishedAt" FROM "_JobStatus" WHERE "jobName" = $1 ORDER BY "createdAt"', [jobName])).rows
-  }
-}
-
-async function startJob (t: Test, origin: string, name: string): Promise<string> {
-  const response = await httpRequest(origin, 'POST', `/parse/jobs/${name}`, { headers, body: {} })
-  t.equal(response.status, 200, `${name} started`)
-  return response.headers.get('x-parse-job-status-id')!
-}
 
 t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endless one is "interrupted by shutdown", and the server exits 0', async (t) => {
   const postgres = await sharedPostgres(t)
@@ -71,29 +50,4 @@ t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endl
   t.equal(endlessStatus.status, 'failed', 'the endless run is failed')
   t.equal(endlessStatus.message, 'interrupted by shutdown')
   t.ok(endlessStatus.finishedAt, 'with its finish time')
-})
-
-t.test('SIGKILL of the instance running a job: another instance marks the run failed "instance lost" once its lease expires, and retries it', async (t) => {
-  const postgres = await sharedPostgres(t)
-  const databaseURI = await postgres.database('jobs_lost')
-  const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }
-  const [holder, survivor] = await Promise.all([startJobsInstance('H', env), startJobsInstance('S', env)])
-  t.teardown(() => Promise.all([holder.stop(), survivor.stop()]))
-  const status = await jobStatuses(t, databaseURI)
-
-  const first = await startJob(t, holder.origin, 'resumable')
-  await until('the run to be running', async () => (await status.one(first))?.status === 'running', scaled(30_000))
-  holder.child.kill('SIGKILL')
-  await holder.exited
-
-  await until('the lost run to be reported', async () => (await status.one(first))?.status !== 'running', scaled(30_000))
-  const lost = await status.one(first)
-  t.equal(lost.status, 'failed', 'the lost run is failed')
-  t.equal(lost.message, 'instance lost')
-  t.ok(lost.finishedAt, 'with its finish time')
-
-  await until('the retry to finish', async () => (await status.of('resumable')).some((row) => row.objectId !== first && row.status === 'succeeded'), scaled(30_000))
-  const retry = (await status.of('resumable')).find((row) => row.objectId !== first)!
-  t.equal(retry.message, 'attempt 2 finished on S', 'the retry ran on the surviving instance as attempt 2')
-  t.match(survivor.output(), /run \w+ of resumable was lost with its instance .* during attempt 1 of 2; marked failed \\?"instance lost\\?"; retried as run \w+ \(attempt 2 of 2\)/, 'the survivor says so')
 })
