@@ -1,0 +1,387 @@
+// Edges of the REST and SDK writes, one test process for what were separate files
+// (each process costs seconds of loading Parse Server before its first assertion):
+// - test/version-blind-write.test.ts: a versioned class refuses a blind write;
+// - test/read-path-pointer-protection.test.ts: a keyed read leaves nothing behind;
+// - test/master-key-handlers.test.ts: user handlers called with the master key alone;
+// - test/nul-characters.test.ts: the NUL character is bad input everywhere;
+// - test/transaction-edges.test.ts: deadlocks, write conflicts, lock-free reads.
+// Each part boots its own kit with its own options; the classes of all parts are
+// declared in the one process, under distinct names. Runs on either database lane.
+import t, { type Test } from 'tap'
+import Parse from 'parse/node'
+import { BaseModel, CONFLICT, ParseClass, ParseField, ParseVersionField, CloudFunction, queryRows, Route, type CloudRequest, catchError, withTransaction } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit, type HttpResult, lane, needsRealMongo } from './helpers/kit.js'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Note } from '../fixtures/models/Note.js'
+import { Order } from '../fixtures/models/Order.js'
+import { Product } from '../fixtures/models/Product.js'
+import { MongoNetworkError, MongoServerError } from 'mongodb'
+import { mongoStorageAdapterClass } from '../lib/parse/internals.js'
+import { wrapAdapter } from '../lib/storage/adapter.js'
+import { lockingQuery as lockingSql } from '../lib/storage/postgres/reads.js'
+
+// ── from test/version-blind-write.test.ts ──
+// A versioned class refuses an update that carries no version (a blind write),
+// unless the master key asks for the overwrite. Runs on either database lane.
+@ParseClass('Bin')
+class Bin extends BaseModel {
+  @ParseField({ type: 'Number' }) declare quantity: number
+  @ParseVersionField() declare version: number
+}
+
+t.test('blind writes to a versioned class', async (t) => {
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/*' }] })
+  const created = await kit.request('POST', '/parse/classes/Bin', { headers: appHeaders, body: { quantity: 1 } })
+  t.equal(created.status, 201, created.text)
+  const id = created.json.objectId as string
+  const stored = async () => (await kit.request('GET', `/parse/classes/Bin/${id}`, { headers: masterHeaders })).json
+
+  t.test('REST PUT without the version is refused and changes nothing', async (t) => {
+    const blind = await kit.request('PUT', `/parse/classes/Bin/${id}`, { headers: appHeaders, body: { quantity: 50 } })
+    t.equal(blind.status, 400, blind.text)
+    t.match(blind.json, { code: Parse.Error.VALIDATION_ERROR, error: /Bin uses optimistic locking: an update must carry the version it was read at/ })
+    t.match(await stored(), { quantity: 1, version: 1 })
+  })
+
+  t.test('createWithoutData(id).set(…).save() is refused too', async (t) => {
+    const blind = Bin.createWithoutData(id) as Bin
+    blind.quantity = 60
+    await t.rejects(blind.save(), { code: Parse.Error.VALIDATION_ERROR, message: /optimistic locking/ })
+    t.match(await stored(), { quantity: 1, version: 1 })
+  })
+
+  t.test('with the version read, the update is checked as before', async (t) => {
+    const ok = await kit.request('PUT', `/parse/classes/Bin/${id}`, { headers: appHeaders, body: { quantity: 2, version: 1 } })
+    t.equal(ok.status, 200, ok.text)
+    const stale = await kit.request('PUT', `/parse/classes/Bin/${id}`, { headers: appHeaders, body: { quantity: 3, version: 1 } })
+    t.equal(stale.json?.code, CONFLICT, 'a stale version is still a conflict')
+    t.match(await stored(), { quantity: 2, version: 2 })
+  })
+
+  t.test('the master key may overwrite without reading first (and the version still moves on)', async (t) => {
+    const forced = await kit.request('PUT', `/parse/classes/Bin/${id}`, { headers: masterHeaders, body: { quantity: 9 } })
+    t.equal(forced.status, 200, forced.text)
+    t.match(await stored(), { quantity: 9, version: 3 })
+  })
+})
+
+// ── from test/read-path-pointer-protection.test.ts ──
+// Reads (and writes) share Parse's schema controller while the schema is unchanged
+// (lib/parse/reused-schema.ts) — except when protected fields by pointer
+// ("userField:…") exist: a read with `keys` then parks temporary keys on the
+// class's permissions, which a shared controller would pass on to the next
+// read (stripping a field it must send). Every answer here must equal Parse's
+// REST answer for the same caller, in this order.
+@ParseClass('Ticket', {
+  clp: { find: { '*': true }, count: { '*': true }, get: { '*': true }, create: {}, update: {}, delete: {} },
+  // The user a ticket's `owner` points to does not see its `note`.
+  protectedFields: { 'userField:owner': ['note'] }
+})
+class Ticket extends BaseModel {
+  @ParseField({ type: 'String' }) declare title: string
+  @ParseField({ type: 'String' }) declare note: string
+  @ParseField({ type: 'Pointer', targetClass: '_User' }) declare owner: Parse.User
+}
+
+const byTitle = () => new Parse.Query(Ticket).ascending('title')
+
+@Route('tickets')
+export class TicketFunctions {
+  @CloudFunction({ methods: ['GET'] })
+  static async titlesOnly (request: CloudRequest) {
+    return queryRows(byTitle().select('title'), request, { count: true })
+  }
+
+  @CloudFunction({ methods: ['GET'] })
+  static async everything (request: CloudRequest) {
+    return queryRows(byTitle(), request, { count: true })
+  }
+}
+
+t.test('a read with keys leaves nothing behind for the next read (protected fields by pointer)', async (t) => {
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Ticket', methods: ['GET'] }] })
+  const owner = await kit.signUp('ticket-owner')
+  const reader = await kit.signUp('ticket-reader')
+  const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
+  const created = await kit.request('POST', '/parse/classes/Ticket', {
+    headers: masterHeaders,
+    body: { title: 'one', note: 'for others', owner: { __type: 'Pointer', className: '_User', objectId: owner.id }, ACL: { '*': { read: true } } }
+  })
+  t.equal(created.status, 201, created.text)
+  const rest = (user: { token: string }, keys?: string) =>
+    kit.request('GET', `/parse/classes/Ticket?${new URLSearchParams({ order: 'title', count: '1', where: JSON.stringify({ objectId: { $exists: true } }), ...(keys ? { keys } : {}) })}`, { headers: as(user) })
+
+  for (const user of [reader, owner, reader]) {
+    const everything = await kit.request('GET', '/parse/tickets/everything', { headers: as(user) })
+    t.equal(everything.text, (await rest(user)).text, 'every field, as REST sends it')
+    const titles = await kit.request('GET', '/parse/tickets/titlesOnly', { headers: as(user) })
+    t.equal(titles.text, (await rest(user, 'title')).text, 'keys, as REST sends them')
+  }
+  const last = await kit.request('GET', '/parse/tickets/everything', { headers: as(reader) })
+  t.ok('owner' in last.json.results[0], 'the pointer a keyed read needed temporarily is still sent')
+  t.equal(last.json.results[0].note, 'for others')
+})
+
+// ── from test/master-key-handlers.test.ts ──
+// Handlers that act for a user, called with the master key alone: the master key
+// passes requiresAuth, so the handler itself answers a clear 4xx, never a 500.
+const here = path.dirname(fileURLToPath(import.meta.url))
+const fixtures = path.join(here, '..', 'fixtures')
+const master = { useMasterKey: true }
+
+t.test('the example app with only the master key', async (t) => {
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })
+  const asMaster = (url: string, body: unknown) => kit.request('POST', `/parse${url}`, { headers: masterHeaders, body })
+  const customer = await kit.signUp('mia')
+  const lamp = await new Product({ name: 'Lamp', sku: 'MK-LAMP', priceCents: 100, stock: 5 }).save(null, master)
+  const placed = await kit.request('POST', '/parse/orders/createOrder', {
+    headers: { ...appHeaders, 'x-parse-session-token': customer.token },
+    body: { lines: [{ product: lamp.id, quantity: 1 }] }
+  })
+  t.equal(placed.status, 200, placed.text)
+
+  t.test('createNote: 119, a note needs an owner', async (t) => {
+    for (const url of ['/notes/createNote', '/functions/createNote']) {
+      const answer = await asMaster(url, { title: 'by the master key' })
+      t.equal(answer.status, 400, answer.text)
+      t.equal(answer.json.code, 119)
+      t.match(answer.json.error, /send X-Parse-Session-Token/)
+    }
+    t.equal(await new Parse.Query(Note).equalTo('title', 'by the master key').count(master), 0, 'nothing was written')
+  })
+
+  t.test('setStatus: 119, the master key is not staff', async (t) => {
+    const answer = await asMaster('/orders/setStatus', { id: placed.json.id, status: 'paid' })
+    t.equal(answer.status, 400, answer.text)
+    t.equal(answer.json.code, 119)
+    t.match(answer.json.error, /master key alone is not staff/)
+    t.equal((await new Parse.Query(Order).get(placed.json.id, master)).status, 'pending', 'the order did not move')
+  })
+
+  t.test('createOrder: 119, an order needs a customer; no stock taken', async (t) => {
+    const answer = await asMaster('/orders/createOrder', { lines: [{ product: lamp.id, quantity: 1 }] })
+    t.equal(answer.status, 400, answer.text)
+    t.equal(answer.json.code, 119)
+    await lamp.fetch(master)
+    t.equal(lamp.stock, 4, 'only the customer\'s order took stock')
+  })
+
+  t.test('what the master key may do still works', async (t) => {
+    const read = await kit.request('GET', `/parse/orders/getOrder?id=${placed.json.id}`, { headers: masterHeaders })
+    t.equal(read.status, 200, read.text)
+    const note = await new Note({ title: 'seeded' }).save(null, master)
+    const updated = await asMaster('/notes/updateNote', { id: note.id, title: 'edited', status: 'published' })
+    t.equal(updated.status, 200, updated.text)
+    t.equal(updated.json.title, 'edited')
+    t.same((await asMaster('/notes/deleteNote', { id: note.id })).json, { id: note.id, deleted: true })
+  })
+})
+
+// ── from test/nul-characters.test.ts ──
+// The NUL character (U+0000) is bad input, wherever it comes in: 400 {code: 142}
+// naming the field, on declared endpoints and on the Parse routes the gate opens.
+
+t.test('NUL characters answer 400 {code: 142} naming the field', async (t) => {
+  const kit = await startKit(t, {
+    models: path.join(fixtures, 'models'),
+    functions: path.join(fixtures, 'functions'),
+    allowAuthRoutes: true
+  })
+  const writer = await kit.signUp('nina')
+  const user = { ...appHeaders, 'x-parse-session-token': writer.token }
+  const note = await new Note({ title: 'clean', status: 'published' }).save(null, master)
+  const notes = async () => new Parse.Query(Note).exists('objectId').count(master)
+  const before = await notes()
+
+  const refused = (t: Test, answer: HttpResult, field: string) => {
+    t.equal(answer.status, 400, answer.text)
+    t.equal(answer.json?.code, 142)
+    t.match(answer.json?.error, new RegExp(`^${field.replace(/[.$\\]/g, '\\$&')} must not contain the NUL character`), `names ${field}`)
+  }
+
+  t.test('declared endpoints', async (t) => {
+    refused(t, await kit.request('POST', '/parse/notes/createNote', { headers: user, body: { title: 'a\u0000b' } }), 'title')
+    refused(t, await kit.request('POST', '/parse/functions/createNote', { headers: user, body: { title: 'ok', body: 'x\u0000' } }), 'body')
+    refused(t, await kit.request('GET', '/parse/notes/getNote?id=%00', { headers: appHeaders }), 'id')
+    refused(t, await kit.request('GET', `/parse/notes/getNote?id=${note.id}%00`, { headers: appHeaders }), 'id')
+    refused(t, await kit.request('POST', '/parse/notes/updateNote', { headers: user, body: { id: note.id, title: '\u0000' } }), 'title')
+    refused(t, await kit.request('POST', '/parse/orders/createOrder', { headers: user, body: { lines: [{ product: 'p\u0000', quantity: 1 }] } }), 'lines/0/product')
+    refused(t, await kit.request('POST', '/parse/notes/createNote', { headers: user, body: { title: 'ok', 'x\u0000y': 1 } }), 'x\\u0000y')
+  })
+
+  t.test('Parse routes the gate lets through', async (t) => {
+    refused(t, await kit.request('POST', '/parse/classes/Note', { headers: masterHeaders, body: { title: 'a\u0000b' } }), 'title')
+    refused(t, await kit.request('PUT', `/parse/classes/Note/${note.id}`, { headers: masterHeaders, body: { body: 'b\u0000' } }), 'body')
+    // A NUL in the path never reaches Parse: the gate refuses control characters in a target.
+    for (const [method, url] of [['GET', '/parse/classes/Note/%00'], ['DELETE', '/parse/classes/Note/ab%00']] as const) {
+      const answer = await kit.request(method, url, { headers: masterHeaders })
+      t.equal(answer.status, 400, answer.text)
+      t.match(answer.json, { code: Number, error: /refused/ }, `${method} ${url} is refused before Parse`)
+    }
+    const where = encodeURIComponent(JSON.stringify({ title: 'a\u0000' }))
+    refused(t, await kit.request('GET', `/parse/classes/Note?where=${where}`, { headers: masterHeaders }), 'title')
+    const inList = encodeURIComponent(JSON.stringify({ objectId: { $in: ['x', '\u0000'] } }))
+    refused(t, await kit.request('GET', `/parse/classes/Note?where=${inList}&count=1`, { headers: masterHeaders }), 'objectId/$in/1')
+    refused(t, await kit.request('POST', '/parse/users', { headers: appHeaders, body: { username: 'nul\u0000user', password: 'secret-password-1' } }), 'username')
+    const login = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'nina\u0000', password: 'x' } })
+    t.ok(login.status >= 400 && login.status < 500, `a login is refused as bad input, not a 500: ${login.text}`)
+    for (const [method, url] of [['GET', '/parse/classes/No%00te'], ['GET', '/parse/users/%00'], ['POST', '/parse/functions/he%00llo'], ['GET', '/parse/schemas/No%00te'], ['GET', '/parse/roles/%00'], ['GET', '/parse/notes/getNote%00?id=1'], ['POST', '/parse/classes/No%00te'], ['PUT', '/parse/classes/Note/x%00'], ['GET', '/parse/classes/Note?order=ti%00tle'], ['GET', '/parse/classes/Note?keys=ti%00tle'], ['GET', '/parse/classes/Note?include=ti%00tle']] as const) {
+      const answer = await kit.request(method, url, { headers: masterHeaders, body: method === 'POST' ? {} : undefined })
+      t.ok(answer.status < 500, `${method} ${url}: never a 5xx (Parse ignores an unknown include): ${answer.status} ${answer.text}`)
+    }
+    const batch = await kit.request('POST', '/parse/batch', {
+      headers: masterHeaders,
+      body: { requests: [{ method: 'POST', path: '/parse/classes/Note', body: { title: 'fine' } }, { method: 'POST', path: '/parse/classes/Note', body: { title: 'bad\u0000' } }], transaction: true }
+    })
+    refused(t, batch, 'requests/1/body/title')
+  })
+
+  t.test('nothing was written, and clean input still works', async (t) => {
+    t.equal(await notes(), before)
+    const created = await kit.request('POST', '/parse/notes/createNote', { headers: user, body: { title: 'clean again' } })
+    t.equal(created.status, 200, created.text)
+    const stored = await new Parse.Query(Note).get(note.id!, master)
+    t.equal(stored.body, undefined, 'the refused update left the note alone')
+  })
+})
+
+// ── from test/transaction-edges.test.ts ──
+// Transactions at their edges: deadlocks and write conflicts (re-run, then CONFLICT, never a 500),
+// and reads that cannot take row locks (distinct, aggregate) inside a transaction.
+
+@ParseClass('Crate')
+class Crate extends BaseModel {
+  @ParseField({ type: 'String', required: true }) declare label: string
+  @ParseField({ type: 'Number', integer: true }) declare quantity: number
+  @ParseField({ type: 'String' }) declare note: string
+  @ParseVersionField() declare version: number
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Resolves once `parties` callers have arrived (or `open` is called); later callers pass at once. */
+function barrier (parties: number): { arrive: () => Promise<void>, open: () => void } {
+  let arrived = 0
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => { open = resolve })
+  return {
+    arrive: () => {
+      if (++arrived >= parties) open()
+      return opened
+    },
+    open
+  }
+}
+
+const onlyPostgres = lane.kind === 'postgres' ? false : 'a deadlock of one statement against a transaction is PostgreSQL behaviour (MongoDB reads take no locks)'
+
+t.test('which PostgreSQL reads lock, and in which order', async (t) => {
+  const lockingQuery = (query: string) => lockingSql(query).replace(/\s+/g, ' ').trim()
+  const find = 'SELECT * FROM $1:name WHERE "objectId" = ANY($2)  LIMIT $3 '
+  t.equal(lockingQuery(find), 'SELECT * FROM $1:name WHERE "objectId" = ANY($2) ORDER BY "objectId" LIMIT $3 FOR UPDATE')
+  t.equal(lockingQuery('SELECT $3:name FROM $1:name WHERE "stock" > $2 ORDER BY "name" ASC LIMIT $4 OFFSET $5'),
+    'SELECT $3:name FROM $1:name WHERE "stock" > $2 ORDER BY "name" ASC, "objectId" LIMIT $4 OFFSET $5 FOR UPDATE', 'the caller\'s sort first')
+  t.equal(lockingQuery('SELECT * FROM $1:name   '), 'SELECT * FROM $1:name ORDER BY "objectId" FOR UPDATE')
+  for (const untouched of [
+    'SELECT DISTINCT ("label") "label" FROM $3:name WHERE x = $4',
+    'SELECT "label" AS "objectId", SUM("quantity") AS "total" FROM $1:name GROUP BY "label"',
+    'EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM $1:name'
+  ]) t.equal(lockingSql(untouched), untouched, `no lock: ${untouched.slice(0, 30)}…`)
+})
+
+// What Parse's Mongo adapter turns into a plain code 1 (its handleError), seen through the wrapper.
+// Runs on every lane: the stand-in never raises a WriteConflict, a real replica set does.
+t.test('MongoDB transient transaction errors become CONFLICT before Parse hides them', async (t) => {
+  const adapter = wrapAdapter(new (mongoStorageAdapterClass())({ uri: 'mongodb://127.0.0.1:9/unused', collectionPrefix: '', mongoOptions: {} }), 'mongo') as unknown as { handleError (error: unknown): never }
+  const writeConflict = new MongoServerError({ message: 'WriteConflict error', code: 112, errorLabels: ['TransientTransactionError'] })
+  t.throws(() => adapter.handleError(writeConflict), { code: CONFLICT }, 'a write conflict is a CONFLICT (5001), re-run by withTransaction')
+  const unreachable = new MongoNetworkError('connection refused')
+  unreachable.addErrorLabel('TransientTransactionError')
+  const [down] = await catchError((async () => adapter.handleError(unreachable))())
+  t.not((down as Parse.Error).code, CONFLICT, 'an unreachable server is no conflict between transactions')
+  t.throws(() => adapter.handleError(new MongoServerError({ message: 'bad', code: 2 })), { message: 'bad' }, 'other errors pass through')
+})
+
+t.test('transaction edges', async (t) => {
+  const kit = await startKit(t)
+  const pair = async (tag: string) => Parse.Object.saveAll([
+    new Crate({ label: `${tag}-a`, quantity: 1 }),
+    new Crate({ label: `${tag}-b`, quantity: 2 })
+  ], master)
+
+  t.test('distinct, aggregate and count of a versioned class inside a transaction', async (t) => {
+    await pair('reads')
+    const reads = await withTransaction(async () => ({
+      labels: (await new Parse.Query(Crate).startsWith('label', 'reads-').distinct('label') as string[]).sort(),
+      totals: await new Parse.Query(Crate).aggregate([{ $group: { _id: '$label', total: { $sum: '$quantity' } } }]) as Array<{ objectId: string, total: number }>,
+      count: await new Parse.Query(Crate).startsWith('label', 'reads-').count(master),
+      found: (await new Parse.Query(Crate).startsWith('label', 'reads-').ascending('label').find(master)).map((crate) => crate.label)
+    }))
+    t.same(reads.labels, ['reads-a', 'reads-b'])
+    t.same(reads.totals.filter((row) => row.objectId.startsWith('reads-')).sort((x, y) => x.total - y.total), [{ objectId: 'reads-a', total: 1 }, { objectId: 'reads-b', total: 2 }])
+    t.equal(reads.count, 2)
+    t.same(reads.found, ['reads-a', 'reads-b'], 'a plain find still locks and keeps its own order')
+  })
+
+  // Two transactions each write one row, then the other's. On PostgreSQL the second read
+  // waits on the other's row lock: a deadlock, one is aborted. On MongoDB the second write
+  // meets the other's uncommitted one: a WriteConflict (TransientTransactionError).
+  const crossing = async (attempts: number) => {
+    const [a, b] = await pair(`cross-${attempts}`)
+    const bothWroteOne = barrier(2)
+    const runs = [0, 0]
+    const cross = (me: number, first: Crate, second: Crate) => withTransaction(async () => {
+      runs[me]!++
+      const mine = await new Parse.Query(Crate).get(first.id!, master)
+      mine.note = `first of ${me}`
+      await mine.save(null, master)
+      await bothWroteOne.arrive()
+      const other = await new Parse.Query(Crate).get(second.id!, master)
+      other.note = `second of ${me}`
+      await other.save(null, master)
+      return me
+    }, { attempts })
+    // A side that ends for good opens the barrier: the other must not wait for it forever.
+    const outcomes = await Promise.allSettled([cross(0, a!, b!), cross(1, b!, a!)].map((run) => run.finally(bothWroteOne.open)))
+    return { outcomes, runs }
+  }
+  const reasons = (outcomes: Array<PromiseSettledResult<number>>) => JSON.stringify(outcomes.map((o) => o.status === 'rejected' ? String(o.reason) : o.value))
+
+  t.test('crossing transactions: the loser re-runs', { skip: needsRealMongo() }, async (t) => {
+    const { outcomes, runs } = await crossing(lane.kind === 'postgres' ? 3 : 6)
+    t.same(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled'], reasons(outcomes))
+    if (lane.kind === 'postgres') t.equal(runs[0]! + runs[1]!, 3, 'the deadlock victim ran twice')
+    else t.ok(runs[0]! + runs[1]! > 2, 'a conflicting transaction ran again')
+  })
+
+  t.test('crossing transactions with their runs spent: CONFLICT (5001), not an internal error', { skip: needsRealMongo() }, async (t) => {
+    const { outcomes } = await crossing(1)
+    const rejected = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+    // PostgreSQL aborts exactly one; on MongoDB both may meet the other's write.
+    if (lane.kind === 'postgres') t.equal(rejected.length, 1, 'one transaction lost')
+    else t.ok(rejected.length >= 1, 'a transaction lost')
+    t.ok(rejected.every((outcome) => (outcome.reason as Parse.Error)?.code === CONFLICT), reasons(outcomes))
+  })
+
+  t.test('a deadlock outside any transaction: the lone statement runs again', { skip: onlyPostgres }, async (t) => {
+    // One statement touching two rows (Parse's multi-row update) against a transaction taking them in the other order.
+    const [a, b] = await pair('lone')
+    const adapter = (kit.app.kit.parse.server as unknown as { config: { databaseController: { adapter: Record<string, (...args: unknown[]) => Promise<unknown>>, loadSchema (): Promise<{ getOneSchema (name: string, all: boolean): Promise<unknown> }> } } }).config.databaseController
+    const schema = await (await adapter.loadSchema()).getOneSchema('Crate', true)
+    let holding!: () => void
+    const holdsB = new Promise<void>((resolve) => { holding = resolve })
+    const transaction = withTransaction(async () => {
+      await new Parse.Query(Crate).get(b!.id!, master)
+      holding()
+      await pause(300) // the lone update now holds a and waits for b
+      const first = await new Parse.Query(Crate).get(a!.id!, master)
+      first.note = 'by the transaction'
+      await first.save(null, master)
+    })
+    await holdsB
+    const lone = adapter.adapter.updateObjectsByQuery!('Crate', schema, { objectId: { $in: [a!.id, b!.id] } }, { note: 'by the lone update' }, null)
+    const [error] = await catchError(Promise.all([transaction, lone]))
+    t.notOk(error, `both finish: ${String(error)} ${(error as { cause?: unknown })?.cause ?? ''}`)
+  })
+})
