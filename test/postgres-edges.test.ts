@@ -1,0 +1,360 @@
+// PostgreSQL at its edges, one test process for what were separate files (each
+// process costs seconds of loading Parse Server):
+// - test/database-refusals.test.ts: a database refusing, frozen or slow on one statement;
+// - test/large-tables.test.ts: the example list on 120,000 rows reads its indexes;
+// - test/geo.test.ts: distance queries without PostGIS (400 naming it) and with it.
+// Each part boots its own kit with its own options; the classes of all parts are
+// declared in the one process, under distinct names.
+import t, { type Test } from 'tap'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { appHeaders, lane, masterHeaders, startKit, tempDir, type HttpResult, type Kit } from './helpers/kit.js'
+import { until } from './helpers/until.js'
+import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { clusterFromTemplate } from './helpers/pg-template.js'
+import { currentDatabase } from '../lib/storage/database.js'
+import Parse from 'parse/node'
+import { BaseModel, CloudFunction, ParseClass, ParseField, Route, asCaller, type CloudRequest } from '../lib/index.js'
+import { postgisCluster, postgisMissing } from './helpers/postgis.js'
+
+// ── from test/database-refusals.test.ts ──
+// PostgreSQL refusing or stalling, short of going away: a database that takes
+// no connections (ALLOW_CONNECTIONS false) answers 503 5003 like any outage; a
+// frozen server answers a transactional call within databaseTimeout, not a
+// multiple of it; and one statement past the bound on a live server fails
+// alone, without turning away the healthy requests around it.
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
+/** The kit's databaseTimeout here, in seconds: small, so that the test stays short. */
+const BOUND_SECONDS = 2
+/** More transactions than the kit opens at once (8), so that some wait for a slot. */
+const ORDERS = 12
+
+function signal (pids: number[], name: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try { process.kill(pid, name) } catch { /* already gone */ }
+  }
+}
+
+/** The postmaster of a cluster and its children (backends, checkpointer, …). */
+function serverProcesses (dataDir: string): number[] {
+  const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const children = execFileSync('ps', ['--ppid', String(postmaster), '-o', 'pid='], { encoding: 'utf8' })
+    .split('\n').map((line) => Number(line.trim())).filter((child) => child > 0)
+  return [postmaster, ...children]
+}
+
+const outage = (answer: HttpResult) => ({ status: answer.status, code: answer.json?.code, retryAfter: answer.headers.get('retry-after') })
+const OUTAGE = { status: 503, code: 5003, retryAfter: '1' }
+
+t.test('PostgreSQL refusing connections, frozen, or slow on one statement', { skip: lane.kind !== 'postgres' ? 'PostgreSQL states and processes' : false }, async (t) => {
+  const dir = tempDir()
+  await clusterFromTemplate(path.join(dir, 'postgres'))
+  const database = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
+  t.teardown(() => database.stop())
+  const notices: string[] = []
+  const kit = await startKit(t, {
+    databaseURI: database.uri,
+    models: path.join(fixtures, 'models'),
+    functions: path.join(fixtures, 'functions'),
+    databaseTimeout: BOUND_SECONDS
+  }, { logger: { level: 'info', stream: { write: (line: string) => { notices.push(JSON.parse(line).msg) } } } })
+  const user = await kit.signUp('refusals')
+  const headers = { ...appHeaders, 'x-parse-session-token': user.token }
+  const product = await kit.request('POST', '/parse/classes/Product', { headers: masterHeaders, body: { name: 'Lamp', sku: 'REFUSE-1', priceCents: 100, stock: 1_000_000 } })
+  t.equal(product.status, 201)
+  t.equal((await kit.request('POST', '/parse/notes/createNote', { headers, body: { title: 'first' } })).status, 200)
+  const name = new URL(database.uri).pathname.slice(1)
+  // A second superuser connection, to another database of the same server.
+  const admin = new pg.Client({ connectionString: database.uri.replace(/\/[^/?]+(\?|$)/, '/postgres$1') })
+  await admin.connect()
+  t.teardown(() => admin.end())
+  const outageLines = () => notices.filter((line) => /the database cannot be reached/.test(line ?? ''))
+
+  t.test('one statement past the bound on a live server fails alone', async (t) => {
+    // The test's own transaction holds a lock the read waits for: the server answers everything else.
+    const locker = new pg.Client({ connectionString: database.uri })
+    await locker.connect()
+    t.teardown(() => locker.end())
+    await locker.query('BEGIN')
+    await locker.query('LOCK TABLE "Note" IN ACCESS EXCLUSIVE MODE')
+    const healthy: HttpResult[] = []
+    const state = { running: true }
+    const healthyLoop = (async () => {
+      while (state.running) healthy.push(await kit.request('GET', '/parse/classes/Product?limit=1', { headers: masterHeaders }))
+    })()
+    const slow = await kit.request('GET', '/parse/classes/Note', { headers: masterHeaders })
+    // At once after the slow answer: this is where the instance used to turn every request away.
+    const right = await Promise.all([
+      kit.request('GET', '/parse/classes/Product?limit=1', { headers: masterHeaders }),
+      kit.request('GET', '/parse/products/listProducts?limit=1', { headers }),
+      kit.request('GET', '/parse/health')
+    ])
+    state.running = false
+    await healthyLoop
+    await locker.query('ROLLBACK')
+    t.same(outage(slow), OUTAGE, 'the slow statement answers 503 5003 with Retry-After')
+    t.same(right.map((answer) => answer.status), [200, 200, 200], 'requests right after it succeed (a Parse route, a function, readiness)')
+    t.ok(healthy.length > 0)
+    t.same(healthy.filter((answer) => answer.status !== 200).map((answer) => answer.text), [], `all ${healthy.length} requests during it succeed`)
+    t.same(outageLines(), [], 'no "database cannot be reached" line: the probe answered')
+  })
+
+  t.test('a database that takes no connections answers 503 5003 with Retry-After', async (t) => {
+    await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`)
+    const allow = () => admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`)
+    t.teardown(allow)
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])
+    // A Parse route first: it meets the refusal itself (nothing has noted an outage before it).
+    const rest = await kit.request('GET', '/parse/classes/Note', { headers: masterHeaders })
+    const call = await kit.request('POST', '/parse/notes/createNote', { headers, body: { title: 'refused' } })
+    t.same(outage(rest), OUTAGE, `a Parse REST call: ${rest.text}`)
+    t.same(outage(call), OUTAGE, `a function call: ${call.text}`)
+    const ready = await kit.request('GET', '/parse/health')
+    t.equal(ready.status, 503)
+    t.match(ready.json?.error, /does not accept connections|shut down/, 'readiness says why')
+    await allow()
+    await until('readiness to recover', async () => (await kit.request('GET', '/parse/health')).status === 200)
+    t.equal((await kit.request('POST', '/parse/notes/createNote', { headers, body: { title: 'after' } })).status, 200, 'calls succeed again')
+  })
+
+  t.test('a frozen server answers a transactional call within databaseTimeout', async (t) => {
+    const pids = serverProcesses(database.dataDir)
+    let frozen = true
+    const thaw = () => { if (frozen) { frozen = false; signal(pids, 'SIGCONT') } }
+    t.teardown(thaw)
+    const order = async () => {
+      const started = Date.now()
+      const answer = await kit.request('POST', '/parse/orders/createOrder', { headers, body: { lines: [{ product: product.json.objectId, quantity: 1 }] } })
+      return { ...outage(answer), ms: Date.now() - started }
+    }
+    let answers: Array<ReturnType<typeof outage> & { ms: number }>
+    try {
+      signal(pids, 'SIGSTOP')
+      answers = await Promise.all(Array.from({ length: ORDERS }, order))
+    } finally {
+      thaw()
+    }
+    t.same(answers.map(({ ms: _ms, ...answer }) => answer), answers.map(() => OUTAGE), 'every order answers 503 5003 with Retry-After')
+    // The bound is a promise about the whole call, not a speed target: twice it would be a broken promise.
+    const longest = Math.max(...answers.map((answer) => answer.ms))
+    t.ok(longest < BOUND_SECONDS * 1000 * 1.5, `the longest took ${longest} ms, within ${BOUND_SECONDS} s and a margin (waiting for a transaction slot included)`)
+    await until('readiness to recover', async () => (await kit.request('GET', '/parse/health')).status === 200)
+    const after = await kit.request('POST', '/parse/orders/createOrder', { headers, body: { lines: [{ product: product.json.objectId, quantity: 1 }] } })
+    t.equal(after.status, 200, 'orders succeed after the thaw')
+  })
+})
+
+// ── from test/large-tables.test.ts ──
+// The example app's listNotes on a Note table of 120,000 rows made by SQL in
+// Parse's row format (half public, the rest readable by their owner or a
+// role): the statements the list sends over HTTP, anonymous and with a
+// session (row-ACL predicate `"_rperm" IS NULL OR "_rperm" && ARRAY[…]`),
+// and a page after a cursor, read the index the Note model declares for the
+// list's order, as EXPLAIN ANALYZE shows: an index scan backward on
+// (createdAt, objectId), about two page lengths of entries, no sequential
+// scan, no sort. The capped count reads at most 1,001 ids and stops. With a
+// status filter that matches few notes, the (status, createdAt, objectId)
+// index is read and nothing scans the table.
+const ROWS = 120_000
+
+interface Pg {
+  none (sql: string, values?: unknown): Promise<null>
+  any (sql: string, values?: unknown): Promise<Array<Record<string, any>>>
+  one (sql: string, values?: unknown): Promise<Record<string, any>>
+}
+interface PlanNode { 'Node Type': string, 'Index Name'?: string, 'Scan Direction'?: string, 'Actual Rows'?: number, 'Rows Removed by Filter'?: number, Plans?: PlanNode[] }
+
+// eslint-disable-next-line curly -- the whole subtest is the body
+if (lane.kind === 'postgres') t.test(`listNotes on ${ROWS.toLocaleString('en')} notes reads the indexes Note declares`, async (t) => {
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })
+  await kit.app.kit.indexesApplied
+  const reader = await kit.signUp('reader')
+  const adapter = currentDatabase()!.adapter as unknown as { _client: Pg, _pgp: { as: { format (sql: string, values?: unknown): string } } }
+  const pg = adapter._client
+
+  const indexes = new Map((await pg.any(`SELECT i.relname AS name, pg_get_indexdef(x.indexrelid) AS def FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid WHERE c.relname = 'Note' AND x.indisvalid`)).map((row) => [row.name as string, row.def as string]))
+  t.match(indexes.get('Note_createdAt_1_objectId_1'), /\("createdAt", "objectId"\)/, 'the list\'s order, declared by the model')
+  t.match(indexes.get('Note_status_1_createdAt_1_objectId_1'), /\(status, "createdAt", "objectId"\)/, 'the status filter, then the order')
+
+  // Parse's row format: one row in ten per second of createdAt (equal values: objectId breaks ties);
+  // half public (published), a quarter the reader's own or another user's drafts, a quarter a role's.
+  await pg.none(`
+    INSERT INTO "Note" ("objectId", "createdAt", "updatedAt", title, status, slug, views, _rperm, _wperm)
+    SELECT 'n' || lpad(to_hex((i::bigint * 2654435761) % 68719476736), 9, '0'),
+           timestamptz '2026-01-01T00:00:00Z' + (i / 10) * interval '1 second',
+           timestamptz '2026-01-01T00:00:00Z' + (i / 10) * interval '1 second',
+           'note ' || i,
+           CASE WHEN i % 2 = 0 THEN 'published' ELSE 'draft' END,
+           'note-' || i,
+           0,
+           CASE WHEN i % 2 = 0 THEN ARRAY['*', 'u' || (i % 5000)]
+                WHEN i % 4 = 1 THEN ARRAY[CASE WHEN i % 400 = 1 THEN $1 ELSE 'u' || (i % 5000) END]
+                ELSE ARRAY['role:team' || (i % 50)] END,
+           ARRAY['u' || (i % 5000)]
+    FROM generate_series(1, ${ROWS}) AS i`, [reader.id])
+  await pg.none('VACUUM ANALYZE "Note"')
+
+  /** Every statement the adapter sends while `work` runs, values in place. */
+  const capture = async (work: () => Promise<unknown>): Promise<string[]> => {
+    const sent: string[] = []
+    const real = adapter._client
+    adapter._client = new Proxy(real, {
+      get (target, property, receiver) {
+        const value = Reflect.get(target, property, receiver)
+        if (typeof value !== 'function' || !['any', 'manyOrNone', 'one', 'oneOrNone', 'many', 'map', 'none', 'query'].includes(String(property))) return value
+        return (sql: string, values?: unknown, ...rest: unknown[]) => {
+          sent.push(adapter._pgp.as.format(sql, values))
+          return value.call(target, sql, values, ...rest)
+        }
+      }
+    })
+    try {
+      await work()
+    } finally {
+      adapter._client = real
+    }
+    return sent
+  }
+  const explain = async (statement: string) => {
+    const [{ Plan: plan }] = (await pg.one(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`))['QUERY PLAN']
+    const nodes: PlanNode[] = []
+    const visit = (node: PlanNode) => { nodes.push(node); for (const child of node.Plans ?? []) visit(child) }
+    visit(plan)
+    const text = (await pg.any(`EXPLAIN (ANALYZE, COSTS OFF) ${statement}`)).map((row) => row['QUERY PLAN'] as string).join('\n')
+    return { nodes, text }
+  }
+
+  const session = { ...appHeaders, 'x-parse-session-token': reader.token }
+  const CREATED = 'Note_createdAt_1_objectId_1'
+  const STATUS = 'Note_status_1_createdAt_1_objectId_1'
+  /** One listNotes request over HTTP, and the EXPLAIN ANALYZE of the rows statement it sent. */
+  const answers = new Map<string, { next: string | null }>()
+  /**
+   * `ordered`: the page is read in order from one of `indexes`, backward, no sort (cost: the page).
+   * `filtered`: the filter's index is read, and no table scan (cost: the rows the filter matches).
+   */
+  const listed = (t: Test, who: string, query: string, headers: Record<string, string>, indexes: string[], condition: RegExp, expect: 'ordered' | 'filtered' = 'ordered') => t.test(who, async (t) => {
+    let answer: Awaited<ReturnType<typeof kit.request>> | undefined
+    const sent = await capture(async () => { answer = await kit.request('GET', `/parse/notes/listNotes?${query}`, { headers }) })
+    t.equal(answer!.status, 200, answer!.status === 200 ? 'answered' : answer!.text)
+    t.equal(answer!.json.results.length, 100, 'a full page')
+    t.same([answer!.json.count, answer!.json.countKind], [1000, 'atLeast'], 'the count stops at 1000')
+    const notes = sent.filter((statement) => /FROM "Note"/.test(statement))
+    const rows = notes.find((statement) => /ORDER BY "createdAt" DESC,\s*"objectId" DESC/.test(statement))
+    if (!t.ok(rows, `the rows statement is among what the list sent:\n${notes.join('\n')}`)) return
+    t.match(rows, condition, 'with the caller\'s conditions')
+    t.comment(`${who}: ${rows!.replace(/\s+/g, ' ')}`)
+    const plan = await explain(rows!)
+    t.comment(`${who}: EXPLAIN ANALYZE\n${plan.text}`)
+    const shape = plan.nodes.map((node) => `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}`).join(' → ')
+    t.notOk(plan.nodes.some((node) => node['Node Type'] === 'Seq Scan'), `no sequential scan: ${shape}`)
+    if (expect === 'ordered') {
+      const scan = plan.nodes.find((node) => node['Node Type'] === 'Index Scan' || node['Node Type'] === 'Index Only Scan')
+      t.ok(indexes.includes(scan?.['Index Name'] ?? ''), `an index scan on ${indexes.join(' or ')}`)
+      t.equal(scan?.['Scan Direction'], 'Backward', 'newest first: the index read backward')
+      t.notOk(plan.nodes.some((node) => node['Node Type'] === 'Sort'), 'no sort')
+      const visited = (scan?.['Actual Rows'] ?? 0) + (scan?.['Rows Removed by Filter'] ?? 0)
+      t.ok(visited < 1000, `${visited} index entries visited for a page of 100, not the ${ROWS.toLocaleString('en')} rows`)
+    } else {
+      t.ok(plan.nodes.some((node) => indexes.includes(node['Index Name'] ?? '')), `${indexes.join(' or ')} is read`)
+    }
+    // The capped count: at most 1,001 ids; its scan stops once it has them (or, filtered, reads what the filter's indexes give).
+    const count = notes.find((statement) => statement !== rows && /LIMIT 1001/.test(statement))
+    if (t.ok(count, 'the capped count reads at most 1,001 ids')) {
+      const counted = await explain(count!)
+      t.comment(`${who}: the capped count's EXPLAIN ANALYZE\n${counted.text}`)
+      const read = counted.nodes.filter((node) => /Scan/.test(node['Node Type'])).reduce((sum, node) => sum + (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0), 0)
+      if (expect === 'ordered') t.ok(read < 10_000, `the count's scan stops early: ${read} rows read of ${ROWS.toLocaleString('en')}`)
+      else t.notOk(counted.nodes.some((node) => node['Node Type'] === 'Seq Scan'), 'the count reads the filter\'s indexes, not the table')
+    }
+    answers.set(who, answer!.json)
+  })
+
+  // The row-ACL filter, anonymous: Parse sends ("_rperm" IS NULL OR "_rperm" && ARRAY['*','*']).
+  await listed(t, 'anonymous', 'limit=100', appHeaders, [CREATED], /\("_rperm" IS NULL OR "_rperm" && ARRAY\['\*'(,'\*')?\]\)/)
+  await listed(t, 'with a session', 'limit=100', session, [CREATED], new RegExp(`\\("_rperm" IS NULL OR "_rperm" && ARRAY\\[('\\*',)+'${reader.id}'\\]\\)`))
+  await listed(t, 'anonymous, the page after a cursor', `limit=100&after=${encodeURIComponent(answers.get('anonymous')?.next ?? '')}`, appHeaders, [CREATED], /"createdAt" <= .*"objectId" < /s)
+  // Half the notes are published: the planner may read either index (both serve the order).
+  await listed(t, 'with a session, status=published (half the notes)', 'status=published&limit=100', session, [CREATED, STATUS], /"status" = 'published'/)
+
+  // A selective filter: nine published notes in ten become their authors' private drafts; one note in twenty stays published.
+  // Published and public go together here, which the planner cannot know: it may combine the status
+  // index with the ACL indexes (aclIndex) and sort the published notes rather than read them in order.
+  await pg.none('UPDATE "Note" SET status = \'draft\', _rperm = ARRAY["_wperm"[1]] WHERE status = \'published\' AND substr(title, 6)::int % 20 <> 0')
+  await pg.none('VACUUM ANALYZE "Note"')
+  await listed(t, 'anonymous, status=published (one note in twenty)', 'status=published&limit=100', appHeaders, [STATUS], /"status" = 'published'/, 'filtered')
+  await listed(t, 'with a session, status=published (one note in twenty)', 'status=published&limit=100', session, [STATUS], /"status" = 'published'/, 'filtered')
+})
+
+// ── from test/geo.test.ts ──
+// Geo queries. On a PostgreSQL without PostGIS (the embedded one) distance
+// queries answer a 400 that names the missing extension, on Parse's routes and
+// on declared endpoints alike; on a PostgreSQL with PostGIS they work.
+@ParseClass('Spot')
+class Spot extends BaseModel {
+  @ParseField({ type: 'String' }) declare name: string
+  @ParseField({ type: 'GeoPoint' }) declare location: Parse.GeoPoint
+}
+
+@Route(Spot)
+export class SpotFunctions {
+  @CloudFunction({ methods: ['GET'] })
+  static async nearby (request: CloudRequest) {
+    const here = new Parse.GeoPoint(Number(request.params.latitude), Number(request.params.longitude))
+    const spots = await new Parse.Query(Spot).withinKilometers('location', here, 50).find(asCaller(request))
+    return spots.map((spot) => spot.name)
+  }
+}
+
+const open = { allowedRoutes: [{ path: '/classes/*' }] }
+const berlin = { __type: 'GeoPoint', latitude: 52.52, longitude: 13.405 }
+const where = (condition: object) => `/parse/classes/Spot?where=${encodeURIComponent(JSON.stringify({ location: condition }))}`
+const nearSphere = where({ $nearSphere: berlin, $maxDistance: 0.01 })
+const centerSphere = where({ $geoWithin: { $centerSphere: [[13.405, 52.52], 0.01] } })
+const box = where({ $within: { $box: [{ __type: 'GeoPoint', latitude: 52, longitude: 13 }, { __type: 'GeoPoint', latitude: 53, longitude: 14 }] } })
+
+async function seed (kit: Kit): Promise<void> {
+  for (const [name, latitude, longitude] of [['Mitte', 52.52, 13.405], ['Potsdam', 52.39, 13.06], ['Hamburg', 53.55, 9.99]] as const) {
+    const saved = await kit.request('POST', '/parse/classes/Spot', { headers: masterHeaders, body: { name, location: { __type: 'GeoPoint', latitude, longitude } } })
+    if (saved.status !== 201) throw new Error(saved.text)
+  }
+}
+
+const names = (json: { results: Array<{ name: string }> }) => json.results.map((row) => row.name).sort()
+
+t.test('without PostGIS: distance queries answer 400 naming the extension', { skip: lane.kind === 'postgres' ? false : 'the embedded PostgreSQL case (the MongoDB stand-in has no geo queries)' }, async (t) => {
+  t.ok(Spot && SpotFunctions)
+  const kit = await startKit(t, open)
+  await seed(kit)
+  for (const [label, url] of [['$nearSphere', nearSphere], ['$centerSphere', centerSphere]]) {
+    const answer = await kit.request('GET', url, { headers: appHeaders })
+    t.equal(answer.status, 400, `${label}: ${answer.text}`)
+    t.match(answer.json, { code: Parse.Error.INVALID_QUERY, error: /need the PostGIS extension.*postgresql-15-postgis-3.*CREATE EXTENSION postgis/ })
+  }
+  const endpoint = await kit.request('GET', '/parse/spots/nearby?latitude=52.52&longitude=13.405', { headers: appHeaders })
+  t.equal(endpoint.status, 400, `declared endpoint: ${endpoint.text}`)
+  t.match(endpoint.json, { code: Parse.Error.INVALID_QUERY, error: /PostGIS/ })
+  const boxed = await kit.request('GET', box, { headers: appHeaders })
+  t.equal(boxed.status, 200, '$box needs no PostGIS')
+  t.same(names(boxed.json), ['Mitte', 'Potsdam'])
+})
+
+t.test('with PostGIS: distance queries work', { skip: lane.kind === 'postgres' ? postgisMissing() : 'a PostgreSQL case' }, async (t) => {
+  const databaseURI = await postgisCluster(t)
+  const kit = await startKit(t, { ...open, databaseURI })
+  t.equal(kit.app.kit.database.embedded, false)
+  await seed(kit)
+  const near = await kit.request('GET', nearSphere, { headers: appHeaders })
+  t.equal(near.status, 200, near.text)
+  t.same(near.json.results.map((row: { name: string }) => row.name), ['Mitte', 'Potsdam'], 'nearest first, within 0.01 radians (~64 km)')
+  const within = await kit.request('GET', centerSphere, { headers: appHeaders })
+  t.equal(within.status, 200, within.text)
+  t.same(names(within.json), ['Mitte', 'Potsdam'])
+  const endpoint = await kit.request('GET', '/parse/spots/nearby?latitude=52.52&longitude=13.405', { headers: appHeaders })
+  t.equal(endpoint.status, 200, endpoint.text)
+  t.same(endpoint.json.sort(), ['Mitte', 'Potsdam'], 'withinKilometers on a declared endpoint')
+})
