@@ -1,7 +1,7 @@
 // The admission decision of a declared route (lib/access/admission.ts), without
 // Parse Server or a database: app id, client keys, the master-key verdict taken
 // once, and the caller when no session has to be read. The same rules wired
-// into a server: function-serving (was declared-admission), attack-admission, restriction-defects.
+// into a server: function-serving (was declared-admission), attack-admission (with restriction-defects).
 import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import { Admission, Admitter, MASTER, NOBODY, UNAUTHORIZED, callerWithoutLookup, type AdmissionRules } from '../lib/access/admission.js'
