@@ -9,7 +9,7 @@
 //
 // test/parse-contract.test.ts pins the step list and each skipped step's
 // class guard, so a Parse upgrade that adds or changes a step fails by name;
-// test/create-row.test.ts compares its answers and rows with Parse's REST create.
+// test/adapter-read.test.ts (its createRow part) compares its answers and rows with Parse's REST create.
 import { RestWrite, enforceRoleSecurity, rest, type RestWriteResult, type RestWriteStep } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
