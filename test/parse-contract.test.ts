@@ -9,7 +9,7 @@ import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
 import {
   AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, gridFSBucketAdapterClass, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, mongoStorageAdapterClass, PostgresStorageAdapter, RedisPubSub,
-  ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers,
+  ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers, cryptoUtils,
   type MongoAdapter, type PostgresAdapter
 } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
@@ -380,6 +380,7 @@ t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts,
   t.equal(parameters(triggers.getValidator).length, 2, 'getValidator(name, applicationId)')
   t.same(parameters(triggers.removeTrigger), ['type', 'className', 'applicationId'], 'removeTrigger(type, className, applicationId)')
   t.same(parameters(triggers.addTrigger).slice(0, 4), ['type', 'className', 'handler', 'applicationId'], 'addTrigger(type, className, handler, applicationId, validator)')
+  t.same(parameters(triggers.getJob), ['jobName', 'applicationId'], 'getJob(jobName, applicationId) (parse-calls.ts startJobRun)')
   t.equal(typeof RedisPubSub.createPublisher, 'function', 'RedisPubSub.createPublisher(config)')
   t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
 })
@@ -454,6 +455,14 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.ok(config.database, 'Config.get(appId).database')
   t.ok(config.database.adapter, 'Config.get(appId).database.adapter')
   t.ok((await config.database.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
+  // parse/parse-calls.ts startJobRun and endJobRun write _JobStatus rows as Parse's jobStatusHandler does.
+  const statusHandler = parseSource('StatusHandler.js')
+  t.match(statusHandler, /const handler = statusHandler\(JOB_STATUS_COLLECTION, database\);/, 'jobStatusHandler writes through config.database (no RestWrite), as startJobRun and endJobRun do')
+  t.match(parseSource('Routers/FunctionsRouter.js'), /return jobHandler\.setRunning\(jobName\)\.then\(jobStatus => \{\s*request\.jobId = jobStatus\.objectId;\s*\/\/ run the function async\s*process\.nextTick/, 'POST /jobs writes the running row, then runs the job on the next tick (what startJobRun does in process)')
+  // DatabaseController#update(className, query, update, …): checked above, where the guard wraps it.
+  t.same(parameters((DatabaseController.prototype as unknown as { create: unknown }).create).slice(0, 2), ['className', 'object'], 'DatabaseController#create(className, object, …)')
+  t.equal(typeof cryptoUtils.newObjectId, 'function', 'cryptoUtils.newObjectId(size)')
+  t.match(cryptoUtils.newObjectId(10), /^[A-Za-z0-9]{10}$/, 'newObjectId makes ids of letters and digits')
   t.equal(typeof config.extendSessionOnUse, 'boolean', 'Config.extendSessionOnUse (access/session.ts takes Parse\'s own path when it is on)')
   t.equal(typeof config.cacheController?.user.get, 'function', 'Config.cacheController.user.get(sessionToken) (access/session.ts reads the cached user)')
   // parse/user-cache.ts reads Parse's default in-memory cache synchronously, under the key Parse's CacheController builds.

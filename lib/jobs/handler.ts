@@ -6,10 +6,12 @@
 // the job metrics and, with tracing on, is one span.
 import Parse from 'parse/node'
 import type { JobOptions } from './options.js'
-import { splitParams, type JobLogger, type JobRequest, type ParseJobRequest } from './request.js'
+import { queuedSource, splitParams, type JobLogger, type JobRequest, type ParseJobRequest } from './request.js'
 import { currentJobRuns, INTERRUPTED_MESSAGE, markInterrupted } from './runs.js'
 import { metricHooks, type JobRunStatus } from '../metrics/hooks.js'
 import { inSpan } from '../tracing/spans.js'
+import { endJobRun } from '../parse/parse-calls.js'
+import { currentKitState } from '../kit-state.js'
 
 export type JobMethod = (request: JobRequest) => unknown
 
@@ -31,7 +33,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
         await markInterrupted(jobId).catch(() => {})
         metricHooks().jobRunEnded(name, 'interrupted', 0)
         log.warn(`[jobs] ${name}: run ${jobId} not started: ${INTERRUPTED_MESSAGE}`)
-        run.finish()
+        run.finish({ status: 'failed', message: INTERRUPTED_MESSAGE })
         return
       }
       let outcome: Outcome
@@ -53,7 +55,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
       // The lease goes once the row says how the run ended (else another instance reports it lost).
       if (recorded) await runs.context?.leases.dropRun(jobId).catch(() => {})
       metricHooks().jobRunEnded(name, outcome.status as JobRunStatus, seconds)
-      run.finish()
+      run.finish({ status: outcome.status, message: outcome.message })
     })()
     // The kit writes the final status itself (as Parse would: status, finishedAt,
     // the returned text or the error's message) and awaits it, so a shutdown can
@@ -65,9 +67,9 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
 
 interface Outcome { status: 'succeeded' | 'failed', message?: string, error?: unknown }
 
+/** The run's end, written as Parse writes a job's end (one update of its row). */
 async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
-  const status = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
-  await status.save({ status: outcome.status, finishedAt: new Date(), ...(outcome.message !== undefined ? { message: outcome.message } : {}) }, { useMasterKey: true })
+  await endJobRun(currentKitState().appId!, jobId, { status: outcome.status, finishedAt: new Date(), message: outcome.message })
 }
 
 async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger): Promise<unknown> {
@@ -78,7 +80,7 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
     await context.leases.holdRun({ jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }, context.leaseMs)
       .catch((error: unknown) => log.warn(`[jobs] ${name}: run ${parseRequest.jobId} runs without a lease (${messageOf(error)}): if this instance dies, nothing reports the run lost`))
   }
-  await recordRun(parseRequest.jobId, params, queued ? `queue ${queued.id} (attempt ${queued.attempt} of ${queued.attempts})` : schedule && `schedule ${schedule}`)
+  if (!parseRequest.rowComplete) await recordRun(parseRequest.jobId, params, queued ? queuedSource(queued) : schedule && `schedule ${schedule}`)
   // A queued run is one attempt: the queue retries it as a run of its own, on any instance.
   const retries = queued ? queued.attempts - 1 : options.retries ?? 0
   const backoffMs = options.backoffMs ?? 1000

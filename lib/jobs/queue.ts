@@ -12,7 +12,8 @@ import { afterCommit } from '../storage/transaction.js'
 import { openQueueEngine, type DeadJob, type QueueEngine } from '../storage/queue.js'
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
-import { QUEUED_PARAM, type JobLogger, type QueuedRun } from './request.js'
+import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
+import { startJobRun } from '../parse/parse-calls.js'
 import { jobRunsPart } from './runs.js'
 import type { QueueSettings } from './settings.js'
 
@@ -185,11 +186,12 @@ async function runQueued (state: KitState, name: string, job: { id: string, data
   const runs = state.get(jobRunsPart)
   const marker: QueuedRun = { queue: name, id: job.id, attempt: job.attempt, attempts: job.attempts }
   const params = (job.data.params ?? {}) as Record<string, unknown>
-  const runId = String(await Parse.Cloud.startJob(name, { ...params, [QUEUED_PARAM]: marker }))
-  await runs.finished(runId)
-  const row = await new Parse.Query('_JobStatus').get(runId, { useMasterKey: true })
-  if (row.get('status') === 'succeeded') return
-  const message = String(row.get('message') ?? 'failed')
+  // Started here, its row written once with params and source (Parse's POST /jobs would cost a routed request and a second write).
+  const runId = await startJobRun(state.appId!, name, { ...params, [QUEUED_PARAM]: marker }, { params, source: queuedSource(marker) })
+  // The run's end as this process wrote it on its _JobStatus row (no read back).
+  const end = await runs.finished(runId)
+  if (end.status === 'succeeded') return
+  const message = end.message ?? 'failed'
   if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
   throw new Error(message)
 }

@@ -47,6 +47,13 @@ export interface ParseJobRequest {
   jobId: string
   message: (text: string) => Promise<unknown>
   log: JobLogger
+  /** The run's row already holds its params and source (a queued run, started by the kit). */
+  rowComplete?: boolean
+}
+
+/** The source a queued run's _JobStatus row shows. */
+export function queuedSource (run: QueuedRun): string {
+  return `queue ${run.id} (attempt ${run.attempt} of ${run.attempts})`
 }
 
 /**

@@ -13,12 +13,15 @@ import { episode } from './episode-log.js'
 
 export const INTERRUPTED_MESSAGE = 'interrupted by shutdown'
 
+/** How a run ended, as its _JobStatus row says. */
+export interface RunEnd { status: 'succeeded' | 'failed', message?: string }
+
 interface Run {
   name: string
   controller: AbortController
   interrupted: boolean
-  done: Promise<void>
-  finish: () => void
+  done: Promise<RunEnd>
+  finish: (end: RunEnd) => void
   startedAt: number
 }
 
@@ -35,8 +38,8 @@ const REMEMBERED = 1000
 
 export class JobRuns {
   private readonly runs = new Map<string, Run>()
-  private readonly waiting = new Map<string, () => void>()
-  private readonly ended = new Set<string>()
+  private readonly waiting = new Map<string, (end: RunEnd) => void>()
+  private readonly ended = new Map<string, RunEnd>()
   private renewal: NodeJS.Timeout | undefined
   /** Set by startJobs; unset before (and for a kit whose jobs never started). */
   context: RunsContext | undefined
@@ -62,30 +65,34 @@ export class JobRuns {
 
   /** A run begins (called by the job's wrapper, with Parse's _JobStatus id). */
   begin (jobId: string, name: string): Run {
-    let finish = () => {}
-    const done = new Promise<void>((resolve) => { finish = resolve })
+    let finish = (_end: RunEnd) => {}
+    const done = new Promise<RunEnd>((resolve) => { finish = resolve })
     const run: Run = { name, controller: new AbortController(), interrupted: this.closing, done, finish: () => {}, startedAt: Date.now() }
-    run.finish = () => {
+    run.finish = (end) => {
       this.runs.delete(jobId)
-      finish()
+      finish(end)
       const waiter = this.waiting.get(jobId)
       this.waiting.delete(jobId)
-      if (waiter) return waiter()
-      this.ended.add(jobId)
-      if (this.ended.size > REMEMBERED) this.ended.delete(this.ended.values().next().value!)
+      if (waiter) return waiter(end)
+      this.ended.set(jobId, end)
+      if (this.ended.size > REMEMBERED) this.ended.delete(this.ended.keys().next().value!)
     }
     this.runs.set(jobId, run)
     return run
   }
 
-  /** Settles when the run with this id has finished, even if it has not begun yet (Parse starts it on the next tick). */
-  finished (jobId: string): Promise<void> {
+  /** How the run with this id ended, once it has, even if it has not begun yet (Parse starts it on the next tick). */
+  finished (jobId: string): Promise<RunEnd> {
     const run = this.runs.get(jobId)
     if (run) return run.done
-    if (this.ended.delete(jobId)) return Promise.resolve()
+    const end = this.ended.get(jobId)
+    if (end) {
+      this.ended.delete(jobId)
+      return Promise.resolve(end)
+    }
     return new Promise((resolve) => {
       const earlier = this.waiting.get(jobId)
-      this.waiting.set(jobId, () => { earlier?.(); resolve() })
+      this.waiting.set(jobId, (ended) => { earlier?.(ended); resolve(ended) })
     })
   }
 
@@ -114,7 +121,7 @@ export class JobRuns {
       const marked = await markInterrupted(jobId).then(() => true, () => false)
       if (marked) await this.context?.leases.dropRun(jobId).catch(() => {})
       metricHooks().jobRunEnded(run.name, 'interrupted', (Date.now() - run.startedAt) / 1000)
-      run.finish()
+      run.finish({ status: 'failed', message: INTERRUPTED_MESSAGE })
       stopped.push(`${run.name} (${jobId})`)
     }
     return stopped

@@ -22,6 +22,7 @@ import DatabaseControllerExports from 'parse-server/lib/Controllers/DatabaseCont
 import LoggerExports from 'parse-server/lib/logger.js'
 import BatchExports from 'parse-server/lib/batch.js'
 import TriggersExports from 'parse-server/lib/triggers.js'
+import CryptoUtilsExports from 'parse-server/lib/cryptoUtils.js'
 import RedisPubSubExports from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
 import ControllersExports from 'parse-server/lib/Controllers/index.js'
 import PushControllerExports from 'parse-server/lib/Controllers/PushController.js'
@@ -59,6 +60,7 @@ export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExp
 export const DatabaseController = DatabaseControllerExports as Server.DatabaseControllerClass
 export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
 export const triggers = TriggersExports as Server.TriggersExports
+export const cryptoUtils = CryptoUtilsExports as Server.CryptoUtilsExports
 export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
 /** Parse's default cache adapter (access/user-cache.ts reads it synchronously). */
 export const InMemoryCacheAdapter = (InMemoryCacheAdapterExports as Server.InMemoryCacheAdapterExports).InMemoryCacheAdapter

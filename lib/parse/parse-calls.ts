@@ -3,7 +3,7 @@
 // fixed here, and its callers (access/, storage/, cluster/, host/) do not
 // change. test/parse-contract.test.ts pins what each relies on.
 import type Parse from 'parse/node'
-import { AuthModule, Config, RedisPubSub, SchemaCache, SchemaRules, makeBatchRoutingPathFunction, triggers } from './internals.js'
+import { AuthModule, Config, RedisPubSub, SchemaCache, SchemaRules, cryptoUtils, makeBatchRoutingPathFunction, triggers } from './internals.js'
 import type { ParseAuth, ParseConfig, RedisPubSubConfig } from './server-shapes.js'
 
 /** Parse's Config of the application (a new one per call, as Parse builds per request); undefined when it is not running here. */
@@ -89,4 +89,54 @@ export function parseSystemClasses (): readonly string[] {
 /** Whether `field` is one of the columns Parse gives `className` itself (not counting those of every class). */
 export function isParseClassColumn (className: string, field: string): boolean {
   return Boolean(SchemaRules.defaultColumns[className]?.[field])
+}
+
+/** What a run started by startJobRun holds besides Parse's own request: its row already has the params and source. */
+export interface StartedJobRequest {
+  params: Record<string, unknown>
+  jobName: string
+  jobId: string
+  message: (text: string) => Promise<unknown>
+  log: unknown
+  /** The row was written with the run's params and source: the job need not write them again. */
+  rowComplete: true
+}
+
+/**
+ * Starts a run of a registered job in this process, as Parse's POST /jobs
+ * does (FunctionsRouter.handleCloudJob: a "running" _JobStatus row, then the
+ * function on the next tick), without the trip through Parse's REST router,
+ * and with the run's params and source on the row from its first write.
+ * Queued runs start many per second; Parse's own start would cost a routed
+ * request, and the kit's later write of params and source a second update.
+ * Answers the run's _JobStatus id.
+ */
+export async function startJobRun (appId: string, jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string }): Promise<string> {
+  const config = Config.get(appId)
+  const job = triggers.getJob(jobName, appId)
+  if (!config || !job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
+  const jobId = cryptoUtils.newObjectId(config.objectIdSize)
+  // The fields Parse's jobStatusHandler writes, locked down the same way (ACL {}), plus params and source.
+  await config.database.create('_JobStatus', { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt: new Date(), ACL: {} })
+  const request: StartedJobRequest = {
+    params,
+    jobName,
+    jobId,
+    log: config.loggerController,
+    rowComplete: true,
+    message: async (text) => {
+      if (typeof text === 'string' && text) await config.database.update('_JobStatus', { objectId: jobId }, { message: text })
+    }
+  }
+  // The kit's job handler (jobs/handler.ts) writes the run's end itself (endJobRun) and never settles what it answers.
+  process.nextTick(() => { Promise.resolve().then(() => job(request)).catch(() => {}) })
+  return jobId
+}
+
+/** Writes a run's end on its _JobStatus row as Parse's own status handler does (one update: no REST round trip, no triggers). */
+export async function endJobRun (appId: string, jobId: string, end: { status: string, finishedAt: Date, message?: string }): Promise<void> {
+  const config = Config.get(appId)
+  if (!config) throw new Error(`Parse is not running application ${appId}`)
+  const { finishedAt, message, status } = end
+  await config.database.update('_JobStatus', { objectId: jobId }, { status, finishedAt: { __type: 'Date', iso: finishedAt.toISOString() }, ...(message !== undefined ? { message } : {}) })
 }

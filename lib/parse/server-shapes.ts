@@ -14,6 +14,9 @@ export interface ParseAuth {
 export interface ParseDatabaseController {
   adapter: unknown
   loadSchema (options?: { clearCache?: boolean }): Promise<SchemaController>
+  /** A row as Parse's status handlers write one: no triggers, no RestWrite (Dates as Date, ACL as { id: { read, write } }). */
+  create (className: string, object: Record<string, unknown>): Promise<unknown>
+  update (className: string, query: Record<string, unknown>, update: Record<string, unknown>): Promise<unknown>
 }
 
 /** Parse's per-application Config (Config.get). */
@@ -30,6 +33,10 @@ export interface ParseConfig {
     user: { get (sessionToken: string): Promise<unknown> }
   }
   database: ParseDatabaseController
+  /** The length of the objectIds Parse makes (its option objectIdSize). */
+  objectIdSize?: number
+  /** What a job's request.log is (Parse's logger controller). */
+  loggerController?: unknown
 }
 
 export interface AuthModuleExports {
@@ -161,12 +168,19 @@ export type TriggerHandler = (request: unknown) => unknown
 
 export interface TriggersExports {
   Types: Record<'afterSave' | 'afterDelete', string>
+  /** The function Parse.Cloud.job registered under `jobName`. */
+  getJob (jobName: string, applicationId: string): TriggerHandler | undefined
   getTrigger (className: string, triggerType: string, applicationId: string): TriggerHandler | undefined
   /** Runs a beforeFind (or other query) trigger when one is registered; answers the where and options it leaves. */
   maybeRunQueryTrigger (triggerType: string, className: string, restWhere: Record<string, unknown>, restOptions: Record<string, unknown>, config: ParseConfig, auth: ParseAuth, context: Record<string, unknown>, isGet?: boolean): Promise<{ restWhere?: Record<string, unknown>, restOptions?: Record<string, unknown> }>
   getValidator (name: string, applicationId: string): unknown
   removeTrigger (type: string, className: string, applicationId: string): void
   addTrigger (type: string, className: string, handler: TriggerHandler, applicationId: string, validator?: unknown): void
+}
+
+export interface CryptoUtilsExports {
+  /** An objectId as Parse makes one: `size` letters and digits. */
+  newObjectId (size?: number): string
 }
 
 export interface RedisPubSubConfig { redisURL: string, redisOptions?: Record<string, unknown> }

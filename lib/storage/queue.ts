@@ -46,7 +46,7 @@ export interface QueueEngine {
   work (name: string, concurrency: number, run: (job: QueuedJob) => Promise<void>): Promise<void>
   /** Ends a job as failed if it is still active (retried while it has retries, else dead). */
   fail (name: string, id: string, message: string): Promise<void>
-  /** Tells this instance's idle workers of the queue to look for jobs now. */
+  /** Tells one idle worker of the queue on this instance to look for a job now (one job was queued). */
   wake (name: string): void
   /** The state of one job (archived ones included), or undefined once it has been deleted. */
   state (name: string, id: string): Promise<string | undefined>
@@ -121,6 +121,8 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
   await whileLocked(client, 'fpk.queue.install', () => boss.start())
   /** This instance's workers: pg-boss's worker id, its queue. */
   const workers = new Map<string, string>()
+  /** Workers running a job now: a wake goes to an idle one (a busy one looks again when its job ends). */
+  const busy = new Set<string>()
   const schema = 'pgboss'
 
   return {
@@ -162,7 +164,12 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
     async work (name, concurrency, run) {
       for (let i = 0; i < concurrency; i++) {
         const worker = await boss.work<Record<string, unknown>>(name, { batchSize: 1, includeMetadata: true }, async ([job]) => {
-          await run({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })
+          busy.add(worker)
+          try {
+            await run({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })
+          } finally {
+            busy.delete(worker)
+          }
           // Straight to the next job: pg-boss otherwise waits out its polling interval after each one.
           boss.notifyWorker(worker)
         })
@@ -175,7 +182,10 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       if (job?.state === 'active') await boss.fail(name, id, { message })
     },
     wake (name) {
-      for (const [worker, queue] of workers) if (queue === name) boss.notifyWorker(worker)
+      // One job, one idle worker: waking them all sends every idle one to fetch, and all but one find nothing.
+      for (const [worker, queue] of workers) {
+        if (queue === name && !busy.has(worker)) return boss.notifyWorker(worker)
+      }
     },
     async state (name, id) {
       const job = await boss.getJobById(name, id, { includeArchive: true })

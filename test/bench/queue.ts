@@ -1,8 +1,14 @@
 // Queued jobs (issue 50): two kit instances on one embedded PostgreSQL drain
 // N queued jobs (default 10,000; each a Parse job run with its _JobStatus row,
-// at most 4 at once per instance, the `bounded` job of test/helpers/queue-node.ts), and createOrder-like calls with the
-// confirmation queued in the transaction (the outbox) against the same call
-// sending it after commit. `npm run bench` calls measureQueue (--no-queue skips it).
+// at most 5 at once per instance, the `bounded` job of test/helpers/queue-node.ts),
+// and createOrder-like calls with the confirmation queued in the transaction
+// (the outbox) against the same call sending it after commit. The orders go to
+// a third instance that only enqueues (queue.workers: false), as a web tier
+// beside workers would: the ratio is the outbox's cost on the request; the
+// confirmations still run meanwhile on the two workers, on the same machine.
+// The same pair on a worker instance is reported beside it: there each order
+// also pays for a job run (its _JobStatus row) on the process that answers.
+// `npm run bench` calls measureQueue (--no-queue skips it).
 // Run alone: npx tsx test/bench/queue.ts [jobs] [orders]
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -27,7 +33,10 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
   const url = new URL(server.uri)
   url.pathname = '/queue_bench'
   const env = { DATABASE_URI: url.toString() }
-  const instances = await Promise.all([startJobsInstance('A', env, 'queue-node.ts'), startJobsInstance('B', env, 'queue-node.ts')])
+  const [instances, web] = await Promise.all([
+    Promise.all([startJobsInstance('A', env, 'queue-node.ts'), startJobsInstance('B', env, 'queue-node.ts')]),
+    startJobsInstance('W', { ...env, QUEUE_WORKERS: 'false' }, 'queue-node.ts')
+  ])
   const db = new pg.Client({ connectionString: env.DATABASE_URI })
   await db.connect()
 
@@ -66,15 +75,24 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
     const most = (await Promise.all(instances.map((instance) => call(instance.origin, 'crowdSeen')))).map((s) => s.most)
     log(`queue drain: ${jobs} jobs enqueued in ${Math.round(enqueuedMs)} ms, all run in ${Math.round(drainedMs)} ms; at most ${most.join(' and ')} at once`)
 
-    // createOrder with the outbox vs sending after commit: sequential calls, req/s of each.
-    const reqPerSec: Record<string, number> = {}
-    for (const fn of ['benchOrderAfterCommit', 'benchOrderQueued']) {
+    // createOrder with the outbox vs sending after commit: sequential calls, req/s of each (afterCommit
+    // before and after, its mean the baseline: the machine's pace drifts over a run).
+    const { id: product } = await call(web.origin, 'benchProduct') as unknown as { id: string }
+    const pace = async (origin: string, fn: string) => {
       const at = performance.now()
-      for (let i = 0; i < orders; i++) await call(instances[0].origin, fn)
-      reqPerSec[fn] = orders / ((performance.now() - at) / 1000)
+      for (let i = 0; i < orders; i++) await call(origin, fn, { product })
+      return orders / ((performance.now() - at) / 1000)
     }
-    // The same work done by afterCommit in memory: the orders' after-commit run, per job.
-    const afterCommitMsPerJob = 1000 / reqPerSec.benchOrderAfterCommit
+    const pair = async (origin: string) => {
+      const before = await pace(origin, 'benchOrderAfterCommit')
+      const queued = await pace(origin, 'benchOrderQueued')
+      const after = await pace(origin, 'benchOrderAfterCommit')
+      return { queued, afterCommit: (before + after) / 2 }
+    }
+    const onWeb = await pair(web.origin)
+    const onWorker = await pair(instances[0].origin)
+    log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s; on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)}`)
+    const ratio = (arms: { queued: number, afterCommit: number }) => Math.round((arms.queued / arms.afterCommit) * 100) / 100
     return {
       jobs,
       instances: 2,
@@ -84,14 +102,17 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
       ranTwice: seen.runs - seen.distinct,
       lost: jobs - seen.distinct,
       mostAtOnce: most,
-      afterCommitMsPerJob: Math.round(afterCommitMsPerJob * 10) / 10,
+      afterCommitMsPerJob: Math.round((1000 / onWeb.afterCommit) * 10) / 10,
       orders,
-      ordersQueuedReqPerSec: Math.round(reqPerSec.benchOrderQueued),
-      ordersAfterCommitReqPerSec: Math.round(reqPerSec.benchOrderAfterCommit),
-      outboxRatio: Math.round((reqPerSec.benchOrderQueued / reqPerSec.benchOrderAfterCommit) * 100) / 100
+      ordersQueuedReqPerSec: Math.round(onWeb.queued),
+      ordersAfterCommitReqPerSec: Math.round(onWeb.afterCommit),
+      outboxRatio: ratio(onWeb),
+      workerOrdersQueuedReqPerSec: Math.round(onWorker.queued),
+      workerOrdersAfterCommitReqPerSec: Math.round(onWorker.afterCommit),
+      workerOutboxRatio: ratio(onWorker)
     }
   } finally {
-    await Promise.all(instances.map((instance) => instance.stop()))
+    await Promise.all([...instances, web].map((instance) => instance.stop()))
     await db.end()
     await admin.end()
     await server.stop()
@@ -100,6 +121,6 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const result = await measureQueue(Number(process.argv[2] ?? 10_000), Number(process.argv[3] ?? 500))
+  const result = await measureQueue(Number(process.argv[2] ?? 10_000), Number(process.argv[3] ?? 500), (line) => console.log(line))
   console.log(queueRows(result).join('\n'))
 }

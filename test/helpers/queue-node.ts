@@ -1,8 +1,10 @@
 // One kit instance of the queue crash tests, in its own process, served as a
 // generated project serves (fixtures/serve.ts). Reads PORT, DATABASE_URI,
-// INSTANCE and LEASE_MS; runs jobs.queue with short polling; prints
-// "listening <port>" once it serves.
+// INSTANCE, LEASE_MS and QUEUE_WORKERS ("false": an instance that only
+// enqueues); runs jobs.queue with short polling; prints "listening <port>"
+// once it serves.
 import Fastify from 'fastify'
+import Parse from 'parse/node'
 import { BaseModel, CloudFunction, Job, ParseClass, ParseField, Transactional, afterCommit, enqueue, kitPlugin, kitServerOptions, type CloudRequest, type JobRequest } from '../../lib/index.js'
 import { serve } from '../../fixtures/serve.js'
 import { APP_ID, MASTER_KEY } from './kit.js'
@@ -20,10 +22,40 @@ class QueueDelivery extends BaseModel {
   @ParseField({ type: 'String' }) declare phase: string
 }
 
-/** An order of the bench (test/bench/queue.ts): placed with its confirmation queued, or sent after commit. */
+/** The bench's shop (test/bench/queue.ts), shaped like the example app's createOrder: a product, an order, its line. */
+@ParseClass('BenchProduct')
+class BenchProduct extends BaseModel {
+  @ParseField({ type: 'Number' }) declare priceCents: number
+  @ParseField({ type: 'Number' }) declare stock: number
+}
+
 @ParseClass('BenchOrder')
 class BenchOrder extends BaseModel {
   @ParseField({ type: 'Number' }) declare totalCents: number
+}
+
+@ParseClass('BenchOrderLine')
+class BenchOrderLine extends BaseModel {
+  @ParseField({ type: 'Pointer', targetClass: 'BenchOrder' }) declare order: BenchOrder
+  @ParseField({ type: 'Pointer', targetClass: 'BenchProduct' }) declare product: BenchProduct
+  @ParseField({ type: 'Number' }) declare quantity: number
+}
+
+const master = { useMasterKey: true }
+
+/** createOrder's writes: read the product, save the order, take the stock, save the line. */
+async function placeBenchOrder (productId: string): Promise<BenchOrder> {
+  const product = await new Parse.Query(BenchProduct).get(productId, master)
+  const order = await new BenchOrder().save({ totalCents: product.priceCents * 2 }, master)
+  product.stock -= 2
+  await product.save(null, master)
+  await new BenchOrderLine().save({ order, product, quantity: 2 }, master)
+  return order
+}
+
+/** What "sending" a confirmation is here: counted once it has the order. */
+function confirmBenchOrder (order: BenchOrder): void {
+  if (order.totalCents > 0) crowd.confirmed++
 }
 
 class QueueNode {
@@ -36,8 +68,8 @@ class QueueNode {
     await new QueueDelivery().save({ ...row, phase: 'finished' }, { useMasterKey: true })
   }
 
-  /** At most four at once on an instance. */
-  @Job({ concurrency: 4 })
+  /** At most five at once on an instance. */
+  @Job({ concurrency: 5 })
   static async bounded () {
     crowd.running++
     crowd.most = Math.max(crowd.most, crowd.running)
@@ -53,11 +85,18 @@ class QueueNode {
     return { id: queued.id }
   }
 
+  /** The bench's product, with stock for every order it places. */
+  @CloudFunction()
+  static async benchProduct () {
+    const product = await new BenchProduct().save({ priceCents: 600, stock: 1_000_000_000 }, master)
+    return { id: product.id }
+  }
+
   /** The bench's order with its confirmation in the outbox. */
   @CloudFunction()
   @Transactional()
-  static async benchOrderQueued () {
-    const order = await new BenchOrder().save({ totalCents: 1200 }, { useMasterKey: true })
+  static async benchOrderQueued (request: CloudRequest) {
+    const order = await placeBenchOrder(String(request.params.product))
     await enqueue('confirmBench', { orderId: order.id })
     return { id: order.id }
   }
@@ -65,15 +104,16 @@ class QueueNode {
   /** The same order, its confirmation sent after commit in this process. */
   @CloudFunction()
   @Transactional()
-  static async benchOrderAfterCommit () {
-    const order = await new BenchOrder().save({ totalCents: 1200 }, { useMasterKey: true })
-    await afterCommit(() => { crowd.confirmed++ })
+  static async benchOrderAfterCommit (request: CloudRequest) {
+    const order = await placeBenchOrder(String(request.params.product))
+    await afterCommit(() => confirmBenchOrder(order))
     return { id: order.id }
   }
 
-  @Job({ concurrency: 4 })
-  static async confirmBench () {
-    crowd.confirmed++
+  /** The confirmation, as the example app's job: it reads the order it confirms. */
+  @Job({ concurrency: 5 })
+  static async confirmBench (request: JobRequest<{ orderId: string }>) {
+    confirmBenchOrder(await new Parse.Query(BenchOrder).get(request.params.orderId, master))
   }
 
   @CloudFunction()
@@ -99,12 +139,12 @@ const app = Fastify(kitServerOptions({ level: process.env.LOG_LEVEL ?? 'warn', p
 await app.register(kitPlugin, {
   appId: APP_ID,
   masterKey: MASTER_KEY,
-  models: [QueueDelivery, BenchOrder],
+  models: [QueueDelivery, BenchProduct, BenchOrder, BenchOrderLine],
   functions: [QueueNode],
   jobs: {
     schedules: false,
     ...(process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {}),
-    queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 }
+    queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1, workers: process.env.QUEUE_WORKERS !== 'false' }
   }
 })
 const port = Number(process.env.PORT)
