@@ -9,7 +9,8 @@
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --no-queue (without the queue part of test/bench/queue.ts), --queue-only (only that, printed, latest.* untouched; with --quick 500 jobs),
-// --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
+// --memory-only (issue 51: only the scenarios and the memory rows, printed, latest.* untouched; with --only=2,5,6,N2,N5,N5s,N6,N6s
+// the kit's load matches the NestJS peer's), --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
 // printed, latest.* untouched), --data-size (add the data-size scenario of test/bench/data-size.ts:
 // tables of 1k and 1M rows, several minutes), --data-size-only (only that, printed and written to
 // results/data-size.json, latest.* untouched), --only=<labels or keys>
@@ -46,6 +47,7 @@ import {
 const args = new Set(process.argv.slice(2).filter((arg) => !arg.startsWith('--only=')))
 const only = process.argv.slice(2).find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').filter(Boolean)
 const quick = args.has('--quick')
+const memoryOnly = args.has('--memory-only')
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? (quick ? 1 : 4)),
   rounds: Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3)),
@@ -55,10 +57,10 @@ const settings = {
   // 0 is the baseline every other size is compared with.
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
   scaleRepeats: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_REPEATS ?? 3)),
-  profile: !args.has('--no-profile'),
+  profile: !args.has('--no-profile') && !memoryOnly,
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
-  scale: !args.has('--no-scale'),
+  scale: !args.has('--no-scale') && !memoryOnly,
   // Issue 51: how long both servers sit idle after the load before their memory is read again.
   idleSeconds: Number(process.env.BENCH_IDLE_SECONDS ?? (quick ? 5 : 60)),
   queueJobs: quick ? 500 : 10_000,
@@ -492,9 +494,9 @@ async function main (): Promise<void> {
   const ratioLine = bootRatioLine(scale)
   if (ratioLine) log(ratioLine)
   const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
-  const rateLimitStore = args.has('--no-rate-limit-store') ? undefined : await measureRateLimitStore(settings, log)
+  const rateLimitStore = args.has('--no-rate-limit-store') || memoryOnly ? undefined : await measureRateLimitStore(settings, log)
 
-  const queue = args.has('--no-queue') ? undefined : await measureQueue(settings.queueJobs, settings.queueOrders, log)
+  const queue = args.has('--no-queue') || memoryOnly ? undefined : await measureQueue(settings.queueJobs, settings.queueOrders, log)
   const { scenarios, ratios } = summarise(all, samples)
   const results: BenchResults = {
     date: new Date().toISOString(),
@@ -529,6 +531,11 @@ async function main (): Promise<void> {
     durationSeconds: 0
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
+  if (memoryOnly) {
+    process.stdout.write(`\nMemory (issue 51):\n${memoryRows(results).join('\n')}\n`)
+    log(`done in ${results.durationSeconds} s (--memory-only: latest.* untouched)`)
+    return
+  }
   const markdown = renderMarkdown(results) + bootModelsMarkdown(bootModels) + rateLimitStoreMarkdown(rateLimitStore)
   writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, bootModels, rateLimitStore }, null, 2) + '\n')
   writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown)
