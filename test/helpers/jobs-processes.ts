@@ -22,7 +22,7 @@ export interface JobsInstance { child: ChildProcess, output (): string, stop ():
 /** Starts test/helpers/jobs-node.ts (or another script beside it) with this environment and waits until it listens. */
 export async function startJobsInstance (name: string, env: Record<string, string>, script = 'jobs-node.ts'): Promise<JobsInstance & { origin: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx', path.join(here, script)], {
+  const child = spawn(process.execPath, ['--import=tsx/esm', path.join(here, script)], {
     env: { ...process.env, ...env, PORT: String(port), INSTANCE: name, NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe']
   })

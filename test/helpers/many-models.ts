@@ -112,7 +112,7 @@ export interface ManyModelsBoot {
  */
 export function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv, label: string): Promise<ManyModelsBoot> {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(ROOT, 'test', 'helpers', 'many-models-node.ts'), args, { cwd: ROOT, env: { ...process.env, ...env }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    const child = fork(path.join(ROOT, 'test', 'helpers', 'many-models-node.ts'), args, { cwd: ROOT, env: { ...process.env, ...env }, execArgv: ['--import', 'tsx/esm'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     let output = ''
     child.stdout!.on('data', (chunk) => { output += chunk })
     child.stderr!.on('data', (chunk) => { output += chunk })
