@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox'
 import { CONFLICT } from '../lib/errors.js'
 import { Job, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
 import { queuePart } from '../lib/jobs/queue.js'
+import { statementNames } from '../lib/storage/queue.js'
 import { appHeaders, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
@@ -185,3 +186,13 @@ if (lane.kind === 'mongo') {
     await t.rejects(enqueue('record', {}), { code: 'FPK_ERR_QUEUE_OFF', message: /jobs: \{ queue: true \}/ })
   })
 }
+
+t.test('the queue names its statements by their text: one plan per connection, a bounded set', async (t) => {
+  const nameOf = statementNames()
+  const insert = 'INSERT INTO pgboss.job (id) VALUES ($1)'
+  t.equal(nameOf(insert), nameOf(insert), 'the same text, the same name')
+  t.not(nameOf(insert), nameOf('SELECT $1'), 'another text, another name')
+  for (let i = 0; i < 300; i++) nameOf(`SELECT ${i} + $1`)
+  t.equal(nameOf('SELECT 1000 + $1'), undefined, 'past the bound a new text runs unnamed (planned per call)')
+  t.ok(nameOf(insert), 'a text named before the bound keeps its name')
+})

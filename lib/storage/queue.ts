@@ -3,6 +3,7 @@
 // sees a QueueEngine. MongoDB has no engine here; a kit that asks for the
 // queue on it fails at boot (see docs/internals/queues.md for why).
 import '../parse/defer-modules.js' // before pg-boss loads: cron expressions at their first use
+import { createHash } from 'node:crypto'
 import PgBoss from 'pg-boss'
 import { QueueDatabaseError } from '../errors.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
@@ -82,29 +83,47 @@ export function refuseQueueOn (database: Pick<Database, 'kind'>): void {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg-boss reads rows of its own shape
 type Rows = { rows: any[] }
-interface ResultQueries { result (query: string | { text: string, values: unknown[] }): Promise<Rows> }
+interface ResultQueries { result (query: string | { name?: string, text: string, values: unknown[] }): Promise<Rows> }
+
+/** How many of pg-boss's statement texts run as prepared statements (its set is fixed and small; this is a bound, not a size). */
+const PREPARED_TEXTS = 256
+
+/** Names pg-boss's parameterized texts: each is planned once per connection, not at every call (a job run makes several). */
+export function statementNames (): (text: string) => string | undefined {
+  const names = new Map<string, string>()
+  return (text) => {
+    const known = names.get(text)
+    if (known || names.size >= PREPARED_TEXTS) return known
+    const name = `fpk_queue_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+    names.set(text, name)
+    return name
+  }
+}
 
 /** pg-boss's SQL on pg-promise queries: parameters go to the server; a text without any may hold several statements. */
-function sqlOn (queries: unknown): PgBoss.Db {
+function sqlOn (queries: unknown, nameOf: (text: string) => string | undefined): PgBoss.Db {
   const target = queries as ResultQueries
   return {
     executeSql: async (text, values) => {
-      const result = values && values.length > 0 ? await target.result({ text, values }) : await target.result(text)
+      if (!values || values.length === 0) return { rows: (await target.result(text))?.rows ?? [] }
+      const name = nameOf(text)
+      const result = await target.result(name ? { name, text, values } : { text, values })
       return { rows: result?.rows ?? [] }
     }
   }
 }
 
 /** The ambient transaction's own connection, when a transaction is open on PostgreSQL. */
-function transactionSql (): PgBoss.Db | undefined {
+function transactionSql (nameOf: (text: string) => string | undefined): PgBoss.Db | undefined {
   const session = transactionScope.getStore()?.session as { t?: unknown } | undefined
-  return session?.t ? sqlOn(session.t) : undefined
+  return session?.t ? sqlOn(session.t, nameOf) : undefined
 }
 
 export async function openQueueEngine (database: Database, settings: QueueEngineSettings, onError: (error: Error) => void): Promise<QueueEngine> {
   refuseQueueOn(database)
   const client = pgDatabase(database.adapter)!
-  const db = sqlOn(client)
+  const nameOf = statementNames()
+  const db = sqlOn(client, nameOf)
   const boss = new PgBoss({
     db,
     schema: 'pgboss',
@@ -145,7 +164,7 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       else await boss.createQueue(name, options)
     }),
     async send (name, data, options) {
-      const on = transactionSql()
+      const on = transactionSql(nameOf)
       // Without a dedupe key every job gets a key of its own: the queue's policy then never merges two.
       const singletonKey = options.dedupeKey !== undefined ? `dedupe:${options.dedupeKey}` : `job:${crypto.randomUUID()}`
       const id = await boss.send(name, data, {
@@ -199,7 +218,7 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       const dead = deadLetterQueue(name)
       // One transaction: the dead copy goes only with the new job in.
       return await client.tx(async (t) => {
-        const on = sqlOn(t)
+        const on = sqlOn(t, nameOf)
         const { rows } = await on.executeSql(`DELETE FROM ${schema}.job WHERE name = $1 AND id = $2 AND state = 'created' RETURNING data`, [dead, id])
         if (rows.length === 0) return undefined
         const again = await boss.send(name, rows[0].data ?? {}, { singletonKey: `job:${crypto.randomUUID()}`, db: on })
