@@ -6,7 +6,7 @@
 // importing the kit, booting it or answering a request; asked for, each
 // works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
 // adapter builds and Parse's instanceof test sees it). prom-client, the kit's
-// own, loads only with the metrics option (test/metrics.test.ts uses it).
+// own, loads only with the metrics option (test/live-query.test.ts, which holds the former metrics tests, uses it).
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import path from 'node:path'
