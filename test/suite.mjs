@@ -10,7 +10,7 @@
 // KIT_COVERAGE=1: both lanes record V8 coverage (child processes too), one c8
 // report is made at the end, and test/coverage-thresholds.ts checks the floors.
 import { spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -40,6 +40,29 @@ async function sequence (scripts, options) {
   const results = []
   for (const script of scripts) results.push(await run(script, options))
   return results
+}
+
+/**
+ * tap ships built with its default plugins; package.json's "tap.plugin" drops
+ * @tapjs/typescript (tsx loads the tests). The first tap run after `npm ci`
+ * rebuilds itself, but gives that run's test processes the shipped set's
+ * loaders (ts-node's beside tsx's, on every file), and the two lanes would
+ * start that rebuild at once. So it is built here, once, before the lanes.
+ */
+function tapBuiltWithDroppedPlugins () {
+  const dropped = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).tap?.plugin ?? [])
+    .filter((name) => name.startsWith('!')).map((name) => name.slice(1))
+  const built = path.join(root, 'node_modules', '@tapjs', 'test', 'test-built', 'dist', 'esm', 'index.js')
+  if (!existsSync(built)) return false
+  const source = readFileSync(built, 'utf8')
+  return dropped.some((name) => source.includes(`'${name}'`) || source.includes(`"${name}"`))
+}
+if (tapBuiltWithDroppedPlugins()) {
+  const build = await run('tap:build', { print: false })
+  if (build.code !== 0) {
+    process.stdout.write(build.output)
+    process.exit(1)
+  }
 }
 
 const started = Date.now()
