@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { renderTemplate } from '../cli/templates.js'
 import { jobNames, resourceNames } from '../cli/names.js'
 import { until } from './helpers/until.js'
+import { fpkHere } from './helpers/fpk-here.js'
 import { starterFiles } from '../cli/starter.js'
 
 // ── from test/cli-client.test.ts ──
@@ -89,21 +90,6 @@ t.test('fpk client', async (t) => {
 // ── from test/cli-job.test.ts ──
 // `fpk g job <Name>`: the files it writes in a project, what it refuses, and
 // that the job file it writes runs on the real kit (Parse's job route, _JobStatus).
-
-async function fpkHere (cwd: string, ...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const io: Io = {
-    cwd,
-    out: (text) => { stdout += text },
-    err: (text) => { stderr += text },
-    interactive: false,
-    fancyProgress: false,
-    ask: async () => { throw new Error('no questions in tests') }
-  }
-  const code = await main(['node', 'fpk', ...args], io)
-  return { code, stdout, stderr }
-}
 
 t.test('names: PascalCase in, a class, a camelCase job and kebab-case files out', async (t) => {
   t.same(jobNames('CleanupDrafts'), { name: 'CleanupDrafts', className: 'CleanupDraftsJob', jobName: 'cleanupDrafts', kebab: 'cleanup-drafts' })

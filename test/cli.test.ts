@@ -9,12 +9,11 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Io } from '../cli/context.js'
-import { main } from '../cli/fpk.js'
 import { staleBuildReason } from '../cli/kit-build.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { scaled } from './helpers/time-scale.js'
+import { fpkHere } from './helpers/fpk-here.js'
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
@@ -69,22 +68,6 @@ function run (command: string, args: string[], options: { cwd: string, env?: Nod
 /** The CLI as a user runs it from this checkout: a new process each time. */
 // Generous: `fpk new` packs (and so builds) the kit, minutes on a loaded machine.
 const fpk = (cwd: string, ...args: string[]) => run(process.execPath, [BIN, ...args], { cwd, timeoutMs: 600_000 })
-
-/** The same command line, run in this process (the checks that need no separate process stay fast). */
-async function fpkHere (cwd: string, ...args: string[]): Promise<Run> {
-  let stdout = ''
-  let stderr = ''
-  const io: Io = {
-    cwd,
-    out: (text) => { stdout += text },
-    err: (text) => { stderr += text },
-    interactive: false,
-    fancyProgress: false,
-    ask: async () => { throw new Error('no questions in tests') }
-  }
-  const code = await main(['node', 'fpk', ...args], io)
-  return { code, stdout, stderr }
-}
 
 interface Http { status: number, text: string, json: any }
 
