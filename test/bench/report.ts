@@ -1,5 +1,6 @@
 // The shape of results/latest.json and its Markdown rendering (results/latest.md).
 import type { ProfileSummary } from './analyze.js'
+import type { RssSpread } from './memory-load.js'
 import type { MemorySample, ScaleSample } from './shared.js'
 import type { RatioSpec } from './scenarios.js'
 import { dataSizeMarkdown, type DataSizeResult } from './data-size-report.js'
@@ -94,8 +95,15 @@ export interface ScenarioProfile extends ProfileSummary {
   ownerUsPerRequest: Record<string, number>
 }
 
-/** Issue 51: a server's memory after each of its scenarios (the last round's run) and after the idle pause that follows the load. */
+/**
+ * Issue 51: a server's memory under the matched load (test/bench/memory-load.ts), after the idle pause that
+ * follows it, and after each of its other scenarios (run after the comparison, once each).
+ */
 export interface MemoryStages {
+  /** RSS sampled every 250 ms through the matched load's rounds 2 and on: what the target compares. */
+  memoryThroughLoad?: RssSpread
+  /** RSS sampled through the server's other scenarios (those the other server does not serve). */
+  memoryThroughOthers?: RssSpread
   memoryByScenario?: Record<string, MemorySample>
   memoryAfterIdle?: MemorySample
   /** How long the idle pause was (60 s unless BENCH_IDLE_SECONDS or --quick). */
@@ -116,26 +124,42 @@ export function bootRatioOf (scale: ScaleResult | undefined): { ratio: number, e
   return { ratio: extraMs / thousand.bareFastifyMs, extraMs, bareMs: thousand.bareFastifyMs, routes: thousand.declaredRoutes }
 }
 
+/** The RSS that issue 51's "after the load" target compares: the median through the matched load, or (older results) the one reading after the load. */
+export function loadRssMB (side: MemoryStages & { memoryAfterLoad: MemorySample }): number {
+  return side.memoryThroughLoad?.medianMB ?? side.memoryAfterLoad.rssMB
+}
+
 /** The memory rows with their targets (issue 51): printed by the runner and written to latest.md. */
-export function memoryRows (results: Pick<BenchResults, 'server' | 'nest' | 'scenarios'>): string[] {
+export function memoryRows (results: { server: BenchResults['server'], nest?: BenchResults['nest'], scenarios: Array<{ key: string, label: string }> }): string[] {
   const kit = results.server
   const peer = results.nest
   const mb = (sample: MemorySample | undefined) => sample ? `${fmt(sample.rssMB, 1)} / ${fmt(sample.heapUsedMB, 1)}` : '–'
+  const spread = (rss: RssSpread | undefined) => rss ? `${fmt(rss.medianMB, 1)} (${fmt(rss.minMB, 0)}–${fmt(rss.maxMB, 0)})` : '–'
   const ratio = (a: MemorySample | undefined, b: MemorySample | undefined) => a && b ? a.rssMB / b.rssMB : undefined
+  const times = (value: number | undefined) => value === undefined ? '–' : `${fmt(value, 2)}×`
   const lines = ['| when | kit RSS / heap used MB | NestJS peer RSS / heap used MB | kit ÷ peer (RSS) | target |', '|---|---:|---:|---:|---|']
   const boot = ratio(kit.memoryAfterBoot, peer?.memoryAfterBoot)
-  lines.push(`| after boot | ${mb(kit.memoryAfterBoot)} | ${mb(peer?.memoryAfterBoot)} | ${boot === undefined ? '–' : `${fmt(boot, 2)}×`} | ≤ ${MEMORY_TARGETS.afterBootVsNest}×: ${boot === undefined ? 'not measured' : verdict(boot <= MEMORY_TARGETS.afterBootVsNest)} |`)
-  const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
-  for (const [key, sample] of Object.entries(kit.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | ${mb(sample)} | | | |`)
-  for (const [key, sample] of Object.entries(peer?.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | | ${mb(sample)} | | |`)
-  const load = ratio(kit.memoryAfterLoad, peer?.memoryAfterLoad)
-  lines.push(`| after the load (all rounds) | ${mb(kit.memoryAfterLoad)} | ${mb(peer?.memoryAfterLoad)} | ${load === undefined ? '–' : `${fmt(load, 2)}×`} | ≤ ${MEMORY_TARGETS.afterLoadVsNest}×: ${load === undefined ? 'not measured' : verdict(load <= MEMORY_TARGETS.afterLoadVsNest)} |`)
+  lines.push(`| after boot | ${mb(kit.memoryAfterBoot)} | ${mb(peer?.memoryAfterBoot)} | ${times(boot)} | ≤ ${MEMORY_TARGETS.afterBootVsNest}×: ${boot === undefined ? 'not measured' : verdict(boot <= MEMORY_TARGETS.afterBootVsNest)} |`)
+  const load = peer ? loadRssMB(kit) / loadRssMB(peer) : undefined
+  const loadTarget = `≤ ${MEMORY_TARGETS.afterLoadVsNest}×: ${load === undefined ? 'not measured' : verdict(load <= MEMORY_TARGETS.afterLoadVsNest)}`
+  if (kit.memoryThroughLoad) {
+    lines.push(`| through the matched load (${kit.matchedLoad ?? 'the scenarios both serve'}): RSS every 250 ms from round 2 on, median (min–max) | ${spread(kit.memoryThroughLoad)} | ${spread(peer?.memoryThroughLoad)} | ${times(load)} | ${loadTarget} |`)
+    lines.push(`| right after the matched load (one reading, CPU settled) | ${mb(kit.memoryAfterLoad)} | ${mb(peer?.memoryAfterLoad)} | ${times(ratio(kit.memoryAfterLoad, peer?.memoryAfterLoad))} | one point of each GC cycle: not the target's figure |`)
+  } else {
+    lines.push(`| after the load (all rounds) | ${mb(kit.memoryAfterLoad)} | ${mb(peer?.memoryAfterLoad)} | ${times(load)} | ${loadTarget} |`)
+  }
   if (kit.memoryAfterIdle) {
     const growth = kit.memoryAfterIdle.rssMB / kit.memoryAfterBoot.rssMB - 1
     const idle = ratio(kit.memoryAfterIdle, peer?.memoryAfterIdle)
-    lines.push(`| after ${kit.idleSeconds ?? 60} s idle | ${mb(kit.memoryAfterIdle)} | ${mb(peer?.memoryAfterIdle)} | ${idle === undefined ? '–' : `${fmt(idle, 2)}×`} | kit within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of its after-boot RSS: ${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} % ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
+    lines.push(`| after ${kit.idleSeconds ?? 60} s idle | ${mb(kit.memoryAfterIdle)} | ${mb(peer?.memoryAfterIdle)} | ${times(idle)} | kit within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of its after-boot RSS: ${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} % ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
   }
   if (kit.memoryAfterLoadLive) lines.push(`| after a full GC (--expose-gc) | ${mb(kit.memoryAfterLoadLive)} | ${mb(peer?.memoryAfterLoadLive)} | | |`)
+  const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
+  if (kit.memoryThroughOthers || peer?.memoryThroughOthers) {
+    lines.push(`| then each server's other scenarios, once each: RSS median (min–max) | ${spread(kit.memoryThroughOthers)} | ${spread(peer?.memoryThroughOthers)} | not compared: different loads | |`)
+  }
+  for (const [key, sample] of Object.entries(kit.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | ${mb(sample)} | | | |`)
+  for (const [key, sample] of Object.entries(peer?.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | | ${mb(sample)} | | |`)
   return lines
 }
 
@@ -151,7 +175,7 @@ export interface BenchResults {
   commit: string
   environment: { node: string, cpus: number, cpuModel: string, memoryGB: number, loadAverageBefore: number[], loadAverageAfter: number[], note: string, pinned?: { server: string, load: string } | null }
   settings: { connections: number, seconds: number, rounds: number, warmupSeconds: number, pipelining: number, fsync: boolean, quick: boolean }
-  server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string } } & MemoryStages
+  server: { bootMs: number, /** How the server ran: compiled by default (as start:prod), tsx with --tsx. */ runtime?: 'compiled' | 'tsx', memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample, requestsPerListNotes: number, baselineSql?: { find: string, count: string }, /** The matched load's pairs and length (issue 51). */ matchedLoad?: string } & MemoryStages
   /** The NestJS peer (test/bench/nest/), when it ran: its boot includes starting its own PostgreSQL. */
   nest?: { bootMs: number, memoryAfterBoot: MemorySample, memoryAfterLoad: MemorySample, memoryAfterLoadLive?: MemorySample } & MemoryStages
   /** Said beside the figures when the machine was not quiet (BENCH_NOTE). */
@@ -231,20 +255,20 @@ export function targetsTable (results: BenchResults): string[] {
   } else {
     lines.push(`| boot: (kit with 1000 functions − with 0) ÷ bare Fastify ≤ ${BOOT_RATIO_TARGET}× | issue 51 | not measured (--no-scale or other sizes) | |`)
   }
-  const { memoryAfterBoot, memoryAfterLoad, memoryAfterIdle } = results.server
+  const { memoryAfterBoot, memoryAfterIdle } = results.server
   const peer = results.nest
   if (peer) {
     const bootVsPeer = memoryAfterBoot.rssMB / peer.memoryAfterBoot.rssMB
-    const loadVsPeer = memoryAfterLoad.rssMB / peer.memoryAfterLoad.rssMB
+    const loadVsPeer = loadRssMB(results.server) / loadRssMB(peer)
     lines.push(`| RSS after boot ≤ ${MEMORY_TARGETS.afterBootVsNest}× the NestJS peer's | issue 51 | ${fmt(bootVsPeer, 2)}× (${fmt(memoryAfterBoot.rssMB, 1)} ÷ ${fmt(peer.memoryAfterBoot.rssMB, 1)} MB) | ${verdict(bootVsPeer <= MEMORY_TARGETS.afterBootVsNest)} |`)
-    lines.push(`| RSS after the load ≤ ${MEMORY_TARGETS.afterLoadVsNest}× the NestJS peer's | issue 51 | ${fmt(loadVsPeer, 2)}× (${fmt(memoryAfterLoad.rssMB, 1)} ÷ ${fmt(peer.memoryAfterLoad.rssMB, 1)} MB) | ${verdict(loadVsPeer <= MEMORY_TARGETS.afterLoadVsNest)} |`)
+    lines.push(`| RSS after the load ≤ ${MEMORY_TARGETS.afterLoadVsNest}× the NestJS peer's${results.server.memoryThroughLoad ? ' (median through the matched load)' : ''} | issue 51 | ${fmt(loadVsPeer, 2)}× (${fmt(loadRssMB(results.server), 1)} ÷ ${fmt(loadRssMB(peer), 1)} MB) | ${verdict(loadVsPeer <= MEMORY_TARGETS.afterLoadVsNest)} |`)
   }
   if (memoryAfterIdle) {
     const growth = memoryAfterIdle.rssMB / memoryAfterBoot.rssMB - 1
     lines.push(`| RSS after ${results.server.idleSeconds ?? 60} s idle within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of after boot | issue 51 | ${fmt(memoryAfterIdle.rssMB, 1)} MB (${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} %) | ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
   }
   lines.push(`| RSS after boot ≤ 150 MB (bench server) | issue 17 | ${fmt(memoryAfterBoot.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterBoot.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterBoot.rssMB <= 150)} |`)
-  lines.push(`| RSS after the load rounds ≤ 250 MB | issue 17 | ${fmt(memoryAfterLoad.rssMB, 1)} MB${peer ? ` (NestJS peer ${fmt(peer.memoryAfterLoad.rssMB, 1)} MB)` : ''} | ${verdict(memoryAfterLoad.rssMB <= 250)} |`)
+  lines.push(`| RSS after the load rounds ≤ 250 MB${results.server.memoryThroughLoad ? ' (median through the matched load)' : ''} | issue 17 | ${fmt(loadRssMB(results.server), 1)} MB${peer ? ` (NestJS peer ${fmt(loadRssMB(peer), 1)} MB)` : ''} | ${verdict(loadRssMB(results.server) <= 250)} |`)
   lines.push('')
   return lines
 }
@@ -331,19 +355,23 @@ export function renderMarkdown (results: BenchResults): string {
   push('## Memory', '')
   push(`Bench server (fixture app + bench endpoints, one process; PostgreSQL's own processes not included): booted in ${fmt(results.server.bootMs)} ms; ` +
     `RSS ${results.server.memoryAfterBoot.rssMB} MB (heap ${results.server.memoryAfterBoot.heapUsedMB} MB) after boot, ` +
-    `${results.server.memoryAfterLoad.rssMB} MB (heap ${results.server.memoryAfterLoad.heapUsedMB} MB) after the load rounds` +
+    `${results.server.memoryAfterLoad.rssMB} MB (heap ${results.server.memoryAfterLoad.heapUsedMB} MB) after the ${results.server.memoryThroughLoad ? 'matched load' : 'load rounds'}` +
     (results.server.memoryAfterLoadLive
       ? `; after a full garbage collection ${results.server.memoryAfterLoadLive.rssMB} MB (heap ${results.server.memoryAfterLoadLive.heapUsedMB} MB): ` +
         'the difference is garbage V8 had not yet collected, not memory the server keeps'
       : '') + (results.server.runtime === 'compiled'
       ? '. The server runs compiled (node on tsc\'s output with --enable-source-maps), as `start:prod` does.'
       : '. The server runs under tsx (its loader thread adds about 30 MB of RSS that a compiled `start:prod` does not have).'), '')
-  push('By stage, side by side (issue 51): RSS and heap used after boot, after each scenario\'s last run, after the whole load, and after the idle pause that follows it (no forced GC before it); "after a full GC" is taken last.', '')
+  push(results.server.memoryThroughLoad
+    ? 'By stage, side by side (issue 51), before the throughput rounds: after boot; through the matched load (the scenarios both servers serve, paired and interleaved, each run for the same seconds), ' +
+      'the RSS of both read from /proc every 250 ms from the second round on, whose median the target compares (a single reading is one point of each server\'s GC cycle); ' +
+      'after the idle pause that follows it (no forced GC before it); after a full GC (both servers). Then each server\'s other scenarios, once each, apart: not compared, the loads differ.'
+    : 'By stage, side by side (issue 51): RSS and heap used after boot, after each scenario\'s last run, after the whole load, and after the idle pause that follows it (no forced GC before it); "after a full GC" is taken last.', '')
   push(...memoryRows(results), '')
   if (results.nest) {
     const peer = results.nest
     push(`NestJS peer (one process, its PostgreSQL not included): booted in ${fmt(peer.bootMs)} ms including its own PostgreSQL start; ` +
-      `RSS ${peer.memoryAfterBoot.rssMB} MB (heap ${peer.memoryAfterBoot.heapUsedMB} MB) after boot, ${peer.memoryAfterLoad.rssMB} MB (heap ${peer.memoryAfterLoad.heapUsedMB} MB) after the load rounds` +
+      `RSS ${peer.memoryAfterBoot.rssMB} MB (heap ${peer.memoryAfterBoot.heapUsedMB} MB) after boot, ${peer.memoryAfterLoad.rssMB} MB (heap ${peer.memoryAfterLoad.heapUsedMB} MB) after the ${results.server.memoryThroughLoad ? 'matched load' : 'load rounds'}` +
       (peer.memoryAfterLoadLive ? `; after a full garbage collection ${peer.memoryAfterLoadLive.rssMB} MB (heap ${peer.memoryAfterLoadLive.heapUsedMB} MB)` : '') + '.', '')
   }
 

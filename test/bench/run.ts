@@ -9,8 +9,8 @@
 // Writes results/latest.json and results/latest.md, and prints the table.
 // Flags: --quick (1 s runs, for a smoke test), --no-nest (without the NestJS peer of test/bench/nest/), --tsx (the server under tsx instead of compiled, test/bench/compiled.ts), --no-profile, --no-scale, --no-rate-limit-store,
 // --no-queue (without the queue part of test/bench/queue.ts), --queue-only (only that, printed, latest.* untouched; with --quick 500 jobs),
-// --memory-only (issue 51: only the scenarios and the memory rows, printed, latest.* untouched; with --only=2,5,6,N2,N5,N5s,N6,N6s
-// the kit's load matches the NestJS peer's), --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
+// --memory-only (issue 51: only the memory part — both servers under the matched load of test/bench/memory-load.ts, then
+// each one's other scenarios — its rows printed, latest.* untouched), --render (only rewrite latest.md from latest.json), --scale-only (only the boot/scale part,
 // printed, latest.* untouched), --data-size (add the data-size scenario of test/bench/data-size.ts:
 // tables of 1k and 1M rows, several minutes), --data-size-only (only that, printed and written to
 // results/data-size.json, latest.* untouched), --only=<labels or keys>
@@ -35,6 +35,7 @@ import { bootRatioLine, memoryRows, queueRows, renderMarkdown, type BenchResults
 import { compileBench } from './compiled.js'
 import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
+import { MATCHED_KEYS, MATCHED_LOAD, sampleResident } from './memory-load.js'
 import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { measureRateLimitStore, rateLimitStoreMarkdown, type RateLimitStoreOutcome } from './rate-limit-store.js'
 import { dataSizeSettings, measureDataSize } from './data-size.js'
@@ -220,11 +221,7 @@ function roundOrder (all: Scenario[], round: number): Scenario[] {
   return order
 }
 
-/** Each server's memory after each of its scenarios (the last round's run overwrites the earlier ones). */
-type MemoryByScenario = { kit: Record<string, MemorySample>, nest: Record<string, MemorySample> }
-
-async function measureThroughput (sides: Sides, all: Scenario[], memoryByScenario: MemoryByScenario): Promise<Map<string, RoundSample[]>> {
-  for (const scenario of all) await sanityCheck(sideOf(sides, scenario).ready, scenario)
+async function measureThroughput (sides: Sides, all: Scenario[]): Promise<Map<string, RoundSample[]>> {
   log(`all ${all.length} scenarios answer correctly; warming up (${settings.warmupSeconds} s each)`)
   for (const scenario of all) {
     const side = sideOf(sides, scenario)
@@ -238,7 +235,6 @@ async function measureThroughput (sides: Sides, all: Scenario[], memoryByScenari
       const side = sideOf(sides, scenario)
       const sample = await fire(side.ready, scenario, settings.seconds, side.process.child.pid)
       samples.get(scenario.key)!.push(sample)
-      memoryByScenario[scenario.server ?? 'kit'][scenario.key] = await side.process.send<MemorySample>({ cmd: 'memory' })
       if (scenario.group === 'write') await side.process.send({ cmd: 'reset-notes' })
       log(`round ${r + 1}/${settings.rounds} ${scenario.label.padEnd(7)} ${String(sample.reqPerSec).padStart(6)} req/s  ${sample.cpuUsPerRequest ?? '–'} µs CPU/req (node ${sample.nodeCpuUsPerRequest ?? '–'})  p50 ${sample.p50Ms} ms  p99 ${sample.p99Ms} ms${sample.non2xx || sample.errors ? `  non-2xx ${sample.non2xx} errors ${sample.errors}` : ''}`)
     }
@@ -248,6 +244,65 @@ async function measureThroughput (sides: Sides, all: Scenario[], memoryByScenari
     log(`after round ${r + 1}: rss ${memory.rssMB} MB, heap used ${memory.heapUsedMB} MB${peer ? ` (NestJS peer: rss ${peer.rssMB} MB, heap used ${peer.heapUsedMB} MB)` : ''}`)
   }
   return samples
+}
+
+/** What the matched load was, for the report: the pairs and how long each ran. */
+const matchedLoadLine = (all: Scenario[]) => `${MATCHED_LOAD.filter((pair) => all.some((s) => s.key === pair.kit)).map((pair) => [pair.kit, pair.nest].map((key) => all.find((s) => s.key === key)?.label).filter(Boolean).join('/')).join(', ')}: ${settings.rounds} interleaved rounds of ${settings.seconds} s per scenario at ${settings.connections} connections`
+
+/** Issue 51's memory figures of one server (test/bench/memory-load.ts). */
+type MemoryPhase = Pick<NonNullable<BenchResults['nest']>, 'memoryAfterLoad' | 'memoryAfterLoadLive' | 'memoryThroughLoad' | 'memoryAfterIdle' | 'memoryByScenario' | 'memoryThroughOthers'>
+
+/**
+ * Issue 51, before the throughput rounds: both servers under the same load (MATCHED_LOAD: the scenarios
+ * both serve, paired, interleaved, each run for the same seconds), RSS sampled from /proc every 250 ms
+ * from the second round on; read once more after the load (CPU settled), after the idle pause, after a
+ * full GC (both servers, the same steps); then each server's other scenarios, once each, sampled apart.
+ */
+async function measureMemory (sides: Sides, all: Scenario[]): Promise<{ kit: MemoryPhase, nest?: MemoryPhase }> {
+  const matched = roundOrder(all.filter((scenario) => MATCHED_KEYS.has(scenario.key)), 0)
+  const others = all.filter((scenario) => !MATCHED_KEYS.has(scenario.key))
+  const pids = { kit: sides.kit.process.child.pid!, ...(sides.nest ? { nest: sides.nest.process.child.pid! } : {}) }
+  const run = async (scenario: Scenario) => {
+    const side = sideOf(sides, scenario)
+    const sample = await fire(side.ready, scenario, settings.seconds, side.process.child.pid)
+    if (scenario.group === 'write') await side.process.send({ cmd: 'reset-notes' })
+    return sample
+  }
+  const read = async (cmd: 'memory' | 'memory-live') => ({
+    kit: await sides.kit.process.send<MemorySample>({ cmd }),
+    nest: sides.nest ? await sides.nest.process.send<MemorySample>({ cmd }) : undefined
+  })
+  log(`memory: the matched load (${matched.map((scenario) => scenario.label).join(', ')}), ${settings.rounds} rounds of ${settings.seconds} s per scenario; RSS sampled from round 2 on`)
+  let sampler: ReturnType<typeof sampleResident<'kit' | 'nest'>> | undefined
+  for (let r = 0; r < settings.rounds; r++) {
+    if (r === 1) sampler = sampleResident<'kit' | 'nest'>(pids)
+    for (const scenario of roundOrder(matched, r)) await run(scenario)
+  }
+  const through = sampler?.stop() ?? {}
+  for (const side of [sides.kit, sides.nest]) if (side && cpuAccountingAvailable) await settle(side.process.child.pid!)
+  const afterLoad = await read('memory')
+  log(`memory through the matched load, median RSS: kit ${through.kit?.medianMB} MB (${through.kit?.minMB}–${through.kit?.maxMB})${through.nest ? `, NestJS peer ${through.nest.medianMB} MB (${through.nest.minMB}–${through.nest.maxMB})` : ''}; after it: kit ${afterLoad.kit.rssMB} MB${afterLoad.nest ? `, peer ${afterLoad.nest.rssMB} MB` : ''}`)
+  log(`idle for ${settings.idleSeconds} s before reading memory again`)
+  await sleep(settings.idleSeconds * 1000)
+  const afterIdle = await read('memory')
+  const live = await read('memory-live')
+  log(`after ${settings.idleSeconds} s idle: kit ${afterIdle.kit.rssMB} MB${afterIdle.nest ? `, peer ${afterIdle.nest.rssMB} MB` : ''}; after a full GC, heap used: kit ${live.kit.heapUsedMB} MB${live.nest ? `, peer ${live.nest.heapUsedMB} MB` : ''}`)
+  const byScenario: { kit: Record<string, MemorySample>, nest: Record<string, MemorySample> } = { kit: {}, nest: {} }
+  const othersSampler = sampleResident<'kit' | 'nest'>(pids)
+  for (const scenario of roundOrder(others, 0)) {
+    await run(scenario)
+    byScenario[scenario.server ?? 'kit'][scenario.key] = await sideOf(sides, scenario).process.send<MemorySample>({ cmd: 'memory' })
+  }
+  const throughOthers = others.length > 0 ? othersSampler.stop() : (othersSampler.stop(), {})
+  const phase = (name: 'kit' | 'nest'): MemoryPhase => ({
+    memoryAfterLoad: afterLoad[name]!,
+    memoryAfterLoadLive: live[name],
+    memoryThroughLoad: through[name],
+    memoryAfterIdle: afterIdle[name],
+    memoryByScenario: byScenario[name],
+    memoryThroughOthers: others.some((scenario) => (scenario.server ?? 'kit') === name) ? throughOthers[name] : undefined
+  })
+  return { kit: phase('kit'), ...(sides.nest ? { nest: phase('nest') } : {}) }
 }
 
 async function profileScenarios (sides: Sides, all: Scenario[]): Promise<Record<string, ScenarioProfile>> {
@@ -450,15 +505,9 @@ async function main (): Promise<void> {
   const nest = nestEntry ? new ServerProcess(path.join(RESULTS_DIR, 'nest-server.log'), nestHostFile(serverEntry.file), [nestEntry]) : undefined
   let ready: ServerReady
   let nestReady: ServerReady | undefined
-  let nestMemoryAfterLoad: MemorySample | undefined
-  let nestMemoryAfterLoadLive: MemorySample | undefined
-  let samples: Map<string, RoundSample[]>
+  let samples: Map<string, RoundSample[]> | undefined
   let profiles: Record<string, ScenarioProfile> | undefined
-  let memoryAfterLoad: MemorySample
-  let memoryAfterLoadLive: MemorySample
-  let memoryAfterIdle: MemorySample
-  let nestMemoryAfterIdle: MemorySample | undefined
-  const memoryByScenario: MemoryByScenario = { kit: {}, nest: {} }
+  let memory: Awaited<ReturnType<typeof measureMemory>>
   let all: Scenario[]
   try {
     ready = await server.ready
@@ -471,20 +520,9 @@ async function main (): Promise<void> {
     const sides: Sides = { kit: { process: server, ready }, ...(nest && nestReady ? { nest: { process: nest, ready: nestReady } } : {}) }
     all = buildScenarios(ready, nestReady).filter((scenario) => !only || only.includes(scenario.key) || only.includes(scenario.label))
     if (all.length === 0) throw new Error(`--only=${only?.join(',')} matches no scenario`)
-    samples = await measureThroughput(sides, all, memoryByScenario)
-    memoryAfterLoad = await server.send<MemorySample>({ cmd: 'memory' })
-    if (nest) nestMemoryAfterLoad = await nest.send<MemorySample>({ cmd: 'memory' })
-    // Issue 51: both servers left alone, then read again (no forced GC before: what the process gives back by itself).
-    log(`idle for ${settings.idleSeconds} s before reading memory again`)
-    await sleep(settings.idleSeconds * 1000)
-    memoryAfterIdle = await server.send<MemorySample>({ cmd: 'memory' })
-    if (nest) nestMemoryAfterIdle = await nest.send<MemorySample>({ cmd: 'memory' })
-    memoryAfterLoadLive = await server.send<MemorySample>({ cmd: 'memory-live' })
-    log(`after the load: rss ${memoryAfterLoad.rssMB} MB, heap used ${memoryAfterLoad.heapUsedMB} MB; after ${settings.idleSeconds} s idle: rss ${memoryAfterIdle.rssMB} MB; after a full GC: rss ${memoryAfterLoadLive.rssMB} MB, heap used ${memoryAfterLoadLive.heapUsedMB} MB`)
-    if (nest) {
-      nestMemoryAfterLoadLive = await nest.send<MemorySample>({ cmd: 'memory-live' })
-      log(`NestJS peer after the load: rss ${nestMemoryAfterLoad!.rssMB} MB; after ${settings.idleSeconds} s idle: rss ${nestMemoryAfterIdle!.rssMB} MB; after a full GC: rss ${nestMemoryAfterLoadLive.rssMB} MB`)
-    }
+    for (const scenario of all) await sanityCheck(sideOf(sides, scenario).ready, scenario)
+    memory = await measureMemory(sides, all)
+    if (!memoryOnly) samples = await measureThroughput(sides, all)
     if (settings.profile) profiles = await profileScenarios(sides, all)
   } finally {
     await Promise.all([server.close(), nest?.close()])
@@ -497,7 +535,7 @@ async function main (): Promise<void> {
   const rateLimitStore = args.has('--no-rate-limit-store') || memoryOnly ? undefined : await measureRateLimitStore(settings, log)
 
   const queue = args.has('--no-queue') || memoryOnly ? undefined : await measureQueue(settings.queueJobs, settings.queueOrders, log)
-  const { scenarios, ratios } = summarise(all, samples)
+  const { scenarios, ratios } = samples ? summarise(all, samples) : { scenarios: [], ratios: [] }
   const results: BenchResults = {
     date: new Date().toISOString(),
     commit: gitCommit(),
@@ -515,11 +553,11 @@ async function main (): Promise<void> {
     },
     settings: { connections: settings.connections, seconds: settings.seconds, rounds: settings.rounds, warmupSeconds: settings.warmupSeconds, pipelining: 1, fsync: process.env.BENCH_FSYNC === '1', quick },
     server: {
-      bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, memoryAfterLoad, memoryAfterLoadLive, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql,
-      memoryByScenario: memoryByScenario.kit, memoryAfterIdle, idleSeconds: settings.idleSeconds
+      bootMs: round(ready.bootMs), runtime: serverEntry.file.endsWith('.js') ? 'compiled' : 'tsx', memoryAfterBoot: ready.memory, requestsPerListNotes: ready.requestsPerListNotes, baselineSql: ready.baselineSql,
+      ...memory.kit, idleSeconds: settings.idleSeconds, matchedLoad: matchedLoadLine(all)
     },
-    ...(nestReady && nestMemoryAfterLoad
-      ? { nest: { bootMs: round(nestReady.bootMs), memoryAfterBoot: nestReady.memory, memoryAfterLoad: nestMemoryAfterLoad, memoryAfterLoadLive: nestMemoryAfterLoadLive, memoryByScenario: memoryByScenario.nest, memoryAfterIdle: nestMemoryAfterIdle, idleSeconds: settings.idleSeconds } }
+    ...(nestReady && memory.nest
+      ? { nest: { bootMs: round(nestReady.bootMs), memoryAfterBoot: nestReady.memory, ...memory.nest, idleSeconds: settings.idleSeconds } }
       : {}),
     ...(process.env.BENCH_NOTE ? { note: process.env.BENCH_NOTE } : {}),
     scenarios,
@@ -532,7 +570,7 @@ async function main (): Promise<void> {
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
   if (memoryOnly) {
-    process.stdout.write(`\nMemory (issue 51):\n${memoryRows(results).join('\n')}\n`)
+    process.stdout.write(`\nMemory (issue 51):\n${memoryRows({ ...results, scenarios: all }).join('\n')}\n`)
     log(`done in ${results.durationSeconds} s (--memory-only: latest.* untouched)`)
     return
   }
