@@ -6,6 +6,8 @@ import Parse from 'parse/node'
 export const CONFLICT = 5001
 /** The database cannot be reached (answered 503 with Retry-After; see storage/unavailable.ts). */
 export const DATABASE_UNAVAILABLE = 5003
+/** The database answers, but every pooled connection stayed busy with this instance's own work for databaseTimeout (503 with Retry-After). */
+export const DATABASE_BUSY = 5005
 export const CONFLICT_MESSAGE = 'Someone else changed this record while you were working on it. Reload it and try again.'
 
 export interface ParseErrorBody { code: number, error: string }
@@ -16,6 +18,7 @@ export function statusForParseCode (code: number): number {
   if (code === Parse.Error.OBJECT_NOT_FOUND) return 404
   if (code === CONFLICT) return 409
   if (code === DATABASE_UNAVAILABLE) return 503
+  if (code === DATABASE_BUSY) return 503
   return 400
 }
 

@@ -4,7 +4,7 @@
 export { kitPlugin, type KitOptions, type KitRuntime } from '../plugin.js'
 export { configureKit, getKitConfig, type KitConfig } from './config.js'
 export { CONFLICT, CONFLICT_MESSAGE, kitErrorCodes, EnvInvalidError } from './errors.js'
-export { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
+export { DATABASE_BUSY, DATABASE_BUSY_MESSAGE, DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './storage/unavailable.js'
 export { AUTH_ROUTES, type AllowedRoute } from './access/restriction.js'
 export { kitServerOptions, KIT_SERVER_DEFAULTS, type KitServerOptionsInput } from './host/server-options.js'
 

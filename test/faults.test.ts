@@ -12,13 +12,14 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type Kit } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 import { currentDatabase, openDatabase } from '../lib/storage/database.js'
 import { KitState } from '../lib/kit-state.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { parseLogger, SchemaCache } from '../lib/parse/internals.js'
 import { execFileSync } from 'node:child_process'
 import { withoutQueryBound } from '../lib/storage/postgres/bounded.js'
-import { isDatabaseUnavailable } from '../lib/storage/unavailable.js'
+import { DATABASE_BUSY, DATABASE_BUSY_MESSAGE, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { resolveOptions } from '../lib/options.js'
 import { boundedMongoOptions } from '../lib/storage/mongo/bounded.js'
 
@@ -455,6 +456,40 @@ t.test('the bound ends a request query on the pool; the kit\'s own long work run
   t.equal(long.done, 1, 'work run without the bound finishes')
   const again = await adapter._client.one('SELECT pg_sleep(2)').then(() => 'answered', (error: Error) => error.message)
   t.equal(again, 'Query read timeout', 'the connection it used is bounded again afterwards')
+})
+
+t.test('a pool full of the instance\'s own work: a call that gets no connection within the bound answers busy (5005), and the database stays up', { skip: lane.kind !== 'postgres' ? 'runs on the embedded PostgreSQL lane' : false }, async (t) => {
+  const POOL = 2
+  const boundSeconds = Math.ceil(scaled(2_000) / 1000)
+  const kit = await startKit(t, { databasePoolSize: POOL, databaseTimeout: boundSeconds })
+  const database = currentDatabase()!
+  const adapter = database.adapter as unknown as { _client: { one (query: string): Promise<Record<string, unknown>> } }
+  // Every pooled connection held by the kit's own work (a query each, then held open until released).
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  const held = { count: 0 }
+  const holders = Array.from({ length: POOL }, () => withoutQueryBound(adapter, async (unbounded) => {
+    await unbounded._client.one('SELECT pg_sleep(0.1) AS slept')
+    held.count++
+    await released
+  }))
+  t.teardown(() => { release() })
+  await until('every pooled connection held', () => held.count === POOL)
+
+  const busy = await kit.request('GET', '/parse/classes/Holder', { headers: masterHeaders })
+  t.equal(busy.status, 503, `no connection within ${boundSeconds} s: 503, ${busy.text}`)
+  t.equal(busy.json?.code, DATABASE_BUSY, 'with the busy code, not 5003 "cannot be reached"')
+  t.equal(busy.json?.error, DATABASE_BUSY_MESSAGE)
+  t.equal(busy.headers.get('retry-after'), '1', 'and Retry-After')
+  t.ok(database.availability.reachable, 'the database is not marked down: it answered the probe')
+  const ready = await kit.request('GET', '/parse/health')
+  t.equal(ready.status, 200, `readiness probes on a connection of its own, past the full pool: ${ready.text}`)
+  t.ok(database.availability.reachable, 'still up after the readiness probe')
+
+  release()
+  await Promise.all(holders)
+  const after = await kit.request('GET', '/parse/classes/Holder', { headers: masterHeaders })
+  t.equal(after.status, 200, `connections free again: the same call answers, ${after.text}`)
 })
 
 t.test('databaseTimeout is checked at boot', async (t) => {

@@ -3,7 +3,7 @@
 // a request already inside Parse when the database went answers 503 too.
 import type { FastifyReply } from 'fastify'
 import type { DatabaseAvailability } from '../storage/availability.js'
-import { DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
+import { DATABASE_BUSY, DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
 
 export function refuseWhileUnavailable (availability: DatabaseAvailability) {
   return async (_request: unknown, reply: FastifyReply) => {
@@ -21,11 +21,12 @@ interface ExpressResponse {
 
 /**
  * Express middleware in front of Parse's app: Parse maps every error code but
- * 1 and 101 to 400, so an answer carrying DATABASE_UNAVAILABLE gets its 503 here.
+ * 1 and 101 to 400, so an answer carrying DATABASE_UNAVAILABLE or DATABASE_BUSY gets its 503 here.
  */
 export function unavailableAs503 (_request: unknown, response: ExpressResponse, next: () => void): void {
   response.json = function (this: ExpressResponse & { json?: unknown }, body: unknown) {
-    if ((body as { code?: unknown } | null)?.code === DATABASE_UNAVAILABLE) {
+    const code = (body as { code?: unknown } | null)?.code
+    if (code === DATABASE_UNAVAILABLE || code === DATABASE_BUSY) {
       this.status(503)
       this.set('Retry-After', String(RETRY_AFTER_SECONDS))
     }

@@ -16,7 +16,7 @@ import { explainMissingPostgis } from './postgres/geo.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
-import { outage, reportingOutages } from './outages.js'
+import { AVAILABILITY, outage, reportingOutages } from './outages.js'
 import { BOUNDED_CALLS, CALL_BOUND, boundedCall } from './call-bound.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 import type { DatabaseAvailability } from './availability.js'
@@ -120,6 +120,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
   proxy = new Proxy(adapter, {
     get (target, property, receiver) {
       if (property === CALL_BOUND) return callTimeoutMs
+      if (property === AVAILABILITY) return availability
       const value = Reflect.get(target, property, receiver) as unknown
       if (typeof property !== 'string' || typeof value !== 'function') return value
       const cached = wrappers.get(property)

@@ -24,6 +24,11 @@ export interface DatabaseAvailability {
    * probe fails too.
    */
   suspect (error: unknown): void
+  /**
+   * Probes now, not relying on the last answer (shared with a probe already under way): a call that
+   * found no free pooled connection asks whether the database answers before saying which it was.
+   */
+  recheck (): Promise<Readiness>
   /** true while the probe a suspicion started is under way (the database may be gone). */
   readonly inDoubt: boolean
   /** Stops the background probe (at shutdown). */
@@ -31,7 +36,11 @@ export interface DatabaseAvailability {
 }
 
 export interface AvailabilityOptions {
-  /** Resolves once the database answered a trivial request; rejects with the driver's error otherwise. */
+  /**
+   * Resolves once the database answered a trivial request; rejects with the driver's error otherwise.
+   * On a connection of its own, not the pool requests share: a pool full of the instance's own work
+   * must not read as a database that does not answer.
+   */
   probe: () => Promise<unknown>
   onNotice: (line: string) => void
   /** How long a probe may take before the database counts as unreachable. */
@@ -96,6 +105,11 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
       lastAnswer = 0 // a fresh probe, not the last minute's answer
       doubts++
       void check().finally(() => { doubts-- })
+    },
+    recheck () {
+      if (closed) return Promise.resolve(downSince === undefined ? { ready: true } : { ready: false, reason })
+      lastAnswer = 0
+      return check()
     },
     get inDoubt () { return doubts > 0 },
     close () {

@@ -3,9 +3,11 @@
 // together. The drivers bound each part on its own (node-postgres's
 // query_timeout and connectionTimeoutMillis, MongoDB's timeoutMS and server
 // selection), which adds up to more than the bound; a call still running when
-// the bound has passed is answered as an outage (503) and left to the driver's
-// own bounds to end. A transaction is one call: inside withTransaction every
-// adapter call gets only what is left of the transaction's own deadline.
+// the bound has passed is answered 503 and left to the driver's own bounds to
+// end. A transaction is one call: inside withTransaction every adapter call gets
+// only what is left of the transaction's own deadline. A call that spent its
+// bound waiting for a pooled connection says so (ConnectionWaitError): that is
+// overload when the database answers a probe, not an outage (outages.ts).
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { QUERY_TIMEOUT_MESSAGE } from './postgres/bounded.js'
 
@@ -28,6 +30,36 @@ export function callBoundOf (adapter: object): number | undefined {
 
 /** The time (Date.now() ms) by which every call made in this async context must have answered. */
 const deadlines = new AsyncLocalStorage<number>()
+
+/** One bounded call in progress: whether it (or a call inside it) waits for a pooled connection now, and whether its bound has passed. */
+interface CallState {
+  waiting: number
+  expired: boolean
+  readonly outer: CallState | undefined
+}
+
+const calls = new AsyncLocalStorage<CallState>()
+
+/**
+ * Marks the bounded call in this async context (and every call around it) as waiting for a
+ * pooled connection; the function returned ends the wait. Outside a bounded call it does nothing.
+ */
+export function waitForConnection (): { end (): void, readonly expired: boolean } {
+  const call = calls.getStore()
+  for (let state = call; state; state = state.outer) state.waiting++
+  let ended = false
+  return {
+    end () {
+      if (ended) return
+      ended = true
+      for (let state = call; state; state = state.outer) state.waiting--
+    },
+    get expired () {
+      for (let state = call; state; state = state.outer) if (state.expired) return true
+      return false
+    }
+  }
+}
 
 /** Runs `work` with every bounded call inside it sharing one deadline, `timeoutMs` from now. */
 export function withinDeadline<T> (timeoutMs: number, work: () => Promise<T>): Promise<T> {
@@ -54,11 +86,35 @@ export class CallTimeoutError extends Error {
   }
 }
 
+/** Message pg-pool gives a wait for a pooled connection that ran out of time (a new connection's timeout reads otherwise). */
+export const POOL_WAIT_MESSAGE = 'timeout exceeded when trying to connect'
+
+/** The bound passed while the call was still waiting for a pooled connection: no statement of it ran. */
+export class ConnectionWaitError extends Error {
+  readonly code = 'ETIMEDOUT'
+  constructor (timeoutMs: number) {
+    // Worded as pg-pool's own message for the same wait, which reads as "the database did not answer" elsewhere.
+    super(`${POOL_WAIT_MESSAGE}: no pooled connection came free within databaseTimeout (${timeoutMs} ms)`)
+    this.name = 'ConnectionWaitError'
+  }
+}
+
+/** Whether `error` says a call ran out of time waiting for a pooled connection (behind other calls, or for a new connection). */
+export function isWaitForConnection (error: unknown): boolean {
+  for (let current = error as { name?: unknown, message?: unknown, cause?: unknown } | undefined, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    if (current instanceof ConnectionWaitError) return true
+    if (typeof current.message === 'string' && current.message.startsWith(POOL_WAIT_MESSAGE)) return true
+    if (current.name === 'MongoWaitQueueTimeoutError') return true
+    current = current.cause as typeof current
+  }
+  return false
+}
+
 /** Whether `error` only says that one call got no answer in time (the database may be fine), as opposed to a lost connection. */
 export function isNoAnswerInTime (error: unknown): boolean {
   for (let current = error as { name?: unknown, message?: unknown, cause?: unknown } | undefined, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
     if (current instanceof CallTimeoutError) return true
-    if (typeof current.message === 'string' && (current.message.startsWith(QUERY_TIMEOUT_MESSAGE) || current.message.startsWith('timeout exceeded when trying to connect'))) return true
+    if (typeof current.message === 'string' && (current.message.startsWith(QUERY_TIMEOUT_MESSAGE) || current.message.startsWith(POOL_WAIT_MESSAGE))) return true
     if (current.name === 'MongoOperationTimeoutError' || current.name === 'MongoWaitQueueTimeoutError') return true
     current = current.cause as typeof current
   }
@@ -70,7 +126,8 @@ type Method = (...args: unknown[]) => unknown
 /** The method, answering CallTimeoutError when its promise has not settled within `timeoutMs` (or the surrounding deadline, if sooner). */
 export function boundedCall<M extends Method> (method: M, timeoutMs: number): M {
   return function (this: unknown, ...args: unknown[]) {
-    const result = method.apply(this, args)
+    const state: CallState = { waiting: 0, expired: false, outer: calls.getStore() }
+    const result = calls.run(state, () => method.apply(this, args))
     if (typeof (result as { then?: unknown } | null)?.then !== 'function') return result
     const call = result as Promise<unknown>
     call.catch(() => {}) // a call that loses the race must not reject unhandled later
@@ -78,7 +135,10 @@ export function boundedCall<M extends Method> (method: M, timeoutMs: number): M 
     const bound = left === undefined ? timeoutMs : Math.min(timeoutMs, left)
     let timer: NodeJS.Timeout | undefined
     return Promise.race([call, new Promise((_resolve, reject) => {
-      timer = setTimeout(() => reject(new CallTimeoutError(timeoutMs)), bound)
+      timer = setTimeout(() => {
+        state.expired = true
+        reject(state.waiting > 0 ? new ConnectionWaitError(timeoutMs) : new CallTimeoutError(timeoutMs))
+      }, bound)
     })]).finally(() => clearTimeout(timer))
   } as M
 }

@@ -6,8 +6,9 @@ import { FileSystemAdapter } from '../parse/parse-main.js'
 import { mongoStorageAdapterClass, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { clearSchemaCache } from '../parse/parse-calls.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
-import { pingPostgres, postgresPoolSize, waitForPostgresPool } from './postgres/pool.js'
+import { pingPostgres, postgresPoolSize, postgresProbe, waitForPostgresPool } from './postgres/pool.js'
 import { boundedPoolOptions } from './postgres/bounded.js'
+import { markConnectionWaits } from './postgres/connection-waits.js'
 import { holdPostgresSchemaLock } from './postgres/schema-lock.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
 import { wrapAdapter } from './adapter.js'
@@ -180,7 +181,9 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     const bound = boundedPoolOptions(timeoutMs)
     const poolSize = postgresPoolSize(uri, options.poolSize)
     const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, max: poolSize, ...hooks } })
-    const availability = watchAvailability({ probe: () => pingPostgres(raw), onNotice })
+    markConnectionWaits(raw, timeoutMs)
+    const probe = postgresProbe(raw)
+    const availability = watchAvailability({ probe: probe.ping, onNotice })
     const adapter = wrapAdapter(raw, kind, availability, timeoutMs)
     const held = new Set<() => Promise<void>>()
     return {
@@ -201,6 +204,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
       async close () {
         availability.close()
         await Promise.all([...held].map((release) => release()))
+        await probe.close()
         await waitForPostgresPool(adapter)
         await embedded?.stop()
       }

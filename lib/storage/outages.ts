@@ -3,14 +3,26 @@
 // that only ran out of time, probes once first) and fails
 // with DatabaseUnavailableError: a Parse error, which Parse passes through
 // unchanged (any other error it would rewrap as an opaque code 1).
+// A call that spent its bound waiting for a pooled connection is different:
+// the pool is full of this instance's own work. A probe on the watch's own
+// connection decides: the database answers, so the call fails alone with
+// DatabaseBusyError (overload: nothing marked down); no answer, an outage.
 import type { DatabaseAvailability } from './availability.js'
-import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
-import { isNoAnswerInTime } from './call-bound.js'
+import { DatabaseBusyError, DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
+import { isNoAnswerInTime, isWaitForConnection } from './call-bound.js'
 
 type Method = (...args: unknown[]) => unknown
 
+/** The property of a wrapped adapter that answers its availability watch (lib/storage/adapter.ts). */
+export const AVAILABILITY = Symbol('fastify-parse-kit availability')
+
+/** The availability watch of a wrapped adapter, if it has one. */
+export function availabilityOf (adapter: object): DatabaseAvailability | undefined {
+  return (adapter as { [AVAILABILITY]?: DatabaseAvailability })[AVAILABILITY]
+}
+
 export function reportingOutages<M extends Method> (method: M, availability: DatabaseAvailability): M {
-  const failed = (error: unknown): never => {
+  const failed = (error: unknown): never | Promise<never> => {
     if (!isDatabaseUnavailable(error)) throw error
     return outage(error, availability)
   }
@@ -32,10 +44,20 @@ function isPromise (value: unknown): value is Promise<unknown> {
 /**
  * Reports an error that says the database cannot be reached, and throws it as DatabaseUnavailableError.
  * A call that only got no answer in time may be one slow statement on a live server: the database is
- * probed, and counts as unreachable (for every request) only if the probe fails too.
+ * probed, and counts as unreachable (for every request) only if the probe fails too. A call that found
+ * no free pooled connection in time is answered once a probe has told overload from an outage.
  */
-export function outage (error: unknown, availability: DatabaseAvailability): never {
+export function outage (error: unknown, availability: DatabaseAvailability): never | Promise<never> {
+  if (error instanceof DatabaseBusyError) throw error // decided by a call inside this one
+  if (isWaitForConnection(error) && !(error instanceof DatabaseUnavailableError)) return busyOrOutage(error, availability)
   if (isNoAnswerInTime(error)) availability.suspect(error)
   else availability.noteOutage(error)
   throw error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error)
+}
+
+async function busyOrOutage (error: unknown, availability: DatabaseAvailability): Promise<never> {
+  if (!availability.reachable) throw new DatabaseUnavailableError(error)
+  // A fresh answer: the last one may predate a freeze that holds every connection now.
+  const { ready } = await availability.recheck()
+  throw ready ? new DatabaseBusyError(error) : new DatabaseUnavailableError(error)
 }

@@ -4,8 +4,9 @@ import Parse from 'parse/node'
 import { CONFLICT, CONFLICT_MESSAGE, DecoratorsConfigError, KitNotRunningError, OptionInvalidError, RouteDeclarationError } from '../errors.js'
 import { transactionScope, type TransactionScope } from './scope.js'
 import { isTransient } from './transient.js'
-import { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
-import { CallTimeoutError, callBoundOf, outsideDeadline, timeLeft, withinDeadline } from './call-bound.js'
+import { isDatabaseUnavailable } from './unavailable.js'
+import { ConnectionWaitError, callBoundOf, isWaitForConnection, outsideDeadline, timeLeft, withinDeadline } from './call-bound.js'
+import { availabilityOf, outage } from './outages.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 
 import type { TransactionalAdapter } from '../parse/internals.js'
@@ -36,7 +37,7 @@ export class TransactionRunner {
   private running = 0
   private readonly waiting: Array<() => void> = []
 
-  /** Resolves once a transaction may open; rejects with CallTimeoutError after `timeoutMs` in the queue. */
+  /** Resolves once a transaction may open; rejects with ConnectionWaitError after `timeoutMs` in the queue (behind the instance's own transactions). */
   slot (timeoutMs?: number): Promise<void> {
     if (this.running < MAX_CONCURRENT) {
       this.running++
@@ -48,7 +49,7 @@ export class TransactionRunner {
         ? undefined
         : setTimeout(() => {
           this.waiting.splice(this.waiting.indexOf(take), 1)
-          reject(new DatabaseUnavailableError(new CallTimeoutError(timeoutMs)))
+          reject(new ConnectionWaitError(timeoutMs))
         }, timeoutMs)
       this.waiting.push(take)
     })
@@ -99,7 +100,12 @@ export async function withTransaction<T> (body: () => Promise<T> | T, options: T
   const run = (span?: Span) => bound === undefined
     ? runWithRetries(runner, adapter, body, attempts, span)
     : withinDeadline(bound, () => runWithRetries(runner, adapter, body, attempts, span))
-  return inSpan('fpk.transaction', { 'fpk.transaction.max_attempts': attempts }, run)
+  const availability = availabilityOf(adapter)
+  return inSpan('fpk.transaction', { 'fpk.transaction.max_attempts': attempts }, run).catch((error: unknown) => {
+    // A wait for a transaction slot that ran out is a wait for a connection: overload or outage, as a probe says.
+    if (availability && error instanceof ConnectionWaitError && isWaitForConnection(error)) return outage(error, availability)
+    throw error
+  })
 }
 
 async function runWithRetries<T> (runner: TransactionRunner, adapter: TransactionalAdapter, body: () => Promise<T> | T, attempts: number, span?: Span): Promise<T> {

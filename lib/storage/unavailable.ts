@@ -2,11 +2,14 @@
 // the storage adapter raises it (Parse would rewrap it as an opaque code 1), and
 // carried up as one Parse error that answers 503 with Retry-After.
 import Parse from 'parse/node'
-import { DATABASE_UNAVAILABLE } from '../errors.js'
+import { DATABASE_BUSY, DATABASE_UNAVAILABLE } from '../errors.js'
 
 /** Parse error code of a call refused because the database cannot be reached (HTTP 503). */
 export { DATABASE_UNAVAILABLE }
 export const DATABASE_UNAVAILABLE_MESSAGE = 'The database cannot be reached right now. Retry shortly.'
+/** Parse error code of a call that found no free pooled connection within databaseTimeout while the database answered (HTTP 503). */
+export { DATABASE_BUSY }
+export const DATABASE_BUSY_MESSAGE = 'The server is busy: no database connection came free in time. Retry shortly.'
 /** Seconds a client should wait before retrying (the Retry-After header of every 503). */
 export const RETRY_AFTER_SECONDS = 1
 
@@ -55,6 +58,17 @@ export class DatabaseUnavailableError extends Parse.Error {
   readonly statusCode = 503
   constructor (override readonly cause?: unknown) {
     super(DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE)
+  }
+}
+
+/**
+ * The answer to a call that waited databaseTimeout for a pooled connection while the database
+ * itself answered: the instance is overloaded by its own traffic, the database is not down.
+ */
+export class DatabaseBusyError extends Parse.Error {
+  readonly statusCode = 503
+  constructor (override readonly cause?: unknown) {
+    super(DATABASE_BUSY, DATABASE_BUSY_MESSAGE)
   }
 }
 

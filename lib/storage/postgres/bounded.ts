@@ -4,14 +4,15 @@
 // client side; a query that runs out closes its connection, so that nothing
 // queued behind it (a transaction's ROLLBACK, the next request on a pooled
 // connection) waits for it too. The kit's own long work (index builds, CHECK
-// constraints) runs on a connection taken out of the bound.
+// constraints) runs on a connection taken out of the bound. The wait for a
+// pooled connection gets the same bound as the whole call (databaseTimeout):
+// behind the instance's own traffic it is overload, which outages.ts tells
+// apart from a database that does not answer (connection-waits.ts).
 import { pgDatabase, withPgQueries } from '../../parse/adapter-internals.js'
 
 /** Message node-postgres gives a query that got no answer within `query_timeout`. */
 export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
 
-/** Longest wait for a pooled connection or a new one (capped by the query bound). */
-const CONNECT_MS = 10_000
 /** Idle connections send TCP keep-alives after this long, so a vanished peer is noticed. */
 const KEEPALIVE_DELAY_MS = 10_000
 
@@ -21,7 +22,9 @@ interface ErrorContext { client?: PgClientLike }
 /** Options for Parse's PostgreSQL adapter (`databaseOptions`, passed on to pg-promise and node-postgres). */
 export function boundedPoolOptions (timeoutMs: number): Record<string, unknown> {
   return {
-    connectionTimeoutMillis: Math.min(CONNECT_MS, timeoutMs),
+    // A wait for a pooled connection (or a new one) ends with the call's own bound: a shorter one
+    // would refuse work the bound still allows, a longer one would leave it queued after its 503.
+    connectionTimeoutMillis: timeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     query_timeout: timeoutMs,

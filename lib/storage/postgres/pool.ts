@@ -36,3 +36,45 @@ export function postgresPoolSize (uri: string, option: number | undefined): numb
   }
   return POSTGRES_DEFAULT_POOL_SIZE
 }
+
+/** How long a probe may take on its own connection (the availability watch's own bound). */
+const PROBE_MS = 2_000
+
+interface ProbePool {
+  query (text: string): Promise<unknown>
+  end (): Promise<void>
+  on (event: 'error', listener: (error: Error) => void): unknown
+}
+interface PoolInternals { options: Record<string, unknown>, constructor: new (options: Record<string, unknown>) => ProbePool }
+
+/**
+ * The availability probe's own connection, beside Parse's pool (one more server connection per
+ * instance). Probing through Parse's pool would wait behind the very calls that filled it: under
+ * overload the probe would time out and a database that answers would be marked down. Opened on
+ * the first probe and kept, so a server at max_connections still answers it; a probe that fails
+ * drops the connection and the next one opens a new one.
+ */
+export function postgresProbe (adapter: object): { ping (): Promise<void>, close (): Promise<void> } {
+  let pool: ProbePool | undefined
+  let closed = false
+  const open = (): ProbePool => {
+    const parse = pgPool(adapter) as unknown as PoolInternals
+    // pg-pool keeps the password as a property that a spread does not copy.
+    const own = new parse.constructor({ ...parse.options, password: parse.options.password, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: PROBE_MS, query_timeout: PROBE_MS })
+    own.on('error', () => {}) // the idle connection lost: the next probe opens another
+    return own
+  }
+  return {
+    async ping () {
+      if (closed) throw new Error('the kit is closing')
+      pool ??= open()
+      await pool.query('SELECT 1')
+    },
+    async close () {
+      closed = true
+      const own = pool
+      pool = undefined
+      await own?.end().catch(() => {})
+    }
+  }
+}
