@@ -1,7 +1,8 @@
 // What a server process's memory holds, for test/bench/memory-owners.ts: a V8
 // heap snapshot summed by node type and by constructor (self sizes), V8's
 // heap spaces, and the CommonJS modules loaded, by package. Taken inside the
-// server (the 'heap-summary' command of server-commands.ts), after a full GC.
+// server (the 'heap-summary' command of server-commands.ts), after a full GC
+// unless asked for the process as it is (under load: where its RSS is).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { getHeapSnapshot, getHeapSpaceStatistics } from 'node:v8'
@@ -44,8 +45,8 @@ async function snapshotJSON (): Promise<Snapshot> {
  * one allocates the snapshot's graph outside the JS heap, memory the allocator
  * keeps: every RSS read after it is inflated, so take it last.
  */
-export async function heapSummary (snapshot: boolean, top = 25): Promise<HeapSummary> {
-  (globalThis as { gc?: () => void }).gc?.()
+export async function heapSummary (snapshot: boolean, top = 25, collect = true): Promise<HeapSummary> {
+  if (collect) (globalThis as { gc?: () => void }).gc?.()
   const usage = process.memoryUsage()
   const kinds = rssKinds()
   // Read before the snapshot: its JSON text would sit in the large-object space.

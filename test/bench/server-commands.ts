@@ -31,7 +31,7 @@ export function answerRunner (server: BenchedServer): void {
       case 'memory-live':
         (globalThis as { gc?: () => void }).gc?.()
         return memorySample()
-      case 'heap-summary': return heapSummary(command.snapshot)
+      case 'heap-summary': return heapSummary(command.snapshot, 25, command.gc ?? true)
       case 'close': return close()
       case 'capture-sql':
         if (!server.captureSql) throw new Error('this server does not capture its SQL')

@@ -35,7 +35,7 @@ export type Command =
   /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this). */
   | { id: number, cmd: 'memory-live' }
   /** A heap snapshot summed by type and constructor, V8's spaces and the modules loaded (test/bench/heap-summary.ts; memory-owners.ts). */
-  | { id: number, cmd: 'heap-summary', snapshot: boolean }
+  | { id: number, cmd: 'heap-summary', snapshot: boolean, /** false: as the process is, under load (no full GC first) */ gc?: boolean }
   | { id: number, cmd: 'close' }
   /** The SQL one request sends on Parse's pool, in order (the kit's server only; the data-size scenario EXPLAINs it). */
   | { id: number, cmd: 'capture-sql', path: string, headers: Record<string, string> }
