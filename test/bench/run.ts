@@ -570,7 +570,7 @@ async function main (): Promise<void> {
   }
   results.durationSeconds = round((performance.now() - began) / 1000)
   if (memoryOnly) {
-    process.stdout.write(`\nMemory (issue 51):\n${memoryRows({ ...results, scenarios: all }).join('\n')}\n`)
+    process.stdout.write(`\nMemory (issue 51), load average before/after ${loadBefore.map((value) => value.toFixed(2)).join(', ')} / ${results.environment.loadAverageAfter.join(', ')}:\n${memoryRows({ ...results, scenarios: all }).join('\n')}\n`)
     log(`done in ${results.durationSeconds} s (--memory-only: latest.* untouched)`)
     return
   }
