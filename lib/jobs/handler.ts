@@ -30,10 +30,10 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
     void (async () => {
       if (run.interrupted) {
         // Begun after close started: it never runs.
-        await markInterrupted(jobId).catch(() => {})
+        const marked = await markInterrupted(jobId).then(() => true, () => false)
         metricHooks().jobRunEnded(name, 'interrupted', 0)
         log.warn(`[jobs] ${name}: run ${jobId} not started: ${INTERRUPTED_MESSAGE}`)
-        run.finish({ status: 'failed', message: INTERRUPTED_MESSAGE })
+        run.finish({ status: 'failed', message: INTERRUPTED_MESSAGE, recorded: marked })
         return
       }
       let outcome: Outcome
@@ -52,10 +52,11 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
         log.error(`[jobs] ${name}: could not record the end of run ${jobId}: ${messageOf(error)}`)
         return false
       })
-      // The lease goes once the row says how the run ended (else another instance reports it lost).
-      if (recorded) await runs.context?.leases.dropRun(jobId).catch(() => {})
+      // The lease goes once the row says how the run ended (else another instance reports it lost);
+      // a lease its starter holds goes with its batch's.
+      if (recorded && !parseRequest.leaseHeld) await runs.context?.leases.dropRun(jobId).catch(() => {})
       metricHooks().jobRunEnded(name, outcome.status as JobRunStatus, seconds)
-      run.finish({ status: outcome.status, message: outcome.message })
+      run.finish({ status: outcome.status, message: outcome.message, recorded })
     })()
     // The kit writes the final status itself (as Parse would: status, finishedAt,
     // the returned text or the error's message) and awaits it, so a shutdown can
@@ -76,7 +77,7 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
   const { params, scheduledAt, schedule, firstAttempt, queued } = splitParams(parseRequest.params, parseRequest.jobName)
   const runs = currentJobRuns()
   const context = runs.context
-  if (context) {
+  if (context && !parseRequest.leaseHeld) {
     await context.leases.holdRun({ jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }, context.leaseMs)
       .catch((error: unknown) => log.warn(`[jobs] ${name}: run ${parseRequest.jobId} runs without a lease (${messageOf(error)}): if this instance dies, nothing reports the run lost`))
   }

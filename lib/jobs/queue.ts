@@ -9,12 +9,12 @@ import { Value } from '@sinclair/typebox/value'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 import { JobUnknownError, QueueOffError } from '../errors.js'
 import { afterCommit } from '../storage/transaction.js'
-import { openQueueEngine, type DeadJob, type QueueEngine } from '../storage/queue.js'
+import { openQueueEngine, type DeadJob, type QueueEngine, type QueuedJob } from '../storage/queue.js'
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
 import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
-import { startJobRun } from '../parse/parse-calls.js'
-import { jobRunsPart } from './runs.js'
+import { newJobRunId, startJobRun } from '../parse/parse-calls.js'
+import { jobRunsPart, type RunEnd } from './runs.js'
 import type { QueueSettings } from './settings.js'
 
 export interface EnqueueOptions {
@@ -165,7 +165,7 @@ export async function startQueue (state: KitState, database: Database, settings:
     if (settings.workers) {
       for (const declaration of declaredJobs()) {
         const name = jobName(declaration)
-        await engine.work(name, declaration.options.concurrency ?? 1, (job) => runQueued(state, name, job, log))
+        await engine.work(name, declaration.options.concurrency ?? 1, (jobs) => runQueuedBatch(state, name, jobs, log))
       }
     }
   } catch (error) {
@@ -181,17 +181,46 @@ export async function startQueue (state: KitState, database: Database, settings:
   }
 }
 
-/** One queued job, run as a Parse job run; a failed run fails the queue's job (retried, or dead when spent). */
-async function runQueued (state: KitState, name: string, job: { id: string, data: Record<string, unknown>, attempt: number, attempts: number }, log: JobLogger): Promise<void> {
+/**
+ * One batch of queued jobs, each run as a Parse job run at once: their leases
+ * are taken in one write before their rows, and dropped in one write once
+ * every run's end is on its row. Answers each job's failure (the queue fails
+ * it: retried, or dead when spent), or undefined for one that succeeded.
+ */
+async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[], log: JobLogger): Promise<Array<Error | undefined>> {
   const runs = state.get(jobRunsPart)
-  const marker: QueuedRun = { queue: name, id: job.id, attempt: job.attempt, attempts: job.attempts }
-  const params = (job.data.params ?? {}) as Record<string, unknown>
-  // Started here, its row written once with params and source (Parse's POST /jobs would cost a routed request and a second write).
-  const runId = await startJobRun(state.appId!, name, { ...params, [QUEUED_PARAM]: marker }, { params, source: queuedSource(marker) })
-  // The run's end as this process wrote it on its _JobStatus row (no read back).
-  const end = await runs.finished(runId)
-  if (end.status === 'succeeded') return
-  const message = end.message ?? 'failed'
-  if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
-  throw new Error(message)
+  const context = runs.context
+  const appId = state.appId!
+  const started = jobs.map((job) => {
+    const marker: QueuedRun = { queue: name, id: job.id, attempt: job.attempt, attempts: job.attempts }
+    const params = (job.data.params ?? {}) as Record<string, unknown>
+    return { job, marker, params, runParams: { ...params, [QUEUED_PARAM]: marker }, jobId: newJobRunId(appId) }
+  })
+  let leaseHeld = false
+  if (context) {
+    leaseHeld = await context.leases.holdRuns(started.map((run) => ({ jobId: run.jobId, jobName: name, holder: context.holder, params: run.runParams, attempt: run.job.attempt })), context.leaseMs)
+      .then(() => true, (error: unknown) => {
+        log.warn(`[jobs] ${name}: ${jobs.length} queued run(s) take their leases one by one (${(error as Error)?.message ?? String(error)})`)
+        return false
+      })
+  }
+  const ends = await Promise.all(started.map(async ({ marker, params, runParams, jobId }): Promise<RunEnd> => {
+    try {
+      // Started here, its row written once with params and source (Parse's POST /jobs would cost a routed request and a second write).
+      await startJobRun(appId, name, runParams, { params, source: queuedSource(marker), jobId, leaseHeld })
+    } catch (error) {
+      // Never began: the queue hears of it below, so its lease has nothing to report.
+      return { status: 'failed', message: (error as Error)?.message ?? String(error), recorded: true }
+    }
+    // The run's end as this process wrote it on its _JobStatus row (no read back).
+    return await runs.finished(jobId)
+  }))
+  // A lease whose run's end is not on its row stays: another instance reports that run lost.
+  if (leaseHeld) await context!.leases.dropRuns(started.filter((_run, i) => ends[i].recorded).map((run) => run.jobId)).catch(() => {})
+  return ends.map((end, i) => {
+    if (end.status === 'succeeded') return undefined
+    const { job } = started[i]
+    if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
+    return new Error(end.message ?? 'failed')
+  })
 }

@@ -49,6 +49,8 @@ export interface ParseJobRequest {
   log: JobLogger
   /** The run's row already holds its params and source (a queued run, started by the kit). */
   rowComplete?: boolean
+  /** The starter holds the run's lease and drops it once the run's end is recorded (a batch of queued runs). */
+  leaseHeld?: boolean
 }
 
 /** The source a queued run's _JobStatus row shows. */

@@ -14,7 +14,12 @@ import { episode } from './episode-log.js'
 export const INTERRUPTED_MESSAGE = 'interrupted by shutdown'
 
 /** How a run ended, as its _JobStatus row says. */
-export interface RunEnd { status: 'succeeded' | 'failed', message?: string }
+export interface RunEnd {
+  status: 'succeeded' | 'failed'
+  message?: string
+  /** The row says how the run ended: its lease may go (else it stays, and another instance reports the run lost). */
+  recorded?: boolean
+}
 
 interface Run {
   name: string

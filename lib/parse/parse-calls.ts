@@ -100,6 +100,15 @@ export interface StartedJobRequest {
   log: unknown
   /** The row was written with the run's params and source: the job need not write them again. */
   rowComplete: true
+  /** The starter holds the run's lease (taken before the row, with its batch's) and drops it once the run's end is recorded. */
+  leaseHeld: boolean
+}
+
+/** A new _JobStatus id, as Parse draws one (a starter that takes the run's lease before its row exists names it first). */
+export function newJobRunId (appId: string): string {
+  const config = Config.get(appId)
+  if (!config) throw new Error(`Parse is not running application ${appId}`)
+  return cryptoUtils.newObjectId(config.objectIdSize)
 }
 
 /**
@@ -109,13 +118,13 @@ export interface StartedJobRequest {
  * and with the run's params and source on the row from its first write.
  * Queued runs start many per second; Parse's own start would cost a routed
  * request, and the kit's later write of params and source a second update.
- * Answers the run's _JobStatus id.
+ * Answers the run's _JobStatus id (`row.jobId` when given: see newJobRunId).
  */
-export async function startJobRun (appId: string, jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string }): Promise<string> {
+export async function startJobRun (appId: string, jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string, jobId?: string, leaseHeld?: boolean }): Promise<string> {
   const config = Config.get(appId)
   const job = triggers.getJob(jobName, appId)
   if (!config || !job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
-  const jobId = cryptoUtils.newObjectId(config.objectIdSize)
+  const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
   // The fields Parse's jobStatusHandler writes, locked down the same way (ACL {}), plus params and source.
   await config.database.create('_JobStatus', { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt: new Date(), ACL: {} })
   const request: StartedJobRequest = {
@@ -124,6 +133,7 @@ export async function startJobRun (appId: string, jobName: string, params: Recor
     jobId,
     log: config.loggerController,
     rowComplete: true,
+    leaseHeld: row.leaseHeld === true,
     message: async (text) => {
       if (typeof text === 'string' && text) await config.database.update('_JobStatus', { objectId: jobId }, { message: text })
     }

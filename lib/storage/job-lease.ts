@@ -9,8 +9,8 @@ import type { KitState } from '../kit-state.js'
 import { claimPostgresTick, ensurePostgresLeaseTable, lastPostgresTick, releasePostgresLease, renewPostgresLease } from './postgres/job-lease.js'
 import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } from './mongo/job-lease.js'
 import { deleteExpiredPostgresRows } from './postgres/expire.js'
-import { attemptPostgresRun, dropPostgresRun, ensurePostgresRunLeaseTable, holdPostgresRun, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
-import { attemptMongoRun, dropMongoRun, holdMongoRun, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
+import { attemptPostgresRun, dropPostgresRun, dropPostgresRuns, ensurePostgresRunLeaseTable, holdPostgresRun, holdPostgresRuns, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
+import { attemptMongoRun, dropMongoRun, dropMongoRuns, holdMongoRun, holdMongoRuns, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
 
 import type { LeaseClaim, RunLease } from './lease-claim.js'
 
@@ -25,12 +25,16 @@ export interface JobLeases {
   lastTick (key: string): Promise<Date | undefined>
   /** A run begins on this instance: it holds the run's lease until it ends. */
   holdRun (lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void>
+  /** Several runs begin on this instance (a batch of queued runs): their leases in one write. */
+  holdRuns (leases: Array<Omit<RunLease, 'startedAt'>>, leaseMs: number): Promise<void>
   /** Extends the leases of every run this holder has going. */
   renewRuns (holder: string, leaseMs: number): Promise<void>
   /** The run moved on to this attempt (a retry after its instance is lost continues the count). */
   attemptRun (jobId: string, attempt: number): Promise<void>
   /** The run ended and its outcome is recorded. */
   dropRun (jobId: string): Promise<void>
+  /** Several runs ended, their outcomes recorded: their leases go in one write. */
+  dropRuns (jobIds: string[]): Promise<void>
   /** Removes and returns up to `limit` runs whose lease has passed: their instance is gone. */
   takeLostRuns (limit: number): Promise<RunLease[]>
 }
@@ -49,9 +53,11 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       release: (key, holder) => releasePostgresLease(client, key, holder),
       lastTick: async (key) => { await ready(); return lastPostgresTick(client, key) },
       holdRun: async (lease, leaseMs) => { await runsReady(); return holdPostgresRun(client, lease, leaseMs) },
+      holdRuns: async (leases, leaseMs) => { await runsReady(); return holdPostgresRuns(client, leases, leaseMs) },
       renewRuns: async (holder, leaseMs) => { await runsReady(); return renewPostgresRuns(client, holder, leaseMs) },
       attemptRun: async (jobId, attempt) => { await runsReady(); return attemptPostgresRun(client, jobId, attempt) },
       dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
+      dropRuns: async (jobIds) => { await runsReady(); return dropPostgresRuns(client, jobIds) },
       takeLostRuns: async (limit) => { await runsReady(); return takeLostPostgresRuns(client, limit) }
     }
   }
@@ -64,9 +70,11 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     release: async (key, holder) => releaseMongoLease(await db(), key, holder),
     lastTick: async (key) => lastMongoTick(await db(), key),
     holdRun: async (lease, leaseMs) => holdMongoRun(await db(), lease, leaseMs),
+    holdRuns: async (leases, leaseMs) => holdMongoRuns(await db(), leases, leaseMs),
     renewRuns: async (holder, leaseMs) => renewMongoRuns(await db(), holder, leaseMs),
     attemptRun: async (jobId, attempt) => attemptMongoRun(await db(), jobId, attempt),
     dropRun: async (jobId) => dropMongoRun(await db(), jobId),
+    dropRuns: async (jobIds) => dropMongoRuns(await db(), jobIds),
     takeLostRuns: async (limit) => takeLostMongoRuns(await db(), limit)
   }
 }

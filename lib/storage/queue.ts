@@ -43,8 +43,12 @@ export interface QueueEngine {
   define (name: string, definition: QueueDefinition): Promise<void>
   /** Queues a job; inside a transaction, on the transaction's own connection (it commits or rolls back with it). */
   send (name: string, data: Record<string, unknown>, options: QueueSendOptions): Promise<{ id: string, deduplicated: boolean }>
-  /** `concurrency` workers on this instance, each running one job at a time. */
-  work (name: string, concurrency: number, run: (job: QueuedJob) => Promise<void>): Promise<void>
+  /**
+   * Runs the queue's jobs on this instance, in batches of up to `concurrency`
+   * (so at most that many at once): `run` answers each job's failure, or
+   * undefined for one that succeeded, in the batch's order.
+   */
+  work (name: string, concurrency: number, run: (jobs: QueuedJob[]) => Promise<Array<Error | undefined>>): Promise<void>
   /** Ends a job as failed if it is still active (retried while it has retries, else dead). */
   fail (name: string, id: string, message: string): Promise<void>
   /** Tells one idle worker of the queue on this instance to look for a job now (one job was queued). */
@@ -181,19 +185,28 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       return { id: String(rows[0]?.id ?? ''), deduplicated: true }
     },
     async work (name, concurrency, run) {
-      for (let i = 0; i < concurrency; i++) {
-        const worker = await boss.work<Record<string, unknown>>(name, { batchSize: 1, includeMetadata: true }, async ([job]) => {
-          busy.add(worker)
-          try {
-            await run({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })
-          } finally {
-            busy.delete(worker)
-          }
-          // Straight to the next job: pg-boss otherwise waits out its polling interval after each one.
-          boss.notifyWorker(worker)
-        })
-        workers.set(worker, name)
-      }
+      // One worker a queue, taking up to `concurrency` jobs a fetch: a batch costs one fetch and one
+      // completion of pg-boss's, whatever its size (a worker per slot cost a fetch and a completion a job).
+      const worker = await boss.work<Record<string, unknown>>(name, { batchSize: concurrency, includeMetadata: true }, async (jobs) => {
+        busy.add(worker)
+        let ends: Array<Error | undefined>
+        try {
+          ends = await run(jobs.map((job) => ({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })))
+        } finally {
+          busy.delete(worker)
+        }
+        const failed = ends.flatMap((end) => end ? [end.message] : [])
+        if (failed.length > 0) {
+          // The runs that succeeded end first (completed is final: no retry of theirs can be active
+          // again), then pg-boss fails what is still active of the batch: the failed runs, each once.
+          const done = jobs.filter((_job, i) => !ends[i]).map((job) => job.id)
+          if (done.length > 0) await boss.complete(name, done)
+          throw new Error(failed.join('; '))
+        }
+        // Straight to the next batch: pg-boss otherwise waits out its polling interval after each one.
+        boss.notifyWorker(worker)
+      })
+      workers.set(worker, name)
     },
     async fail (name, id, message) {
       // Only a job still active: failing one already handed back would spend a second retry.

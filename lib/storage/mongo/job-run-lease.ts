@@ -19,6 +19,10 @@ export async function holdMongoRun (db: Db, lease: Omit<RunLease, 'startedAt'>, 
   }, { upsert: true })
 }
 
+export async function holdMongoRuns (db: Db, leases: Array<Omit<RunLease, 'startedAt'>>, leaseMs: number): Promise<void> {
+  for (const lease of leases) await holdMongoRun(db, lease, leaseMs)
+}
+
 export async function renewMongoRuns (db: Db, holder: string, leaseMs: number): Promise<void> {
   await runs(db).updateMany({ holder }, { $set: { leaseUntil: new Date(Date.now() + leaseMs) } })
 }
@@ -29,6 +33,10 @@ export async function attemptMongoRun (db: Db, jobId: string, attempt: number): 
 
 export async function dropMongoRun (db: Db, jobId: string): Promise<void> {
   await runs(db).deleteOne({ _id: jobId })
+}
+
+export async function dropMongoRuns (db: Db, jobIds: string[]): Promise<void> {
+  if (jobIds.length > 0) await runs(db).deleteMany({ _id: { $in: jobIds } })
 }
 
 export async function takeLostMongoRuns (db: Db, limit: number): Promise<RunLease[]> {

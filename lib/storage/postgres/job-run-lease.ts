@@ -19,6 +19,17 @@ export async function holdPostgresRun (client: PgQueries, lease: Omit<RunLease, 
     [lease.jobId, lease.jobName, lease.holder, JSON.stringify(lease.params ?? {}), lease.attempt, leaseMs])
 }
 
+/** Several runs' leases in one statement (a batch of queued runs). */
+export async function holdPostgresRuns (client: PgQueries, leases: Array<Omit<RunLease, 'startedAt'>>, leaseMs: number): Promise<void> {
+  if (leases.length === 0) return
+  await client.none(
+    `INSERT INTO ${TABLE} (job_id, job_name, holder, params, attempt, lease_until)
+     SELECT lease.job_id, lease.job_name, lease.holder, lease.params, lease.attempt, now() + $2 * interval '1 millisecond'
+     FROM jsonb_to_recordset($1::jsonb) AS lease (job_id text, job_name text, holder text, params jsonb, attempt integer)
+     ON CONFLICT (job_id) DO UPDATE SET holder = EXCLUDED.holder, attempt = EXCLUDED.attempt, lease_until = EXCLUDED.lease_until`,
+    [JSON.stringify(leases.map((lease) => ({ job_id: lease.jobId, job_name: lease.jobName, holder: lease.holder, params: lease.params ?? {}, attempt: lease.attempt }))), leaseMs])
+}
+
 export async function renewPostgresRuns (client: PgQueries, holder: string, leaseMs: number): Promise<void> {
   await client.none(`UPDATE ${TABLE} SET lease_until = now() + $2 * interval '1 millisecond' WHERE holder = $1`, [holder, leaseMs])
 }
@@ -29,6 +40,11 @@ export async function attemptPostgresRun (client: PgQueries, jobId: string, atte
 
 export async function dropPostgresRun (client: PgQueries, jobId: string): Promise<void> {
   await client.none(`DELETE FROM ${TABLE} WHERE job_id = $1`, [jobId])
+}
+
+export async function dropPostgresRuns (client: PgQueries, jobIds: string[]): Promise<void> {
+  if (jobIds.length === 0) return
+  await client.none(`DELETE FROM ${TABLE} WHERE job_id = ANY($1::text[])`, [jobIds])
 }
 
 export async function takeLostPostgresRuns (client: PgQueries, limit: number): Promise<RunLease[]> {
