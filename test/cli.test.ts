@@ -98,37 +98,41 @@ interface Server {
   /** The demo user's session token ('' when the server was not asked for one). */
   token: string
   log: () => string
-  stop: () => Promise<void>
+  /** Ends it (SIGTERM, or Ctrl-C to its process group when started with `group`); answers how it ended: the signal's name or the exit code. */
+  stop: () => Promise<string>
   /** How many times it printed its ready output (a watcher restarts it). */
   boots: () => number
 }
 
 /**
- * The project's `start` script (tsx src/server.ts), run the way npm runs it but
- * without npm and sh in between, so SIGTERM reaches tsx (which hands it to the
- * server) and the exit seen here is the server's own. Resolves once the ready
- * request is printed.
+ * A server command of the project run in `dir` (`command` with `args`), resolved
+ * once the ready request is printed. Run directly (a script's command line minus
+ * npm and sh), SIGTERM reaches the server and the exit seen here is its own, which
+ * must be 0. With `group`, it runs as a terminal runs it: in a process group of
+ * its own, ended by Ctrl-C (SIGINT to the whole group).
  */
-async function startServer (dir: string, tsxArgs = ['src/server.ts'], options: { command?: string, env?: Record<string, string>, token?: boolean } = {}): Promise<Server> {
+async function startServer (dir: string, command: string, args: string[], options: { env?: Record<string, string>, token?: boolean, group?: boolean } = {}): Promise<Server> {
   const port = await freePort()
-  const command = options.command ?? path.join(dir, 'node_modules', '.bin', 'tsx')
-  const child: ChildProcess = spawn(command, tsxArgs, { cwd: dir, env: userEnv({ PORT: String(port), ...options.env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child: ChildProcess = spawn(command, args, { cwd: dir, env: userEnv({ PORT: String(port), ...options.env }), stdio: ['ignore', 'pipe', 'pipe'], detached: options.group === true })
   let output = ''
   child.stdout!.on('data', (chunk) => { output += chunk })
   child.stderr!.on('data', (chunk) => { output += chunk })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  let stopping: Promise<void> | undefined
+  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))))
+  const signal = options.group ? 'SIGINT' : 'SIGTERM'
+  const kill = (name: NodeJS.Signals) => options.group ? process.kill(-child.pid!, name) : child.kill(name)
+  let stopping: Promise<string> | undefined
   const stop = () => {
     stopping ??= (async () => {
-      if (child.exitCode !== null) return
-      child.kill('SIGTERM')
+      if (child.exitCode !== null || child.signalCode !== null) return exited
+      kill(signal)
       const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), scaled(30_000)).unref())
-      const code = await Promise.race([exited, timeout])
-      if (code === 'timeout') {
-        child.kill('SIGKILL')
-        throw new Error(`the server did not stop after SIGTERM:\n${output}`)
+      const ended = await Promise.race([exited, timeout])
+      if (ended === 'timeout') {
+        kill('SIGKILL')
+        throw new Error(`the server did not stop after ${signal}:\n${output}`)
       }
-      if (code !== 0) throw new Error(`the server exited with ${code} after SIGTERM:\n${output}`)
+      if (!options.group && ended !== '0') throw new Error(`the server exited with ${ended} after SIGTERM:\n${output}`)
+      return ended
     })()
     return stopping
   }
@@ -146,7 +150,12 @@ async function startServer (dir: string, tsxArgs = ['src/server.ts'], options: {
 }
 
 const work = tempDir('fpk-cli-')
-t.teardown(() => rmSync(work, { recursive: true, force: true }))
+/** The demo project's `npm run dev`: started once installed, ended by the Ctrl-C test. */
+const shared: { dev?: Server } = {}
+t.teardown(async () => {
+  await shared.dev?.stop().catch(() => {})
+  rmSync(work, { recursive: true, force: true })
+})
 const demo = path.join(work, 'demo')
 /** The kit tarball `fpk new demo` packed from this checkout (later projects reuse it through --kit). */
 const tarball = () => path.join(demo, 'vendor', readdirSync(path.join(demo, 'vendor'))[0])
@@ -451,9 +460,12 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.equal(installedPkg.dependencies['fastify-parse-kit'], `file:vendor/${path.basename(tarball())}`)
   t.ok(readFileSync(path.join(work, 'from-installed', 'vendor', path.basename(tarball()))).equals(readFileSync(tarball())), 'the same tarball, copied into the new project')
 
-  t.equal(JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.start, 'tsx src/server.ts', 'what startServer runs')
-  const server = await startServer(demo)
-  t.teardown(() => server.stop().catch(() => {}))
+  // One `npm run dev`, as a user starts it in a terminal, serves this test, the generated files after it, and Ctrl-C ends it:
+  // every boot of the project costs seconds. It runs what `npm start` runs (tsx src/server.ts), watched.
+  const { start, dev } = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts
+  t.equal(start, 'tsx src/server.ts')
+  t.match(dev, /^tsx watch .* src\/server\.ts$/, 'npm run dev watches what npm start runs')
+  const server = shared.dev = await startServer(demo, 'npm', ['run', 'dev'], { group: true })
   const { APP_ID: appId } = readEnvFile(path.join(demo, '.env'))
   const app = { 'x-parse-application-id': appId }
   const user = { ...app, 'x-parse-session-token': server.token }
@@ -487,9 +499,6 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.equal(docs.status, 200, 'DOCS_ENABLED=true in .env: docs at DOCS_PATH')
   t.ok(docs.json.paths['/notes/createNote'])
 
-  await server.stop()
-  t.match(server.log(), /SIGTERM: shutting down/)
-  t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
   // One log stream: Parse Server's lines come through the project's pino logger, pretty in development.
   t.notMatch(server.log(), /^(error|warn|info|verbose|debug|silly): /m, 'no line in Parse Server\'s own (winston) format')
   t.match(server.log(), /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[parse\] Running Migrations/m, 'Parse\'s lines, pretty, in the same stream')
@@ -508,11 +517,8 @@ t.test('the packed kit installs as npx --package=<tarball> installs it: no EBADE
 
 t.test('g resource, g model, g functions: served by npm run dev without a manual restart', async (t) => {
   if (!needs(t, 'install')) return
-  // `npm run dev` as npm runs it, minus npm: the dev script's tsx watch command line.
-  const dev = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts.dev.split(' ')
-  t.equal(dev[0], 'tsx')
-  const server = await startServer(demo, dev.slice(1))
-  t.teardown(() => server.stop().catch(() => {}))
+  const server = shared.dev
+  if (!server) return t.plan(0, 'needs npm run dev of the demo project, which did not start above')
   /** Waits for the watcher's next boot after a change to the files. */
   const nextBoot = async (before: number, what: string) => {
     const deadline = Date.now() + scaled(150_000)
@@ -522,55 +528,54 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
     while (!/is ready at[^\n]*\n(?![\s\S]*(Restarting|\[tsx\]))/.test(server.log()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
   }
 
+  // The installed package's own bin, as `npx fpk` runs it inside the project.
   let boots = server.boots()
-  const resource = await fpk(demo, 'g', 'resource', 'Product', '-y')
+  const resource = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['g', 'resource', 'Product', '-y'], { cwd: demo })
   t.equal(resource.code, 0, resource.stderr)
   t.match(resource.stdout, /created src\/models\/Product\.ts[\s\S]*created src\/functions\/products\.ts[\s\S]*created test\/products\.test\.ts/)
   t.match(readFileSync(path.join(demo, 'test', 'products.test.ts'), 'utf8'), /from '\.\.\/src\/app\.js'[\s\S]*\/createProduct/, 'a test for the resource, against the app')
   t.match(resource.stdout, /Nothing to register[\s\S]*npm run dev. restarts by itself when a file under src\/ is added/)
   await nextBoot(boots, 'g resource Product')
-  // The installed package's own bin, as `npx fpk` runs it inside the project.
+
+  // Then a model, its endpoints and edits, all within tsx watch's debounce (100 ms):
+  // one restart serves them all, as one would after a burst of saves.
   boots = server.boots()
-  const model = await run(path.join(demo, 'node_modules', '.bin', 'fpk'), ['g', 'model', 'Tag', '-y'], { cwd: demo })
+  const model = await fpkHere(demo, 'g', 'model', 'Tag', '-y')
   t.equal(model.code, 0, model.stderr)
   t.ok(existsSync(path.join(demo, 'src', 'models', 'Tag.ts')))
   t.notOk(existsSync(path.join(demo, 'src', 'functions', 'tags.ts')), 'a model only')
   t.match(model.stdout, /created test\/tags\.model\.test\.ts/, 'and a test of its class')
-  await nextBoot(boots, 'g model Tag')
 
   // Endpoints for the existing model, which stays as it is.
   const tagModel = readFileSync(path.join(demo, 'src', 'models', 'Tag.ts'), 'utf8')
-  const missing = await fpk(demo, 'g', 'functions', 'Label')
+  const missing = await fpkHere(demo, 'g', 'functions', 'Label')
   t.equal(missing.code, 1)
   t.match(missing.stderr, /no model Label is declared under src\/models: fpk g resource Label/)
-  const again = await fpk(demo, 'g', 'resource', 'Tag')
+  const again = await fpkHere(demo, 'g', 'resource', 'Tag')
   t.equal(again.code, 1)
   t.match(again.stderr, /src\/models\/Tag\.ts already exists: nothing was written\. fpk g functions Tag adds the endpoints for it; -f overwrites/)
-  boots = server.boots()
-  const functions = await fpk(demo, 'g', 'functions', 'Tag', '-y')
+  const functions = await fpkHere(demo, 'g', 'functions', 'Tag', '-y')
   t.equal(functions.code, 0, functions.stderr)
   t.match(functions.stdout, /created src\/functions\/tags\.ts[\s\S]*created test\/tags\.test\.ts[\s\S]*GET {2}\/parse\/tags\/listTags/)
   t.equal(readFileSync(path.join(demo, 'src', 'models', 'Tag.ts'), 'utf8'), tagModel, 'the model file is untouched')
-  await nextBoot(boots, 'g functions Tag')
-  const refusedFunctions = await fpk(demo, 'g', 'functions', 'Tag')
+  const refusedFunctions = await fpkHere(demo, 'g', 'functions', 'Tag')
   t.equal(refusedFunctions.code, 1)
   t.match(refusedFunctions.stderr, /src\/functions\/tags\.ts already exists: nothing was written\. Use -f to overwrite\./)
 
   const functionsFile = path.join(demo, 'src', 'functions', 'products.ts')
   const original = readFileSync(functionsFile, 'utf8')
-  boots = server.boots()
   writeFileSync(functionsFile, original + '\n// edited by hand\n')
-  const refused = await fpk(demo, 'g', 'resource', 'Product')
+  const refused = await fpkHere(demo, 'g', 'resource', 'Product')
   t.equal(refused.code, 1)
   t.match(refused.stderr, /src\/models\/Product\.ts, src\/functions\/products\.ts already exist: nothing was written\. Use -f to overwrite\./)
   t.match(readFileSync(functionsFile, 'utf8'), /edited by hand/, 'the refused run left the file alone')
-  const forced = await fpk(demo, 'g', 'resource', 'Product', '-f', '-y')
+  const forced = await fpkHere(demo, 'g', 'resource', 'Product', '-f', '-y')
   t.equal(forced.code, 0, forced.stderr)
   t.match(forced.stdout, /overwritten src\/models\/Product\.ts[\s\S]*overwritten src\/functions\/products\.ts[\s\S]*overwritten test\/products\.test\.ts/)
   t.equal(readFileSync(functionsFile, 'utf8'), original, '-f overwrites')
 
   t.match(readFileSync(path.join(demo, 'src', 'app.ts'), 'utf8'), /models: path\.join\(here, 'models'\)/, 'no registration file was edited')
-  await nextBoot(boots, 'the edits')
+  await nextBoot(boots, 'g model Tag, g functions Tag and the edits')
 
   const env = readEnvFile(path.join(demo, '.env'))
   const app = { 'x-parse-application-id': env.APP_ID }
@@ -618,31 +623,25 @@ t.test('g resource, g model, g functions: served by npm run dev without a manual
   const docs = await http('GET', `${new URL(server.base).origin}/api-docs/json`, {})
   t.ok(docs.json.paths['/products/listProducts'], 'the new endpoints are documented')
   t.ok(docs.json.paths['/tags/listTags'], 'the generated functions of the new model are documented (a model schema no operation refers to is left out)')
-  await server.stop()
   done(t, 'generated')
 })
 
 t.test('Ctrl-C on npm run dev: one "shutting down" line and a clean exit', async (t) => {
+  const server = shared.dev
+  if (!server) return t.plan(0, 'needs npm run dev of the demo project, which did not start above')
   // As a terminal sends it: SIGINT to the whole process group (npm, sh, tsx watch, the server),
   // so the server hears it from the terminal and again from tsx watch.
-  const port = await freePort()
-  const child = spawn('npm', ['run', 'dev'], { cwd: demo, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let output = ''
-  child.stdout!.on('data', (chunk) => { output += chunk })
-  child.stderr!.on('data', (chunk) => { output += chunk })
-  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))))
-  const deadline = Date.now() + 150_000
-  while (!/is ready at/.test(output) && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
-  t.match(output, /is ready at/, 'npm run dev served')
-  process.kill(-child.pid!, 'SIGINT')
-  const ended = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())])
-  if (ended === 'timeout') process.kill(-child.pid!, 'SIGKILL')
+  const before = server.log().length
+  const ended = await server.stop()
+  const output = server.log()
+  const after = output.slice(before)
   // npm, interrupted itself, ends by the same signal once its script is done (or with 0); a script
   // that failed would make it print "npm error … command failed" and exit 1 instead.
   t.ok(ended === 'SIGINT' || ended === '0', `npm ended by Ctrl-C, not by a failure (${ended}):\n${output}`)
   t.notMatch(output, /npm error|npm ERR!|exit(ed)? (with )?(code )?1\b/i, 'the script itself exited cleanly')
-  t.equal(output.split('\n').filter((line) => /shutting down/.test(line)).length, 1, 'one "shutting down" line')
-  t.notMatch(output, /second SIGINT|Force killing|didn't exit/, 'no second-signal exit, no forced kill')
+  t.equal(after.split('\n').filter((line) => /shutting down/.test(line)).length, 1, 'one "shutting down" line')
+  t.match(after, /SIGINT: shutting down/)
+  t.notMatch(after, /second SIGINT|Force killing|didn't exit/, 'no second-signal exit, no forced kill')
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
 })
 
@@ -664,7 +663,7 @@ t.test('built with npm run build, served by start:prod from dist/ without tsx', 
   t.teardown(() => { if (existsSync(hidden)) renameSync(hidden, tsx) })
   // Production refuses the embedded PostgreSQL: a MongoDB replica set (the stand-in unless MONGODB_URI).
   const mongo = await mongoReplicaSet(t)
-  const server = await startServer(demo, args, { command: process.execPath, env: { NODE_ENV: 'production', DATABASE_URI: mongo.uri }, token: false })
+  const server = await startServer(demo, process.execPath, args, { env: { NODE_ENV: 'production', DATABASE_URI: mongo.uri }, token: false })
   t.teardown(() => server.stop().catch(() => {}))
   const { APP_ID: appId, MASTER_KEY: masterKey } = readEnvFile(path.join(demo, '.env'))
   const app = { 'x-parse-application-id': appId }
