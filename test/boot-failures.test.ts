@@ -15,7 +15,7 @@ import { tempDir } from './helpers/kit.js'
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BOOT_TIMEOUT_MS = 180_000
 // Resolved here: a project directory of a test has no node_modules of its own.
-const TSX = import.meta.resolve('tsx')
+const TSX = import.meta.resolve('tsx/esm')
 
 interface Child { output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }
 

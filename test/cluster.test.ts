@@ -81,7 +81,7 @@ interface Instance { origin: string, logs (): string, call (name: string, init?:
 
 async function startInstance (name: string, env: { DATABASE_URI: string, REDIS_URL: string }): Promise<Instance> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx', path.join(here, 'helpers', 'cluster-node.ts')], {
+  const child = spawn(process.execPath, ['--import=tsx/esm', path.join(here, 'helpers', 'cluster-node.ts')], {
     env: { ...process.env, ...env, PORT: String(port), NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe']
   })

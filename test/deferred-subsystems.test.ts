@@ -32,7 +32,7 @@ interface Report {
 
 function runChild (): Promise<Report> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
+    execFile(process.execPath, ['--import', import.meta.resolve('tsx/esm'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
       { cwd: root, timeout: 180_000, maxBuffer: 16 * 2 ** 20, env: { ...process.env, LOG_LEVEL: 'warn' } },
       (error, stdout, stderr) => {
         const line = stdout.split('\n').find((candidate) => candidate.startsWith(DEFERRED_REPORT_MARK))

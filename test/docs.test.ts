@@ -556,7 +556,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
 
   t.test('without @fastify/swagger-ui installed', async (t) => {
     // A child process in which the package cannot be resolved at all (see withoutSwaggerUi).
-    await t.spawn(process.execPath, ['--import=tsx', thisFile], {
+    await t.spawn(process.execPath, ['--import=tsx/esm', thisFile], {
       env: { ...process.env, [CHILD_ROLE]: 'without-ui' },
       cwd: path.join(here, '..')
     }, 'the UI path answers 404 and the JSON still serves')

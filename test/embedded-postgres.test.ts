@@ -32,7 +32,7 @@ async function serverInChild (t: Test, dataDir: string, { quiet = false } = {}):
 const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, ephemeral: true${quiet ? ', onNotice: () => {}' : ''} })
 console.log('READY ' + db.dataDir + ' ' + db.uri)
 setInterval(() => {}, 1000)`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   // The server may run from a relocated data dir (when user postgres cannot reach this one): ask it.
   const [actualDir, uri] = await new Promise<string[]>((resolve, reject) => {
@@ -168,7 +168,7 @@ const second = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}
 const found = (await sql(second.uri, "SELECT 1 FROM pg_tables WHERE tablename = 'kept'")).rowCount
 await second.stop()
 console.log('RESULT ' + JSON.stringify({ copy: first.dataDir, again: second.dataDir, keptAfterClose, found, notices }))`
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   let output = ''
   child.stdout.on('data', (chunk) => { output += String(chunk) })

@@ -303,7 +303,7 @@ t.test('the example shop', async (t) => {
   })
 
   t.test('seed:remote runs the same seed over REST against the running server', async (t) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx/esm', path.join(fixtures, 'seed-remote.ts')], {
       env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY, ADMIN_PASSWORD: 'x' },
       timeout: scaled(60_000)
     })
@@ -313,7 +313,7 @@ t.test('the example shop', async (t) => {
   })
 
   t.test('seed:remote with a master key the server does not accept: one coded line, no stack', async (t) => {
-    const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(fixtures, 'seed-remote.ts')], {
+    const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx/esm', path.join(fixtures, 'seed-remote.ts')], {
       env: { ...process.env, SERVER_URL: `${kit.origin}/parse`, APP_ID, MASTER_KEY: 'not-the-master-key', ADMIN_PASSWORD: 'x', DEBUG: '' },
       timeout: scaled(60_000)
     }).then(() => undefined, (error: { code: number, stdout: string, stderr: string }) => error)

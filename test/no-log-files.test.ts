@@ -17,7 +17,7 @@ t.test('importing the library creates no ./logs/ and no log files', async (t) =>
   delete env.PARSE_SERVER_LOGS_FOLDER
   const entry = pathToFileURL(path.join(root, 'lib/index.ts')).href
   const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import', import.meta.resolve('tsx'), '--input-type=module',
+    '--import', import.meta.resolve('tsx/esm'), '--input-type=module',
     '-e', `const kit = await import(${JSON.stringify(entry)}); console.log(typeof kit.kitPlugin)`
   ], { cwd, env })
   t.equal(stdout.trim(), 'function', 'the library loaded')

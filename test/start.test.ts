@@ -18,7 +18,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   t.test(`boots, serves, and exits cleanly on ${signal}`, async (t) => {
     const dir = tempDir()
     const port = await freePort()
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'fixtures', 'server.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx/esm', path.join(root, 'fixtures', 'server.ts')], {
       cwd: root,
       env: { ...process.env, PORT: String(port), DATA_DIR: path.join(dir, 'pg'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password' },
       stdio: ['ignore', 'pipe', 'pipe']
@@ -48,7 +48,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 /** fixtures/server.ts in a child process; resolves once it printed its ready output or exited. */
 async function startExample (env: Record<string, string>): Promise<{ output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }> {
   const { MASTER_KEY: _unset, ...inherited } = process.env // the development key made for this run is under test
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'fixtures', 'server.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', path.join(root, 'fixtures', 'server.ts')], {
     cwd: root,
     env: { ...inherited, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
