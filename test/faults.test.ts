@@ -464,6 +464,8 @@ t.test('a pool full of the instance\'s own work: a call that gets no connection 
   const kit = await startKit(t, { databasePoolSize: POOL, databaseTimeout: boundSeconds })
   const database = currentDatabase()!
   const adapter = database.adapter as unknown as { _client: { one (query: string): Promise<Record<string, unknown>> } }
+  // Readiness, as a load balancer checks it, opens the probe's own connection.
+  t.equal((await kit.request('GET', '/parse/health')).status, 200)
   // Every pooled connection held by the kit's own work (a query each, then held open until released).
   let release!: () => void
   const released = new Promise<void>((resolve) => { release = resolve })

@@ -7,9 +7,10 @@ import { PostgresStorageAdapter } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { watchAvailability } from '../lib/storage/availability.js'
 import { freePort } from '../lib/storage/free-port.js'
-import { CallTimeoutError, isNoAnswerInTime } from '../lib/storage/call-bound.js'
-import { until } from './helpers/until.js'
-import { DATABASE_UNAVAILABLE, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
+import { CallTimeoutError, ConnectionWaitError, isNoAnswerInTime, isWaitForConnection } from '../lib/storage/call-bound.js'
+import { outage } from '../lib/storage/outages.js'
+import { sleep, until } from './helpers/until.js'
+import { DATABASE_BUSY, DATABASE_UNAVAILABLE, DatabaseBusyError, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 
 const named = (name: string, message = name) => Object.assign(new Error(message), { name })
 const coded = (code: string, message = code) => Object.assign(new Error(message), { code })
@@ -108,4 +109,42 @@ t.test('a call with no answer in time makes the kit probe; only a failed probe m
   t.match(notices, [/the database cannot be reached \(connection refused\)/], 'a failed probe is an outage, in one line')
   t.ok(isNoAnswerInTime(new CallTimeoutError(5)) && isNoAnswerInTime(new Error('Query read timeout')), 'timeouts are suspicions')
   t.notOk(isNoAnswerInTime(coded('ECONNREFUSED')), 'a refused connection is an outage at once')
+})
+
+t.test('a call that found no free pooled connection in time: busy while the database answers a probe, an outage when it does not', async (t) => {
+  const notices: string[] = []
+  let answering = true
+  let probes = 0
+  const availability = watchAvailability({
+    probe: async () => { probes++; if (!answering) throw coded('ECONNREFUSED') },
+    onNotice: (line) => notices.push(line)
+  })
+  t.teardown(() => availability.close())
+  const waited = (error: unknown) => (outage(error, availability) as Promise<never>).then(() => undefined, (failed: unknown) => failed)
+  /** Longer than an answer of the probe counts as fresh for this decision. */
+  const stale = () => sleep(1_100)
+
+  await availability.check()
+  let before = probes
+  const fresh = await waited(new ConnectionWaitError(1_000))
+  t.type(fresh, DatabaseBusyError, 'the probe answered within the last second: busy at once')
+  t.match(fresh, { code: DATABASE_BUSY, statusCode: 503 })
+  t.equal(probes, before, 'without asking again')
+
+  await stale()
+  before = probes
+  const poolWait = new Error('timeout exceeded when trying to connect')
+  t.ok(isWaitForConnection(poolWait) && isDatabaseUnavailable(poolWait), 'pg-pool\'s own wait is a wait for a connection')
+  t.type(await waited(poolWait), DatabaseBusyError, 'no recent answer: busy once a fresh probe answers')
+  t.equal(probes, before + 1, 'one probe asked')
+  t.ok(availability.reachable && !availability.inDoubt, 'the database stays up')
+  t.notOk(isWaitForConnection(new CallTimeoutError(1_000)), 'a statement with no answer is not a wait for a connection')
+  t.same(notices, [], 'no outage line')
+
+  answering = false
+  await stale()
+  t.type(await waited(new ConnectionWaitError(1_000)), DatabaseUnavailableError, 'no answer to the probe either: an outage (5003)')
+  t.notOk(availability.reachable, 'marked down')
+  t.match(notices, [/the database cannot be reached \(connection refused\)/])
+  t.type(await waited(new ConnectionWaitError(1_000)), DatabaseUnavailableError, 'and while it is down, 5003 at once')
 })

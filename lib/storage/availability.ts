@@ -29,6 +29,8 @@ export interface DatabaseAvailability {
    * found no free pooled connection asks whether the database answers before saying which it was.
    */
   recheck (): Promise<Readiness>
+  /** Whether the database is up and a probe answered within the last `ms`. */
+  answeredWithin (ms: number): boolean
   /** true while the probe a suspicion started is under way (the database may be gone). */
   readonly inDoubt: boolean
   /** Stops the background probe (at shutdown). */
@@ -110,6 +112,9 @@ export function watchAvailability (options: AvailabilityOptions): DatabaseAvaila
       if (closed) return Promise.resolve(downSince === undefined ? { ready: true } : { ready: false, reason })
       lastAnswer = 0
       return check()
+    },
+    answeredWithin (ms: number) {
+      return downSince === undefined && lastAnswer > 0 && Date.now() - lastAnswer < ms
     },
     get inDoubt () { return doubts > 0 },
     close () {

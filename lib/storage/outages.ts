@@ -4,9 +4,11 @@
 // with DatabaseUnavailableError: a Parse error, which Parse passes through
 // unchanged (any other error it would rewrap as an opaque code 1).
 // A call that spent its bound waiting for a pooled connection is different:
-// the pool is full of this instance's own work. A probe on the watch's own
-// connection decides: the database answers, so the call fails alone with
-// DatabaseBusyError (overload: nothing marked down); no answer, an outage.
+// the pool may be full of this instance's own work. The probe, on the watch's
+// own connection, decides: an answer within the last second, or to a probe
+// asked now within DECIDE_MS, makes it overload (DatabaseBusyError, 5005,
+// nothing marked down); otherwise it answers 5003 like any call with no answer
+// in time, and the probe goes on to decide the outage.
 import type { DatabaseAvailability } from './availability.js'
 import { DatabaseBusyError, DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js'
 import { isNoAnswerInTime, isWaitForConnection } from './call-bound.js'
@@ -55,9 +57,22 @@ export function outage (error: unknown, availability: DatabaseAvailability): nev
   throw error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(error)
 }
 
+/** A probe's answer this recent tells overload from an outage without asking again. */
+const FRESH_ANSWER_MS = 1_000
+/** How long a call that ran out of time waits for the probe it starts: its bound has passed already. */
+const DECIDE_MS = 500
+
 async function busyOrOutage (error: unknown, availability: DatabaseAvailability): Promise<never> {
   if (!availability.reachable) throw new DatabaseUnavailableError(error)
-  // A fresh answer: the last one may predate a freeze that holds every connection now.
-  const { ready } = await availability.recheck()
+  // An answer within the last second, while this call waited its whole bound: the database was
+  // answering other calls, so the pool was full of the instance's own work.
+  if (availability.answeredWithin(FRESH_ANSWER_MS)) throw new DatabaseBusyError(error)
+  // Otherwise ask now (on the probe's own connection). A probe that has not answered within
+  // DECIDE_MS gives 503 5003 as any call with no answer in time does, and goes on to decide the outage.
+  let timer: NodeJS.Timeout | undefined
+  const ready = await Promise.race([
+    availability.recheck().then(({ ready }) => ready),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), DECIDE_MS) })
+  ]).finally(() => clearTimeout(timer))
   throw ready ? new DatabaseBusyError(error) : new DatabaseUnavailableError(error)
 }
