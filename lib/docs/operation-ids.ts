@@ -14,8 +14,10 @@ export type OperationIds = Map<string, Map<string, string>>
 export function operationIds (functions: DeclaredFunction[]): OperationIds {
   const ids: OperationIds = new Map()
   const owners = new Map<string, DeclaredFunction>()
+  // A @Route prefix's words, once per prefix (functions share their class's).
+  const prefixWords = new Map<string, string>()
   for (const fn of functions) {
-    const base = fn.options.swagger?.operationId ?? defaultId(fn)
+    const base = fn.options.swagger?.operationId ?? defaultId(fn, prefixWords)
     const verbs = documentedVerbs(fn).map((verb) => verb.toLowerCase())
     const byVerb = new Map<string, string>()
     for (const verb of verbs) {
@@ -33,10 +35,14 @@ export function operationIds (functions: DeclaredFunction[]): OperationIds {
   return ids
 }
 
-function defaultId (fn: DeclaredFunction): string {
+function defaultId (fn: DeclaredFunction, prefixWords: Map<string, string>): string {
   if (fn.prefix === undefined) return fn.name
-  const words = fn.prefix.split(/[^A-Za-z0-9]+/).filter(Boolean)
-  return [...words.map((word, i) => i === 0 ? word : capitalised(word)), capitalised(fn.name)].join('')
+  let words = prefixWords.get(fn.prefix)
+  if (words === undefined) {
+    words = fn.prefix.split(/[^A-Za-z0-9]+/).filter(Boolean).map((word, i) => i === 0 ? word : capitalised(word)).join('')
+    prefixWords.set(fn.prefix, words)
+  }
+  return words + capitalised(fn.name)
 }
 
 function capitalised (word: string): string {

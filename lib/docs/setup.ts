@@ -25,7 +25,8 @@ export async function setupSwagger (fastify: FastifyInstance, config: SwaggerCon
   }
   collector.completeWith((routeDocument) => completeDocument(routeDocument, resolved))
   // Two functions with one operationId fail the boot, not the first request for the document.
-  fastify.addHook('onReady', async () => { operationIds(declaredFunctions()) })
+  // Under kitPlugin, the functions its routes serve (the list is not built a second time).
+  fastify.addHook('onReady', async () => { operationIds(fastify.hasDecorator('kit') ? fastify.kit.functions : declaredFunctions()) })
   const document = documentSource(collector, resolved)
 
   const ui = await loadSwaggerUi()

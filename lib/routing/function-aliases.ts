@@ -61,6 +61,8 @@ export class FunctionAliases {
   /** Whether the router compares paths without case (asked of the router once the routes are in). */
   private caseBlind = false
   private headTaken = false
+  /** The last twin path asked about and its loose key: `takes` then `add` ask for the same path. */
+  private lastLoose = { url: '', key: '' }
 
   constructor (private readonly scope: FastifyInstance, base: string) {
     this.url = `${base}/functions/:name`
@@ -74,13 +76,13 @@ export class FunctionAliases {
    */
   takes (fn: DeclaredFunction, twinUrl: string, verbs: HTTPMethods[]): boolean {
     if (verbs.some((method) => this.scope.hasRoute({ method, url: twinUrl }))) return false
-    const existing = this.byLooseKey.get(looseKey(twinUrl))
+    const existing = this.byLooseKey.get(this.looseKeyOf(twinUrl))
     return existing === undefined || existing.fn === fn
   }
 
   /** Adds the steps of `fn`'s twin for one verb (`answer`: its 200 schema, when it declares `returns`). */
   add (fn: DeclaredFunction, twinUrl: string, verb: 'POST' | 'GET', steps: AliasSteps, answer?: object): void {
-    const loose = looseKey(twinUrl)
+    const loose = this.looseKeyOf(twinUrl)
     let alias = this.byLooseKey.get(loose)
     if (alias === undefined) {
       alias = { fn, url: twinUrl, steps: {}, ...(answer ? { answer: { schema: answer } } : {}) }
@@ -196,6 +198,15 @@ export class FunctionAliases {
         return alias.steps[verb]!.handler.call(this, request, reply)
       }
     })
+  }
+
+  private looseKeyOf (twinUrl: string): string {
+    const last = this.lastLoose
+    if (last.url !== twinUrl) {
+      last.url = twinUrl
+      last.key = looseKey(twinUrl)
+    }
+    return last.key
   }
 
   /** The twin the shared route's path parameters name. */

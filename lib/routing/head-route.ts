@@ -15,9 +15,14 @@ interface GetVerbs { method: HTTPMethods[], exposeHeadRoute?: false, onSend?: on
  * more specific to the router than the shared route, and keeps that path's HEAD.
  */
 export function getVerbs (scope: FastifyInstance, methods: HTTPMethods[], url: string | undefined): GetVerbs {
-  if ((scope.initialConfig as { exposeHeadRoutes?: boolean }).exposeHeadRoutes === false) return { method: methods }
+  if (!exposesHeadRoutes(scope)) return { method: methods }
   if (url !== undefined && scope.hasRoute({ method: 'HEAD', url })) return { method: methods, exposeHeadRoute: false }
   return { method: [...methods, 'HEAD'], exposeHeadRoute: false, onSend: headWithoutBody }
+}
+
+/** Whether Fastify would add HEAD routes on this instance (its exposeHeadRoutes option). */
+export function exposesHeadRoutes (scope: FastifyInstance): boolean {
+  return (scope.initialConfig as { exposeHeadRoutes?: boolean }).exposeHeadRoutes !== false
 }
 
 type Payload = string | Buffer | null | undefined | {

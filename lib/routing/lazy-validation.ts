@@ -50,9 +50,12 @@ export function lazyValidation (): LazyValidation {
 function deferred (compile: FastifySchemaCompiler<FastifySchema>, route: RouteSchemaDef, query: boolean): Validator {
   let real: Validator | undefined
   // A query string's numbers are read strictly (strict-query-numbers.ts) before ajv converts the rest.
-  const numbers = query ? numberFields(route.schema) : undefined
+  let numbers: ReturnType<typeof numberFields>
   const validate: Validator = (data) => {
-    real ??= compile(route)
+    if (real === undefined) {
+      real = compile(route)
+      if (query) numbers = numberFields(route.schema)
+    }
     if (numbers) readNumbers(data, numbers)
     const valid = real(data)
     validate.errors = real.errors

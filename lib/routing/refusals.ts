@@ -52,13 +52,14 @@ export class Refusals {
    */
   answer (base: string, refusals: Refusal[], guards: RefusalGuards): void {
     const { scope, byKey } = this
+    // Each path's key once: a thousand functions give two thousand refused paths.
+    const keys = refusals.map((refusal) => looseKey(refusal.url))
     const clashing = new Set<string>()
-    for (const refusal of refusals) {
-      const key = looseKey(refusal.url)
-      if (byKey.has(key)) clashing.add(key)
-      else byKey.set(key, refusal)
-    }
-    const ownRoute = refusals.filter((refusal) => clashing.has(looseKey(refusal.url)))
+    refusals.forEach((refusal, i) => {
+      if (byKey.has(keys[i])) clashing.add(keys[i])
+      else byKey.set(keys[i], refusal)
+    })
+    const ownRoute = clashing.size === 0 ? [] : refusals.filter((_refusal, i) => clashing.has(keys[i]))
     for (const key of clashing) byKey.delete(key)
     for (const { url, refused, allowed } of ownRoute) {
       if (refused.length > 0) scope.route({ method: refused, url, ...guards, handler: methodNotAllowed(allowed) })
@@ -66,7 +67,15 @@ export class Refusals {
     if (byKey.size === 0) return
 
     const verbs = [...new Set([...byKey.values()].flatMap((refusal) => refusal.refused))]
-    const answers = new Map([...byKey.values()].map((refusal) => [refusal, methodNotAllowed(refusal.allowed)]))
+    // One answer per list of allowed verbs (a few kinds), not one per path.
+    const byAllowed = new Map<string, RouteHandlerMethod>()
+    const answers = new Map<Refusal, RouteHandlerMethod>()
+    for (const refusal of byKey.values()) {
+      const allowed = refusal.allowed.join(',')
+      let answer = byAllowed.get(allowed)
+      if (answer === undefined) byAllowed.set(allowed, answer = methodNotAllowed(refusal.allowed))
+      answers.set(refusal, answer)
+    }
     const refusalOf = (request: IncomingMessage) => this.refusalOf(request)
     scope.route({
       method: verbs,

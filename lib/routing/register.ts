@@ -1,7 +1,7 @@
 // One Fastify route per declared function, at {mount}/{prefix}/{name} (plain
 // JSON) and {mount}/functions/{name} ({result}, as Parse answers), both going
 // through the same checks and the same rate-limit counter.
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod, RouteOptions, onRequestHookHandler, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import Parse from 'parse/node'
 import { SDK_BODY_KEYS } from '../access/credentials.js'
@@ -24,7 +24,7 @@ import { declaredFunctions, type DeclaredFunction } from './registry.js'
 import { bodyIsAnObject } from './body-shape.js'
 import { dateFields, decodeDates, parseDatesAsIso } from './parse-dates.js'
 import { parseDatesToIso } from './answer-dates.js'
-import { getVerbs } from './head-route.js'
+import { exposesHeadRoutes, getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 import { FunctionAliases } from './function-aliases.js'
 import { mountPrefix } from '../mount-prefix.js'
@@ -75,7 +75,6 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     scope.setErrorHandler(replyWithParseShape)
     scope.decorateRequest(kAdmission, null)
     await scope.register(rateLimit, { global: false, ...(options.rateLimitStore ? { store: options.rateLimitStore as never } : {}) })
-    const compilers = { validation: lazyValidation(), serializers: sharedSerializers(scope) }
     // One admitter (and one master-key rule, whose digest is kept per rule object) for every route.
     const admitter = new Admitter({
       appId: options.appId,
@@ -83,14 +82,25 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
       restApiKey: options.restApiKey,
       clientKeys: options.clientKeys
     })
-    const refusals: Refusal[] = []
+    const base = baseOf(options)
+    aliases = new FunctionAliases(scope, base)
     const answerer = new Refusals(scope)
-    aliases = new FunctionAliases(scope, baseOf(options))
-    for (const fn of functions) registerFunction(scope, fn, options, admitter, compilers, refusals, aliases)
-    aliases.register(compilers.serializers.compile)
+    const shared: SharedParts = {
+      scope,
+      base,
+      admitter,
+      validation: lazyValidation(),
+      serializers: sharedSerializers(scope),
+      refusals: [],
+      aliases,
+      // Tested once for the scope, not per GET route (head-route.ts).
+      headRoutes: exposesHeadRoutes(scope)
+    }
+    for (const fn of functions) registerFunction(shared, fn)
+    aliases.register(shared.serializers.compile)
     // A verb a path does not take is answered only to a caller with the right app id.
     const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
-    answerer.answer(baseOf(options), refusals, guards)
+    answerer.answer(base, shared.refusals, guards)
   })
   aliases?.refuseLaterRoutes(fastify)
   return functions
@@ -98,86 +108,103 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
 
 const baseOf = (options: DeclaredRoutesOptions) => mountPrefix(options.mountPath)
 
-function registerFunction (
-  scope: FastifyInstance, fn: DeclaredFunction, options: DeclaredRoutesOptions, admitter: Admitter,
-  compilers: { validation: LazyValidation, serializers: SharedSerializers }, refusals: Refusal[], aliases: FunctionAliases
-): void {
-  const base = baseOf(options)
-  const schema = inputSchema(fn.options)
-  const returns = outputSchema(fn.options)
+/** What every declared function's routes share: made once per boot, not once per function. */
+interface SharedParts {
+  scope: FastifyInstance
+  /** The mount's path prefix. */
+  base: string
+  admitter: Admitter
+  validation: LazyValidation
+  serializers: SharedSerializers
+  /** Verbs the declared paths do not take, answered 405 by Refusals#answer once every path is known. */
+  refusals: Refusal[]
+  aliases: FunctionAliases
+  headRoutes: boolean
+}
+
+function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
+  const { scope, base, admitter, aliases } = shared
+  const fnOptions = fn.options
+  const schema = inputSchema(fnOptions)
+  const returns = fnOptions.returns === undefined ? undefined : outputSchema(fnOptions)
   // Order: app id, rate limit, session and roles, and only then the input schema,
   // so a caller who may not call the function learns nothing about its input.
-  const authorize = authorization(fn.options, needsSession(fn.options), admitter.appId)
-  const limits = limiter(scope, fn)
+  const authorize = authorization(fnOptions, needsSession(fnOptions), admitter.appId)
   // Without a rate limit, a caller whose headers name the application is admitted and authorized by
   // one onRequest hook, before the body is read; a caller whose credentials are in the body (the
   // JavaScript SDK's text/plain requests) is judged once it is parsed, before validation (and before
   // any preHandler hook of the application's). With a rate limit, the limit comes between
   // the admission and the session lookup, so each step keeps its own hook.
-  const early = limits.length === 0
-  const onRequest = early ? admitFromHeaders(admitter, authorize) : refuseWrongAppIdHeader(admitter)
-  const preValidation: preHandlerHookHandler[] = early
+  const limit = fnOptions.rateLimit ? limiter(scope, fn) : undefined
+  const onRequest = limit === undefined ? admitFromHeaders(admitter, authorize) : refuseWrongAppIdHeader(admitter)
+  const preValidation: preHandlerHookHandler[] = limit === undefined
     ? [admitFromBody(admitter, authorize)]
-    : [admitInPreValidation(admitter), ...limits as unknown as preHandlerHookHandler[], async (request) => authorize(request[kAdmission]!)]
-  const dates = dateFields(fn.options)
-  const bodyChecks = schema
-    ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler, ...(dates.length > 0 ? [parseDatesAsIso(dates)] : [])]
+    : [admitInPreValidation(admitter), limit as unknown as preHandlerHookHandler, async (request) => authorize(request[kAdmission]!)]
+  const dates = dateFields(fnOptions)
+  const bodyChecks: preHandlerHookHandler[] = schema
+    ? dates.length > 0
+      ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler, parseDatesAsIso(dates)]
+      : [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler]
     : [bodyIsAnObject]
+  // A route's hooks: a fresh array for each route (an application's onRoute hook may change it).
+  const hooksFor = (inQuery: boolean): preHandlerHookHandler[] => inQuery ? preValidation : preValidation.concat(bodyChecks)
   const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
-    const inQuery = methods.every((method) => QUERY_METHODS.has(method))
-    const routeSchema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
-    scope.route({
-      ...(inQuery && methods.includes('GET') ? getVerbs(scope, methods, url) : { method: methods }),
+    const inQuery = isQueryOnly(methods)
+    const options: RouteOptions = {
+      method: methods,
       url,
-      schema: Object.keys(routeSchema).length > 0 ? routeSchema : undefined,
-      // Compiled on first use (boot stays cheap with many functions), shared with the twin.
-      ...(schema ? { validatorCompiler: compilers.validation.forRoute() } : {}),
-      // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
-      ...(response ? { serializerCompiler: compilers.serializers.forRoute() } : {}),
+      schema: undefined,
       config: { cloudFunction: fn },
       onRequest,
-      preValidation: inQuery ? preValidation : [...preValidation, ...bodyChecks],
+      preValidation: hooksFor(inQuery),
       handler
-    })
+    }
+    if (inQuery && methods.includes('GET')) headVerbs(shared, options, methods, url)
+    if (schema || response) options.schema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
+    // Compiled on first use (boot stays cheap with many functions), shared with the twin.
+    if (schema) options.validatorCompiler = shared.validation.forRoute()
+    // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
+    if (response) options.serializerCompiler = shared.serializers.forRoute()
+    scope.route(options)
   }
+  // Parse's /functions twin answers with `{ result }`: one handler for each of its verbs.
+  let twinHandler: RouteHandlerMethod | undefined
+  const functionsAnswer = () => (twinHandler ??= functionsHandler(fn, dates))
   // A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts).
   const alias = (verb: 'POST' | 'GET', url: string, answer?: object) => {
     const inQuery = verb === 'GET'
-    const validate = schema ? compilers.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
+    const validate = schema ? shared.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
     aliases.add(fn, url, verb, {
       onRequest,
-      preValidation: inQuery ? preValidation : [...preValidation, ...bodyChecks],
+      preValidation: hooksFor(inQuery),
       ...(validate ? { validate } : {}),
-      handler: functionsHandler(fn),
-      ownRoute: () => route([verb], url, functionsHandler(fn), answer ? { 200: answer } : undefined)
+      handler: functionsAnswer(),
+      ownRoute: () => route([verb], url, functionsAnswer(), answer ? { 200: answer } : undefined)
     }, answer)
   }
-  // Verbs the function does not take: answered 405 by Refusals#answer, once every path is known.
-  const refuse = (refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[], reaches?: (url: string) => boolean) => {
-    if (refused.length > 0) refusals.push({ url, served, refused, allowed, ...(reaches ? { reaches } : {}) })
-  }
 
+  const declared = fnOptions.methods ?? DEFAULT_METHODS
   if (fn.prefix) {
     const url = `${base}/${fn.prefix}/${fn.name}`
-    const declared = fn.options.methods ?? ['POST']
     // A GET route answers HEAD too (head-route.ts).
     const served = declared.includes('GET') ? declared.filter((method) => method !== 'HEAD') : declared
     const inQuery = served.filter((method) => QUERY_METHODS.has(method))
     const inBody = served.filter((method) => !QUERY_METHODS.has(method))
     // With `returns`, Fastify serialises the answer (fast-json-stringify) and the docs show it as the 200 response.
     const response = returns ? { 200: returns } : undefined
-    if (inQuery.length > 0) route(inQuery, url, entityHandler(fn), response)
-    if (inBody.length > 0) route(inBody, url, entityHandler(fn), response)
-    refuse(HTTP_METHODS.filter((method) => !declared.includes(method) && !(method === 'HEAD' && declared.includes('GET'))), url, served[0], [...declared])
+    // One handler for both of the path's routes (Fastify binds each route its own).
+    const handler = entityHandler(fn, dates)
+    if (inQuery.length > 0) route(inQuery, url, handler, response)
+    if (inBody.length > 0) route(inBody, url, handler, response)
+    refuseVerbs(shared, refusedVerbs(declared), url, served[0], [...declared])
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
   // Without @Route the twin is the function's only path, so it takes every declared verb.
   const twin = `${base}/functions/${fn.name}`
-  const declaredVerbs = fn.options.methods ?? ['POST']
   const twinVerbs: HttpMethod[] = fn.prefix
-    ? declaredVerbs.includes('GET') ? ['POST', 'GET'] : ['POST']
-    : ['POST', ...declaredVerbs.filter((method) => method !== 'POST' && method !== 'HEAD')]
+    ? declared.includes('GET') ? ['POST', 'GET'] : ['POST']
+    : ['POST', ...declared.filter((method) => method !== 'POST' && method !== 'HEAD')]
   const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
   const aliased = fn.prefix !== undefined && aliases.takes(fn, twin, twinVerbs)
   if (aliased) {
@@ -185,12 +212,39 @@ function registerFunction (
     if (twinVerbs.includes('GET')) alias('GET', twin, wrapped)
   } else {
     const response = wrapped ? { 200: wrapped } : undefined
-    route(['POST'], twin, functionsHandler(fn), response)
-    if (twinVerbs.includes('GET')) route(['GET'], twin, functionsHandler(fn), response)
+    route(['POST'], twin, functionsAnswer(), response)
+    if (twinVerbs.includes('GET')) route(['GET'], twin, functionsAnswer(), response)
     const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
-    if (inBody.length > 0) route(inBody, twin, functionsHandler(fn), response)
+    if (inBody.length > 0) route(inBody, twin, functionsAnswer(), response)
   }
-  refuse(HTTP_METHODS.filter((method) => !twinVerbs.includes(method) && !(method === 'HEAD' && twinVerbs.includes('GET'))), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
+  refuseVerbs(shared, refusedVerbs(twinVerbs), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
+}
+
+const DEFAULT_METHODS: HttpMethod[] = ['POST']
+
+/** Every verb a path answering `taken` refuses (HEAD is taken with GET). */
+function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {
+  const withGet = taken.includes('GET')
+  return HTTP_METHODS.filter((method) => !taken.includes(method) && !(method === 'HEAD' && withGet))
+}
+
+/** Verbs the path does not take: answered 405 by Refusals#answer, once every path is known. */
+function refuseVerbs (shared: SharedParts, refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[], reaches?: (url: string) => boolean): void {
+  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, ...(reaches ? { reaches } : {}) })
+}
+
+function isQueryOnly (methods: HttpMethod[]): boolean {
+  for (const method of methods) if (!QUERY_METHODS.has(method)) return false
+  return true
+}
+
+/** A GET route's verbs and HEAD answer (head-route.ts), set on its options. */
+function headVerbs (shared: SharedParts, options: RouteOptions, methods: HttpMethod[], url: string): void {
+  if (!shared.headRoutes) return
+  const verbs = getVerbs(shared.scope, methods, url)
+  options.method = verbs.method
+  if (verbs.exposeHeadRoute === false) options.exposeHeadRoute = false
+  if (verbs.onSend) options.onSend = verbs.onSend
 }
 
 /** A wrong app id in the header is refused before the body is even read. */
@@ -285,11 +339,10 @@ function withoutSdkKeys (body: unknown): void {
   for (const key of SDK_BODY_KEYS) if (key in fields) delete fields[key]
 }
 
-/** The function's own rate limit, one counter for both of its routes; the master key (the admission's verdict) is not limited. */
-function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsyncHookHandler[] {
-  const limit = fn.options.rateLimit
-  if (!limit) return []
-  return [scope.rateLimit({
+/** The function's own rate limit (it declares one), one counter for both of its routes; the master key (the admission's verdict) is not limited. */
+function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsyncHookHandler {
+  const limit = fn.options.rateLimit!
+  return scope.rateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
     keyGenerator: (request) => `${fn.name}|${request.ip}`,
@@ -300,7 +353,7 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsync
       fn.options.customErrorMessage ?? `Too many requests to ${fn.name}: at most ${context.max} per ${limit.windowMs} ms. Retry in ${context.after}.`,
       429
     )
-  }) as preHandlerAsyncHookHandler]
+  }) as preHandlerAsyncHookHandler
 }
 
 /**
@@ -331,8 +384,7 @@ function invoke (fn: DeclaredFunction, request: FastifyRequest, dates: string[])
 }
 
 /** Answers with what the function returned; a function that returns a value (not a promise) is answered without a promise. */
-function answering (fn: DeclaredFunction, send: (reply: FastifyReply, result: unknown) => void): RouteHandlerMethod {
-  const dates = dateFields(fn.options)
+function answering (fn: DeclaredFunction, dates: string[], send: (reply: FastifyReply, result: unknown) => void): RouteHandlerMethod {
   return (request, reply) => {
     const result = invoke(fn, request, dates)
     if (isThenable(result)) return Promise.resolve(result).then((value) => { send(reply, value) })
@@ -347,33 +399,33 @@ function isThenable (value: unknown): value is PromiseLike<unknown> {
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-function entityHandler (fn: DeclaredFunction): RouteHandlerMethod {
+function entityHandler (fn: DeclaredFunction, dates: string[]): RouteHandlerMethod {
   // The response schema's serialiser calls toJSON() itself and sends only the fields it lists.
   if (fn.options.returns !== undefined) {
     const isoDates = parseDatesToIso(outputSchema(fn.options))
     // Fastify sends a string as it is (text/plain), past the serialiser: a string is answered as JSON here.
-    return answering(fn, (reply, result) => {
+    return answering(fn, dates, (reply, result) => {
       if (typeof result === 'string') reply.type(JSON_TYPE).send(JSON.stringify(result))
       else reply.send(isoDates ? isoDates(result) : result)
     })
   }
   // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
-  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
+  return answering(fn, dates, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
 }
 
-function functionsHandler (fn: DeclaredFunction): RouteHandlerMethod {
+function functionsHandler (fn: DeclaredFunction, dates: string[]): RouteHandlerMethod {
   // With `returns`, the answer is the schema's JSON; a Parse.Object keeps the tags Parse.Cloud.run
   // decodes back into a Parse.Object (`__type`, `className`), as Parse Cloud Code answers it.
   if (fn.options.returns !== undefined) {
     const isoDates = parseDatesToIso(outputSchema(fn.options)) ?? ((value: unknown) => value)
     // A string is answered as on the function's own route, whatever schema `returns` gives (its serialiser would throw).
-    return answering(fn, (reply, result) => {
+    return answering(fn, dates, (reply, result) => {
       if (typeof result === 'string') reply.type(JSON_TYPE).send(JSON.stringify({ result }))
       else reply.send({ result: isoDates(taggedIfParseObject(result)) })
     })
   }
   // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
-  return answering(fn, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
+  return answering(fn, dates, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
 }
 
 function taggedIfParseObject (result: unknown): unknown {

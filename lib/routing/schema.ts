@@ -41,39 +41,55 @@ function objectSchema (fields: Record<string, ValidationField>, options: Schema)
 }
 
 function fieldSchema (field: ValidationField): Schema {
-  const extra: Schema = {}
-  if (field.description) extra.description = field.description
-  // A copy: the declaration's own value is never handed to a validator that may fill bodies with it.
-  if (field.default !== undefined) extra.default = typeof field.default === 'object' && field.default !== null ? structuredClone(field.default) : field.default
-  if (field.options) return { enum: [...field.options], ...extra }
-  return typeSchema(fieldTypeName(field.type), field, extra)
+  if (field.options) return described({ enum: [...field.options] }, field)
+  return typeSchema(fieldTypeName(field.type), field, field)
 }
 
-function typeSchema (type: FieldTypeName, field: ValidationField, extra: Schema): Schema {
+/** Adds the field's description and default (`field` undefined: neither). Keys are set in TypeBox's order: bounds, then these, then the type. */
+function described (schema: Schema, field: ValidationField | undefined): Schema {
+  if (field === undefined) return schema
+  if (field.description) schema.description = field.description
+  // A copy: the declaration's own value is never handed to a validator that may fill bodies with it.
+  if (field.default !== undefined) schema.default = typeof field.default === 'object' && field.default !== null ? structuredClone(field.default) : field.default
+  return schema
+}
+
+/** `about`: the field whose description and default the schema carries (none for an array's items). */
+function typeSchema (type: FieldTypeName, field: ValidationField, about: ValidationField | undefined): Schema {
   switch (type) {
-    case 'String': return { ...limits(field, { maxLength: 'maxLength', minLength: 'minLength', pattern: 'pattern' }), ...extra, type: 'string' }
-    case 'Number': return { ...limits(field, { min: 'minimum', max: 'maximum' }), ...extra, type: field.integer ? 'integer' : 'number' }
-    case 'Boolean': return { ...extra, type: 'boolean' }
-    case 'Date': return { format: 'date-time', ...extra, type: 'string' }
+    case 'String': {
+      const schema: Schema = {}
+      if (field.maxLength !== undefined) schema.maxLength = field.maxLength
+      if (field.minLength !== undefined) schema.minLength = field.minLength
+      if (field.pattern !== undefined) schema.pattern = field.pattern
+      described(schema, about).type = 'string'
+      return schema
+    }
+    case 'Number': {
+      const schema: Schema = {}
+      if (field.min !== undefined) schema.minimum = field.min
+      if (field.max !== undefined) schema.maximum = field.max
+      described(schema, about).type = field.integer ? 'integer' : 'number'
+      return schema
+    }
+    case 'Boolean': return typed(described({}, about), 'boolean')
+    case 'Date': return typed(described({ format: 'date-time' }, about), 'string')
     // Declared properties are checked; others pass through, as undeclared params do.
-    case 'Object': return field.properties ? { ...objectSchema(field.properties, { additionalProperties: true }), ...extra } : { additionalProperties: true, ...extra, type: 'object', properties: {} }
-    case 'Array': return { ...extra, type: 'array', items: itemsSchema(field.items) }
-    default: return { ...extra }
+    case 'Object': return field.properties
+      ? described(objectSchema(field.properties, { additionalProperties: true }), about)
+      : { ...described({ additionalProperties: true }, about), type: 'object', properties: {} }
+    case 'Array': return { ...described({}, about), type: 'array', items: itemsSchema(field.items) }
+    default: return described({}, about)
   }
+}
+
+function typed (schema: Schema, type: string): Schema {
+  schema.type = type
+  return schema
 }
 
 function itemsSchema (items: ValidationField['items']): Schema {
   if (items === undefined) return {}
   if (isItemObject(items)) return { ...objectSchema(items.properties, { additionalProperties: true }), ...(items.description ? { description: items.description } : {}) }
-  return typeSchema(fieldTypeName(items), {}, {})
-}
-
-/** The field's declared bounds under their JSON Schema names. */
-function limits (field: ValidationField, names: Partial<Record<keyof ValidationField, string>>): Schema {
-  const schema: Schema = {}
-  for (const [option, keyword] of Object.entries(names)) {
-    const value = field[option as keyof ValidationField]
-    if (value !== undefined) schema[keyword!] = value
-  }
-  return schema
+  return typeSchema(fieldTypeName(items), {}, undefined)
 }
