@@ -75,7 +75,7 @@ export class FunctionAliases {
    * (the boot then fails on the duplicate, as it did), keeps routes of its own.
    */
   takes (fn: DeclaredFunction, twinUrl: string, verbs: HTTPMethods[]): boolean {
-    if (verbs.some((method) => this.scope.hasRoute({ method, url: twinUrl }))) return false
+    for (const method of verbs) if (this.scope.hasRoute({ method, url: twinUrl })) return false
     const existing = this.byLooseKey.get(this.looseKeyOf(twinUrl))
     return existing === undefined || existing.fn === fn
   }
