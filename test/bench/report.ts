@@ -148,6 +148,9 @@ export function memoryRows (results: { server: BenchResults['server'], nest?: Be
   } else {
     lines.push(`| after the load (all rounds) | ${mb(kit.memoryAfterLoad)} | ${mb(peer?.memoryAfterLoad)} | ${times(load)} | ${loadTarget} |`)
   }
+  if (kit.memoryThroughOthers || peer?.memoryThroughOthers) {
+    lines.push(`| then each server's other scenarios, once each: RSS median (min–max) | ${spread(kit.memoryThroughOthers)} | ${spread(peer?.memoryThroughOthers)} | not compared: different loads | |`)
+  }
   if (kit.memoryAfterIdle) {
     const growth = kit.memoryAfterIdle.rssMB / kit.memoryAfterBoot.rssMB - 1
     const idle = ratio(kit.memoryAfterIdle, peer?.memoryAfterIdle)
@@ -155,9 +158,6 @@ export function memoryRows (results: { server: BenchResults['server'], nest?: Be
   }
   if (kit.memoryAfterLoadLive) lines.push(`| after a full GC (--expose-gc) | ${mb(kit.memoryAfterLoadLive)} | ${mb(peer?.memoryAfterLoadLive)} | | |`)
   const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
-  if (kit.memoryThroughOthers || peer?.memoryThroughOthers) {
-    lines.push(`| then each server's other scenarios, once each: RSS median (min–max) | ${spread(kit.memoryThroughOthers)} | ${spread(peer?.memoryThroughOthers)} | not compared: different loads | |`)
-  }
   for (const [key, sample] of Object.entries(kit.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | ${mb(sample)} | | | |`)
   for (const [key, sample] of Object.entries(peer?.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | | ${mb(sample)} | | |`)
   return lines
@@ -365,7 +365,7 @@ export function renderMarkdown (results: BenchResults): string {
   push(results.server.memoryThroughLoad
     ? 'By stage, side by side (issue 51), before the throughput rounds: after boot; through the matched load (the scenarios both servers serve, paired and interleaved, each run for the same seconds), ' +
       'the RSS of both read from /proc every 250 ms from the second round on, whose median the target compares (a single reading is one point of each server\'s GC cycle); ' +
-      'after the idle pause that follows it (no forced GC before it); after a full GC (both servers). Then each server\'s other scenarios, once each, apart: not compared, the loads differ.'
+      'then each server\'s other scenarios, once each, apart (not compared: the loads differ); after the idle pause that follows all of it (no forced GC before it); after a full GC (both servers).'
     : 'By stage, side by side (issue 51): RSS and heap used after boot, after each scenario\'s last run, after the whole load, and after the idle pause that follows it (no forced GC before it); "after a full GC" is taken last.', '')
   push(...memoryRows(results), '')
   if (results.nest) {

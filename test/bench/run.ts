@@ -255,8 +255,8 @@ type MemoryPhase = Pick<NonNullable<BenchResults['nest']>, 'memoryAfterLoad' | '
 /**
  * Issue 51, before the throughput rounds: both servers under the same load (MATCHED_LOAD: the scenarios
  * both serve, paired, interleaved, each run for the same seconds), RSS sampled from /proc every 250 ms
- * from the second round on; read once more after the load (CPU settled), after the idle pause, after a
- * full GC (both servers, the same steps); then each server's other scenarios, once each, sampled apart.
+ * from the second round on; read once more after the load (CPU settled); then each server's other
+ * scenarios, once each, sampled apart; then the idle pause and a full GC (both servers, the same steps).
  */
 async function measureMemory (sides: Sides, all: Scenario[]): Promise<{ kit: MemoryPhase, nest?: MemoryPhase }> {
   const matched = roundOrder(all.filter((scenario) => MATCHED_KEYS.has(scenario.key)), 0)
@@ -282,11 +282,6 @@ async function measureMemory (sides: Sides, all: Scenario[]): Promise<{ kit: Mem
   for (const side of [sides.kit, sides.nest]) if (side && cpuAccountingAvailable) await settle(side.process.child.pid!)
   const afterLoad = await read('memory')
   log(`memory through the matched load, median RSS: kit ${through.kit?.medianMB} MB (${through.kit?.minMB}–${through.kit?.maxMB})${through.nest ? `, NestJS peer ${through.nest.medianMB} MB (${through.nest.minMB}–${through.nest.maxMB})` : ''}; after it: kit ${afterLoad.kit.rssMB} MB${afterLoad.nest ? `, peer ${afterLoad.nest.rssMB} MB` : ''}`)
-  log(`idle for ${settings.idleSeconds} s before reading memory again`)
-  await sleep(settings.idleSeconds * 1000)
-  const afterIdle = await read('memory')
-  const live = await read('memory-live')
-  log(`after ${settings.idleSeconds} s idle: kit ${afterIdle.kit.rssMB} MB${afterIdle.nest ? `, peer ${afterIdle.nest.rssMB} MB` : ''}; after a full GC, heap used: kit ${live.kit.heapUsedMB} MB${live.nest ? `, peer ${live.nest.heapUsedMB} MB` : ''}`)
   const byScenario: { kit: Record<string, MemorySample>, nest: Record<string, MemorySample> } = { kit: {}, nest: {} }
   const othersSampler = sampleResident<'kit' | 'nest'>(pids)
   for (const scenario of roundOrder(others, 0)) {
@@ -294,6 +289,12 @@ async function measureMemory (sides: Sides, all: Scenario[]): Promise<{ kit: Mem
     byScenario[scenario.server ?? 'kit'][scenario.key] = await sideOf(sides, scenario).process.send<MemorySample>({ cmd: 'memory' })
   }
   const throughOthers = others.length > 0 ? othersSampler.stop() : (othersSampler.stop(), {})
+  // The idle target is the kit's own (back near its boot figure): read after all of its load, as before the comparison was matched.
+  log(`idle for ${settings.idleSeconds} s before reading memory again`)
+  await sleep(settings.idleSeconds * 1000)
+  const afterIdle = await read('memory')
+  const live = await read('memory-live')
+  log(`after ${settings.idleSeconds} s idle: kit ${afterIdle.kit.rssMB} MB${afterIdle.nest ? `, peer ${afterIdle.nest.rssMB} MB` : ''}; after a full GC, heap used: kit ${live.kit.heapUsedMB} MB${live.nest ? `, peer ${live.nest.heapUsedMB} MB` : ''}`)
   const phase = (name: 'kit' | 'nest'): MemoryPhase => ({
     memoryAfterLoad: afterLoad[name]!,
     memoryAfterLoadLive: live[name],
