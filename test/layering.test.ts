@@ -1,7 +1,7 @@
 // The layering of docs/internals/architecture.md, as `npm run check:cycles`
 // checks it: .dependency-cruiser.cjs reads the page's table and makes one rule
-// per row. Here those rules run, through dependency-cruiser's own API, on the
-// kit (no violation) and on small trees that mirror lib/ and break them: an
+// per row. Here those rules run, through dependency-cruiser's own API, on
+// small trees that mirror lib/ and break them: an
 // upward import, a loop between two folders, and a table whose rows no longer
 // point one way. Boots nothing.
 import t, { type Test } from 'tap'
@@ -50,9 +50,8 @@ function plantTree (t: Test, files: Record<string, string[]>, page = readFileSyn
 
 const named = (found: IViolation[]) => found.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)
 
-t.test('the kit itself: no import against the layering and no circular import', async (t) => {
-  t.same(named(await violations(ROOT, ['lib', 'plugin.ts', 'cli', 'fixtures'])), [])
-})
+// The kit itself passing these rules is `npm run check:cycles`' job (part of `npm test`, the same
+// config with the kit's tsconfig): cruising all of lib/, cli/ and fixtures/ again here cost 2 CPU-s.
 
 t.test('a planted upward import is refused by the rule of the row it leaves', async (t) => {
   const dir = plantTree(t, {
