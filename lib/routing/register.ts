@@ -146,42 +146,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
       ? [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler, parseDatesAsIso(dates)]
       : [bodyIsAnObject, declaredFieldsOnlyInBody(fn) as unknown as preHandlerHookHandler]
     : [bodyIsAnObject]
-  // A route's hooks: a fresh array for each route (an application's onRoute hook may change it).
-  const hooksFor = (inQuery: boolean): preHandlerHookHandler[] => inQuery ? preValidation : preValidation.concat(bodyChecks)
-  const route = (methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object) => {
-    const inQuery = isQueryOnly(methods)
-    const options: RouteOptions = {
-      method: methods,
-      url,
-      schema: undefined,
-      config: { cloudFunction: fn },
-      onRequest,
-      preValidation: hooksFor(inQuery),
-      handler
-    }
-    if (inQuery && methods.includes('GET')) headVerbs(shared, options, methods, url)
-    if (schema || response) options.schema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
-    // Compiled on first use (boot stays cheap with many functions), shared with the twin.
-    if (schema) options.validatorCompiler = shared.validation.forRoute()
-    // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
-    if (response) options.serializerCompiler = shared.serializers.forRoute()
-    scope.route(options)
-  }
-  // Parse's /functions twin answers with `{ result }`: one handler for each of its verbs.
-  let twinHandler: RouteHandlerMethod | undefined
-  const functionsAnswer = () => (twinHandler ??= functionsHandler(fn, dates))
-  // A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts).
-  const alias = (verb: 'POST' | 'GET', url: string, answer?: object) => {
-    const inQuery = verb === 'GET'
-    const validate = schema ? shared.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
-    aliases.add(fn, url, verb, {
-      onRequest,
-      preValidation: hooksFor(inQuery),
-      ...(validate ? { validate } : {}),
-      handler: functionsAnswer(),
-      ownRoute: () => route([verb], url, functionsAnswer(), answer ? { 200: answer } : undefined)
-    }, answer)
-  }
+  const parts: FunctionParts = { fn, schema, dates, onRequest, preValidation, bodyChecks, twinHandler: undefined }
 
   const declared = fnOptions.methods ?? DEFAULT_METHODS
   if (fn.prefix) {
@@ -194,8 +159,8 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const response = returns ? { 200: returns } : undefined
     // One handler for both of the path's routes (Fastify binds each route its own).
     const handler = entityHandler(fn, dates)
-    if (inQuery.length > 0) route(inQuery, url, handler, response)
-    if (inBody.length > 0) route(inBody, url, handler, response)
+    if (inQuery.length > 0) route(shared, parts, inQuery, url, handler, response)
+    if (inBody.length > 0) route(shared, parts, inBody, url, handler, response)
     refuseVerbs(shared, refusedVerbs(declared), url, served[0], [...declared])
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
@@ -208,19 +173,79 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
   const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
   const aliased = fn.prefix !== undefined && aliases.takes(fn, twin, twinVerbs)
   if (aliased) {
-    alias('POST', twin, wrapped)
-    if (twinVerbs.includes('GET')) alias('GET', twin, wrapped)
+    alias(shared, parts, 'POST', twin, wrapped)
+    if (twinVerbs.includes('GET')) alias(shared, parts, 'GET', twin, wrapped)
   } else {
     const response = wrapped ? { 200: wrapped } : undefined
-    route(['POST'], twin, functionsAnswer(), response)
-    if (twinVerbs.includes('GET')) route(['GET'], twin, functionsAnswer(), response)
+    route(shared, parts, ['POST'], twin, functionsAnswer(parts), response)
+    if (twinVerbs.includes('GET')) route(shared, parts, ['GET'], twin, functionsAnswer(parts), response)
     const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
-    if (inBody.length > 0) route(inBody, twin, functionsAnswer(), response)
+    if (inBody.length > 0) route(shared, parts, inBody, twin, functionsAnswer(parts), response)
   }
   refuseVerbs(shared, refusedVerbs(twinVerbs), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
 }
 
 const DEFAULT_METHODS: HttpMethod[] = ['POST']
+
+/**
+ * One function's steps, shared by its routes and its twin. Its routes are registered by the
+ * functions below rather than by closures made per function: a thousand functions' boot
+ * then allocates (and, under tsx, names) four fewer functions each.
+ */
+interface FunctionParts {
+  fn: DeclaredFunction
+  schema: ObjectSchema | undefined
+  dates: string[]
+  onRequest: onRequestHookHandler
+  preValidation: preHandlerHookHandler[]
+  bodyChecks: preHandlerHookHandler[]
+  /** The /functions twin's handler (`{ result }`), made on first use and shared by its verbs. */
+  twinHandler: RouteHandlerMethod | undefined
+}
+
+/** A route's preValidation hooks: a fresh array for each body route (an application's onRoute hook may change it). */
+function hooksFor (parts: FunctionParts, inQuery: boolean): preHandlerHookHandler[] {
+  return inQuery ? parts.preValidation : parts.preValidation.concat(parts.bodyChecks)
+}
+
+function functionsAnswer (parts: FunctionParts): RouteHandlerMethod {
+  return (parts.twinHandler ??= functionsHandler(parts.fn, parts.dates))
+}
+
+function route (shared: SharedParts, parts: FunctionParts, methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object): void {
+  const { schema } = parts
+  const inQuery = isQueryOnly(methods)
+  const options: RouteOptions = {
+    method: methods,
+    url,
+    schema: undefined,
+    config: { cloudFunction: parts.fn },
+    onRequest: parts.onRequest,
+    preValidation: hooksFor(parts, inQuery),
+    handler
+  }
+  if (inQuery && methods.includes('GET')) headVerbs(shared, options, methods, url)
+  if (schema || response) options.schema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
+  // Compiled on first use (boot stays cheap with many functions), shared with the twin.
+  if (schema) options.validatorCompiler = shared.validation.forRoute()
+  // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
+  if (response) options.serializerCompiler = shared.serializers.forRoute()
+  shared.scope.route(options)
+}
+
+/** A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts). */
+function alias (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET', url: string, answer?: object): void {
+  const { schema } = parts
+  const inQuery = verb === 'GET'
+  const validate = schema ? shared.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
+  shared.aliases.add(parts.fn, url, verb, {
+    onRequest: parts.onRequest,
+    preValidation: hooksFor(parts, inQuery),
+    ...(validate ? { validate } : {}),
+    handler: functionsAnswer(parts),
+    ownRoute: () => route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
+  }, answer)
+}
 
 /** Every verb a path answering `taken` refuses (HEAD is taken with GET). */
 function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {

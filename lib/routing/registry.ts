@@ -65,14 +65,18 @@ export function declaredFunctions (): DeclaredFunction[] {
     if (previous && previous.owner !== owner) {
       throw new RouteDeclarationError(`Two Cloud Functions are named "${name}" (${previous.label} and ${label}); both would answer {mount}/functions/${name}. Rename one.`)
     }
-    const invoke = (request: unknown) => {
-      // Read now, not at declaration: a decorator applied later may have replaced the method.
-      const self = isStatic ? owner : instanceOf(owner, instances)
-      const method = (self as Record<string, unknown>)[name]
-      if (typeof method !== 'function') throw new RouteDeclarationError(`${label} is not a method`)
-      return method.call(self, request)
-    }
-    byName.set(name, { ...declaration, prefix: prefixes.get(owner), label, invoke })
+    byName.set(name, {
+      ...declaration,
+      prefix: prefixes.get(owner),
+      label,
+      invoke: (request: unknown) => {
+        // Read now, not at declaration: a decorator applied later may have replaced the method.
+        const self = isStatic ? owner : instanceOf(owner, instances)
+        const method = (self as Record<string, unknown>)[name]
+        if (typeof method !== 'function') throw new RouteDeclarationError(`${label} is not a method`)
+        return method.call(self, request)
+      }
+    })
   }
   return [...byName.values()]
 }
