@@ -3,14 +3,23 @@
 // exit code 1, no stack trace. The successful boot beside them writes one log
 // stream: no line in Parse Server's own (winston) format, pretty in development,
 // and no secret in Parse's lines either.
+// Also, from test/boot-failure.test.ts (merged here 29 November, a process less
+// in the lane): a wrong declaration stops an in-process boot and its database.
+// Its trigger on a class that is no model fails every kit booted in this
+// process, which is why it lives in a file whose other boots are child processes.
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../lib/storage/free-port.js'
-import { tempDir } from './helpers/kit.js'
+import { lane, startKit, tempDir } from './helpers/kit.js'
+import { BeforeSave } from '../lib/index.js'
+import { modelByName } from '../lib/model/registry.js'
+import { copyTemplateCluster } from './helpers/pg-template.js'
+import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
+import { openDatabase } from '../lib/storage/database.js'
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BOOT_TIMEOUT_MS = 180_000
@@ -160,4 +169,47 @@ t.test('a port already in use: one coded line before the boot starts', async (t)
   const child = example({ PORT: String(port), DATA_DIR: path.join(dir, 'pg') })
   await failsWithOneLine(t, child, 'FPK_ERR_PORT_UNAVAILABLE', new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use .*PORT=${port + 1}`))
   t.notOk(existsSync(path.join(dir, 'pg')), 'no database was started for a server that could not listen')
+})
+
+// ── from test/boot-failure.test.ts ──
+// A wrong declaration stops boot with a message saying what to change, and leaves no database running.
+class Loose {
+  @BeforeSave() static check () {}
+}
+
+function processesUsing (dataDir: string): string {
+  try {
+    return execFileSync('pgrep', ['-a', '-f', dataDir], { encoding: 'utf8' })
+  } catch {
+    return '' // pgrep exits 1 when nothing matches
+  }
+}
+
+t.test('a trigger on a class without @ParseClass fails boot and stops the database', async (t) => {
+  t.equal(modelByName(Loose.name), undefined, 'Loose is no model: only its trigger is declared')
+  const dataDir = path.join(tempDir(), 'postgres')
+  t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
+  await t.rejects(startKit(t, { dataDir }), /@BeforeSave on Loose\.check: Loose is not a model\. Add @ParseClass/)
+  t.equal(processesUsing(dataDir), '', 'the embedded PostgreSQL was stopped')
+})
+
+t.test('a PostgreSQL that runs but refuses the login is not reported as unreachable', { skip: lane.kind !== 'postgres' ? 'a PostgreSQL login' : false }, async (t) => {
+  const dataDir = path.join(tempDir(), 'postgres')
+  await copyTemplateCluster(dataDir)
+  const server = await startEmbeddedPostgres({ dataDir, ephemeral: true, onNotice: () => {} })
+  t.teardown(() => server.stop())
+  const url = new URL(server.uri)
+  const where = `127\\.0\\.0\\.1:${url.port}`
+  const wrongPassword = new URL(server.uri)
+  wrongPassword.password = 'not-the-password'
+  await t.rejects(openDatabase({ databaseURI: wrongPassword.href, dataDir }), {
+    code: 'FPK_ERR_DATABASE_UNREACHABLE',
+    message: new RegExp(`^PostgreSQL at ${where} refused user "${url.username}": wrong password \\(28P01\\)\\. Fix the user and password in DATABASE_URI\\.$`)
+  })
+  const noDatabase = new URL(server.uri)
+  noDatabase.pathname = '/no_such_app'
+  await t.rejects(openDatabase({ databaseURI: noDatabase.href, dataDir }), {
+    code: 'FPK_ERR_DATABASE_UNREACHABLE',
+    message: new RegExp(`^PostgreSQL at ${where} has no database "no_such_app" \\(3D000\\)`)
+  })
 })
