@@ -10,7 +10,7 @@
 // also pays for a job run (its _JobStatus row) on the process that answers.
 // `npm run bench` calls measureQueue (--no-queue skips it).
 // Run alone: npx tsx test/bench/queue.ts [jobs] [orders]
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -78,20 +78,46 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
     // createOrder with the outbox vs sending after commit: sequential calls, req/s of each (afterCommit
     // before and after, its mean the baseline: the machine's pace drifts over a run).
     const { id: product } = await call(web.origin, 'benchProduct') as unknown as { id: string }
-    const pace = async (origin: string, fn: string) => {
+    const cpuPerOrder = { queued: 0, afterCommit: 0, ownQueued: 0, ownAfterCommit: 0 }
+    const pace = async (origin: string, fn: string, own: number) => {
+      // The last queued orders' confirmations finish before the next arm starts (their CPU is theirs).
+      if (fn === 'benchOrderAfterCommit') await settled()
       const at = performance.now()
+      const cpuAt = treeCpuMs()
+      const ownAt = treeCpuMs(own)
       for (let i = 0; i < orders; i++) await call(origin, fn, { product })
-      return orders / ((performance.now() - at) / 1000)
+      const reqPerSec = orders / ((performance.now() - at) / 1000)
+      const ownMs = (treeCpuMs(own) - ownAt) / orders
+      if (fn === 'benchOrderQueued') await settled()
+      const cpuMs = (treeCpuMs() - cpuAt) / orders
+      const mean = (earlier: number, now: number) => earlier ? (earlier + now) / 2 : now
+      if (fn === 'benchOrderQueued') Object.assign(cpuPerOrder, { queued: cpuMs, ownQueued: ownMs })
+      else Object.assign(cpuPerOrder, { afterCommit: mean(cpuPerOrder.afterCommit, cpuMs), ownAfterCommit: mean(cpuPerOrder.ownAfterCommit, ownMs) })
+      return reqPerSec
     }
-    const pair = async (origin: string) => {
-      const before = await pace(origin, 'benchOrderAfterCommit')
-      const queued = await pace(origin, 'benchOrderQueued')
-      const after = await pace(origin, 'benchOrderAfterCommit')
-      return { queued, afterCommit: (before + after) / 2 }
+    // Every confirmation queued so far has run.
+    const settled = async () => {
+      for (let i = 0; i < 240; i++) {
+        const row = (await db.query('SELECT count(*) AS waiting FROM pgboss.job WHERE name = \'confirmBench\' AND state < \'completed\'')).rows[0]
+        if (Number(row.waiting) === 0) return
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
     }
-    const onWeb = await pair(web.origin)
-    const onWorker = await pair(instances[0].origin)
+    const pair = async (instance: { origin: string, child: { pid?: number } }) => {
+      Object.assign(cpuPerOrder, { queued: 0, afterCommit: 0, ownQueued: 0, ownAfterCommit: 0 })
+      const own = instance.child.pid ?? 0
+      const before = await pace(instance.origin, 'benchOrderAfterCommit', own)
+      const queued = await pace(instance.origin, 'benchOrderQueued', own)
+      const after = await pace(instance.origin, 'benchOrderAfterCommit', own)
+      return { queued, afterCommit: (before + after) / 2, cpu: { ...cpuPerOrder } }
+    }
+    const onWeb = await pair(web)
+    const onWorker = await pair(instances[0])
     log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s; on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)}`)
+    // CPU of every process of the bench (the instances, PostgreSQL) per order, confirmation included: what a
+    // shared machine's load does to the req/s above does not change it (pollers idle meanwhile count too).
+    const cpuLine = (cpu: typeof cpuPerOrder) => `${cpu.queued.toFixed(1)} queued vs ${cpu.afterCommit.toFixed(1)} afterCommit CPU-ms per order (${(cpu.afterCommit / cpu.queued).toFixed(2)}×), the instance's own process ${cpu.ownQueued.toFixed(1)} vs ${cpu.ownAfterCommit.toFixed(1)} (${(cpu.ownAfterCommit / cpu.ownQueued).toFixed(2)}×)`
+    log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.cpu)}; on a worker instance: ${cpuLine(onWorker.cpu)}`)
     const ratio = (arms: { queued: number, afterCommit: number }) => Math.round((arms.queued / arms.afterCommit) * 100) / 100
     return {
       jobs,
@@ -118,6 +144,33 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
     await server.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** CPU time (user + system, reaped children included) of a process (this one by default) and everything under it, in ms (Linux /proc; 0 elsewhere). */
+function treeCpuMs (root = process.pid): number {
+  const parents = new Map<number, number>()
+  const ticks = new Map<number, number>()
+  let pids: string[]
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name))
+  } catch {
+    return 0
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      parents.set(Number(pid), Number(fields[1]))
+      ticks.set(Number(pid), Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]))
+    } catch {} // gone meanwhile
+  }
+  const mine = (pid: number): boolean => {
+    for (let at = pid, hops = 0; at >= 1 && hops < 64; at = parents.get(at) ?? 0, hops++) if (at === root) return true
+    return false
+  }
+  let total = 0
+  for (const [pid, used] of ticks) if (mine(pid)) total += used
+  return total * 10 // clock ticks of 10 ms (USER_HZ 100)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
