@@ -231,6 +231,7 @@ t.test('an application route on a twin\'s path fails the boot as a duplicate rou
   const loose = { ...quiet, routerOptions: { caseSensitive: false, ignoreTrailingSlash: true } }
   const cases: Array<[string, FastifyServerOptions, (app: FastifyInstance) => void, (app: FastifyInstance) => void]> = [
     ['POST before the kit', quiet, (app) => { app.post('/parse/functions/create', own) }, () => {}],
+    ['GET before the kit', quiet, (app) => { app.get('/parse/functions/list', own) }, () => {}],
     ['POST after the kit', quiet, () => {}, (app) => { app.post('/parse/functions/create', own) }],
     ['HEAD after the kit', quiet, () => {}, (app) => { app.head('/parse/functions/list', own) }],
     ['another spelling of the path, after the kit, on a router that takes it', loose, () => {}, (app) => { app.post('/parse/functions/CREATE/', own) }]

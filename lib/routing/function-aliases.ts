@@ -70,12 +70,12 @@ export class FunctionAliases {
   }
 
   /**
-   * Whether `fn`'s twin can be served here. One whose spellings another twin's take,
-   * or whose path already has a route of the application's for one of its verbs
-   * (the boot then fails on the duplicate, as it did), keeps routes of its own.
+   * Whether `fn`'s twin can be served here: one whose spellings another twin's take keeps
+   * routes of its own. One whose path already has a route of the application's for one of
+   * its verbs is found by `register`, which asks the router for each twin's path and verbs
+   * once every twin is in (the boot then fails on the duplicate, as it did).
    */
-  takes (fn: DeclaredFunction, twinUrl: string, verbs: HTTPMethods[]): boolean {
-    for (const method of verbs) if (this.scope.hasRoute({ method, url: twinUrl })) return false
+  takes (fn: DeclaredFunction, twinUrl: string): boolean {
     const existing = this.byLooseKey.get(this.looseKeyOf(twinUrl))
     return existing === undefined || existing.fn === fn
   }
@@ -112,9 +112,11 @@ export class FunctionAliases {
     const probe = this.scope.findRoute({ method: 'POST', url: this.url.replace(':name', 'probe').toUpperCase(), constraints: { [CONSTRAINT]: true } })
     this.caseBlind = probe !== null && 'name' in probe.params
     for (const alias of aliases) this.byKey.set(this.keyOf(alias.fn.name), alias)
-    // A name the router would not take as a path parameter (longer than its maxParamLength): own routes, as before.
+    // A name the router would not take as a path parameter (longer than its maxParamLength), or a path
+    // where the router finds another route for a verb the twin takes (an application's, added before
+    // the kit): own routes, as before.
     for (const alias of aliases) {
-      if (this.namedBy(alias, alias.url, 'POST')) continue
+      if (this.namedBy(alias, alias.url, 'POST') && (alias.steps.GET === undefined || this.namedBy(alias, alias.url, 'GET'))) continue
       this.byKey.delete(this.keyOf(alias.fn.name))
       this.byLooseKey.delete(looseKey(alias.url))
       for (const steps of Object.values(alias.steps)) steps.ownRoute()

@@ -171,7 +171,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     ? declared.includes('GET') ? ['POST', 'GET'] : ['POST']
     : ['POST', ...declared.filter((method) => method !== 'POST' && method !== 'HEAD')]
   const wrapped = returns ? Type.Object({ result: asCloudRunResult(returns) }) : undefined
-  const aliased = fn.prefix !== undefined && aliases.takes(fn, twin, twinVerbs)
+  const aliased = fn.prefix !== undefined && aliases.takes(fn, twin)
   if (aliased) {
     alias(shared, parts, 'POST', twin, wrapped)
     if (twinVerbs.includes('GET')) alias(shared, parts, 'GET', twin, wrapped)
