@@ -11,6 +11,8 @@ import { CONFLICT } from '../lib/errors.js'
 import { Job, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
 import { queuePart } from '../lib/jobs/queue.js'
 import { statementNames } from '../lib/storage/queue.js'
+import { currentDatabase } from '../lib/storage/database.js'
+import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { appHeaders, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
@@ -20,7 +22,9 @@ const seen = {
   recorded: [] as string[],
   failing: true,
   failures: 0,
-  crowd: { running: 0, most: 0, done: [] as number[] }
+  crowd: { running: 0, most: 0, done: [] as number[] },
+  /** Runs of `gated` waiting for the gate, and the gate. */
+  gated: { waiting: 0, open: Promise.resolve(), release: () => {} }
 }
 
 class QueueJobs {
@@ -51,6 +55,15 @@ class QueueJobs {
     await new Promise((resolve) => setTimeout(resolve, 5))
     seen.crowd.done.push(request.params.i)
     seen.crowd.running--
+  }
+
+  /** Waits for the test's gate; with `fail`, its first attempt then fails. */
+  @Job({ concurrency: 3 })
+  static async gated (request: JobRequest<{ i: number, fail?: boolean }>) {
+    seen.gated.waiting++
+    await seen.gated.open
+    seen.gated.waiting--
+    if (request.params.fail && request.attempt === 1) throw new Error('gated failure')
   }
 }
 
@@ -160,6 +173,29 @@ if (lane.kind === 'mongo') {
     await until('every crowded job', () => seen.crowd.done.length >= count, scaled(120_000))
     t.ok(seen.crowd.most <= 3, `at most 3 at once (saw ${seen.crowd.most})`)
     t.same([...seen.crowd.done].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i), 'each once')
+  })
+
+  t.test('a batch: jobs waiting together are claimed together, their leases written in one statement; one run failing retries that job alone', async (t) => {
+    seen.gated.open = new Promise((resolve) => { seen.gated.release = resolve })
+    const runAt = new Date(Date.now() + 1000)
+    const queued = []
+    for (const i of [0, 1, 2]) queued.push(await enqueue('gated', { i, ...(i === 1 ? { fail: true } : {}) }, { runAt, retries: 1, backoffMs: 0 }))
+    await until('the three runs to wait at the gate', () => seen.gated.waiting === 3, scaled(30_000))
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const leases = await client.any('SELECT started_at FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])
+    t.equal(leases.length, 3, 'three runs hold leases')
+    t.equal(new Set(leases.map((lease) => (lease.started_at as Date).getTime())).size, 1, 'written by one statement')
+    seen.gated.release()
+    const ended = async () => (await runsOf('gated')).filter((run) => run.get('status') !== 'running')
+    await until('four ended runs', async () => (await ended()).length === 4, scaled(30_000))
+    const rows = (await ended()).map((run) => [run.get('params').i, run.get('status'), run.get('source')])
+    t.same(rows.sort((a, b) => String(a).localeCompare(String(b))), [
+      [0, 'succeeded', `queue ${queued[0].id} (attempt 1 of 2)`],
+      [1, 'failed', `queue ${queued[1].id} (attempt 1 of 2)`],
+      [1, 'succeeded', `queue ${queued[1].id} (attempt 2 of 2)`],
+      [2, 'succeeded', `queue ${queued[2].id} (attempt 1 of 2)`]
+    ], 'the two that succeeded ran once; the failed one was retried once')
+    await until('the leases to go', async () => (await client.any('SELECT 1 FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])).length === 0, scaled(10_000))
   })
 
   t.test('finished jobs are swept after keepFinishedSeconds and deleteAfterSeconds', async (t) => {
