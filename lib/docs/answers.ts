@@ -15,7 +15,7 @@ export function errorSchema (): ResponseObject {
     description: 'Parse\'s error shape. `code` is Parse\'s error code (Parse.Error); only the application id refusal (403) has no code.',
     required: ['error'],
     properties: {
-      code: { type: 'integer', description: 'Parse error code, e.g. 142 validation, 101 not found / no session, 119 forbidden, 107 invalid JSON, 155 rate limit, 5001 conflict, 5003 database unavailable' },
+      code: { type: 'integer', description: 'Parse error code, e.g. 142 validation, 101 not found / no session, 119 forbidden, 107 invalid JSON, 155 rate limit, 5001 conflict, 5003 database unavailable, 5005 database busy' },
       error: { type: 'string', description: 'What went wrong, for people' }
     }
   }
@@ -59,13 +59,13 @@ export function errorResponses (options: CloudFunctionOptions, method: string): 
     responses[429] = answer(`155: more than ${options.rateLimit.max} calls in ${options.rateLimit.windowMs} ms from this address`, { 'Retry-After': RETRY_AFTER })
   }
   responses[500] = answer('1: an unexpected error (logged on the server; the answer says no more)')
-  responses[503] = answer('5003: the database cannot be reached; try again after `Retry-After`', { 'Retry-After': RETRY_AFTER })
+  responses[503] = answer('5003: the database cannot be reached, or 5005: no database connection came free in time (overload); try again after `Retry-After`', { 'Retry-After': RETRY_AFTER })
   responses.default = answer(HANDLER_REFUSALS)
   return responses
 }
 
 /** What a handler's own Parse.Error answers, when the function does not list that status itself. */
-const HANDLER_REFUSALS = 'A refusal the function itself throws (Parse.Error), with Parse\'s status: 101 → 404, 5001 (CONFLICT) → 409, 5003 → 503, 1 → 500, any other code → 400'
+const HANDLER_REFUSALS = 'A refusal the function itself throws (Parse.Error), with Parse\'s status: 101 → 404, 5001 (CONFLICT) → 409, 5003 and 5005 → 503, 1 → 500, any other code → 400'
 
 /** A status the function declares in swagger.responses with only a description: the shared error body. */
 export function declaredErrorAnswer (description: string): ResponseObject {
