@@ -461,6 +461,15 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.match(parseSource('Routers/FunctionsRouter.js'), /return jobHandler\.setRunning\(jobName\)\.then\(jobStatus => \{\s*request\.jobId = jobStatus\.objectId;\s*\/\/ run the function async\s*process\.nextTick/, 'POST /jobs writes the running row, then runs the job on the next tick (what startJobRun does in process)')
   // DatabaseController#update(className, query, update, …): checked above, where the guard wraps it.
   t.same(parameters((DatabaseController.prototype as unknown as { create: unknown }).create).slice(0, 2), ['className', 'object'], 'DatabaseController#create(className, object, …)')
+  // parse/parse-calls.ts jobStatusWriter: _JobStatus's schema read once, its rows written straight by the storage adapter.
+  const jobStatusController = await (await config.database.loadSchema()).enforceClassExists('_JobStatus') as unknown as { getOneSchema (className: string, volatile: boolean): Promise<{ fields: Record<string, unknown> }> }
+  t.ok((await jobStatusController.getOneSchema('_JobStatus', true)).fields.params, 'SchemaController#enforceClassExists answers the controller; getOneSchema(className, allowVolatileClasses) has _JobStatus.params')
+  t.equal(typeof (SchemaRules as unknown as { convertSchemaToAdapterSchema: unknown }).convertSchemaToAdapterSchema, 'function', 'SchemaController exports convertSchemaToAdapterSchema(schema)')
+  // The class's methods (the kit wraps the instance's writes: storage/adapter.ts).
+  const storage = Object.getPrototypeOf(config.database.adapter) as Record<string, (...args: unknown[]) => unknown>
+  t.same(parameters(storage.createObject), ['className', 'schema', 'object', 'transactionalSession'], 'adapter.createObject(className, schema, object, transactionalSession)')
+  t.same(parameters(storage.updateObjectsByQuery), ['className', 'schema', 'query', 'update', 'transactionalSession'], 'adapter.updateObjectsByQuery(className, schema, query, update, transactionalSession)')
+  t.match(parseSource('Controllers/DatabaseController.js'), /return this\.adapter\.createObject\(className, SchemaController\.convertSchemaToAdapterSchema\(schema\), object, this\._transactionalSession\);/, 'DatabaseController.create hands the adapter the converted schema and the object with _rperm/_wperm (what jobStatusWriter writes)')
   t.equal(typeof cryptoUtils.newObjectId, 'function', 'cryptoUtils.newObjectId(size)')
   t.match(cryptoUtils.newObjectId(10), /^[A-Za-z0-9]{10}$/, 'newObjectId makes ids of letters and digits')
   t.equal(typeof config.extendSessionOnUse, 'boolean', 'Config.extendSessionOnUse (access/session.ts takes Parse\'s own path when it is on)')

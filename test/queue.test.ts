@@ -91,6 +91,9 @@ if (lane.kind === 'mongo') {
     t.equal(row.get('source'), `queue ${queued.id} (attempt 1 of 1)`)
     t.same(row.get('params'), { orderId: 'plain' })
     t.equal(row.get('message'), 'confirmed plain')
+    // Written as Parse writes a job's row: its times as Dates, locked to the master key (ACL {}).
+    t.ok(row.createdAt instanceof Date && row.get('finishedAt') instanceof Date, 'createdAt and finishedAt are Dates')
+    t.same(row.getACL()?.toJSON(), {}, 'the row\'s ACL is {}')
   })
 
   t.test('outbox: a committed transaction leaves one job, a rolled-back one none, a body run three times on conflicts one', async (t) => {

@@ -48,7 +48,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
       if (run.interrupted) return
       if (outcome.status === 'failed') log.error({ err: outcome.error }, `[jobs] ${name}: run ${jobId} failed: ${outcome.message}`)
       else log.debug?.(`[jobs] ${name}: run ${jobId} succeeded in ${Math.round(seconds * 1000)} ms`)
-      const recorded = await recordOutcome(jobId, outcome).then(() => true, (error: unknown) => {
+      const recorded = await recordOutcome(parseRequest, outcome).then(() => true, (error: unknown) => {
         log.error(`[jobs] ${name}: could not record the end of run ${jobId}: ${messageOf(error)}`)
         return false
       })
@@ -69,8 +69,10 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
 interface Outcome { status: 'succeeded' | 'failed', message?: string, error?: unknown }
 
 /** The run's end, written as Parse writes a job's end (one update of its row). */
-async function recordOutcome (jobId: string, outcome: Outcome): Promise<void> {
-  await endJobRun(currentKitState().appId!, jobId, { status: outcome.status, finishedAt: new Date(), message: outcome.message })
+async function recordOutcome (parseRequest: ParseJobRequest, outcome: Outcome): Promise<void> {
+  const end = { status: outcome.status, finishedAt: new Date(), message: outcome.message }
+  if (parseRequest.recordEnd) await parseRequest.recordEnd(end)
+  else await endJobRun(currentKitState().appId!, parseRequest.jobId, end)
 }
 
 async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger): Promise<unknown> {

@@ -13,7 +13,7 @@ import { openQueueEngine, type DeadJob, type QueueEngine, type QueuedJob } from 
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
 import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
-import { newJobRunId, startJobRun } from '../parse/parse-calls.js'
+import { jobStatusWriter, newJobRunId, type JobStatusWriter } from '../parse/parse-calls.js'
 import { jobRunsPart, type RunEnd } from './runs.js'
 import type { QueueSettings } from './settings.js'
 
@@ -204,10 +204,13 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
         return false
       })
   }
+  // The batch's rows are written by one writer: _JobStatus's schema read once, not for each write.
+  const writer: Promise<JobStatusWriter> = jobStatusWriter(appId)
+  writer.catch(() => {})
   const ends = await Promise.all(started.map(async ({ marker, params, runParams, jobId }): Promise<RunEnd> => {
     try {
       // Started here, its row written once with params and source (Parse's POST /jobs would cost a routed request and a second write).
-      await startJobRun(appId, name, runParams, { params, source: queuedSource(marker), jobId, leaseHeld })
+      await (await writer).start(name, runParams, { params, source: queuedSource(marker), jobId, leaseHeld })
     } catch (error) {
       // Never began: the queue hears of it below, so its lease has nothing to report.
       return { status: 'failed', message: (error as Error)?.message ?? String(error), recorded: true }

@@ -102,6 +102,8 @@ export interface StartedJobRequest {
   rowComplete: true
   /** The starter holds the run's lease (taken before the row, with its batch's) and drops it once the run's end is recorded. */
   leaseHeld: boolean
+  /** Writes the run's end on its row (straight to the adapter: see jobStatusWriter); absent, endJobRun does. */
+  recordEnd?: (end: RunEndRow) => Promise<void>
 }
 
 /** A new _JobStatus id, as Parse draws one (a starter that takes the run's lease before its row exists names it first). */
@@ -109,6 +111,53 @@ export function newJobRunId (appId: string): string {
   const config = Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
   return cryptoUtils.newObjectId(config.objectIdSize)
+}
+
+/** What the kit asks of Parse's storage adapter for _JobStatus rows (the calls DatabaseController makes after its checks). */
+interface JobStatusAdapter {
+  createObject (className: string, schema: unknown, object: Record<string, unknown>, transactionalSession?: unknown): Promise<unknown>
+  updateObjectsByQuery (className: string, schema: unknown, query: Record<string, unknown>, update: Record<string, unknown>, transactionalSession?: unknown): Promise<unknown>
+}
+
+interface JobStatusSchemaCalls {
+  getOneSchema (className: string, allowVolatileClasses?: boolean): Promise<unknown>
+}
+
+/** Writes the _JobStatus rows of queued runs: the class's schema read once for a batch, each row written by the storage adapter. */
+export interface JobStatusWriter {
+  /** Starts a run, as startJobRun does: answers its _JobStatus id. */
+  start (jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string, jobId?: string, leaseHeld?: boolean }): Promise<string>
+}
+
+/**
+ * A writer for a batch of runs. Parse's DatabaseController builds a
+ * SchemaController for every create and update (loadSchema keeps none between
+ * calls) and copies, walks and re-reads each row; the rows here are the kit's
+ * own, of fixed fields, so they go straight to the adapter with the schema
+ * read once (the class made first, as DatabaseController.create would).
+ */
+export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> {
+  const config = Config.get(appId)
+  if (!config) throw new Error(`Parse is not running application ${appId}`)
+  const controller = await (await config.database.loadSchema()).enforceClassExists('_JobStatus')
+  const rules = SchemaRules as unknown as { convertSchemaToAdapterSchema (schema: unknown): unknown }
+  const schema = rules.convertSchemaToAdapterSchema(structuredClone(await (controller as unknown as JobStatusSchemaCalls).getOneSchema('_JobStatus', true)))
+  const adapter = config.database.adapter as JobStatusAdapter
+  const end = async (jobId: string, outcome: RunEndRow): Promise<void> => {
+    await adapter.updateObjectsByQuery('_JobStatus', schema, { objectId: jobId }, endUpdate(outcome))
+  }
+  return {
+    async start (jobName, params, row) {
+      const job = triggers.getJob(jobName, appId)
+      if (!job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
+      const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
+      // The fields Parse's jobStatusHandler writes (no updatedAt), locked down the same way (ACL {}: no reader, no writer), plus params and source.
+      const createdAt = { __type: 'Date', iso: new Date().toISOString() }
+      await adapter.createObject('_JobStatus', schema, { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt, _rperm: [], _wperm: [] })
+      runJob(job, startedRequest(config, jobName, params, jobId, row.leaseHeld === true, end))
+      return jobId
+    }
+  }
 }
 
 /**
@@ -127,26 +176,40 @@ export async function startJobRun (appId: string, jobName: string, params: Recor
   const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
   // The fields Parse's jobStatusHandler writes, locked down the same way (ACL {}), plus params and source.
   await config.database.create('_JobStatus', { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt: new Date(), ACL: {} })
-  const request: StartedJobRequest = {
+  runJob(job, startedRequest(config, jobName, params, jobId, row.leaseHeld === true))
+  return jobId
+}
+
+function startedRequest (config: ParseConfig, jobName: string, params: Record<string, unknown>, jobId: string, leaseHeld: boolean, end?: (jobId: string, outcome: RunEndRow) => Promise<void>): StartedJobRequest {
+  return {
     params,
     jobName,
     jobId,
     log: config.loggerController,
     rowComplete: true,
-    leaseHeld: row.leaseHeld === true,
+    leaseHeld,
+    ...(end ? { recordEnd: (outcome: RunEndRow) => end(jobId, outcome) } : {}),
     message: async (text) => {
       if (typeof text === 'string' && text) await config.database.update('_JobStatus', { objectId: jobId }, { message: text })
     }
   }
+}
+
+function runJob (job: (request: StartedJobRequest) => unknown, request: StartedJobRequest): void {
   // The kit's job handler (jobs/handler.ts) writes the run's end itself (endJobRun) and never settles what it answers.
   process.nextTick(() => { Promise.resolve().then(() => job(request)).catch(() => {}) })
-  return jobId
+}
+
+/** A run's end as its _JobStatus row takes it. */
+export interface RunEndRow { status: string, finishedAt: Date, message?: string }
+
+function endUpdate ({ finishedAt, message, status }: RunEndRow): Record<string, unknown> {
+  return { status, finishedAt: { __type: 'Date', iso: finishedAt.toISOString() }, ...(message !== undefined ? { message } : {}) }
 }
 
 /** Writes a run's end on its _JobStatus row as Parse's own status handler does (one update: no REST round trip, no triggers). */
-export async function endJobRun (appId: string, jobId: string, end: { status: string, finishedAt: Date, message?: string }): Promise<void> {
+export async function endJobRun (appId: string, jobId: string, end: RunEndRow): Promise<void> {
   const config = Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
-  const { finishedAt, message, status } = end
-  await config.database.update('_JobStatus', { objectId: jobId }, { status, finishedAt: { __type: 'Date', iso: finishedAt.toISOString() }, ...(message !== undefined ? { message } : {}) })
+  await config.database.update('_JobStatus', { objectId: jobId }, endUpdate(end))
 }
