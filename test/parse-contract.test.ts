@@ -380,7 +380,7 @@ t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts,
   t.equal(parameters(triggers.getValidator).length, 2, 'getValidator(name, applicationId)')
   t.same(parameters(triggers.removeTrigger), ['type', 'className', 'applicationId'], 'removeTrigger(type, className, applicationId)')
   t.same(parameters(triggers.addTrigger).slice(0, 4), ['type', 'className', 'handler', 'applicationId'], 'addTrigger(type, className, handler, applicationId, validator)')
-  t.same(parameters(triggers.getJob), ['jobName', 'applicationId'], 'getJob(jobName, applicationId) (parse-calls.ts startJobRun)')
+  t.same(parameters(triggers.getJob), ['jobName', 'applicationId'], 'getJob(jobName, applicationId) (parse-calls.ts jobStatusWriter)')
   t.equal(typeof RedisPubSub.createPublisher, 'function', 'RedisPubSub.createPublisher(config)')
   t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
 })
@@ -455,10 +455,10 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.ok(config.database, 'Config.get(appId).database')
   t.ok(config.database.adapter, 'Config.get(appId).database.adapter')
   t.ok((await config.database.loadSchema()).schemaData, 'a SchemaController holds schemaData (schema-lock.ts)')
-  // parse/parse-calls.ts startJobRun and endJobRun write _JobStatus rows as Parse's jobStatusHandler does.
+  // parse/parse-calls.ts jobStatusWriter and endJobRun write _JobStatus rows as Parse's jobStatusHandler does.
   const statusHandler = parseSource('StatusHandler.js')
-  t.match(statusHandler, /const handler = statusHandler\(JOB_STATUS_COLLECTION, database\);/, 'jobStatusHandler writes through config.database (no RestWrite), as startJobRun and endJobRun do')
-  t.match(parseSource('Routers/FunctionsRouter.js'), /return jobHandler\.setRunning\(jobName\)\.then\(jobStatus => \{\s*request\.jobId = jobStatus\.objectId;\s*\/\/ run the function async\s*process\.nextTick/, 'POST /jobs writes the running row, then runs the job on the next tick (what startJobRun does in process)')
+  t.match(statusHandler, /const handler = statusHandler\(JOB_STATUS_COLLECTION, database\);/, 'jobStatusHandler writes through config.database (no RestWrite), as endJobRun does')
+  t.match(parseSource('Routers/FunctionsRouter.js'), /return jobHandler\.setRunning\(jobName\)\.then\(jobStatus => \{\s*request\.jobId = jobStatus\.objectId;\s*\/\/ run the function async\s*process\.nextTick/, 'POST /jobs writes the running row, then runs the job on the next tick (what the start of jobStatusWriter does in process)')
   // DatabaseController#update(className, query, update, …): checked above, where the guard wraps it.
   t.same(parameters((DatabaseController.prototype as unknown as { create: unknown }).create).slice(0, 2), ['className', 'object'], 'DatabaseController#create(className, object, …)')
   // parse/parse-calls.ts jobStatusWriter: _JobStatus's schema read once, its rows written straight by the storage adapter.

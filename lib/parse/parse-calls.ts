@@ -91,7 +91,7 @@ export function isParseClassColumn (className: string, field: string): boolean {
   return Boolean(SchemaRules.defaultColumns[className]?.[field])
 }
 
-/** What a run started by startJobRun holds besides Parse's own request: its row already has the params and source. */
+/** What a run started by jobStatusWriter holds besides Parse's own request: its row already has the params and source. */
 export interface StartedJobRequest {
   params: Record<string, unknown>
   jobName: string
@@ -125,7 +125,13 @@ interface JobStatusSchemaCalls {
 
 /** Writes the _JobStatus rows of queued runs: the class's schema read once for a batch, each row written by the storage adapter. */
 export interface JobStatusWriter {
-  /** Starts a run, as startJobRun does: answers its _JobStatus id. */
+  /**
+   * Starts a run of a registered job in this process, as Parse's POST /jobs does
+   * (FunctionsRouter.handleCloudJob: a "running" _JobStatus row, then the function
+   * on the next tick), without a routed request, and with the run's params and
+   * source on the row from its first write. Answers the run's _JobStatus id
+   * (`row.jobId` when given: see newJobRunId).
+   */
   start (jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string, jobId?: string, leaseHeld?: boolean }): Promise<string>
 }
 
@@ -158,26 +164,6 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
       return jobId
     }
   }
-}
-
-/**
- * Starts a run of a registered job in this process, as Parse's POST /jobs
- * does (FunctionsRouter.handleCloudJob: a "running" _JobStatus row, then the
- * function on the next tick), without the trip through Parse's REST router,
- * and with the run's params and source on the row from its first write.
- * Queued runs start many per second; Parse's own start would cost a routed
- * request, and the kit's later write of params and source a second update.
- * Answers the run's _JobStatus id (`row.jobId` when given: see newJobRunId).
- */
-export async function startJobRun (appId: string, jobName: string, params: Record<string, unknown>, row: { params: Record<string, unknown>, source: string, jobId?: string, leaseHeld?: boolean }): Promise<string> {
-  const config = Config.get(appId)
-  const job = triggers.getJob(jobName, appId)
-  if (!config || !job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
-  const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
-  // The fields Parse's jobStatusHandler writes, locked down the same way (ACL {}), plus params and source.
-  await config.database.create('_JobStatus', { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt: new Date(), ACL: {} })
-  runJob(job, startedRequest(config, jobName, params, jobId, row.leaseHeld === true))
-  return jobId
 }
 
 function startedRequest (config: ParseConfig, jobName: string, params: Record<string, unknown>, jobId: string, leaseHeld: boolean, end?: (jobId: string, outcome: RunEndRow) => Promise<void>): StartedJobRequest {
