@@ -1,7 +1,7 @@
 // Telling "the database cannot be reached" from every other failure, and a
 // PostgreSQL transaction that cannot even BEGIN: it must fail, not hang or
 // leave a promise rejecting with no handler (which ends the process).
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import { PostgresStorageAdapter } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
@@ -85,25 +85,30 @@ t.test('a PostgreSQL transaction whose BEGIN cannot reach the server fails at on
   ;(raw as unknown as { _client: { $pool: { end (): Promise<void> } } })._client.$pool.end().catch(() => {})
 })
 
-t.test('a call with no answer in time makes the kit probe; only a failed probe marks the database unreachable', async (t) => {
-  const notices: string[] = []
-  let answering = true
-  let probes = 0
+/** An availability watch whose probe answers while `answering` is true, counting its probes. */
+function probedDatabase (t: Test) {
+  const state = { answering: true, probes: 0, notices: [] as string[] }
   const availability = watchAvailability({
-    probe: async () => { probes++; if (!answering) throw coded('ECONNREFUSED') },
-    onNotice: (line) => notices.push(line)
+    probe: async () => { state.probes++; if (!state.answering) throw coded('ECONNREFUSED') },
+    onNotice: (line) => state.notices.push(line)
   })
   t.teardown(() => availability.close())
+  return Object.assign(state, { availability })
+}
+
+t.test('a call with no answer in time makes the kit probe; only a failed probe marks the database unreachable', async (t) => {
+  const database = probedDatabase(t)
+  const { availability, notices } = database
   await availability.check() // a fresh answer, which a suspicion does not rely on
   availability.suspect(new CallTimeoutError(1_000))
   t.ok(availability.reachable, 'still reachable while the probe runs')
   t.ok(availability.inDoubt, 'but in doubt (a failed file read then answers 503, not 404)')
-  await until('the probe', () => probes === 2)
+  await until('the probe', () => database.probes === 2)
   await availability.check()
   t.ok(availability.reachable, 'a probe that answers keeps the database reachable: the slow call failed alone')
   t.notOk(availability.inDoubt, 'and ends the doubt')
   t.same(notices, [])
-  answering = false
+  database.answering = false
   availability.suspect(new CallTimeoutError(1_000))
   await until('the outage to be noted', () => !availability.reachable)
   t.match(notices, [/the database cannot be reached \(connection refused\)/], 'a failed probe is an outage, in one line')
@@ -112,36 +117,30 @@ t.test('a call with no answer in time makes the kit probe; only a failed probe m
 })
 
 t.test('a call that found no free pooled connection in time: busy while the database answers a probe, an outage when it does not', async (t) => {
-  const notices: string[] = []
-  let answering = true
-  let probes = 0
-  const availability = watchAvailability({
-    probe: async () => { probes++; if (!answering) throw coded('ECONNREFUSED') },
-    onNotice: (line) => notices.push(line)
-  })
-  t.teardown(() => availability.close())
+  const database = probedDatabase(t)
+  const { availability, notices } = database
   const waited = (error: unknown) => (outage(error, availability) as Promise<never>).then(() => undefined, (failed: unknown) => failed)
   /** Longer than an answer of the probe counts as fresh for this decision. */
   const stale = () => sleep(1_100)
 
   await availability.check()
-  let before = probes
+  let before = database.probes
   const fresh = await waited(new ConnectionWaitError(1_000))
   t.type(fresh, DatabaseBusyError, 'the probe answered within the last second: busy at once')
   t.match(fresh, { code: DATABASE_BUSY, statusCode: 503 })
-  t.equal(probes, before, 'without asking again')
+  t.equal(database.probes, before, 'without asking again')
 
   await stale()
-  before = probes
+  before = database.probes
   const poolWait = new Error('timeout exceeded when trying to connect')
   t.ok(isWaitForConnection(poolWait) && isDatabaseUnavailable(poolWait), 'pg-pool\'s own wait is a wait for a connection')
   t.type(await waited(poolWait), DatabaseBusyError, 'no recent answer: busy once a fresh probe answers')
-  t.equal(probes, before + 1, 'one probe asked')
+  t.equal(database.probes, before + 1, 'one probe asked')
   t.ok(availability.reachable && !availability.inDoubt, 'the database stays up')
   t.notOk(isWaitForConnection(new CallTimeoutError(1_000)), 'a statement with no answer is not a wait for a connection')
   t.same(notices, [], 'no outage line')
 
-  answering = false
+  database.answering = false
   await stale()
   t.type(await waited(new ConnectionWaitError(1_000)), DatabaseUnavailableError, 'no answer to the probe either: an outage (5003)')
   t.notOk(availability.reachable, 'marked down')
