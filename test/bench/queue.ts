@@ -8,8 +8,11 @@
 // confirmations still run meanwhile on the two workers, on the same machine.
 // The same pair on a worker instance is reported beside it: there each order
 // also pays for a job run (its _JobStatus row) on the process that answers.
+// The orders go in interleaved rounds after a warm-up, each arm starting with
+// the queue empty and the workers idle, on every core (see onEveryCore).
 // `npm run bench` calls measureQueue (--no-queue skips it).
 // Run alone: npx tsx test/bench/queue.ts [jobs] [orders]
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,12 +22,56 @@ import pg from 'pg'
 import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { startJobsInstance } from '../helpers/jobs-processes.js'
 import { APP_ID, MASTER_KEY, httpRequest } from '../helpers/kit.js'
+import { pin } from './cpu.js'
 import { queueRows, type QueueResult } from './report.js'
 
 const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER_KEY }
 
+/** Rounds of orders, each arm once a round, the arm that goes first alternating. */
+const ROUNDS = 5
+/** Orders each way before the first round (not measured): both handlers compiled and their statements prepared. */
+const WARMUP_ORDERS = 30
+/** How long the workers sit idle before each arm: more than their polling interval (0.5 s, test/helpers/queue-node.ts). */
+const IDLE_MS = 600
+
+/** One arm's totals over its rounds. */
+interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number }
+const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0 })
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+
 /** Boots two instances on a fresh database, drains `jobs` queued jobs, then times `orders` sequential orders each way. */
 export async function measureQueue (jobs: number, orders: number, log: (line: string) => void = console.log): Promise<QueueResult> {
+  const restoreCores = onEveryCore(log)
+  try {
+    return await measureOnCores(jobs, orders, log)
+  } finally {
+    restoreCores()
+  }
+}
+
+/**
+ * The queue part runs its processes on every core, whoever starts it. `npm run bench` pins itself to the
+ * load generator's core(s) (run.ts), and the instances and PostgreSQL started here would inherit that:
+ * on one core every confirmation's CPU comes straight out of the orders' pace (a quiet run, same minutes:
+ * 0.60× pinned against 0.85–0.87× on both cores). Answers what puts the mask back.
+ */
+function onEveryCore (log: (line: string) => void): () => void {
+  const cores = os.cpus().length
+  if (cores < 2) return () => {}
+  let mask: string | undefined
+  try {
+    mask = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).split(':').pop()?.trim()
+  } catch {
+    return () => {} // no taskset: nothing was pinned either
+  }
+  const every = `0-${cores - 1}`
+  if (!mask || mask === every || mask === [...Array(cores).keys()].join(',')) return () => {}
+  log(`queue: this process was pinned to core(s) ${mask}; the queue part runs on cores ${every}`)
+  pin(process.pid, every)
+  return () => pin(process.pid, mask)
+}
+
+async function measureOnCores (jobs: number, orders: number, log: (line: string) => void): Promise<QueueResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fpk-queue-bench-'))
   const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
   const admin = new pg.Client({ connectionString: server.uri })
@@ -75,26 +122,14 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
     const most = (await Promise.all(instances.map((instance) => call(instance.origin, 'crowdSeen')))).map((s) => s.most)
     log(`queue drain: ${jobs} jobs enqueued in ${Math.round(enqueuedMs)} ms, all run in ${Math.round(drainedMs)} ms; at most ${most.join(' and ')} at once`)
 
-    // createOrder with the outbox vs sending after commit: sequential calls, req/s of each (afterCommit
-    // before and after, its mean the baseline: the machine's pace drifts over a run).
+    // The drained tables vacuumed and analysed now, so that autovacuum's pass over them does not land in one arm.
+    await db.query('VACUUM ANALYZE')
+
+    // createOrder with the outbox vs sending after commit: sequential calls, in interleaved rounds (each
+    // arm first in every other round), after a warm-up of both; each arm starts with the queue empty and
+    // the workers idle for a polling interval. req/s over all rounds of an arm; the spread by round is logged.
     const { id: product } = await call(web.origin, 'benchProduct') as unknown as { id: string }
-    const cpuPerOrder = { queued: 0, afterCommit: 0, ownQueued: 0, ownAfterCommit: 0 }
-    const pace = async (origin: string, fn: string, own: number) => {
-      // The last queued orders' confirmations finish before the next arm starts (their CPU is theirs).
-      if (fn === 'benchOrderAfterCommit') await settled()
-      const at = performance.now()
-      const cpuAt = treeCpuMs()
-      const ownAt = treeCpuMs(own)
-      for (let i = 0; i < orders; i++) await call(origin, fn, { product })
-      const reqPerSec = orders / ((performance.now() - at) / 1000)
-      const ownMs = (treeCpuMs(own) - ownAt) / orders
-      if (fn === 'benchOrderQueued') await settled()
-      const cpuMs = (treeCpuMs() - cpuAt) / orders
-      const mean = (earlier: number, now: number) => earlier ? (earlier + now) / 2 : now
-      if (fn === 'benchOrderQueued') Object.assign(cpuPerOrder, { queued: cpuMs, ownQueued: ownMs })
-      else Object.assign(cpuPerOrder, { afterCommit: mean(cpuPerOrder.afterCommit, cpuMs), ownAfterCommit: mean(cpuPerOrder.ownAfterCommit, ownMs) })
-      return reqPerSec
-    }
+    const workerPids = instances.map((instance) => instance.child.pid ?? 0)
     // Every confirmation queued so far has run.
     const settled = async () => {
       for (let i = 0; i < 240; i++) {
@@ -103,21 +138,57 @@ export async function measureQueue (jobs: number, orders: number, log: (line: st
         await new Promise((resolve) => setTimeout(resolve, 250))
       }
     }
+    const idle = async () => {
+      await settled()
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
+    }
+    type Arm = 'queued' | 'afterCommit'
+    const fnOf = (arm: Arm) => arm === 'queued' ? 'benchOrderQueued' : 'benchOrderAfterCommit'
     const pair = async (instance: { origin: string, child: { pid?: number } }) => {
-      Object.assign(cpuPerOrder, { queued: 0, afterCommit: 0, ownQueued: 0, ownAfterCommit: 0 })
       const own = instance.child.pid ?? 0
-      const before = await pace(instance.origin, 'benchOrderAfterCommit', own)
-      const queued = await pace(instance.origin, 'benchOrderQueued', own)
-      const after = await pace(instance.origin, 'benchOrderAfterCommit', own)
-      return { queued, afterCommit: (before + after) / 2, cpu: { ...cpuPerOrder } }
+      const totals = { queued: emptyArm(), afterCommit: emptyArm() }
+      const byRound: number[] = []
+      for (const arm of ['afterCommit', 'queued'] as const) for (let i = 0; i < WARMUP_ORDERS; i++) await call(instance.origin, fnOf(arm), { product })
+      const perRound = Math.max(1, Math.round(orders / ROUNDS))
+      for (let round = 0; round < ROUNDS; round++) {
+        const paces: Record<Arm, number> = { queued: 0, afterCommit: 0 }
+        for (const arm of round % 2 === 0 ? ['afterCommit', 'queued'] as const : ['queued', 'afterCommit'] as const) {
+          await idle()
+          const at = performance.now()
+          const cpuAt = treeCpuMs()
+          const ownAt = treeCpuMs(own)
+          const workersAt = sum(workerPids.map((pid) => treeCpuMs(pid)))
+          for (let i = 0; i < perRound; i++) await call(instance.origin, fnOf(arm), { product })
+          const ms = performance.now() - at
+          const ownMs = treeCpuMs(own) - ownAt
+          // A queued arm's CPU is counted until its confirmations have run (their CPU is its).
+          if (arm === 'queued') await settled()
+          const total = totals[arm]
+          total.ms += ms
+          total.orders += perRound
+          total.ownMs += ownMs
+          total.cpuMs += treeCpuMs() - cpuAt
+          total.workersMs += sum(workerPids.map((pid) => treeCpuMs(pid))) - workersAt
+          paces[arm] = perRound / (ms / 1000)
+        }
+        byRound.push(paces.queued / paces.afterCommit)
+      }
+      const reqPerSec = (arm: ArmTotal) => arm.orders / (arm.ms / 1000)
+      return { queued: reqPerSec(totals.queued), afterCommit: reqPerSec(totals.afterCommit), byRound, totals }
     }
     const onWeb = await pair(web)
     const onWorker = await pair(instances[0])
-    log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s; on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)}`)
-    // CPU of every process of the bench (the instances, PostgreSQL) per order, confirmation included: what a
+    const rounds = (byRound: number[]) => byRound.map((r) => r.toFixed(2)).join(', ')
+    log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s (by round ${rounds(onWeb.byRound)}); on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)} (by round ${rounds(onWorker.byRound)})`)
+    // CPU of every process of the bench (the instances, PostgreSQL, this one) per order, confirmation included: what a
     // shared machine's load does to the req/s above does not change it (pollers idle meanwhile count too).
-    const cpuLine = (cpu: typeof cpuPerOrder) => `${cpu.queued.toFixed(1)} queued vs ${cpu.afterCommit.toFixed(1)} afterCommit CPU-ms per order (${(cpu.afterCommit / cpu.queued).toFixed(2)}×), the instance's own process ${cpu.ownQueued.toFixed(1)} vs ${cpu.ownAfterCommit.toFixed(1)} (${(cpu.ownAfterCommit / cpu.ownQueued).toFixed(2)}×)`
-    log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.cpu)}; on a worker instance: ${cpuLine(onWorker.cpu)}`)
+    const cpuLine = ({ queued, afterCommit }: { queued: ArmTotal, afterCommit: ArmTotal }) => {
+      const per = (arm: ArmTotal, part: keyof ArmTotal) => arm[part] / arm.orders
+      return `${per(queued, 'cpuMs').toFixed(1)} queued vs ${per(afterCommit, 'cpuMs').toFixed(1)} afterCommit CPU-ms per order (${(per(afterCommit, 'cpuMs') / per(queued, 'cpuMs')).toFixed(2)}×), ` +
+        `the instance's own process ${per(queued, 'ownMs').toFixed(1)} vs ${per(afterCommit, 'ownMs').toFixed(1)} (${(per(afterCommit, 'ownMs') / per(queued, 'ownMs')).toFixed(2)}×), ` +
+        `the worker instances' processes ${per(queued, 'workersMs').toFixed(1)} vs ${per(afterCommit, 'workersMs').toFixed(1)}`
+    }
+    log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.totals)}; on a worker instance: ${cpuLine(onWorker.totals)}`)
     const ratio = (arms: { queued: number, afterCommit: number }) => Math.round((arms.queued / arms.afterCommit) * 100) / 100
     return {
       jobs,
