@@ -6,13 +6,12 @@
 //   mongo             each kit gets its own MongoDB database (test/helpers/mongo.ts):
 //                     on the replica set named by MONGODB_URI, else on the wire stand-in
 // and reaches it the way an application does, through DATABASE_URI.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Test } from 'tap'
-import { kitPlugin, type KitOptions } from '../../plugin.js'
-import { resetKitConfig } from '../../lib/config.js'
+import type { KitOptions } from '../../plugin.js'
 import { NEEDS_REAL_MONGO, mongoReplicaSet } from './mongo.js'
 import { clusterFromTemplate } from './pg-template.js'
 
@@ -83,6 +82,12 @@ export async function startKit (
   t: Test, options: KitOptions = {}, server: FastifyServerOptions = {},
   beforeKit?: (app: FastifyInstance) => void, afterKit?: (app: FastifyInstance) => void
 ): Promise<Kit> {
+  // Loaded here, not at import: a file that takes only tempDir, httpRequest or the
+  // keys from this helper does not pay for Parse Server, Fastify and the kit
+  // (some 1.8 CPU-s a test process).
+  const [{ default: Fastify }, { kitPlugin }, { resetKitConfig }] = await Promise.all([
+    import('fastify'), import('../../plugin.js'), import('../../lib/config.js')
+  ])
   resetKitConfig()
   // On the MongoDB lane: a database of this kit's own (the stand-in, when started, is stopped after the kit closes).
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined

@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { MongoClient } from 'mongodb'
 import type { Test } from 'tap'
 
 /** Skip reason for what only a real MongoDB replica set can show. */
@@ -77,6 +76,8 @@ export function withQuery (uri: string, params: Record<string, string>): string 
 
 /** Drops a database this helper named (never one it was given) once the test is over. */
 async function dropDatabase (t: Test, uri: string): Promise<void> {
+  // The driver loads only on the MongoDB lane: kit.ts imports this file in every lane.
+  const { MongoClient } = await import('mongodb')
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 })
   try {
     await client.db().dropDatabase()
