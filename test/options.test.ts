@@ -73,7 +73,7 @@ t.test('database selection', async (t) => {
   t.equal(databaseKind('mongodb+srv://cluster.example/db'), 'mongo')
   t.throws(() => databaseKind('mysql://u:secret@h/db'), /postgres:\/\/, mongodb:\/\/ or mongodb\+srv:\/\/.*u:\*\*\*@h/)
   // mongodb:// goes to Parse's Mongo adapter, after a quick reachability check that fails clearly
-  // (the Mongo lane, test/mongo-lane.test.ts, runs Parse on it end to end).
+  // (the Mongo lane, whose own part is in test/rest-edges.test.ts, runs Parse on it end to end).
   await t.rejects(openDatabase({ databaseURI: 'mongodb://u:secret@127.0.0.1:1/x?serverSelectionTimeoutMS=300' }), /Cannot reach MongoDB at mongodb:\/\/u:\*\*\*@127\.0\.0\.1:1\/x.*Start it, or point DATABASE_URI elsewhere/)
   await t.rejects(openDatabase({ production: true }), /set DATABASE_URI/, 'no embedded database in production')
 })
