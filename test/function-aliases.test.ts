@@ -6,7 +6,10 @@
 // same in the metrics, under application hooks that replace the body and every
 // object payload. Requests cover every verb, the spellings a client might
 // use, every kind of caller, and bodies valid and not, in one fixed order (the
-// rate-limited function's counter runs out the same way on both).
+// rate-limited function's counter runs out the same way on both). Every caller
+// and body goes to each function's own path; its other spellings, which decide
+// only which route answers, go with the callers and bodies that tell the routes
+// apart (3,472 requests a boot, where the full cross made 8,960).
 import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
@@ -105,6 +108,15 @@ function spellings (name: string): string[] {
   ]
 }
 
+/**
+ * What the other spellings are sent with. The spelling, the verb and the name decide
+ * which route answers (the twin's, the shared one, Parse's own); what the caller and
+ * the body change is decided by that route's handler, and every caller and body
+ * reaches it through the first spelling. The two callers past admission, with and
+ * without a valid body and with a body that does not parse, tell each route apart.
+ */
+const OTHER_SPELLINGS = { callers: ['app', 'master'], bodies: ['none', 'valid', 'invalidJson'] }
+
 const HEADERS_COMPARED = ['content-type', 'content-length', 'allow', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'retry-after', 'access-control-allow-origin']
 
 /** Every answer, in order, as one line each: ids and dates a save makes differ between the two boots. */
@@ -149,12 +161,14 @@ async function answers (parent: Test, server: FastifyServerOptions, replySeriali
       cors: { 'x-parse-application-id': APP_ID, origin: 'https://app.example.com' }
     }
     for (const name of NAMES) {
-      for (const url of spellings(name)) {
+      for (const [spelling, url] of spellings(name).entries()) {
         for (const verb of VERBS) {
           for (const [callerName, headers] of Object.entries(callers)) {
             for (const bodyName of bodiesFor(verb)) {
               // Bodies are varied for the callers that get past admission; the others see one kind.
               if (bodyName !== 'none' && bodyName !== 'valid' && callerName !== 'app' && callerName !== 'master') continue
+              if (spelling > 0 && !OTHER_SPELLINGS.callers.includes(callerName)) continue
+              if (spelling > 0 && !OTHER_SPELLINGS.bodies.includes(bodyName)) continue
               const body = BODIES[bodyName]
               const response = await kit.app.inject({
                 method: verb as 'GET',
