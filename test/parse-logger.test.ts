@@ -1,7 +1,15 @@
 // Parse's own log lines through the kit's logger adapter: a refusal the client is
 // answered with a 4xx is logged at info without its stack; server faults stay errors.
+// From the former no-log-files.test.ts: importing the library writes nothing to
+// disk (Parse's file logger stays off), checked in a process of its own.
 import t from 'tap'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { Writable } from 'node:stream'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import Fastify from 'fastify'
 import Parse from 'parse/node'
 import { parseLoggerAdapter } from '../lib/host/parse-logger.js'
@@ -69,4 +77,24 @@ t.test('a failed function (141 other than an unknown name) stays an error', asyn
   const { lines, adapter } = capture()
   adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.SCRIPT_FAILED, 'Cannot read properties of undefined'))
   t.equal(lines[0]!.level, 50)
+})
+
+// From the former no-log-files.test.ts.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+t.test('importing the library creates no ./logs/ and no log files', async (t) => {
+  const cwd = mkdtempSync(path.join(tmpdir(), 'fpk-logs-'))
+  t.teardown(() => rmSync(cwd, { recursive: true, force: true }))
+  const env = { ...process.env }
+  delete env.TESTING
+  delete env.PARSE_SERVER_LOGS_FOLDER
+  const entry = pathToFileURL(path.join(root, 'lib/index.ts')).href
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import', import.meta.resolve('tsx/esm'), '--input-type=module',
+    '-e', `const kit = await import(${JSON.stringify(entry)}); console.log(typeof kit.kitPlugin)`
+  ], { cwd, env })
+  t.equal(stdout.trim(), 'function', 'the library loaded')
+  t.notOk(existsSync(path.join(cwd, 'logs')), 'no ./logs/')
+  t.notOk(existsSync(path.join(cwd, 'test_logs')), 'no ./test_logs/')
+  t.same(readdirSync(cwd), [], 'nothing written in the working directory')
 })

@@ -2,10 +2,15 @@
 // the kit's import becomes the package name, the copy note goes, an import a
 // new project could not resolve is refused, and the package ships every file.
 // And the generated project's switches for metrics, tracing and CORS.
+// From the former kit-build.test.ts: fpk new reuses a checkout's build when
+// dist/ is newer than every source it compiles, and says why it builds
+// otherwise (cli/kit-build.ts).
 import t from 'tap'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { KIT_ROOT } from '../cli/kit.js'
+import { staleBuildReason } from '../cli/kit-build.js'
 import { STARTER_FILES, starterFiles, starterSource } from '../cli/starter.js'
 
 t.test('every starter file, as a project gets it', async (t) => {
@@ -62,4 +67,41 @@ t.test('SHUTDOWN_DRAIN_MS: listed in .env.example, checked by the generated env.
   t.throws(() => loadEnv({ SHUTDOWN_DRAIN_MS: 'soon' }), /SHUTDOWN_DRAIN_MS/)
   t.match(readFileSync(path.join(template, 'src', 'app.ts'), 'utf8'), /shutdown: \{ drainDelayMs: env\.shutdownDrainMs \}/, 'the app passes it')
   t.match(readFileSync(path.join(KIT_ROOT, 'fixtures', 'serve.ts'), 'utf8'), /closeWithGrace\(\{ delay: app\.kit\.shutdownBudgetMs/, 'the server\'s force exit waits the kit\'s shutdown budget')
+})
+
+// From the former kit-build.test.ts: a checkout's files with chosen modification times.
+const buildRoot = mkdtempSync(path.join(tmpdir(), 'fpk-kit-build-'))
+t.teardown(() => rmSync(buildRoot, { recursive: true, force: true }))
+
+/** Writes a file whose modification time is `at` seconds after the epoch. */
+function file (relative: string, at: number): void {
+  const full = path.join(buildRoot, relative)
+  mkdirSync(path.dirname(full), { recursive: true })
+  writeFileSync(full, '// test\n')
+  utimesSync(full, at, at)
+}
+
+for (const settings of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) file(settings, 1000)
+for (const source of ['plugin.ts', 'lib/index.ts', 'lib/access/gate.ts', 'cli/fpk.ts']) file(source, 2000)
+file('lib/parse/parse-server-lib.d.ts', 9000) // declarations compile to nothing
+file('cli/templates/resource/model.ts', 9000) // templates are copied, not compiled
+for (const output of ['dist/plugin.js', 'dist/lib/index.js', 'dist/lib/access/gate.js', 'dist/cli/fpk.js']) file(output, 3000)
+
+t.test('a build newer than every compiled source is current', async (t) => {
+  t.equal(staleBuildReason(buildRoot), undefined)
+})
+
+t.test('a source edited after the build makes it stale, naming the file', async (t) => {
+  file('lib/access/gate.ts', 4000)
+  t.equal(staleBuildReason(buildRoot), `${path.join('lib', 'access', 'gate.ts')} changed after it was built`)
+  file('lib/access/gate.ts', 2000)
+})
+
+t.test('a new source without output, or changed compiler settings, make it stale', async (t) => {
+  file('cli/commands/new.ts', 2000)
+  t.equal(staleBuildReason(buildRoot), `${path.join('dist', 'cli', 'commands', 'new.js')} is missing`)
+  file('dist/cli/commands/new.js', 3000)
+  t.equal(staleBuildReason(buildRoot), undefined)
+  file('tsconfig.build.json', 5000)
+  t.match(staleBuildReason(buildRoot), /compiler settings or package\.json changed/)
 })
