@@ -1,6 +1,6 @@
 // A run whose instance is killed outright (SIGKILL) is marked failed "instance
 // lost" by another instance once its lease expires, and retried there. In a
-// file of its own: after the SIGTERM test of jobs-shutdown.test.ts in the same
+// file of its own: after the SIGTERM test (now in jobs-cluster.test.ts) in the same
 // process it timed out intermittently (kept apart while that is looked into).
 import t from 'tap'
 import { sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'

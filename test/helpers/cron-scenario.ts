@@ -1,4 +1,4 @@
-// The two-instance @Cron scenario, for test/jobs-cluster*.test.ts: two kit
+// The two-instance @Cron scenario, for test/jobs-cluster.test.ts: two kit
 // processes on one database run a @Cron every second; over ten whole seconds
 // each tick runs once in all, never twice and never overlapping. Counted by the
 // ticks the runs record, so a loaded machine that starts runs late still counts right.
