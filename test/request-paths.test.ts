@@ -4,6 +4,7 @@
 // all parts are declared in the one process under distinct names:
 // - request-paths: this file's own tests (first part, its comment kept)
 // - test/route-matrix.test.ts (merged here): Route restriction tried as a client would try it: every route Parse Server …
+// - test/declared-verbs-case.test.ts (merged here): two declared paths that differ only in case keep refusal routes of their own; its snapshot moved with it unchanged (tap-snapshots/test/request-paths.test.ts.test.cjs)
 import t from 'tap'
 import Parse from 'parse/node'
 import { addUsersToRole, afterCommit, asCaller, BaseModel, BeforeSave, AfterSave, CONFLICT, CloudFunction, ParseClass, ParseField, ParseVersionField, queryRows, roleKey, Route, Transactional, implementACL, type CloudRequest } from '../lib/index.js'
@@ -534,3 +535,40 @@ for (const allowAuthRoutes of [false, true]) {
     })
   })
 }
+
+// ── from test/declared-verbs-case.test.ts ──
+// Two declared paths that differ only in case (`caseTwin`, `casetwin`): the kit's
+// single refusal route cannot tell their loose spellings apart, so each keeps
+// refusal routes of its own. Every verb on every spelling of both is pinned in a
+// snapshot recorded from the per-path refusal routes (see declared-verbs.test.ts).
+// Regenerate only when an answer is meant to change: `npx tap --snapshot test/request-paths.test.ts`.
+@Route('cases')
+class CaseTwinFunctions {
+  @CloudFunction({ methods: ['GET'] })
+  static caseTwin () { return { fn: 'caseTwin' } }
+
+  @CloudFunction({ methods: ['POST'] })
+  static casetwin () { return { fn: 'casetwin' } }
+}
+
+const CASE_VERBS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND']
+const CASE_CALLERS: Array<[string, Record<string, string>]> = [['no credentials', {}], ['app id', { 'x-parse-application-id': APP_ID }]]
+
+t.test('paths differing only in case keep their own answers', async (t) => {
+  const kit = await startKit(t, { functions: [CaseTwinFunctions] })
+  const urls = ['caseTwin', 'casetwin', 'CaseTwin', 'CASETWIN'].flatMap((name) => [
+    `/parse/cases/${name}`, `/parse/cases/${name}/`, `/parse/functions/${name}`, `/parse/functions/${name}/`
+  ])
+  const answers: Record<string, string> = {}
+  for (const url of urls) {
+    for (const verb of CASE_VERBS) {
+      for (const [caller, headers] of CASE_CALLERS) {
+        const response = await kit.app.inject({ method: verb as 'GET', url, headers })
+        const allow = response.headers.allow === undefined ? '' : `allow=${String(response.headers.allow)} `
+        // A HEAD answer carries no body on the wire, whatever inject() hands back.
+        answers[`${verb} ${url} [${caller}]`] = `${response.statusCode} ${allow}${verb === 'HEAD' ? '' : response.body}`
+      }
+    }
+  }
+  t.matchSnapshot(answers, 'answers')
+})

@@ -5,7 +5,7 @@
  * Make sure to inspect the output below.  Do not ignore changes!
  */
 'use strict'
-exports[`test/declared-verbs-case.test.ts > TAP > paths differing only in case keep their own answers > answers 1`] = `
+exports[`test/request-paths.test.ts > TAP > paths differing only in case keep their own answers > answers 1`] = `
 Object {
   "DELETE /parse/cases/casetwin [app id]": "405 allow=POST {\\"code\\":119,\\"error\\":\\"Method DELETE is not allowed here; use POST\\"}",
   "DELETE /parse/cases/caseTwin [app id]": "405 allow=GET, HEAD {\\"code\\":119,\\"error\\":\\"Method DELETE is not allowed here; use GET\\"}",
