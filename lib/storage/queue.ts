@@ -89,6 +89,16 @@ export function refuseQueueOn (database: Pick<Database, 'kind'>): void {
 type Rows = { rows: any[] }
 interface ResultQueries { result (query: string | { name?: string, text: string, values: unknown[] }): Promise<Rows> }
 
+/**
+ * How long a worker whose batch took every waiting job waits before it claims
+ * again (at most its polling interval). Jobs queued one at a time, as orders
+ * come in, are then claimed a few at once rather than each alone: a batch
+ * costs four statements (claim, lease write, lease drop, completion) whatever
+ * its size. The price: a job queued while a batch runs may wait this much
+ * longer to start.
+ */
+const GATHER_MS = 100
+
 /** How many of pg-boss's statement texts run as prepared statements (its set is fixed and small; this is a bound, not a size). */
 const PREPARED_TEXTS = 256
 
@@ -146,6 +156,20 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
   const workers = new Map<string, string>()
   /** Workers running a job now: a wake goes to an idle one (a busy one looks again when its job ends). */
   const busy = new Set<string>()
+  /** Workers that will look again once their gathering pause ends (see work), by their timer. */
+  const gathering = new Map<string, NodeJS.Timeout>()
+  const gather = (worker: string) => {
+    const timer = setTimeout(() => {
+      gathering.delete(worker)
+      boss.notifyWorker(worker)
+    }, Math.min(GATHER_MS, settings.pollingIntervalSeconds * 1000))
+    timer.unref()
+    gathering.set(worker, timer)
+  }
+  const stopGathering = () => {
+    for (const timer of gathering.values()) clearTimeout(timer)
+    gathering.clear()
+  }
   const schema = 'pgboss'
 
   return {
@@ -203,8 +227,11 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
           if (done.length > 0) await boss.complete(name, done)
           throw new Error(failed.join('; '))
         }
-        // Straight to the next batch: pg-boss otherwise waits out its polling interval after each one.
-        boss.notifyWorker(worker)
+        // A full batch: straight to the next one (pg-boss otherwise waits out its polling interval).
+        // A batch that took every waiting job: the next one after GATHER_MS, so that jobs queued one by one
+        // meanwhile are claimed together (one claim, lease write, lease drop and completion for several).
+        if (jobs.length >= concurrency) boss.notifyWorker(worker)
+        else gather(worker)
       })
       workers.set(worker, name)
     },
@@ -215,8 +242,9 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
     },
     wake (name) {
       // One job, one idle worker: waking them all sends every idle one to fetch, and all but one find nothing.
+      // A gathering worker looks again shortly anyway: the job waits for it, to be claimed with the others.
       for (const [worker, queue] of workers) {
-        if (queue === name && !busy.has(worker)) return boss.notifyWorker(worker)
+        if (queue === name && !busy.has(worker) && !gathering.has(worker)) return boss.notifyWorker(worker)
       }
     },
     async state (name, id) {
@@ -239,10 +267,12 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       }) as string | undefined
     },
     async pause () {
+      stopGathering()
       for (const worker of workers.keys()) await boss.offWork({ id: worker })
       workers.clear()
     },
     async stop () {
+      stopGathering()
       workers.clear()
       await boss.stop({ graceful: true, close: false, wait: true, timeout: 1000 })
     }
