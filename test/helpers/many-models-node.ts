@@ -1,4 +1,4 @@
-// One boot with N generated models (test/helpers/many-models.ts) in its own
+// One boot with N generated models (test/helpers/many-models-declare.ts) in its own
 // process, as a deploy starts one: kitPlugin registers, listens and applies the
 // declared indexes, then closes. Prints one line after MANY_MODELS_MARK: the CPU
 // this process spent in register + ready, the statements Parse's pool sent
@@ -11,7 +11,8 @@
 import Fastify from 'fastify'
 import { kitPlugin } from '../../plugin.js'
 import { currentDatabase } from '../../lib/storage/database.js'
-import { MANY_MODELS_MARK, countStatements, declareManyModels, type ManyModelsBoot } from './many-models.js'
+import { MANY_MODELS_MARK, countStatements, type ManyModelsBoot } from './many-models.js'
+import { declareManyModels } from './many-models-declare.js'
 
 const [count, version, ...flags] = process.argv.slice(2)
 const models = declareManyModels(Number(count), Number(version))

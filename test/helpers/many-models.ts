@@ -1,39 +1,13 @@
-// Generated models for boot-cost tests and the bench: N classes declared as a
-// model file would, and a count of the statements Parse's pool sends.
+// Boots with many generated models (many-models-declare.ts), each in a process
+// of its own, for boot-cost tests and the bench: the count of the statements
+// Parse's pool sends, and what a boot process reports. Nothing here loads the
+// kit: a test that only starts boot processes does not pay for it.
 import path from 'node:path'
 import { fork } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { BaseModel, ParseClass, ParseField } from '../../lib/index.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-
-/**
- * N classes `Gen0…`, each with three fields (one indexed), a compound index and
- * a class-level permission. A later `version` changes a few of them, each kind
- * of change once: 2 adds a field to Gen0, opens Gen1's delete to everyone and
- * turns Gen2's compound index around; 3 also adds a field to Gen3 and closes
- * Gen4's create to anonymous callers.
- */
-export function declareManyModels (n: number, version = 1): Array<typeof BaseModel> {
-  const models: Array<typeof BaseModel> = []
-  for (let i = 0; i < n; i++) {
-    const name = `Gen${i}`
-    const Generated = class extends BaseModel {}
-    Object.defineProperty(Generated, 'name', { value: name })
-    ParseField({ type: 'String', required: true })(Generated.prototype, 'title')
-    ParseField({ type: 'Number', index: 1 })(Generated.prototype, 'rank')
-    ParseField({ type: 'Date' })(Generated.prototype, 'due')
-    if ((version >= 2 && i === 0) || (version >= 3 && i === 3)) ParseField({ type: 'String' })(Generated.prototype, 'note')
-    const clp: Record<string, Record<string, true>> = { delete: version >= 2 && i === 1 ? { '*': true } : { requiresAuthentication: true } }
-    if (version >= 3 && i === 4) clp.create = { requiresAuthentication: true }
-    models.push(ParseClass(name, {
-      clp,
-      compoundIndexes: [{ name: `${name}_title_due`, fields: version >= 2 && i === 2 ? ['due', 'title'] : ['title', 'due'] }]
-    })(Generated))
-  }
-  return models
-}
 
 export interface StatementCounts {
   /** Every statement sent on Parse's pool (PostgreSQL), or every collection operation (MongoDB). */
