@@ -1,13 +1,13 @@
 // Boot cost does not grow with the declared models: a warm boot with unchanged
 // declarations writes nothing to the stored schema and reads it as many times
 // with 50 models as with 10 (before the kit skipped unchanged writes, each class
-// cost a write and a full reload: the count grew with every class added, so five
-// times the models shows it as well as twenty times did, at a quarter of the boots' cost). Declarations changed between two boots on the
-// same database are still applied, also by several instances booting at once,
+// cost a write and a full reload, so five times the models shows the growth as
+// twenty times did, for less). Declarations changed between two boots on the
+// same database are still applied, also by two instances booting at once,
 // and a permission changed in the database behind the kit's back is put back; an
 // instance of an older version booting after the newer one changes nothing.
-// Each boot is a process of its own (test/helpers/many-models-node.ts), as a
-// deploy starts one; what it sends is counted at the database driver (statements
+// Each counted boot is a process of its own (test/helpers/many-models-node.ts), as
+// a deploy starts one; what it sends is counted at the database driver (statements
 // on PostgreSQL, collection operations on MongoDB).
 import t, { type Test } from 'tap'
 import { rmSync } from 'node:fs'
