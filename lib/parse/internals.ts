@@ -7,35 +7,41 @@
 // test/parse-contract.test.ts checks against Parse.
 import './parse-main.js' // parse-server itself first, its unused subsystems deferred
 import Parse from 'parse/node'
-import AuthExports from 'parse-server/lib/Auth.js'
-import ConfigExports from 'parse-server/lib/Config.js'
-import RestQueryExports from 'parse-server/lib/RestQuery.js'
-import RestExports from 'parse-server/lib/rest.js'
-import RestWriteExports from 'parse-server/lib/RestWrite.js'
-import SharedRestExports from 'parse-server/lib/SharedRest.js'
-import UtilsExports from 'parse-server/lib/Utils.js'
-import SchemaCacheExports from 'parse-server/lib/Adapters/Cache/SchemaCache.js'
-import CacheControllerExports from 'parse-server/lib/Controllers/CacheController.js'
-import PostgresExports from 'parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js'
-import SchemaControllerExports from 'parse-server/lib/Controllers/SchemaController.js'
-import DatabaseControllerExports from 'parse-server/lib/Controllers/DatabaseController.js'
-import LoggerExports from 'parse-server/lib/logger.js'
-import BatchExports from 'parse-server/lib/batch.js'
-import TriggersExports from 'parse-server/lib/triggers.js'
-import CryptoUtilsExports from 'parse-server/lib/cryptoUtils.js'
-import RedisPubSubExports from 'parse-server/lib/Adapters/PubSub/RedisPubSub.js'
-import ControllersExports from 'parse-server/lib/Controllers/index.js'
-import PushControllerExports from 'parse-server/lib/Controllers/PushController.js'
-import PushQueueExports from 'parse-server/lib/Push/PushQueue.js'
-import PushWorkerExports from 'parse-server/lib/Push/PushWorker.js'
-import InMemoryCacheAdapterExports from 'parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js'
-import ParseServerModuleExports from 'parse-server/lib/ParseServer.js'
-import DefinedSchemasExports from 'parse-server/lib/SchemaMigrations/DefinedSchemas.js'
-import SdkEncodeExports from 'parse/lib/node/encode.js'
+import { createRequire } from 'node:module'
 import { GRIDFS_BUCKET_ADAPTER, MONGO_STORAGE_ADAPTER, loadModule, whenModuleLoads } from './lazy-subsystems.js'
 import type * as Server from './server-shapes.js'
 import type * as Storage from './storage-shapes.js'
 import type * as Migration from './migration-shapes.js'
+
+// Through require(), as Parse requires them: an ESM import of a CommonJS file first runs Node's export
+// lexer over its whole source (these files carry inline source maps: about 2 MB), work that got the lexer
+// optimized at every boot, and whose compiler memory the allocator kept (docs/internals/benchmarks.md, issue 51).
+const requireParse = createRequire(import.meta.url)
+const AuthExports = requireParse('parse-server/lib/Auth.js') as unknown
+const ConfigExports = requireParse('parse-server/lib/Config.js') as unknown
+const RestQueryExports = requireParse('parse-server/lib/RestQuery.js') as unknown
+const RestExports = requireParse('parse-server/lib/rest.js') as unknown
+const RestWriteExports = requireParse('parse-server/lib/RestWrite.js') as unknown
+const SharedRestExports = requireParse('parse-server/lib/SharedRest.js') as unknown
+const UtilsExports = requireParse('parse-server/lib/Utils.js') as unknown
+const SchemaCacheExports = requireParse('parse-server/lib/Adapters/Cache/SchemaCache.js') as unknown
+const CacheControllerExports = requireParse('parse-server/lib/Controllers/CacheController.js') as unknown
+const PostgresExports = requireParse('parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js') as unknown
+const SchemaControllerExports = requireParse('parse-server/lib/Controllers/SchemaController.js') as unknown
+const DatabaseControllerExports = requireParse('parse-server/lib/Controllers/DatabaseController.js') as unknown
+const LoggerExports = requireParse('parse-server/lib/logger.js') as unknown
+const BatchExports = requireParse('parse-server/lib/batch.js') as unknown
+const TriggersExports = requireParse('parse-server/lib/triggers.js') as unknown
+const CryptoUtilsExports = requireParse('parse-server/lib/cryptoUtils.js') as unknown
+const RedisPubSubExports = requireParse('parse-server/lib/Adapters/PubSub/RedisPubSub.js') as unknown
+const ControllersExports = requireParse('parse-server/lib/Controllers/index.js') as unknown
+const PushControllerExports = requireParse('parse-server/lib/Controllers/PushController.js') as unknown
+const PushQueueExports = requireParse('parse-server/lib/Push/PushQueue.js') as unknown
+const PushWorkerExports = requireParse('parse-server/lib/Push/PushWorker.js') as unknown
+const InMemoryCacheAdapterExports = requireParse('parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js') as unknown
+const ParseServerModuleExports = requireParse('parse-server/lib/ParseServer.js') as unknown
+const DefinedSchemasExports = requireParse('parse-server/lib/SchemaMigrations/DefinedSchemas.js') as unknown
+const SdkEncodeExports = requireParse('parse/lib/node/encode.js') as unknown
 
 export type * from './server-shapes.js'
 export type * from './storage-shapes.js'
