@@ -1,5 +1,7 @@
 // kitPlugin: hosts Parse Server inside Fastify. The boot order lives here and
 // only here, so an application cannot get it wrong.
+// First: the stand-ins of what the kit loads at first use must be in place before parse/node and Parse Server load (lib/index.ts starts here too).
+import './lib/parse/defer-modules.js'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { configureKit } from './lib/config.js'
@@ -21,7 +23,7 @@ import { setupSwagger } from './lib/docs/setup.js'
 import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
 import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
 import { applyAllIndexes, applyFieldConstraints } from './lib/storage/indexes/apply.js'
-import { startLiveQuery, type LiveQueryHost } from './lib/host/live-query.js'
+import type { LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, currentKitState, type KitState } from './lib/kit-state.js'
 import { readFastPathsFrom } from './lib/parse/fast-path-switch.js'
@@ -356,6 +358,8 @@ async function mountDeclaredFunctions (b: Booting, documented: DocumentedRoutes)
 async function startRealtime (b: Booting): Promise<void> {
   const { fastify, options, overrides } = b
   if (!options.liveQuery) return
+  // Loaded only with LiveQuery on: its WebSocket server (ws) and socket bounds are code a kit without it need not hold.
+  const { startLiveQuery } = await import('./lib/host/live-query.js')
   b.liveQuery = await startLiveQuery(fastify, {
     appId: options.appId,
     masterKey: options.masterKey,

@@ -1,7 +1,9 @@
 // Parse Server requires subsystems the kit never mounts (the GraphQL server,
 // the MongoDB driver on PostgreSQL, the Redis client, LDAP and Game Center
 // code), and libraries the kit uses load modules it rarely needs (YAML for
-// @fastify/swagger, cron-parser for pg-boss); the kit loads them at their first use (lib/parse/lazy-subsystems.ts).
+// @fastify/swagger, cron-parser for pg-boss), and the Parse SDK its WebSocket
+// client and user encryption; the kit loads them at their first use
+// (lib/parse/lazy-subsystems.ts), and its own LiveQuery sockets (ws) only with the liveQuery option (plugin.ts).
 // Checked in a fresh process (a clean module cache): none is loaded by
 // importing the kit, booting it or answering a request; asked for, each
 // works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
@@ -28,6 +30,10 @@ interface Report {
   jwks: { calledStandIn: string, loaded: boolean }
   yaml: { startsWithOpenapi: boolean, loaded: boolean }
   cron: { minutesOfNext: number, loaded: boolean }
+  rateLimit: { loaded: boolean, status: number }
+  security: { status: number, hasState: boolean, loaded: boolean }
+  logins: { mfaCodeDigits: boolean, page: string, bcryptjs: boolean, loaded: boolean }
+  sdk: { decrypted: string, webSocketOpened: boolean, loaded: boolean }
 }
 
 function runChild (): Promise<Report> {
@@ -60,6 +66,10 @@ t.test('the kit loads none of the subsystems it defers, and each works when aske
   t.same(report.jwks, { calledStandIn: 'function', loaded: true }, 'jwks-rsa\'s stand-in, called as Parse\'s JWT logins call it, builds a client')
   t.same(report.yaml, { startsWithOpenapi: true, loaded: true }, 'the API document as YAML loads the YAML library and is written')
   t.same(report.cron, { minutesOfNext: 0, loaded: true }, 'a cron expression parsed through the module pg-boss required loads cron-parser')
+  t.same(report.rateLimit, { loaded: true, status: 200 }, 'Parse\'s rateLimit option builds its limiter through the stand-in (express-rate-limit loads), and a limited route answers')
+  t.same(report.security, { status: 200, hasState: true, loaded: true }, 'Parse\'s /security route constructs its CheckRunner through the stand-in and reports')
+  t.same(report.logins, { mfaCodeDigits: true, page: 'Hello kit', bcryptjs: true, loaded: true }, 'otpauth, mustache and bcryptjs load at their first use and work')
+  t.same(report.sdk, { decrypted: '{"a":1}', webSocketOpened: true, loaded: true }, 'the Parse SDK\'s user encryption and WebSocket client (constructed) load at their first use and work')
   for (const [request, mark] of Object.entries(report.esModule)) t.equal(mark.listed, mark.real, `${request}: the stand-in's __esModule is the real module's`)
   t.ok(Object.values(report.afterAsking.modules).every(Boolean), 'asked for, every deferred module is the real one')
   t.ok(report.afterAsking.packageFiles['/node_modules/@apollo/server/'] > 0, 'Apollo Server loaded with the GraphQL server')

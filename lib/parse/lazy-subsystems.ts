@@ -1,8 +1,9 @@
 // Parse Server requires, when it loads, subsystems a kit may never use: the
 // GraphQL server (Apollo Server, graphql-tools, graphql-upload), the MongoDB
 // driver on a PostgreSQL kit, the Redis client without Redis, the LiveQuery
-// server without LiveQuery, the JWT, LDAP and Game Center code of logins a kit
-// may not offer. About 40 MB resident in all
+// server without LiveQuery, the JWT, LDAP, Game Center and MFA code of logins
+// a kit may not offer, Parse's own rate limit and pages, and the Parse SDK's
+// WebSocket client and user encryption. About 40 MB resident in all
 // (docs/internals/benchmarks.md, "Where the memory goes").
 //
 // Before Parse loads, each such module's entry in require.cache is a stand-in
@@ -19,9 +20,9 @@ import { Module, createRequire } from 'node:module'
 
 /**
  * One module Parse requires at load time that the kit defers. Its exports
- * must be an object, or a function that is only called (`callable`): a
- * module whose exports is a class, such as Security/CheckRunner.js, cannot
- * stand in (Babel's interop wraps it and Parse constructs it).
+ * must be an object, a function that is only called (`callable`), or a
+ * class that is only constructed (`constructible`, such as
+ * Security/CheckRunner.js, which Babel's interop wraps and Parse constructs).
  */
 export interface DeferredModule {
   /** The module as Parse requires it (resolved from Parse's own folder, or from `from`'s). */
@@ -30,8 +31,10 @@ export interface DeferredModule {
   from?: string
   /** The module's `__esModule` mark (Babel's interop reads it without using the module). */
   esModule: boolean
-  /** Its exports is an arrow function Parse calls (jwks-rsa): the stand-in can be called. */
+  /** Its exports is a function Parse calls (jwks-rsa, express-rate-limit): the stand-in can be called. */
   callable?: boolean
+  /** Its exports is a class only ever constructed (ws's WebSocket, kept by the Parse SDK): the stand-in can be constructed. */
+  constructible?: boolean
   /**
    * Exports Parse reads when it loads but uses later: a class it tests with
    * `instanceof` first, a function it keeps to call. Their stand-ins call,
@@ -51,6 +54,7 @@ export const MONGO_STORAGE_ADAPTER = 'parse-server/lib/Adapters/Storage/Mongo/Mo
 export const GRIDFS_BUCKET_ADAPTER = 'parse-server/lib/Adapters/Files/GridFSBucketAdapter.js'
 export const PARSE_GRAPHQL_SERVER = 'parse-server/lib/GraphQL/ParseGraphQLServer.js'
 export const PARSE_LIVE_QUERY_SERVER = 'parse-server/lib/LiveQuery/ParseLiveQueryServer.js'
+export const PARSE_CHECK_RUNNER = 'parse-server/lib/Security/CheckRunner.js'
 
 export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
   {
@@ -89,6 +93,42 @@ export const DEFERRED_SUBSYSTEMS: readonly DeferredSubsystem[] = [
     name: 'LDAP and Game Center logins (ldapjs, node-forge)',
     loadedBy: 'a login with authData.ldap or authData.gcenter',
     modules: [{ request: 'ldapjs', esModule: false }, { request: 'node-forge', esModule: false }]
+  },
+  {
+    name: 'multi-factor logins (otpauth)',
+    loadedBy: 'a login or signup with authData.mfa',
+    modules: [{ request: 'otpauth', esModule: false }]
+  },
+  {
+    name: 'Parse\'s own rate limit (express-rate-limit with ip-address, rate-limit-redis)',
+    loadedBy: 'Parse\'s rateLimit option (parseServerOptions.rateLimit; the kit\'s own limits are @fastify/rate-limit)',
+    modules: [{ request: 'express-rate-limit', esModule: false, callable: true }, { request: 'rate-limit-redis', esModule: true }]
+  },
+  {
+    name: 'Parse\'s pages (mustache)',
+    loadedBy: 'a page of Parse\'s PagesRouter rendered (pages.enableRouter: email verification and password reset pages)',
+    modules: [{ request: 'mustache', esModule: false }]
+  },
+  {
+    name: 'Parse\'s security checks (CheckRunner and its check groups)',
+    loadedBy: 'security.enableCheck: the checks Parse logs at start (enableCheckLog) or answers on its /security route',
+    modules: [{ request: PARSE_CHECK_RUNNER, esModule: false, constructible: true }]
+  },
+  {
+    name: 'bcrypt in JavaScript (bcryptjs)',
+    loadedBy: 'a password hashed or compared where @node-rs/bcrypt, which Parse prefers, cannot load',
+    modules: [{ request: 'bcryptjs', esModule: false }]
+  },
+  // The Parse SDK's own, required by parse/node when it loads.
+  {
+    name: 'the Parse SDK\'s WebSocket client (its own copy of ws)',
+    loadedBy: 'a Parse.LiveQueryClient opened in this process (the SDK constructs its WebSocketController)',
+    modules: [{ request: 'ws', from: 'parse', esModule: false, constructible: true }]
+  },
+  {
+    name: 'the Parse SDK\'s encryption of the current user (crypto-js)',
+    loadedBy: 'Parse.enableEncryptedUser with a secret key (the SDK\'s CryptoController)',
+    modules: [{ request: 'crypto-js/aes', from: 'parse', esModule: false }, { request: 'crypto-js/enc-utf8', from: 'parse', esModule: false }]
   },
   // Libraries the kit uses whose own dependencies load at boot for a feature
   // the kit rarely or never asks for. Same stand-ins, resolved from the
@@ -175,8 +215,15 @@ function deferModule (entry: DeferredModule): void {
   }
   const state: StandInState = { onLoad: [], load }
   const standIns = new Map((entry.standIns ?? []).map((name) => [name, forwardingStandIn(() => load()[name] as ClassLike, () => state.real?.[name] as ClassLike | undefined)]))
-  const exports = new Proxy(entry.callable === true ? () => {} : {}, {
+  // A bound function can be called and constructed and has no own `prototype` (which a proxy could not report as the real one's).
+  // eslint-disable-next-line no-extra-bind -- the binding is what drops `prototype`
+  const target = entry.constructible === true ? function () {}.bind(null) : entry.callable === true ? () => {} : {}
+  const exports: object = new Proxy(target, {
     apply: (_target, self, args) => Reflect.apply(load() as unknown as (...args: unknown[]) => unknown, self, args),
+    construct: (_target, args, newTarget) => {
+      const real = load() as unknown as new (...args: unknown[]) => object
+      return Reflect.construct(real, args, newTarget === exports ? real : newTarget)
+    },
     get (_target, key) {
       if (!state.real && key === '__esModule') return entry.esModule || undefined
       if (!state.real && typeof key === 'string' && standIns.has(key)) return standIns.get(key)

@@ -3,8 +3,9 @@
 // own and answers one request, noting which of Parse's deferred subsystems
 // are loaded after each step; then asks for them: Parse's own server with
 // mountGraphQL (ParseServer.startApp) answers a GraphQL query on the same
-// database, and the MongoDB adapter is built. Prints one JSON line (the mark
-// below) and exits.
+// database (with Parse's rate limit and security checks), the MongoDB adapter
+// is built, and each other deferred module is used as Parse or its SDK uses
+// it. Prints one JSON line (the mark below) and exits.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -12,7 +13,7 @@ import path from 'node:path'
 import Fastify from 'fastify'
 import { kitPlugin } from '../../plugin.js'
 import { kitServerOptions } from '../../lib/index.js'
-import { DEFERRED_SUBSYSTEMS, MONGO_STORAGE_ADAPTER, deferredModuleFile, isModuleLoaded, loadModule } from '../../lib/parse/lazy-subsystems.js'
+import { DEFERRED_SUBSYSTEMS, MONGO_STORAGE_ADAPTER, PARSE_CHECK_RUNNER, deferredModuleFile, isModuleLoaded, loadModule } from '../../lib/parse/lazy-subsystems.js'
 import { ParseServer } from '../../lib/parse/parse-main.js'
 import { mongoStorageAdapterClass } from '../../lib/parse/internals.js'
 import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
@@ -64,7 +65,10 @@ try {
     serverURL: `http://127.0.0.1:${port}/parse`,
     mountPath: '/parse',
     mountGraphQL: true,
-    graphQLPath: '/graphql'
+    graphQLPath: '/graphql',
+    // Asked for too: Parse's own rate limit (express-rate-limit) and its security checks (CheckRunner, on /security).
+    rateLimit: [{ requestPath: '/classes/Limited', requestTimeWindow: 60_000, requestCount: 1, includeMasterKey: true }],
+    security: { enableCheck: true }
   } as Parameters<typeof ParseServer.startApp>[0])
   const answer = await fetch(`http://127.0.0.1:${port}/graphql`, {
     method: 'POST',
@@ -72,6 +76,12 @@ try {
     body: JSON.stringify({ query: '{ health }' })
   })
   report.graphql = { status: answer.status, body: await answer.json() }
+  const limited = async () => (await fetch(`http://127.0.0.1:${port}/parse/classes/Limited`, { headers: { 'x-parse-application-id': 'deferred-graphql', 'x-parse-master-key': 'deferred-graphql-master-key' } })).status
+  // Parse built its limiter through the stand-in (its call loads the module) and runs it on a matching request.
+  report.rateLimit = { loaded: isModuleLoaded('express-rate-limit'), status: await limited() }
+  const security = await fetch(`http://127.0.0.1:${port}/parse/security`, { headers: { 'x-parse-application-id': 'deferred-graphql', 'x-parse-master-key': 'deferred-graphql-master-key' } })
+  const securityReport = await security.json() as { report?: { state?: unknown } }
+  report.security = { status: security.status, hasState: typeof securityReport.report?.state === 'string', loaded: isModuleLoaded(PARSE_CHECK_RUNNER) }
   await (parse as unknown as { handleShutdown (): Promise<void> }).handleShutdown()
   ;(parse as unknown as { server: { close (): void, closeAllConnections (): void } }).server.closeAllConnections()
   ;(parse as unknown as { server: { close (): void } }).server.close()
@@ -89,6 +99,34 @@ try {
   // Asked for: a cron expression, as pg-boss's schedules parse one (through the module pg-boss required).
   const cronParser = requireHere(deferredModuleFile('cron-parser', 'pg-boss')) as { parseExpression (cron: string): { next (): { getMinutes (): number } } }
   report.cron = { minutesOfNext: cronParser.parseExpression('*/5 * * * *').next().getMinutes() % 5, loaded: isModuleLoaded('cron-parser', 'pg-boss') }
+
+  // Asked for: a multi-factor code (otpauth, as Parse's MFA adapter builds one), a page (mustache, as Parse's pages render
+  // one), a password hash in JavaScript (bcryptjs, Parse's fallback).
+  const otpauth = requireHere(deferredModuleFile('otpauth')) as { TOTP: new (options: { secret: unknown }) => { generate (): string }, Secret: { fromBase32 (secret: string): unknown } }
+  const code = new otpauth.TOTP({ secret: otpauth.Secret.fromBase32('JBSWY3DPEHPK3PXP') }).generate()
+  const mustache = requireHere(deferredModuleFile('mustache')) as { render (template: string, view: Record<string, string>): string }
+  const bcryptjs = requireHere(deferredModuleFile('bcryptjs')) as { hash (password: string, rounds: number): Promise<string>, compare (password: string, hash: string): Promise<boolean> }
+  report.logins = {
+    mfaCodeDigits: /^\d{6}$/.test(code),
+    page: mustache.render('Hello {{name}}', { name: 'kit' }),
+    bcryptjs: await bcryptjs.compare('secret', await bcryptjs.hash('secret', 4)),
+    loaded: ['otpauth', 'mustache', 'bcryptjs'].every((request) => isModuleLoaded(request))
+  }
+
+  // Asked for, through the Parse SDK's own controllers: its user encryption (crypto-js) and its WebSocket client (ws),
+  // which it constructs, here against a WebSocket server of the kit's own ws.
+  const sdk = (requireHere('parse/node') as { CoreManager: { getCryptoController (): { encrypt (value: unknown, key: string): string, decrypt (text: string, key: string): string }, getWebSocketController (): new (url: string) => { once (event: string, listener: () => void): void, close (): void } } }).CoreManager
+  const crypto = sdk.getCryptoController()
+  const decrypted = crypto.decrypt(crypto.encrypt({ a: 1 }, 'deferred-secret'), 'deferred-secret')
+  const { WebSocketServer } = await import('ws')
+  const sockets = new WebSocketServer({ port: 0, host: '127.0.0.1' })
+  await new Promise((resolve) => sockets.once('listening', resolve))
+  const SdkWebSocket = sdk.getWebSocketController()
+  const client = new SdkWebSocket(`ws://127.0.0.1:${(sockets.address() as { port: number }).port}`)
+  const opened = await new Promise<boolean>((resolve) => { client.once('open', () => resolve(true)); client.once('error', () => resolve(false)) })
+  client.close()
+  await new Promise((resolve) => sockets.close(resolve))
+  report.sdk = { decrypted, webSocketOpened: opened, loaded: isModuleLoaded('crypto-js/aes', 'parse') && isModuleLoaded('ws', 'parse') }
 
   // The __esModule mark each stand-in answered is the real module's.
   report.esModule = Object.fromEntries(DEFERRED_SUBSYSTEMS.flatMap((subsystem) => subsystem.modules.map((entry) =>
