@@ -174,6 +174,8 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
   const unreachable = `redis://127.0.0.1:${await freePort()}`
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // The database opens before Redis is tried: from the template cluster, not initdb.
+  await clusterFromTemplate(path.join(dir, 'postgres'))
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
   await t.rejects(async () => { await app.register(kitPlugin, { ...base, redis: unreachable, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true }) },
     new RegExp(`kitPlugin option "redis": cannot reach ${unreachable}.*Start Redis there, fix REDIS_URL`))
