@@ -50,18 +50,37 @@ export function lazyValidation (): LazyValidation {
 
 /** A validator that compiles on its first call; `errors` mirrors the real one's, where Fastify reads them. */
 function deferred (compile: FastifySchemaCompiler<FastifySchema>, route: RouteSchemaDef, query: boolean): Validator {
-  let real: Validator | undefined
-  // A query string's numbers are read strictly (strict-query-numbers.ts) before ajv converts the rest.
-  let numbers: ReturnType<typeof numberFields>
-  const validate: Validator = (data) => {
+  const state: Deferred = { compile, route, query, real: undefined, numbers: undefined, validate: undefined }
+  const validate = validating(state)
+  state.validate = validate
+  return validate
+}
+
+/** A deferred validator's compiler, schema and, once called, its real validator. */
+interface Deferred {
+  compile: FastifySchemaCompiler<FastifySchema>
+  route: RouteSchemaDef
+  query: boolean
+  real: Validator | undefined
+  numbers: ReturnType<typeof numberFields>
+  validate: Validator | undefined
+}
+
+/**
+ * The validator itself, returned unnamed: tsx names a function assigned to a
+ * variable, which makes each of a thousand functions' validators a slower object.
+ */
+function validating (state: Deferred): Validator {
+  return (data) => {
+    let real = state.real
     if (real === undefined) {
-      real = compile(route)
-      if (query) numbers = numberFields(route.schema)
+      real = state.real = state.compile(state.route)
+      // A query string's numbers are read strictly (strict-query-numbers.ts) before ajv converts the rest.
+      if (state.query) state.numbers = numberFields(state.route.schema)
     }
-    if (numbers) readNumbers(data, numbers)
+    if (state.numbers) readNumbers(data, state.numbers)
     const valid = real(data)
-    validate.errors = real.errors
+    state.validate!.errors = real.errors
     return valid
   }
-  return validate
 }

@@ -243,8 +243,13 @@ function alias (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET',
     preValidation: hooksFor(parts, inQuery),
     ...(validate ? { validate } : {}),
     handler: functionsAnswer(parts),
-    ownRoute: () => route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
+    ownRoute: ownRoute(shared, parts, verb, url, answer)
   }, answer)
+}
+
+/** The twin's own route for one verb, registered only when the shared route cannot serve it (made here: tsx names a function written inline as a property). */
+function ownRoute (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET', url: string, answer?: object): () => void {
+  return () => route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
 }
 
 /** Every verb a path answering `taken` refuses (HEAD is taken with GET). */
