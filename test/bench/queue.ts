@@ -9,7 +9,8 @@
 // The same pair on a worker instance is reported beside it: there each order
 // also pays for a job run (its _JobStatus row) on the process that answers.
 // The orders go in interleaved rounds after a warm-up, each arm starting with
-// the queue empty and the workers idle, on every core (see onEveryCore).
+// the queue empty and the workers idle, on every core (see onEveryCore); the
+// ratio is the median of the rounds' paired ratios, req/s each arm's median round.
 // `npm run bench` calls measureQueue (--no-queue skips it).
 // Run alone: npx tsx test/bench/queue.ts [jobs] [orders]
 import { execFileSync } from 'node:child_process'
@@ -27,8 +28,8 @@ import { queueRows, type QueueResult } from './report.js'
 
 const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER_KEY }
 
-/** Rounds of orders, each arm once a round, the arm that goes first alternating. */
-const ROUNDS = 5
+/** Rounds of orders, each arm once a round, the arm that goes first alternating (odd: one median round). */
+const ROUNDS = 7
 /** Orders each way before the first round (not measured): both handlers compiled and their statements prepared. */
 const WARMUP_ORDERS = 30
 /** How long the workers sit idle before each arm: more than their polling interval (0.5 s, test/helpers/queue-node.ts). */
@@ -38,6 +39,11 @@ const IDLE_MS = 600
 interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number }
 const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0 })
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
 
 /** Boots two instances on a fresh database, drains `jobs` queued jobs, then times `orders` sequential orders each way. */
 export async function measureQueue (jobs: number, orders: number, log: (line: string) => void = console.log): Promise<QueueResult> {
@@ -148,6 +154,7 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       const own = instance.child.pid ?? 0
       const totals = { queued: emptyArm(), afterCommit: emptyArm() }
       const byRound: number[] = []
+      const paced: Record<Arm, number[]> = { queued: [], afterCommit: [] }
       for (const arm of ['afterCommit', 'queued'] as const) for (let i = 0; i < WARMUP_ORDERS; i++) await call(instance.origin, fnOf(arm), { product })
       const perRound = Math.max(1, Math.round(orders / ROUNDS))
       for (let round = 0; round < ROUNDS; round++) {
@@ -170,16 +177,18 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
           total.cpuMs += treeCpuMs() - cpuAt
           total.workersMs += sum(workerPids.map((pid) => treeCpuMs(pid))) - workersAt
           paces[arm] = perRound / (ms / 1000)
+          paced[arm].push(paces[arm])
         }
         byRound.push(paces.queued / paces.afterCommit)
       }
-      const reqPerSec = (arm: ArmTotal) => arm.orders / (arm.ms / 1000)
-      return { queued: reqPerSec(totals.queued), afterCommit: reqPerSec(totals.afterCommit), byRound, totals }
+      // The two arms of a round ran in the same minute: the median of those paired ratios is the figure,
+      // so that a round the machine's other load slowed weighs on neither arm more than one round.
+      return { queued: median(paced.queued), afterCommit: median(paced.afterCommit), ratio: median(byRound), byRound, totals }
     }
     const onWeb = await pair(web)
     const onWorker = await pair(instances[0])
     const rounds = (byRound: number[]) => byRound.map((r) => r.toFixed(2)).join(', ')
-    log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s (by round ${rounds(onWeb.byRound)}); on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)} (by round ${rounds(onWorker.byRound)})`)
+    log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s (median rounds; ratio by round ${rounds(onWeb.byRound)}); on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)} (by round ${rounds(onWorker.byRound)})`)
     // CPU of every process of the bench (the instances, PostgreSQL, this one) per order, confirmation included: what a
     // shared machine's load does to the req/s above does not change it (pollers idle meanwhile count too).
     const cpuLine = ({ queued, afterCommit }: { queued: ArmTotal, afterCommit: ArmTotal }) => {
@@ -189,7 +198,7 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
         `the worker instances' processes ${per(queued, 'workersMs').toFixed(1)} vs ${per(afterCommit, 'workersMs').toFixed(1)}`
     }
     log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.totals)}; on a worker instance: ${cpuLine(onWorker.totals)}`)
-    const ratio = (arms: { queued: number, afterCommit: number }) => Math.round((arms.queued / arms.afterCommit) * 100) / 100
+    const ratio = (arms: { ratio: number }) => Math.round(arms.ratio * 100) / 100
     return {
       jobs,
       instances: 2,
