@@ -7,7 +7,7 @@ import { collectRoutes, findCollector } from './collector.js'
 import { completeDocument, documentSource } from './document.js'
 import { resolveDocsPath, resolveSwaggerConfig, type SwaggerConfig } from './options.js'
 import { loadSwaggerUi, SWAGGER_UI_PACKAGE } from './ui.js'
-import { operationIds } from './operation-ids.js'
+import { checkOperationIds } from './operation-ids.js'
 import { declaredFunctions } from '../routing/registry.js'
 import { DocsOptionInvalidError } from '../errors.js'
 
@@ -26,7 +26,7 @@ export async function setupSwagger (fastify: FastifyInstance, config: SwaggerCon
   collector.completeWith((routeDocument) => completeDocument(routeDocument, resolved))
   // Two functions with one operationId fail the boot, not the first request for the document.
   // Under kitPlugin, the functions its routes serve (the list is not built a second time).
-  fastify.addHook('onReady', async () => { operationIds(fastify.hasDecorator('kit') ? fastify.kit.functions : declaredFunctions()) })
+  fastify.addHook('onReady', async () => { checkOperationIds(fastify.hasDecorator('kit') ? fastify.kit.functions : declaredFunctions()) })
   const document = documentSource(collector, resolved)
 
   const ui = await loadSwaggerUi()
