@@ -53,6 +53,26 @@ class AttackFunctions {
   static putOnly () { ran.push('putOnly'); return { ran: 'putOnly' } }
 }
 
+// Functions whose rules differ by one option each: the judging and the deferred validators are code shared by
+// every function, so each must still decide by its own rules and validate its own schema.
+@Route('ruled')
+class RuledFunctions {
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Red', 'Blue'], customErrorMessage: 'red or blue only' })
+  static redOrBlue () { return { ran: 'redOrBlue' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Red', 'Blue'], requireAllRoles: true, customErrorMessage: 'red and blue only' })
+  static redAndBlue () { return { ran: 'redAndBlue' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Blue'] })
+  static blueOnly () { return { ran: 'blueOnly' } }
+
+  @CloudFunction({ methods: ['POST'], requiresAuth: true, validation: { fields: { amount: { type: Number, required: true } } } })
+  static pay (request: CloudRequest) { return { amount: (request.params as { amount: unknown }).amount } }
+
+  @CloudFunction({ methods: ['POST'], requiresAuth: true, validation: { fields: { note: { type: String, required: true } } } })
+  static annotate (request: CloudRequest) { return { note: (request.params as { note: unknown }).note } }
+}
+
 /** Exact bytes on the socket (duplicated headers, odd request targets); answers the status and the body. */
 function raw (origin: string, request: string): Promise<{ status: number, body: string }> {
   const { hostname, port } = new URL(origin)
@@ -133,6 +153,53 @@ t.test('declared routes refuse every bypass a client can try', async (t) => {
     const ok = await plain('/parse/attack/signedIn', { _ApplicationId: APP_ID, _SessionToken: guard.token })
     t.same(ok.json, { user: 'guard' }, 'the SDK body caller is admitted')
     ran.length = 0
+  })
+
+  t.test('functions with different rules each judge by their own, on both paths, whatever was asked first', async (t) => {
+    void RuledFunctions
+    const red = await kit.signUp('ruled-red')
+    await addUsersToRole('Red', [red.id])
+    const headers = { ...appHeaders, 'x-parse-session-token': red.token }
+    const call = async (name: string, twin = false) => {
+      const answer = await post(twin ? `/parse/functions/${name}` : `/parse/ruled/${name}`, { headers, body: {} })
+      return { status: answer.status, code: answer.json?.code, error: answer.json?.error, ran: (twin ? answer.json?.result : answer.json)?.ran }
+    }
+    const redAndBlueRefused = { status: 400, code: Parse.Error.OPERATION_FORBIDDEN, error: 'red and blue only', ran: undefined }
+    // First requests at once (one role load for the user), the strictest function first: no function's rules decide for another.
+    const first = await Promise.all([call('redAndBlue'), call('blueOnly'), call('redOrBlue', true)])
+    t.match(first, [redAndBlueRefused, { code: Parse.Error.OPERATION_FORBIDDEN, error: /one of the roles Blue$/ }, { status: 200, ran: 'redOrBlue' }],
+      'all of Red and Blue refused with its own message, Blue alone refused with the default, any of them admitted')
+    // Again, now from the role cache, in the other order and through the twins.
+    t.match(await call('redOrBlue'), { status: 200, ran: 'redOrBlue' })
+    t.match(await call('redAndBlue', true), redAndBlueRefused)
+    t.match(await call('blueOnly', true), { code: Parse.Error.OPERATION_FORBIDDEN, error: /one of the roles Blue$/ })
+  })
+
+  t.test('concurrent first requests to two functions validate each body by its own schema, on both paths', async (t) => {
+    const payer = await kit.signUp('ruled-payer')
+    const headers = { ...appHeaders, 'x-parse-session-token': payer.token }
+    const send = (url: string, body: Record<string, unknown>) => post(url, { headers, body })
+    const [pay, annotate, payTwin, annotateTwin, payWrong, annotateWrong] = await Promise.all([
+      send('/parse/ruled/pay', { amount: 5 }),
+      send('/parse/ruled/annotate', { note: 'hi' }),
+      send('/parse/functions/pay', { amount: 6 }),
+      send('/parse/functions/annotate', { note: 'ho' }),
+      send('/parse/ruled/pay', { note: 'hi' }),
+      send('/parse/functions/annotate', { amount: 5 })
+    ])
+    t.same([pay.status, pay.json], [200, { amount: 5 }], pay.text)
+    t.same([annotate.status, annotate.json], [200, { note: 'hi' }], annotate.text)
+    t.same([payTwin.status, payTwin.json], [200, { result: { amount: 6 } }], payTwin.text)
+    t.same([annotateTwin.status, annotateTwin.json], [200, { result: { note: 'ho' } }], annotateTwin.text)
+    t.equal(payWrong.status, 400, payWrong.text)
+    t.match(payWrong.json?.error, /amount/, 'pay\'s refusal names its own missing field')
+    t.equal(annotateWrong.status, 400, annotateWrong.text)
+    t.match(annotateWrong.json?.error, /note/, 'annotate\'s refusal names its own missing field')
+    // After the first compile, a wrong type is refused by the same function's schema (the errors are the call's own).
+    const typed = await send('/parse/ruled/pay', { amount: 'five' })
+    t.equal(typed.status, 400, typed.text)
+    t.match(typed.json?.error, /amount/)
+    t.notMatch(typed.json?.error, /note/)
   })
 
   t.test('a logged-out session is not admitted through the synchronous cache', async (t) => {

@@ -13,7 +13,7 @@ import {
   BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, Type, type CloudFunctionOptions
 } from '../lib/index.js'
 import { resetKitConfig } from '../lib/config.js'
-import { operationIds } from '../lib/docs/operation-ids.js'
+import { checkOperationIds, operationIds } from '../lib/docs/operation-ids.js'
 import { packageInfo } from '../lib/docs/package-info.js'
 import { kitPlugin } from '../plugin.js'
 import { buildExampleApp } from '../fixtures/app.js'
@@ -166,6 +166,24 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
       message: /^@CloudFunction Declared\.second: its operationId "same" is also that of Declared\.first/
     })
     t.throws(() => operationIds([fn('bC', 'a', {}), fn('cD', undefined, { swagger: { operationId: 'aBC' } })]), { message: /"aBC" is also that of Declared\.bC/ }, 'a derived id counts too')
+    // The boot's check (onReady) builds no map but refuses exactly what the document's ids refuse, verb suffixes included.
+    const twoVerbs = fn('archive', 'box', { methods: ['GET', 'DELETE'] })
+    const clashes = [
+      [fn('first', undefined, { swagger: { operationId: 'same' } }), fn('second', undefined, { swagger: { operationId: 'same' } })],
+      [fn('bC', 'a', {}), fn('cD', undefined, { swagger: { operationId: 'aBC' } })],
+      [twoVerbs, fn('other', undefined, { swagger: { operationId: 'boxArchiveDelete' } })]
+    ]
+    for (const functions of clashes) {
+      const refusal = t.throws(() => operationIds(functions)) as Error
+      t.throws(() => checkOperationIds(functions), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: refusal.message }, refusal.message)
+    }
+    const apart = [twoVerbs, fn('other', undefined, { swagger: { operationId: 'boxArchiveGet' } }), fn('stow', 'shelf', { methods: ['PUT', 'PATCH'] })]
+    t.doesNotThrow(() => checkOperationIds(apart), 'ids that differ pass the check')
+    t.same([...operationIds(apart)].map(([name, byVerb]) => [name, [...byVerb]]), [
+      ['archive', [['get', 'boxArchive'], ['delete', 'boxArchiveDelete']]],
+      ['other', [['post', 'boxArchiveGet']]],
+      ['stow', [['put', 'shelfStow'], ['patch', 'shelfStowPatch']]]
+    ], 'the document\'s ids: each function its own, the first verb bare, the others suffixed')
   })
 
   t.test('license and contact default to the application\'s package.json', async (t) => {
