@@ -34,6 +34,7 @@ interface Report {
   security: { status: number, hasState: boolean, loaded: boolean }
   logins: { mfaCodeDigits: boolean, page: string, bcryptjs: boolean, loaded: boolean }
   sdk: { decrypted: string, webSocketOpened: boolean, loaded: boolean }
+  sdkClass: { error: string, realError: string, instanceOfStandIn: boolean, instanceOfReal: boolean, prototype: string, keys: string }
 }
 
 function runChild (): Promise<Report> {
@@ -70,6 +71,9 @@ t.test('the kit loads none of the subsystems it defers, and each works when aske
   t.same(report.security, { status: 200, hasState: true, loaded: true }, 'Parse\'s /security route constructs its CheckRunner through the stand-in and reports')
   t.same(report.logins, { mfaCodeDigits: true, page: 'Hello kit', bcryptjs: true, loaded: true }, 'otpauth, mustache and bcryptjs load at their first use and work')
   t.same(report.sdk, { decrypted: '{"a":1}', webSocketOpened: true, loaded: true }, 'the Parse SDK\'s user encryption and WebSocket client (constructed) load at their first use and work')
+  t.equal(report.sdkClass.error, report.sdkClass.realError, 'an error the deferred class\'s constructor throws surfaces as the real one\'s')
+  t.match(report.sdkClass, { error: /^SyntaxError: /, instanceOfStandIn: true, instanceOfReal: true, prototype: 'returned true', keys: 'returned true' },
+    'the constructed stand-in answers instanceof, its prototype and its keys as the real class')
   for (const [request, mark] of Object.entries(report.esModule)) t.equal(mark.listed, mark.real, `${request}: the stand-in's __esModule is the real module's`)
   t.ok(Object.values(report.afterAsking.modules).every(Boolean), 'asked for, every deferred module is the real one')
   t.ok(report.afterAsking.packageFiles['/node_modules/@apollo/server/'] > 0, 'Apollo Server loaded with the GraphQL server')

@@ -126,6 +126,18 @@ try {
   const opened = await new Promise<boolean>((resolve) => { client.once('open', () => resolve(true)); client.once('error', () => resolve(false)) })
   client.close()
   await new Promise((resolve) => sockets.close(resolve))
+  // The constructed stand-in is the class to its users: an error its constructor throws surfaces unchanged, instanceof
+  // sees the SDK's socket, and its prototype (a descriptor a proxy may only report if its target has none) is the real one's.
+  const RealWebSocket = loadModule('ws', 'parse') as unknown as new (url: string) => unknown
+  const outcome = (run: () => unknown) => { try { return `returned ${String(run())}` } catch (error) { return `${(error as Error).name}: ${(error as Error).message}` } }
+  report.sdkClass = {
+    error: outcome(() => new SdkWebSocket('not a url')),
+    realError: outcome(() => new RealWebSocket('not a url')),
+    instanceOfStandIn: client instanceof SdkWebSocket,
+    instanceOfReal: client instanceof RealWebSocket,
+    prototype: outcome(() => Object.getOwnPropertyDescriptor(SdkWebSocket, 'prototype')?.value === RealWebSocket.prototype),
+    keys: outcome(() => Object.keys(SdkWebSocket).join() === Object.keys(RealWebSocket).join())
+  }
   report.sdk = { decrypted, webSocketOpened: opened, loaded: isModuleLoaded('crypto-js/aes', 'parse') && isModuleLoaded('ws', 'parse') }
 
   // The __esModule mark each stand-in answered is the real module's.
