@@ -179,9 +179,13 @@ t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endl
   t.match(instance.output(), /"msg":"closed"/, 'the app closed')
   t.match(instance.output(), /interrupted by shutdown after 10000 ms: endless/, 'the interruption is logged')
   // test/helpers/jobs-node.ts logs "closed" from an onClose hook of its own, as an application closes its pools.
-  const output = instance.output()
-  const interrupted = output.indexOf('interrupted by shutdown after')
-  t.ok(interrupted >= 0 && interrupted < output.indexOf('"msg":"closed"'), 'the jobs\' grace ended before the application\'s onClose hook ran')
+  // By the lines' own times, not their places in the captured output: pino's writes to
+  // stdout are asynchronous, and on a loaded machine a line can reach the pipe after a later one.
+  const loggedAt = (message: RegExp) => instance.output().split('\n').map((line) => { try { return JSON.parse(line) as { time?: number, msg?: string } } catch { return undefined } })
+    .find((line) => typeof line?.msg === 'string' && message.test(line.msg))?.time
+  const interruptedAt = loggedAt(/^\[jobs\] interrupted by shutdown after/)
+  const closedAt = loggedAt(/^closed$/)
+  t.ok(interruptedAt !== undefined && closedAt !== undefined && interruptedAt <= closedAt, `the jobs' grace ended before the application's onClose hook ran (${interruptedAt} <= ${closedAt})`)
   t.notMatch(instance.output(), /killed by timeout/, 'the force exit never fired')
 
   const briefStatus = await status.one(brief)

@@ -66,7 +66,7 @@ await app.register(kitPlugin, {
     schedules: process.env.SCHEDULES !== 'off'
   }
 })
-// Through the app's own logger: the same stream as the kit's lines, so their order is the order they happened in.
+// Through the app's own logger; the test orders it against the kit's lines by their logged times.
 app.addHook('onClose', async () => { app.log.warn('closed') })
 const port = Number(process.env.PORT)
 await serve(app, { port, host: '127.0.0.1', name: `instance ${instance}` })
