@@ -7,12 +7,15 @@
 // finishes what is in flight and exits 0.
 // A first deploy of several instances at once on an empty database: each one
 // comes up and serves (Parse's initialization and the kit's schema step run
-// one instance at a time).
+// one instance at a time). The test holds them all at the schema step's first
+// read, then lets them go at the same instant: without the kit's schema lock
+// they collide there every time.
 import t from 'tap'
 import http from 'node:http'
+import pg from 'pg'
 import { sharedPostgres, startJobsInstance, type JobsInstance } from './helpers/jobs-processes.js'
 import { startRoundRobinProxy } from './helpers/round-robin-proxy.js'
-import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
+import { APP_ID, MASTER_KEY, httpRequest } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
@@ -86,20 +89,53 @@ t.test('instances doing their first boot together on an empty database all come 
   const postgres = await sharedPostgres(t)
   const started: JobsInstance[] = []
   t.teardown(async () => { await Promise.all(started.map((instance) => instance.stop())) })
+  const count = 3
+  const uri = await postgres.database('first_boot')
+  // A gate all of them reach before the schema step's first read: the schema
+  // generations table, made empty beforehand and held here. Each instance
+  // blocks on it, or (with the kit's schema lock) waits for the one that does;
+  // released once all are there, they start Parse's initialization together.
+  const gate = new pg.Client({ connectionString: uri })
+  const watch = new pg.Client({ connectionString: uri })
+  await gate.connect()
+  await watch.connect()
+  t.teardown(async () => { await gate.end(); await watch.end() })
+  await gate.query(`CREATE TABLE ${GENERATIONS} (generation integer PRIMARY KEY, fingerprint text NOT NULL, version integer, declared_at timestamptz NOT NULL DEFAULT now())`)
+  await gate.query('BEGIN')
+  await gate.query(`LOCK TABLE ${GENERATIONS} IN ACCESS EXCLUSIVE MODE`)
+
+  const env = { DATABASE_URI: uri, SCHEDULES: 'off' }
+  const ended = { count: 0 }
+  const booting = Array.from({ length: count }, (_, i) => startJobsInstance(`F${i}`, env)
+    .then((instance) => { started.push(instance); return instance })
+    .finally(() => { ended.count++ }))
+  await until(`all ${count} instances at the gate`, async () => ended.count > 0 || await atTheGate(watch) >= count, scaled(180_000))
+  await gate.query('COMMIT')
+
+  const outcomes = await Promise.allSettled(booting)
+  const failed = outcomes.flatMap((outcome) => outcome.status === 'rejected' ? [String(outcome.reason).slice(0, 2000)] : [])
+  t.same(failed, [], `all ${count} instances booted`)
   const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER_KEY }
-  // A race: a few rounds of two, then a deploy of three, each on a database no boot has touched.
-  for (const [round, count] of [2, 2, 2, 3].entries()) {
-    // Each registers the kit once all of the round have loaded: the same moment, give or take a few ms.
-    const env = { DATABASE_URI: await postgres.database(`first_boot_${round}`), SCHEDULES: 'off', BARRIER_DIR: tempDir('fpk-first-boot-'), BARRIER_COUNT: String(count) }
-    const booting = Array.from({ length: count }, (_, i) => startJobsInstance(`R${round}-${i}`, env).then((instance) => { started.push(instance); return instance }))
-    const outcomes = await Promise.allSettled(booting)
-    const failed = outcomes.flatMap((outcome) => outcome.status === 'rejected' ? [String(outcome.reason).slice(0, 2000)] : [])
-    t.same(failed, [], `round ${round + 1}: all ${count} instances booted`)
-    for (const outcome of outcomes) {
-      if (outcome.status !== 'fulfilled') continue
-      const users = await httpRequest(outcome.value.origin, 'GET', '/parse/classes/_User', { headers })
-      t.equal(users.status, 200, `round ${round + 1}: ${outcome.value.origin} serves`)
-    }
-    await Promise.all(started.splice(0).map((instance) => instance.stop()))
+  for (const outcome of outcomes) {
+    if (outcome.status !== 'fulfilled') continue
+    const users = await httpRequest(outcome.value.origin, 'GET', '/parse/classes/_User', { headers })
+    t.equal(users.status, 200, `${outcome.value.origin} serves`)
   }
 })
+
+/** The kit's record of schema generations (lib/storage/postgres/schema-generations.ts): the schema step reads it first. */
+const GENERATIONS = 'fpk_schema_generations'
+
+/**
+ * Instances held at the gate: backends waiting for the gate's lock, plus those
+ * waiting for the kit's schema lock (lib/storage/postgres/schema-lock.ts tries
+ * it every 100 ms on one connection, and holds no advisory lock meanwhile).
+ */
+async function atTheGate (watch: pg.Client): Promise<number> {
+  const { rows: [{ blocked }] } = await watch.query(`SELECT count(*)::int AS blocked FROM pg_locks WHERE relation = '${GENERATIONS}'::regclass AND NOT granted`)
+  await watch.query('SELECT pg_stat_clear_snapshot()')
+  const { rows: [{ waiting }] } = await watch.query(`SELECT count(*)::int AS waiting FROM pg_stat_activity a
+    WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.query LIKE 'SELECT pg_try_advisory_lock%'
+      AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted)`)
+  return blocked + waiting
+}
