@@ -80,8 +80,11 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
   const runs = currentJobRuns()
   const context = runs.context
   if (context && !parseRequest.leaseHeld) {
-    await context.leases.holdRun({ jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }, context.leaseMs)
-      .catch((error: unknown) => log.warn(`[jobs] ${name}: run ${parseRequest.jobId} runs without a lease (${messageOf(error)}): if this instance dies, nothing reports the run lost`))
+    const lease = { jobId: parseRequest.jobId, jobName: name, holder: context.holder, params: parseRequest.params ?? {}, attempt: firstAttempt }
+    await context.leases.holdRun(lease, context.leaseMs).catch((error: unknown) => {
+      runs.holdLater(lease)
+      log.warn(`[jobs] ${name}: run ${parseRequest.jobId} could not take its lease yet (${messageOf(error)}): tried again with each renewal`)
+    })
   }
   if (!parseRequest.rowComplete) await recordRun(parseRequest.jobId, params, queued ? queuedSource(queued) : schedule && `schedule ${schedule}`)
   // A queued run is one attempt: the queue retries it as a run of its own, on any instance.

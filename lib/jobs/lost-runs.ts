@@ -5,21 +5,37 @@
 // again with the same params, its first attempt continuing the count. A
 // queued run is handed back to the queue instead (failed there: the queue
 // retries it, or keeps it dead when its retries are spent).
+//
+// An instance can also die after Parse marked a run's row "running" and before
+// the kit's handler wrote its lease (a few awaits later). Such a row, still
+// "running" with no lease unleasedAfter() after it began, is reported the same
+// way: the bound is far beyond any healthy lease write, so a run that is merely
+// slow to take its lease is never reported.
 import Parse from 'parse/node'
-import type { JobLeases, RunLease } from '../storage/job-lease.js'
+import type { JobLeases, RunLease, UnleasedRun } from '../storage/job-lease.js'
 import { metricHooks } from '../metrics/hooks.js'
-import { QUEUED_PARAM, queuedRun, retryParams, type JobLogger, type QueuedRun } from './request.js'
+import { QUEUED_PARAM, queuedFromSource, queuedRun, retryParams, splitParams, type JobLogger, type QueuedRun } from './request.js'
 import { episode } from './episode-log.js'
 
 export const LOST_MESSAGE = 'instance lost'
 
-/** Expired leases taken per look. */
+/** Expired leases (and runs without one) taken per look. */
 const BATCH = 100
+
+/** The shortest time a "running" row must have had no lease before it is reported lost. */
+export const UNLEASED_MIN_MS = 60_000
+
+/** How long after it began a run still without a lease counts as lost: three lease periods, and at least a minute. */
+export function unleasedAfter (leaseMs: number): number {
+  return Math.max(3 * leaseMs, UNLEASED_MIN_MS)
+}
 
 export interface LostRunsOptions {
   log: JobLogger
   leaseMs: number
   retriesOf: (jobName: string) => number
+  /** The jobs the kit's handler runs (each run takes a lease): a run of any other job never has one. */
+  jobNames: string[]
   /** Hands a lost queued run back to its queue. */
   failQueued: (run: QueuedRun, message: string) => Promise<void>
 }
@@ -42,6 +58,19 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
         log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
         // Put back, already expired: the next look tries again.
         await leases.holdRun(lease, 0).catch(() => {})
+      })
+    }
+    let unleased: UnleasedRun[]
+    try {
+      unleased = await leases.takeUnleasedRuns(options.jobNames, unleasedAfter(options.leaseMs), BATCH, LOST_MESSAGE)
+    } catch (error) {
+      failures.happened(`[jobs] could not look for running runs that never took a lease: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
+      return
+    }
+    for (const run of unleased) {
+      // Its row already says failed: what is left is the retry (or the queue's).
+      await reportUnleased(run, options).catch((error: unknown) => {
+        options.log.error(`[jobs] ${run.jobName}: run ${run.jobId} was marked failed "${LOST_MESSAGE}" but could not be retried: ${(error as Error)?.message ?? String(error)}`)
       })
     }
   }
@@ -75,5 +104,28 @@ async function reportLost (lease: RunLease, options: LostRunsOptions): Promise<v
     return
   }
   const retry = await Parse.Cloud.startJob(jobName, retryParams(lease.params, attempt + 1))
+  options.log.warn(`[jobs] ${where}; retried as run ${String(retry)} (attempt ${attempt + 1} of ${retries + 1})`)
+}
+
+/** A run whose instance died before it took its lease: its row is already failed "instance lost" (takeUnleasedRuns). */
+async function reportUnleased (run: UnleasedRun, options: LostRunsOptions): Promise<void> {
+  const { jobId, jobName } = run
+  metricHooks().jobRunEnded(jobName, 'lost')
+  const noLease = `run ${jobId} of ${jobName} was lost with its instance before it took its lease (still "running" ${Math.round(unleasedAfter(options.leaseMs) / 1000)} s after it began)`
+  // A queued run's row holds its params without the queue's marker; its source names the queue's job.
+  const queued = queuedRun(run.params[QUEUED_PARAM]) ?? queuedFromSource(run.source, jobName)
+  if (queued) {
+    await options.failQueued(queued, LOST_MESSAGE)
+    options.log.warn(`[jobs] ${noLease} during attempt ${queued.attempt} of ${queued.attempts}; marked failed "${LOST_MESSAGE}" and handed back to its queue`)
+    return
+  }
+  const { firstAttempt: attempt } = splitParams(run.params, jobName)
+  const retries = options.retriesOf(jobName)
+  const where = `${noLease} during attempt ${attempt} of ${retries + 1}; marked failed "${LOST_MESSAGE}"`
+  if (attempt > retries) {
+    options.log.error(`[jobs] ${where}${retries > 0 ? ', its retries spent' : ''}`)
+    return
+  }
+  const retry = await Parse.Cloud.startJob(jobName, retryParams(run.params, attempt + 1))
   options.log.warn(`[jobs] ${where}; retried as run ${String(retry)} (attempt ${attempt + 1} of ${retries + 1})`)
 }

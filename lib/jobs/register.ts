@@ -12,8 +12,7 @@ type Cloud = Record<string, (...args: unknown[]) => unknown>
 
 /** The application's jobs, and the kit's own: the expired-session sweep, the re-run of dead queued jobs, and the TTL sweep on PostgreSQL when needed. */
 export function registerJobs (cloud: Cloud, state: KitState = currentKitState()): void {
-  const sweep = ttlSweepJob(state)
-  const builtIn: BuiltInJob[] = [sessionSweepJob(state), rerunDeadJobsJob(), ...(sweep ? [sweep] : [])]
+  const builtIn = builtInJobs(state)
   for (const declaration of declaredJobs()) {
     const owner = declaration.owner as Record<string, JobMethod>
     const method: JobMethod = (request) => owner[declaration.method](request)
@@ -21,4 +20,14 @@ export function registerJobs (cloud: Cloud, state: KitState = currentKitState())
     cloud.job(name, jobHandler(name, method, declaration.options))
   }
   for (const job of builtIn) cloud.job(job.name, jobHandler(job.name, job.method, job.options))
+}
+
+function builtInJobs (state: KitState): BuiltInJob[] {
+  const sweep = ttlSweepJob(state)
+  return [sessionSweepJob(state), rerunDeadJobsJob(), ...(sweep ? [sweep] : [])]
+}
+
+/** The names of the jobs the kit's handler runs (each run holds a lease): a job registered with Parse.Cloud.job directly has none. */
+export function kitJobNames (state: KitState): string[] {
+  return [...declaredJobs().map(jobName), ...builtInJobs(state).map((job) => job.name)]
 }

@@ -60,6 +60,12 @@ export function queuedSource (run: QueuedRun): string {
   return `queue ${run.id} (attempt ${run.attempt} of ${run.attempts})`
 }
 
+/** The queued run a row's source names (queuedSource), the queue being the job's own. */
+export function queuedFromSource (source: string | undefined, jobName: string): QueuedRun | undefined {
+  const match = /^queue (\S+) \(attempt (\d+) of (\d+)\)$/.exec(source ?? '')
+  return match ? { queue: jobName, id: match[1], attempt: Number(match[2]), attempts: Number(match[3]) } : undefined
+}
+
 /**
  * The caller's parameters without the scheduler's own, and what those said.
  * Parse Dashboard's "Run now" posts { jobName, input, when, description } to

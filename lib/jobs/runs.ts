@@ -6,7 +6,7 @@
 // lost (start.ts).
 import Parse from 'parse/node'
 import { currentKitState, statePart } from '../kit-state.js'
-import type { JobLeases } from '../storage/job-lease.js'
+import type { JobLeases, RunLease } from '../storage/job-lease.js'
 import type { JobLogger } from './request.js'
 import { metricHooks } from '../metrics/hooks.js'
 import { episode } from './episode-log.js'
@@ -45,6 +45,8 @@ export class JobRuns {
   private readonly runs = new Map<string, Run>()
   private readonly waiting = new Map<string, (end: RunEnd) => void>()
   private readonly ended = new Map<string, RunEnd>()
+  /** Runs whose lease could not be written when they began: written again on each renewal until it is. */
+  private readonly unheld = new Map<string, Omit<RunLease, 'startedAt'>>()
   private renewal: NodeJS.Timeout | undefined
   /** Set by startJobs; unset before (and for a kit whose jobs never started). */
   context: RunsContext | undefined
@@ -57,6 +59,9 @@ export class JobRuns {
     const failures = episode(context.log, 'warn')
     this.renewal = setInterval(() => {
       if (this.runs.size === 0) return
+      for (const [jobId, lease] of this.unheld) {
+        context.leases.holdRun(lease, context.leaseMs).then(() => { this.unheld.delete(jobId) }, () => {})
+      }
       context.leases.renewRuns(context.holder, context.leaseMs).then(
         () => failures.over((count, seconds) => `[jobs] the leases of the runs going on are renewed again (${count} renewal(s) failed over ${seconds} s)`),
         (error: unknown) => failures.happened(`[jobs] could not renew the leases of the runs going on: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`))
@@ -75,6 +80,7 @@ export class JobRuns {
     const run: Run = { name, controller: new AbortController(), interrupted: this.closing, done, finish: () => {}, startedAt: Date.now() }
     run.finish = (end) => {
       this.runs.delete(jobId)
+      this.unheld.delete(jobId)
       finish(end)
       const waiter = this.waiting.get(jobId)
       this.waiting.delete(jobId)
@@ -99,6 +105,14 @@ export class JobRuns {
       const earlier = this.waiting.get(jobId)
       this.waiting.set(jobId, (ended) => { earlier?.(ended); resolve(ended) })
     })
+  }
+
+  /**
+   * The run's lease could not be written: tried again with each renewal, so a
+   * healthy run is not taken for one whose instance died before its lease.
+   */
+  holdLater (lease: Omit<RunLease, 'startedAt'>): void {
+    if (this.runs.has(lease.jobId)) this.unheld.set(lease.jobId, lease)
   }
 
   /** Whether the run with this id is going on in this process. */

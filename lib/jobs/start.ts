@@ -18,6 +18,7 @@ import { SESSION_SWEEP_JOB_NAME } from './session-sweep.js'
 import { watchDashboardSchedules } from './dashboard-schedules.js'
 import { watchLostRuns } from './lost-runs.js'
 import { failQueuedRun } from './queue.js'
+import { kitJobNames } from './register.js'
 
 export interface JobsHost { stop (): Promise<void> }
 
@@ -27,7 +28,7 @@ export async function startJobs (state: KitState, settings: JobsSettings, log: J
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   runs.attach({ leases, holder, leaseMs: settings.leaseMs, log })
   const retries = new Map(declaredJobs().map((declaration) => [jobName(declaration), declaration.options.retries ?? 0]))
-  const lost = watchLostRuns(leases, { log, leaseMs: settings.leaseMs, retriesOf: (name) => retries.get(name) ?? 0, failQueued: (run, message) => failQueuedRun(state, run, message) })
+  const lost = watchLostRuns(leases, { log, leaseMs: settings.leaseMs, retriesOf: (name) => retries.get(name) ?? 0, jobNames: kitJobNames(state), failQueued: (run, message) => failQueuedRun(state, run, message) })
   const interrupt = async () => {
     lost.stop()
     const stopped = await runs.interrupt(settings.shutdownGraceMs)

@@ -11,10 +11,12 @@ import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } fro
 import { deleteExpiredPostgresRows } from './postgres/expire.js'
 import { attemptPostgresRun, dropPostgresRun, dropPostgresRuns, ensurePostgresRunLeaseTable, holdPostgresRun, holdPostgresRuns, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
 import { attemptMongoRun, dropMongoRun, dropMongoRuns, holdMongoRun, holdMongoRuns, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
+import { ensurePostgresRunningIndex, takeUnleasedPostgresRuns } from './postgres/unleased-runs.js'
+import { ensureMongoRunningIndex, takeUnleasedMongoRuns } from './mongo/unleased-runs.js'
 
-import type { LeaseClaim, RunLease } from './lease-claim.js'
+import type { LeaseClaim, RunLease, UnleasedRun } from './lease-claim.js'
 
-export type { LeaseClaim, RunLease }
+export type { LeaseClaim, RunLease, UnleasedRun }
 
 export interface JobLeases {
   /** Claims one tick (its scheduled time) of the schedule `key` for `holder`. */
@@ -37,6 +39,12 @@ export interface JobLeases {
   dropRuns (jobIds: string[]): Promise<void>
   /** Removes and returns up to `limit` runs whose lease has passed: their instance is gone. */
   takeLostRuns (limit: number): Promise<RunLease[]>
+  /**
+   * Marks failed (with `message`) and returns up to `limit` runs of these jobs
+   * whose _JobStatus row says "running", began more than `olderThanMs` ago and
+   * holds no lease: their instance died before the lease was written.
+   */
+  takeUnleasedRuns (jobNames: string[], olderThanMs: number, limit: number, message: string): Promise<UnleasedRun[]>
 }
 
 /** The leases on the kit's database. Nothing is asked of the database until the first claim (a boot with the database away still succeeds). */
@@ -47,6 +55,7 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     const client = pgDatabase(database.adapter)!
     const ready = once(() => ensurePostgresLeaseTable(client))
     const runsReady = once(() => ensurePostgresRunLeaseTable(client))
+    const runningIndexed = once(() => ensurePostgresRunningIndex(client))
     return {
       claim: async (key, tick, holder, leaseMs) => { await ready(); return claimPostgresTick(client, key, tick, holder, leaseMs) },
       renew: (key, holder, leaseMs) => renewPostgresLease(client, key, holder, leaseMs),
@@ -58,12 +67,18 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       attemptRun: async (jobId, attempt) => { await runsReady(); return attemptPostgresRun(client, jobId, attempt) },
       dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
       dropRuns: async (jobIds) => { await runsReady(); return dropPostgresRuns(client, jobIds) },
-      takeLostRuns: async (limit) => { await runsReady(); return takeLostPostgresRuns(client, limit) }
+      takeLostRuns: async (limit) => { await runsReady(); return takeLostPostgresRuns(client, limit) },
+      takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
+        await runsReady()
+        await runningIndexed()
+        return takeUnleasedPostgresRuns(client, jobNames, olderThanMs, limit, message)
+      }
     }
   }
   const adapter = database.adapter as MongoAdapter
   const connected = once(async () => { await adapter.connect() })
   const db = async () => { await connected(); return adapter.database }
+  const runningIndexed = once(async () => ensureMongoRunningIndex(await db()))
   return {
     claim: async (key, tick, holder, leaseMs) => claimMongoTick(await db(), key, tick, holder, leaseMs),
     renew: async (key, holder, leaseMs) => renewMongoLease(await db(), key, holder, leaseMs),
@@ -75,7 +90,11 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     attemptRun: async (jobId, attempt) => attemptMongoRun(await db(), jobId, attempt),
     dropRun: async (jobId) => dropMongoRun(await db(), jobId),
     dropRuns: async (jobIds) => dropMongoRuns(await db(), jobIds),
-    takeLostRuns: async (limit) => takeLostMongoRuns(await db(), limit)
+    takeLostRuns: async (limit) => takeLostMongoRuns(await db(), limit),
+    takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
+      await runningIndexed()
+      return takeUnleasedMongoRuns(await db(), jobNames, olderThanMs, limit, message)
+    }
   }
 }
 

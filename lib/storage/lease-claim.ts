@@ -12,3 +12,12 @@ export interface RunLease {
   attempt: number
   startedAt: Date
 }
+
+/** A run whose _JobStatus row said "running" with no lease long after it began: taken (marked failed) to be reported lost. */
+export interface UnleasedRun {
+  jobId: string
+  jobName: string
+  /** The params on its row (Parse's, the scheduler's own included: the kit's handler never got to rewrite them). */
+  params: Record<string, unknown>
+  source?: string
+}
