@@ -1,5 +1,7 @@
 // A run whose instance is killed outright (SIGKILL) is marked failed "instance
-// lost" by another instance once its lease expires, and retried there. In a
+// lost" by another instance once its lease expires, and retried there; so is a
+// run whose instance died before it took its lease, once its row has said
+// "running" without one for long enough. In a
 // file of its own: after the SIGTERM test (now in jobs-cluster.test.ts) in the same
 // process it timed out intermittently (kept apart while that is looked into).
 import t from 'tap'
@@ -8,7 +10,7 @@ import { jobStatuses, startJob } from './helpers/job-status.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
-t.test('SIGKILL of the instance running a job: another instance marks the run failed "instance lost" once its lease expires, and retries it', async (t) => {
+t.test('SIGKILL of the instance running a job: another instance marks the run failed "instance lost" once its lease expires, and retries it; a running run that never took a lease likewise, once its bound has passed', async (t) => {
   const postgres = await sharedPostgres(t)
   const databaseURI = await postgres.database('jobs_lost')
   const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }
@@ -17,7 +19,8 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   const status = await jobStatuses(t, databaseURI)
 
   const first = await startJob(t, holder.origin, 'resumable')
-  await until('the run to be running', async () => (await status.one(first))?.status === 'running', scaled(30_000))
+  // Killed once its lease exists (the row says "running" a few awaits before): this case is a run that holds one.
+  await until('the run to hold its lease', async () => (await status.one(first))?.status === 'running' && await status.leased(first), scaled(30_000))
   holder.child.kill('SIGKILL')
   await holder.exited
 
@@ -31,4 +34,18 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   const retry = (await status.of('resumable')).find((row) => row.objectId !== first)!
   t.equal(retry.message, 'attempt 2 finished on S', 'the retry ran on the surviving instance as attempt 2')
   t.match(survivor.output(), /run \w+ of resumable was lost with its instance .* during attempt 1 of 2; marked failed \\?"instance lost\\?"; retried as run \w+ \(attempt 2 of 2\)/, 'the survivor says so')
+
+  // Parse marked the row "running", then the instance died before the kit's handler wrote the lease.
+  const old = await status.insertRunning('resumable', {}, 10 * 60_000)
+  // One that just began and has not taken its lease yet is healthy: it is left alone.
+  const young = await status.insertRunning('resumable', {}, 0)
+  await until('the run without a lease to be reported', async () => (await status.one(old))?.status !== 'running', scaled(30_000))
+  t.match(await status.one(old), { status: 'failed', message: 'instance lost' }, 'the old running row with no lease is failed "instance lost"')
+  t.ok((await status.one(old)).finishedAt, 'with its finish time')
+  t.equal((await status.one(young))?.status, 'running', 'the run that began just now, not yet holding a lease, is not reported')
+  const said = new RegExp(`run ${old} of resumable was lost with its instance before it took its lease .* during attempt 1 of 2; marked failed \\\\?"instance lost\\\\?"; retried as run (\\w+) \\(attempt 2 of 2\\)`)
+  await until('the survivor to say so', () => said.test(survivor.output()), scaled(30_000))
+  const retried = said.exec(survivor.output())![1]
+  await until('its retry to finish', async () => (await status.one(retried))?.status === 'succeeded', scaled(30_000))
+  t.equal((await status.one(retried)).message, 'attempt 2 finished on S', 'retried on the surviving instance as attempt 2')
 })
