@@ -1,9 +1,11 @@
 // A run whose instance is killed outright (SIGKILL) is marked failed "instance
 // lost" by another instance once its lease expires, and retried there; so is a
 // run whose instance died before it took its lease, once its row has said
-// "running" without one for long enough. In a
-// file of its own: after the SIGTERM test (now in jobs-cluster.test.ts) in the same
-// process it timed out intermittently (kept apart while that is looked into).
+// "running" without one for long enough. It used to time out intermittently on
+// a loaded machine (after the SIGTERM test, now in jobs-cluster.test.ts, in one
+// process, and alone): the kill landed once Parse had marked the row running but
+// before the handler wrote the lease, so no lease ever expired. It now kills
+// once the lease exists, and that window is the second case.
 import t from 'tap'
 import { sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'
 import { jobStatuses, startJob } from './helpers/job-status.js'
