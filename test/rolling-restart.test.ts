@@ -99,18 +99,22 @@ t.test('instances doing their first boot together on an empty database all come 
   const watch = new pg.Client({ connectionString: uri })
   await gate.connect()
   await watch.connect()
-  t.teardown(async () => { await gate.end(); await watch.end() })
-  await gate.query(`CREATE TABLE ${GENERATIONS} (generation integer PRIMARY KEY, fingerprint text NOT NULL, version integer, declared_at timestamptz NOT NULL DEFAULT now())`)
-  await gate.query('BEGIN')
-  await gate.query(`LOCK TABLE ${GENERATIONS} IN ACCESS EXCLUSIVE MODE`)
-
   const env = { DATABASE_URI: uri, SCHEDULES: 'off' }
   const ended = { count: 0 }
-  const booting = Array.from({ length: count }, (_, i) => startJobsInstance(`F${i}`, env)
-    .then((instance) => { started.push(instance); return instance })
-    .finally(() => { ended.count++ }))
-  await until(`all ${count} instances at the gate`, async () => ended.count > 0 || await atTheGate(watch) >= count, scaled(180_000))
-  await gate.query('COMMIT')
+  let booting: Array<Promise<JobsInstance & { origin: string }>> = []
+  // Both clients end before the test's PostgreSQL stops (a client whose server went away first never ends).
+  try {
+    await gate.query(`CREATE TABLE ${GENERATIONS} (generation integer PRIMARY KEY, fingerprint text NOT NULL, version integer, declared_at timestamptz NOT NULL DEFAULT now())`)
+    await gate.query('BEGIN')
+    await gate.query(`LOCK TABLE ${GENERATIONS} IN ACCESS EXCLUSIVE MODE`)
+    booting = Array.from({ length: count }, (_, i) => startJobsInstance(`F${i}`, env)
+      .then((instance) => { started.push(instance); return instance })
+      .finally(() => { ended.count++ }))
+    await until(`all ${count} instances at the gate`, async () => ended.count > 0 || await atTheGate(watch) >= count, scaled(180_000))
+    await gate.query('COMMIT')
+  } finally {
+    await Promise.all([gate.end(), watch.end()])
+  }
 
   const outcomes = await Promise.allSettled(booting)
   const failed = outcomes.flatMap((outcome) => outcome.status === 'rejected' ? [String(outcome.reason).slice(0, 2000)] : [])
