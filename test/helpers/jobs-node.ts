@@ -2,11 +2,7 @@
 // served as a generated project serves (fixtures/serve.ts: close-with-grace on
 // SIGTERM, exit 0 after a clean close). Reads PORT, DATABASE_URI, REDIS_URL
 // (optional), INSTANCE, GRACE_MS, LEASE_MS, SCHEDULES and SHUTDOWN_DRAIN_MS
-// (read by the kit); prints "listening <port>" once it serves. With
-// BARRIER_DIR and BARRIER_COUNT it registers the kit only once that many
-// instances have loaded (a first boot of several at the same moment).
-import { readdirSync, writeFileSync } from 'node:fs'
-import path from 'node:path'
+// (read by the kit); prints "listening <port>" once it serves.
 import Fastify from 'fastify'
 import { BaseModel, Cron, Job, ParseClass, ParseField, kitPlugin, kitServerOptions, type JobRequest } from '../../lib/index.js'
 import { serve } from '../../fixtures/serve.js'
@@ -53,7 +49,6 @@ class Clock {
   }
 }
 
-await bootBarrier(process.env.BARRIER_DIR, Number(process.env.BARRIER_COUNT ?? 1))
 const app = Fastify(kitServerOptions({ level: process.env.LOG_LEVEL ?? 'warn', pretty: false, pluginTimeout: 120_000 }))
 await app.register(kitPlugin, {
   appId: APP_ID,
@@ -71,11 +66,3 @@ app.addHook('onClose', async () => { app.log.warn('closed') })
 const port = Number(process.env.PORT)
 await serve(app, { port, host: '127.0.0.1', name: `instance ${instance}` })
 process.stdout.write(`listening ${port}\n`)
-
-/** Marks this instance loaded in `dir`, then waits until `count` instances have. */
-async function bootBarrier (dir: string | undefined, count: number): Promise<void> {
-  if (!dir) return
-  writeFileSync(path.join(dir, instance), '')
-  // A timer that holds the process open (pause's does not).
-  while (readdirSync(dir).length < count) await new Promise((resolve) => setTimeout(resolve, 5))
-}
