@@ -50,4 +50,11 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   const retried = said.exec(survivor.output())![1]
   await until('its retry to finish', async () => (await status.one(retried))?.status === 'succeeded', scaled(30_000))
   t.equal((await status.one(retried)).message, 'attempt 2 finished on S', 'retried on the surviving instance as attempt 2')
+
+  // The same, in its last attempt (a retry of an earlier loss): failed, and not run again.
+  const last = await status.insertRunning('resumable', { __attempt: 2 }, 10 * 60_000)
+  const spent = new RegExp(`run ${last} of resumable was lost with its instance before it took its lease .* during attempt 2 of 2; marked failed \\\\?"instance lost\\\\?", its retries spent`)
+  await until('the run in its last attempt to be reported', () => spent.test(survivor.output()), scaled(30_000))
+  t.match(await status.one(last), { status: 'failed', message: 'instance lost' }, 'the run in its last attempt is failed "instance lost"')
+  t.equal((await status.of('resumable')).filter((row) => row.status === 'running' && row.objectId !== young).length, 0, 'and nothing runs it again')
 })

@@ -15,6 +15,9 @@ import { needsSession } from '../lib/routing/options.js'
 import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { projectMountPath } from '../cli/commands/generate.js'
 import { closeOpened } from '../lib/host/teardown.js'
+import { watchLostRuns } from '../lib/jobs/lost-runs.js'
+import type { JobLeases } from '../lib/storage/job-lease.js'
+import type { JobLogger } from '../lib/jobs/request.js'
 
 t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {
   const cases: Array<[unknown, number]> = [
@@ -223,4 +226,27 @@ t.test('closeOpened: the reverse of opening, every step run when one fails, the 
   done.length = 0
   await closeOpened({ database: { close: step('database') } })
   t.same(done, ['database'], 'a boot that opened only the database closes only it')
+})
+
+t.test('the look for lost runs: a look that keeps failing is logged once, its end once, whichever of its two steps fails', async (t) => {
+  const lines: string[] = []
+  const log = { error: (line: string) => lines.push(`error ${line}`), warn: (line: string) => lines.push(`warn ${line}`), info: (line: string) => lines.push(`info ${line}`) }
+  let failing: 'lost' | 'unleased' | undefined = 'unleased'
+  // The storage layer's two reads, one of them failing on demand (a table gone, a statement refused).
+  const leases = {
+    takeLostRuns: async () => { if (failing === 'lost') throw new Error('lost-run read refused'); return [] },
+    takeUnleasedRuns: async () => { if (failing === 'unleased') throw new Error('unleased read refused'); return [] }
+  } as unknown as JobLeases
+  const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 60_000, retriesOf: () => 0, jobNames: ['job'], failQueued: async () => {} })
+  t.teardown(() => watcher.stop())
+  for (let look = 0; look < 3; look++) await watcher.look()
+  failing = 'lost'
+  await watcher.look()
+  failing = undefined
+  await watcher.look()
+  await watcher.look()
+  t.same(lines.map((line) => line.replace(/:.*/, '')), [
+    'error [jobs] could not look for running runs that never took a lease',
+    'info [jobs] looking for lost runs works again (4 look(s) failed over 0 s)'
+  ], 'one line when the trouble starts and one when it ends, over four failed looks')
 })

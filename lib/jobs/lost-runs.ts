@@ -52,7 +52,6 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
       failures.happened(`[jobs] could not look for runs lost with their instance: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
       return
     }
-    failures.over((count, seconds) => `[jobs] looking for lost runs works again (${count} look(s) failed over ${seconds} s)`)
     for (const lease of lost) {
       await reportLost(lease, options).catch(async (error: unknown) => {
         log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
@@ -67,6 +66,8 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
       failures.happened(`[jobs] could not look for running runs that never took a lease: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
       return
     }
+    // Only once both looks work: a failing second look would otherwise end and begin an episode at every look.
+    failures.over((count, seconds) => `[jobs] looking for lost runs works again (${count} look(s) failed over ${seconds} s)`)
     for (const run of unleased) {
       // Its row already says failed: what is left is the retry (or the queue's).
       await reportUnleased(run, options).catch((error: unknown) => {
