@@ -17,7 +17,7 @@ import { projectMountPath } from '../cli/commands/generate.js'
 import { closeOpened } from '../lib/host/teardown.js'
 import { watchLostRuns } from '../lib/jobs/lost-runs.js'
 import type { JobLeases } from '../lib/storage/job-lease.js'
-import type { JobLogger } from '../lib/jobs/request.js'
+import type { JobLogger, QueuedRun } from '../lib/jobs/request.js'
 
 t.test('clampLimit: a whole number from 0 to MAX_QUERY_LIMIT, the fallback for anything that is not a number', async (t) => {
   const cases: Array<[unknown, number]> = [
@@ -249,4 +249,20 @@ t.test('the look for lost runs: a look that keeps failing is logged once, its en
     'error [jobs] could not look for running runs that never took a lease',
     'info [jobs] looking for lost runs works again (4 look(s) failed over 0 s)'
   ], 'one line when the trouble starts and one when it ends, over four failed looks')
+})
+
+t.test('the look for lost runs: a queued run that never took its lease goes back to its queue, named by its row\'s source', async (t) => {
+  const lines: string[] = []
+  const log = { error: (line: string) => lines.push(`error ${line}`), warn: (line: string) => lines.push(`warn ${line}`), info: (line: string) => lines.push(`info ${line}`) }
+  const handedBack: QueuedRun[] = []
+  const leases = {
+    takeLostRuns: async () => [],
+    // The row as takeUnleasedRuns returns it, already failed: its params lack the queue's marker, its source names the run.
+    takeUnleasedRuns: async () => lines.length > 0 ? [] : [{ jobId: 'row1', jobName: 'confirm', params: { orderId: 'o1' }, source: 'queue 7f3e (attempt 2 of 3)' }]
+  } as unknown as JobLeases
+  const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 60_000, retriesOf: () => 0, jobNames: ['confirm'], failQueued: async (run) => { handedBack.push(run) } })
+  t.teardown(() => watcher.stop())
+  await watcher.look()
+  t.same(handedBack, [{ queue: 'confirm', id: '7f3e', attempt: 2, attempts: 3 }], 'handed back to the queue that ran it, with its attempt')
+  t.match(lines, [/^warn \[jobs\] run row1 of confirm was lost with its instance before it took its lease .* during attempt 2 of 3; marked failed "instance lost" and handed back to its queue$/], 'and says so once')
 })
