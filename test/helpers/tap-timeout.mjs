@@ -10,3 +10,6 @@ const BASE_SECONDS = Number(process.env.TAP_TIMEOUT) > 0 ? Number(process.env.TA
 const busy = Math.min(4, Math.max(1, loadavg()[0] / availableParallelism()))
 const factor = Number(process.env.FPK_TEST_TIME_SCALE) > 0 ? Number(process.env.FPK_TEST_TIME_SCALE) : 1
 if (busy * factor > 1) t.setTimeout(Math.round(BASE_SECONDS * 1000 * busy * factor))
+
+// The per-process CPU ledger (test/cpu-ledger.mjs); nothing is loaded without it.
+if (process.env.KIT_CPU_LEDGER) await import('./cpu-ledger-record.mjs')
