@@ -96,6 +96,27 @@ if (lane.kind === 'mongo') {
     t.same(row.getACL()?.toJSON(), {}, 'the row\'s ACL is {}')
   })
 
+  t.test('a queued run\'s row reads back through Parse\'s REST /classes/_JobStatus in the shape of a run started by POST /jobs', async (t) => {
+    const byHand = await kit.request('POST', '/parse/jobs/record', { headers: masterHeaders, body: { n: 'by-hand' } })
+    t.equal(byHand.status, 200, byHand.text)
+    const queued = await enqueue('record', { n: 'queued-shape' })
+    await until('both runs', () => ['by-hand', 'queued-shape'].every((n) => seen.recorded.includes(n)), scaled(30_000))
+    const rowOf = async (n: string) => {
+      const where = encodeURIComponent(JSON.stringify({ jobName: 'record', 'params.n': n }))
+      let row: Record<string, unknown> = {}
+      await until(`the ${n} row to end`, async () => {
+        const answer = await kit.request('GET', `/parse/classes/_JobStatus?where=${where}`, { headers: masterHeaders })
+        row = answer.json.results?.[0] ?? {}
+        return row.status === 'succeeded'
+      }, scaled(10_000))
+      return row
+    }
+    const [handRow, queuedRow] = [await rowOf('by-hand'), await rowOf('queued-shape')]
+    const shape = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, (value as { __type?: string })?.__type ?? typeof value]))
+    t.same(shape(queuedRow), shape(handRow), 'the same fields, of the same types')
+    t.same([queuedRow.params, queuedRow.source, queuedRow.ACL], [{ n: 'queued-shape' }, `queue ${queued.id} (attempt 1 of 1)`, {}], 'its params, its source, locked to the master key')
+  })
+
   t.test('outbox: a committed transaction leaves one job, a rolled-back one none, a body run three times on conflicts one', async (t) => {
     await withTransaction(async () => { await enqueue('confirm', { orderId: 'committed' }) })
     await t.rejects(withTransaction(async () => {
@@ -188,6 +209,8 @@ if (lane.kind === 'mongo') {
     const leases = await client.any('SELECT started_at FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])
     t.equal(leases.length, 3, 'three runs hold leases')
     t.equal(new Set(leases.map((lease) => (lease.started_at as Date).getTime())).size, 1, 'written by one statement')
+    const together = await client.one('SELECT count(*)::int AS rows FROM "_JobStatus" AS run JOIN fpk_job_run_leases AS lease ON lease.job_id = run."objectId" WHERE lease.job_name = $1 AND run.status = \'running\' AND run."createdAt" = lease.started_at', ['gated'])
+    t.equal(together.rows, 3, 'their "running" rows written by the same statement as their leases')
     seen.gated.release()
     const ended = async () => (await runsOf('gated')).filter((run) => run.get('status') !== 'running')
     await until('four ended runs', async () => (await ended()).length === 4, scaled(30_000))

@@ -13,8 +13,9 @@ import { openQueueEngine, type DeadJob, type QueueEngine, type QueuedJob } from 
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
 import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
-import { jobStatusWriter, newJobRunId, type JobStatusWriter } from '../parse/parse-calls.js'
-import { jobRunsPart, type RunEnd } from './runs.js'
+import { jobStatusWriter, newJobRunId, runStartedJob, type JobStatusWriter } from '../parse/parse-calls.js'
+import type { StartedRuns } from '../storage/job-lease.js'
+import { jobRunsPart, type JobRuns, type RunEnd } from './runs.js'
 import type { QueueSettings } from './settings.js'
 
 export interface EnqueueOptions {
@@ -182,10 +183,13 @@ export async function startQueue (state: KitState, database: Database, settings:
 }
 
 /**
- * One batch of queued jobs, each run as a Parse job run at once: their leases
- * are taken in one write before their rows, and dropped in one write once
- * every run's end is on its row. Answers each job's failure (the queue fails
- * it: retried, or dead when spent), or undefined for one that succeeded.
+ * One batch of queued jobs, each run as a Parse job run at once. Their leases
+ * and "running" rows are written together (one statement on PostgreSQL), and
+ * each run's end is written on its row with its lease dropped. Where the rows
+ * cannot go with the leases (no _JobStatus yet), the leases go first, then the
+ * rows, and the leases are dropped in one write once every run's end is on its
+ * row. Answers each job's failure (the queue fails it: retried, or dead when
+ * spent), or undefined for one that succeeded.
  */
 async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[], log: JobLogger): Promise<Array<Error | undefined>> {
   const runs = state.get(jobRunsPart)
@@ -197,17 +201,49 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
     return { job, marker, params, runParams: { ...params, [QUEUED_PARAM]: marker }, jobId: newJobRunId(appId) }
   })
   let leaseHeld = false
+  let together: StartedRuns | undefined
   if (context) {
-    leaseHeld = await context.leases.holdRuns(started.map((run) => ({ jobId: run.jobId, jobName: name, holder: context.holder, params: run.runParams, attempt: run.job.attempt })), context.leaseMs)
-      .then(() => true, (error: unknown) => {
+    const starts = started.map((run) => ({ jobId: run.jobId, jobName: name, holder: context.holder, params: run.runParams, attempt: run.job.attempt, row: { params: run.params, source: queuedSource(run.marker) } }))
+    leaseHeld = await context.leases.startRuns(starts, context.leaseMs)
+      .then((written) => { together = written; return true }, (error: unknown) => {
         log.warn(`[jobs] ${name}: ${jobs.length} queued run(s) take their leases one by one (${(error as Error)?.message ?? String(error)})`)
         return false
       })
   }
-  // The batch's rows are written by one writer: _JobStatus's schema read once, not for each write.
+  const ends = together ? await runStarted(runs, appId, name, started, together) : await startRows(runs, appId, name, started, leaseHeld)
+  // A lease whose run's end is not on its row stays: another instance reports that run lost.
+  if (leaseHeld && !together) await context!.leases.dropRuns(started.filter((_run, i) => ends[i].recorded).map((run) => run.jobId)).catch(() => {})
+  return ends.map((end, i) => {
+    if (end.status === 'succeeded') return undefined
+    const { job } = started[i]
+    if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
+    return new Error(end.message ?? 'failed')
+  })
+}
+
+interface BatchRun { params: Record<string, unknown>, runParams: Record<string, unknown>, marker: QueuedRun, jobId: string }
+
+/** Runs whose rows and leases are written: each one's end goes on its row with its lease dropped, in one write. */
+async function runStarted (runs: JobRuns, appId: string, name: string, started: BatchRun[], together: StartedRuns): Promise<RunEnd[]> {
+  return await Promise.all(started.map(async ({ runParams, jobId }): Promise<RunEnd> => {
+    try {
+      runStartedJob(appId, name, runParams, jobId, (end) => together.end(jobId, end))
+    } catch (error) {
+      // Never began: its row says so, and the queue hears of it below.
+      const message = (error as Error)?.message ?? String(error)
+      const recorded = await together.end(jobId, { status: 'failed', finishedAt: new Date(), message }).then(() => true, () => false)
+      return { status: 'failed', message, recorded }
+    }
+    // The run's end as this process wrote it on its _JobStatus row (no read back).
+    return await runs.finished(jobId)
+  }))
+}
+
+/** Runs whose leases (if any) are written and rows are not: one writer writes the rows, the class's schema read once. */
+async function startRows (runs: JobRuns, appId: string, name: string, started: BatchRun[], leaseHeld: boolean): Promise<RunEnd[]> {
   const writer: Promise<JobStatusWriter> = jobStatusWriter(appId)
   writer.catch(() => {})
-  const ends = await Promise.all(started.map(async ({ marker, params, runParams, jobId }): Promise<RunEnd> => {
+  return await Promise.all(started.map(async ({ marker, params, runParams, jobId }): Promise<RunEnd> => {
     try {
       // Started here, its row written once with params and source (Parse's POST /jobs would cost a routed request and a second write).
       await (await writer).start(name, runParams, { params, source: queuedSource(marker), jobId, leaseHeld })
@@ -215,15 +251,6 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
       // Never began: the queue hears of it below, so its lease has nothing to report.
       return { status: 'failed', message: (error as Error)?.message ?? String(error), recorded: true }
     }
-    // The run's end as this process wrote it on its _JobStatus row (no read back).
     return await runs.finished(jobId)
   }))
-  // A lease whose run's end is not on its row stays: another instance reports that run lost.
-  if (leaseHeld) await context!.leases.dropRuns(started.filter((_run, i) => ends[i].recorded).map((run) => run.jobId)).catch(() => {})
-  return ends.map((end, i) => {
-    if (end.status === 'succeeded') return undefined
-    const { job } = started[i]
-    if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
-    return new Error(end.message ?? 'failed')
-  })
 }

@@ -154,8 +154,7 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
   }
   return {
     async start (jobName, params, row) {
-      const job = triggers.getJob(jobName, appId)
-      if (!job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
+      const job = registeredJob(appId, jobName)
       const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
       // The fields Parse's jobStatusHandler writes (no updatedAt), locked down the same way (ACL {}: no reader, no writer), plus params and source.
       const createdAt = { __type: 'Date', iso: new Date().toISOString() }
@@ -164,6 +163,23 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
       return jobId
     }
   }
+}
+
+function registeredJob (appId: string, jobName: string): (request: StartedJobRequest) => unknown {
+  const job = triggers.getJob(jobName, appId)
+  if (!job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
+  return job
+}
+
+/**
+ * Runs a registered job whose "running" _JobStatus row (with its params and
+ * source) and lease its starter already wrote, as Parse runs one after writing
+ * the row (on the next tick); `recordEnd` writes the run's end (and drops its lease).
+ */
+export function runStartedJob (appId: string, jobName: string, params: Record<string, unknown>, jobId: string, recordEnd: (end: RunEndRow) => Promise<void>): void {
+  const config = Config.get(appId)
+  if (!config) throw new Error(`Parse is not running application ${appId}`)
+  runJob(registeredJob(appId, jobName), startedRequest(config, jobName, params, jobId, true, (_jobId, end) => recordEnd(end)))
 }
 
 function startedRequest (config: ParseConfig, jobName: string, params: Record<string, unknown>, jobId: string, leaseHeld: boolean, end?: (jobId: string, outcome: RunEndRow) => Promise<void>): StartedJobRequest {

@@ -12,11 +12,12 @@ import { deleteExpiredPostgresRows } from './postgres/expire.js'
 import { attemptPostgresRun, dropPostgresRun, dropPostgresRuns, ensurePostgresRunLeaseTable, holdPostgresRun, holdPostgresRuns, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
 import { attemptMongoRun, dropMongoRun, dropMongoRuns, holdMongoRun, holdMongoRuns, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
 import { ensurePostgresRunningIndex, takeUnleasedPostgresRuns } from './postgres/unleased-runs.js'
+import { endPostgresRun, startPostgresRuns } from './postgres/job-run-start.js'
 import { ensureMongoRunningIndex, takeUnleasedMongoRuns } from './mongo/unleased-runs.js'
 
-import type { LeaseClaim, RunLease, UnleasedRun } from './lease-claim.js'
+import type { LeaseClaim, RunEndRow, RunLease, RunStart, StartedRuns, UnleasedRun } from './lease-claim.js'
 
-export type { LeaseClaim, RunLease, UnleasedRun }
+export type { LeaseClaim, RunEndRow, RunLease, RunStart, StartedRuns, UnleasedRun }
 
 export interface JobLeases {
   /** Claims one tick (its scheduled time) of the schedule `key` for `holder`. */
@@ -27,8 +28,13 @@ export interface JobLeases {
   lastTick (key: string): Promise<Date | undefined>
   /** A run begins on this instance: it holds the run's lease until it ends. */
   holdRun (lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void>
-  /** Several runs begin on this instance (a batch of queued runs): their leases in one write. */
-  holdRuns (leases: Array<Omit<RunLease, 'startedAt'>>, leaseMs: number): Promise<void>
+  /**
+   * Several queued runs begin on this instance: their leases, and with them
+   * (where the database can, in the same write) their "running" _JobStatus
+   * rows. Answers how their ends are written (each with its lease dropped),
+   * or undefined when only the leases were written: the rows are the caller's.
+   */
+  startRuns (runs: RunStart[], leaseMs: number): Promise<StartedRuns | undefined>
   /** Extends the leases of every run this holder has going. */
   renewRuns (holder: string, leaseMs: number): Promise<void>
   /** The run moved on to this attempt (a retry after its instance is lost continues the count). */
@@ -62,7 +68,12 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       release: (key, holder) => releasePostgresLease(client, key, holder),
       lastTick: async (key) => { await ready(); return lastPostgresTick(client, key) },
       holdRun: async (lease, leaseMs) => { await runsReady(); return holdPostgresRun(client, lease, leaseMs) },
-      holdRuns: async (leases, leaseMs) => { await runsReady(); return holdPostgresRuns(client, leases, leaseMs) },
+      startRuns: async (runs, leaseMs) => {
+        await runsReady()
+        if (await startPostgresRuns(client, runs, leaseMs)) return { end: (jobId, end) => endPostgresRun(client, jobId, end) }
+        await holdPostgresRuns(client, runs, leaseMs)
+        return undefined
+      },
       renewRuns: async (holder, leaseMs) => { await runsReady(); return renewPostgresRuns(client, holder, leaseMs) },
       attemptRun: async (jobId, attempt) => { await runsReady(); return attemptPostgresRun(client, jobId, attempt) },
       dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
@@ -85,7 +96,8 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     release: async (key, holder) => releaseMongoLease(await db(), key, holder),
     lastTick: async (key) => lastMongoTick(await db(), key),
     holdRun: async (lease, leaseMs) => holdMongoRun(await db(), lease, leaseMs),
-    holdRuns: async (leases, leaseMs) => holdMongoRuns(await db(), leases, leaseMs),
+    // MongoDB runs no queue (storage/queue.ts): the leases alone, one write each.
+    startRuns: async (runs, leaseMs) => { await holdMongoRuns(await db(), runs, leaseMs); return undefined },
     renewRuns: async (holder, leaseMs) => renewMongoRuns(await db(), holder, leaseMs),
     attemptRun: async (jobId, attempt) => attemptMongoRun(await db(), jobId, attempt),
     dropRun: async (jobId) => dropMongoRun(await db(), jobId),

@@ -21,3 +21,17 @@ export interface UnleasedRun {
   params: Record<string, unknown>
   source?: string
 }
+
+/** A queued run about to begin: its lease, and the _JobStatus row written with it. */
+export interface RunStart extends Omit<RunLease, 'startedAt'> {
+  /** The row's params (without the queue's own) and source. */
+  row: { params: Record<string, unknown>, source: string }
+}
+
+/** A run's end as its _JobStatus row takes it. */
+export interface RunEndRow { status: string, finishedAt: Date, message?: string }
+
+/** Runs whose rows were written with their leases: each one's end is written on its row with its lease dropped. */
+export interface StartedRuns {
+  end (jobId: string, end: RunEndRow): Promise<void>
+}
