@@ -7,6 +7,7 @@
 import t, { type Test } from 'tap'
 import { AUTH_ROUTES } from '../lib/access/restriction.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+import { until } from './helpers/until.js'
 import Parse from 'parse/node'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, asCaller, queryRows, type CloudRequest } from '../lib/index.js'
 
@@ -53,6 +54,8 @@ t.test('closed by default', async (t) => {
     }
     const withMaster = await kit.request('GET', '/parse/classes/Note', { headers: { 'x-parse-master-key': MASTER_KEY } })
     t.same(withMaster.json, { error: 'unauthorized' }, 'the master key does not stand in for the app id')
+    // Parse's pages take the app id from their link; whether they are open is still the restriction's call.
+    assertBlocked(t, await kit.request('GET', `/parse/apps/${APP_ID}/verify_email?token=x&username=a`), 'Parse\'s pages, not opened')
   })
 
   t.test('the health check is open', async (t) => {
@@ -153,13 +156,44 @@ t.test('allowAuthRoutes opens exactly the table, method by method', async (t) =>
 })
 
 t.test('allowedRoutes opens more routes, by method', async (t) => {
-  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Note', methods: ['GET'] }] })
+  const resetLinks: string[] = []
+  const kit = await startKit(t, {
+    allowedRoutes: [{ path: '/classes/Note', methods: ['GET'] }, { path: '/apps/*', methods: ['GET', 'POST'] }],
+    // Parse's password reset email, its link and the pages it leads to (the last allowed route).
+    parseServerOptions: {
+      publicServerURL: 'http://mail.example.test/parse',
+      appName: 'Restriction',
+      emailAdapter: { sendMail () {}, sendPasswordResetEmail ({ link }: { link: string }) { resetLinks.push(link) } }
+    }
+  })
   await kit.request('POST', '/parse/classes/Note', { headers: masterHeaders, body: { title: 'public' } })
   const read = await kit.request('GET', '/parse/classes/Note', { headers: appHeaders })
   t.equal(read.status, 200, read.text)
   t.equal(read.json.results[0].title, 'public')
   assertBlocked(t, await kit.request('POST', '/parse/classes/Note', { headers: appHeaders, body: {} }), 'POST not opened')
   assertBlocked(t, await kit.request('GET', '/parse/classes/Other', { headers: appHeaders }), 'other class not opened')
+
+  t.test('opened, Parse\'s pages answer a browser following an email\'s link (no headers: the app id is in the link)', async (t) => {
+    const user = await kit.request('POST', '/parse/users', { headers: masterHeaders, body: { username: 'forgetful', password: 'old-password-1', email: 'forgetful@example.test' } })
+    t.equal(user.status, 201, user.text)
+    t.equal((await kit.request('POST', '/parse/requestPasswordReset', { headers: masterHeaders, body: { email: 'forgetful@example.test' } })).status, 200)
+    await until('the reset email', () => resetLinks.length > 0)
+    const link = new URL(resetLinks[0])
+    t.equal(link.pathname, `/parse/apps/${APP_ID}/request_password_reset`, 'the link names the app in its path')
+    const page = await fetch(`${kit.origin}${link.pathname}${link.search}`, { redirect: 'manual' })
+    t.equal(page.status, 200, 'the reset page answers')
+    t.match(await page.text(), /<form/, 'with its form')
+    const form = new URLSearchParams({ username: 'forgetful', token: link.searchParams.get('token')!, new_password: 'new-password-2' })
+    const posted = await fetch(`${kit.origin}${link.pathname}`, { method: 'POST', body: form, redirect: 'manual' })
+    t.equal(posted.status, 200, 'the form is taken')
+    const login = await kit.request('POST', '/parse/login', { headers: masterHeaders, body: { username: 'forgetful', password: 'new-password-2' } })
+    t.equal(login.status, 200, `the new password signs in: ${login.text}`)
+    for (const other of ['/parse/apps/someone-else/request_password_reset?token=x', '/parse/apps/choose_password?appId=someone-else']) {
+      const refused = await fetch(`${kit.origin}${other}`)
+      t.equal(refused.status, 403, `${other}: another app id is refused`)
+      t.same(await refused.json(), { error: 'unauthorized' })
+    }
+  })
 })
 
 // ── from test/file-upload.test.ts ──

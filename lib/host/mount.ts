@@ -52,7 +52,8 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     ...options,
     masterKeyRule: { key: options.masterKey, ips: masterKeyIpsOf(options.host) },
     isParseRoute: compileRoutes(parseRoutes(options.host.app)),
-    emailMissing: ['emailAdapter', 'publicServerURL', 'appName'].filter((name) => !config[name])
+    emailMissing: ['emailAdapter', 'publicServerURL', 'appName'].filter((name) => !config[name]),
+    pagesEndpoint: (config.pages as { pagesEndpoint?: string } | undefined)?.pagesEndpoint ?? 'apps'
   }
   if (options.policy.allowAuthRoutes && gateOptions.emailMissing.length > 0) {
     fastify.log.warn(`allowAuthRoutes: /requestPasswordReset and /verificationEmailRequest answer 400 until Parse Server options ${gateOptions.emailMissing.join(', ')} are set`)
@@ -149,8 +150,24 @@ function fileDownloadAppId (method: string, path: string): string | undefined {
   }
 }
 
+/**
+ * {mount}/{pages}/…, Parse's pages (the links of its verification and password reset emails,
+ * and the pages and forms they lead to): the app id their `appId` query or their path
+ * ({pages}/{appId}/verify_email) names, where Parse's pages router reads it. A browser
+ * following an email's link sends no headers.
+ */
+function pageAppId (path: string, query: unknown, pagesEndpoint: string): string | undefined {
+  const segments = path.split('/')
+  if (segments[1]?.toLowerCase() !== pagesEndpoint.toLowerCase()) return undefined
+  const fromQuery = (query as Record<string, unknown> | undefined)?.appId
+  if (typeof fromQuery === 'string') return fromQuery
+  return segments.length > 3 && segments[2] !== '' ? segments[2] : undefined
+}
+
 interface GateOptions extends MountOptions {
   masterKeyRule: MasterKeyRule
+  /** Where Parse serves its pages (pages.pagesEndpoint, 'apps' by default). */
+  pagesEndpoint: string
   isParseRoute: (path: string) => boolean
   emailMissing: string[]
 }
@@ -172,7 +189,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   const credentials = credentialsOf(request)
   // A file's url carries its app id ({mount}/files/{appId}/{name}), as Parse serves it: a
   // browser's <img src> sends no headers. Whether /files is open is still the policy's call.
-  const appId = credentials.appId ?? fileDownloadAppId(request.method, path)
+  const appId = credentials.appId ?? fileDownloadAppId(request.method, path) ?? pageAppId(path, request.query, options.pagesEndpoint)
   if (appId !== options.appId) {
     return reply.code(403).send({ error: 'unauthorized' })
   }
