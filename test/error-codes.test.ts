@@ -10,7 +10,7 @@ import { databaseKind } from '../lib/storage/database.js'
 import { claimProcess } from '../lib/kit-state.js'
 import { AlreadyRegisteredError } from '../lib/errors.js'
 import { createServer, type AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { bootFailureText } from '../lib/host/startup.js'
 import { renderTemplate } from '../cli/templates.js'
@@ -97,9 +97,14 @@ t.test('a model file compiled without experimentalDecorators, imported by the en
 })
 
 t.test('a generated project\'s settings: a bad DATABASE_URI is described in words, its password hidden', async (t) => {
-  const dir = mkdtempSync(path.join(import.meta.dirname, 'rendered-env-'))
+  // Under node_modules (packages still resolve from the checkout's), not in test/: `npm test` lints test/
+  // beside this lane, and ESLint fails on a folder removed while it reads the tree.
+  const cache = path.join(import.meta.dirname, '..', 'node_modules', '.cache', 'fpk')
+  mkdirSync(cache, { recursive: true })
+  const dir = mkdtempSync(path.join(cache, 'rendered-env-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const kit = path.relative(dir, path.join(import.meta.dirname, '..', 'lib', 'index.js')).split(path.sep).join('/')
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
   writeFileSync(path.join(dir, 'env.ts'), (await renderTemplate('project/src/env.ts', {})).replaceAll("from 'fastify-parse-kit'", `from '${kit}'`))
   const { loadEnv } = await import(path.join(dir, 'env.ts')) as { loadEnv: (source: NodeJS.ProcessEnv) => unknown }
   t.throws(() => loadEnv({ DATABASE_URI: 'mysql://app:s3cret@db:3306/app', REDIS_URL: 'localhost:6379' }), {
