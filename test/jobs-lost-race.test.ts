@@ -13,6 +13,16 @@
 // attempt (2 of 2), leases expired. The first run's row is locked by the test
 // until the others are reported, which holds the instance taking the leases
 // at its first report (its row write waits) as a slow report would.
+//
+// The second case: an instance whose clock runs two minutes behind the
+// database's writes its runs' createdAt two minutes in the past, so the look
+// for runs without a lease (which compares createdAt with the database's
+// now()) takes a healthy run in the moment between Parse marking its row
+// "running" and the handler writing its lease: the run is failed "instance
+// lost" and retried while it goes on. The test widens that moment by making
+// the lease's insert fail for a few seconds (a trigger; the handler tries it
+// again at each renewal), and writes the skew into the row.
+//
 // Marked todo until the fix: FPK_RUN_TODO=1 runs it.
 import t from 'tap'
 import pg from 'pg'
@@ -22,9 +32,11 @@ import { jobStatuses, startJob } from './helpers/job-status.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
-const TODO = 'lib/jobs/lost-runs.ts: takeLostRuns deletes the lease before the run is reported, so another instance\'s look for unleased runs takes the same run and retries it from the row\'s params (attempt 1), past its spent retries'
+const TODO = 'lib/jobs/lost-runs.ts: takeLostRuns deletes the lease before the run is reported, so another instance\'s look for unleased runs takes the same run and ' +
+  'retries it from the row\'s params (attempt 1), past its spent retries; and the unleased look compares createdAt (an instance\'s clock) with the database\'s, ' +
+  'so a skewed clock makes a healthy run lost'
 
-t.test('a run whose expired lease one instance has taken is reported by that instance alone, its attempt kept, while another instance looks for runs without a lease', { todo: process.env.FPK_RUN_TODO === '1' ? false : TODO }, async (t) => {
+t.test('lost runs, looked for by two instances at once', { todo: process.env.FPK_RUN_TODO === '1' ? false : TODO }, async (t) => {
   const postgres = await sharedPostgres(t)
   const databaseURI = await postgres.database('jobs_lost_race')
   const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }
@@ -40,43 +52,63 @@ t.test('a run whose expired lease one instance has taken is reported by that ins
   await until('a run to finish', async () => (await status.one(brief))?.status === 'succeeded', scaled(30_000))
   await until('the lease table', async () => (await client.query('SELECT to_regclass(\'fpk_job_run_leases\') AS name')).rows[0].name !== null, scaled(30_000))
 
-  // H's five runs, as its handler left them: the row's params without the attempt (recordRun), the lease with it.
-  const runs = Array.from({ length: 5 }, () => randomBytes(5).toString('hex'))
-  for (const id of runs) {
-    await client.query(`INSERT INTO "_JobStatus" ("objectId", "createdAt", "updatedAt", "jobName", source, status, params)
-      VALUES ($1, now() - interval '10 minutes', now() - interval '10 minutes', 'resumable', 'api', 'running', '{}'::jsonb)`, [id])
-  }
-  const locker = new pg.Client({ connectionString: databaseURI })
-  await locker.connect()
-  t.teardown(() => locker.end())
-  await locker.query('BEGIN')
-  await locker.query('SELECT 1 FROM "_JobStatus" WHERE "objectId" = $1 FOR UPDATE', [runs[0]])
-  for (const id of runs) {
-    await client.query(`INSERT INTO fpk_job_run_leases (job_id, job_name, holder, params, attempt, started_at, lease_until)
-      VALUES ($1, 'resumable', 'H', '{"__attempt":2}'::jsonb, 2, now() - interval '10 minutes', now() - interval '1 second')`, [id])
-  }
+  t.test('a run whose expired lease one instance has taken is reported by that instance alone, its attempt kept', async (t) => {
+    // H's five runs, as its handler left them: the row's params without the attempt (recordRun), the lease with it.
+    const runs = Array.from({ length: 5 }, () => randomBytes(5).toString('hex'))
+    for (const id of runs) {
+      await client.query(`INSERT INTO "_JobStatus" ("objectId", "createdAt", "updatedAt", "jobName", source, status, params)
+        VALUES ($1, now() - interval '10 minutes', now() - interval '10 minutes', 'resumable', 'api', 'running', '{}'::jsonb)`, [id])
+    }
+    const locker = new pg.Client({ connectionString: databaseURI })
+    await locker.connect()
+    t.teardown(() => locker.end())
+    await locker.query('BEGIN')
+    await locker.query('SELECT 1 FROM "_JobStatus" WHERE "objectId" = $1 FOR UPDATE', [runs[0]])
+    for (const id of runs) {
+      await client.query(`INSERT INTO fpk_job_run_leases (job_id, job_name, holder, params, attempt, started_at, lease_until)
+        VALUES ($1, 'resumable', 'H', '{"__attempt":2}'::jsonb, 2, now() - interval '10 minutes', now() - interval '1 second')`, [id])
+    }
 
-  // The leases are taken at once; the first report waits on the locked row.
-  await until('the leases to be taken', async () => (await client.query('SELECT count(*)::int AS n FROM fpk_job_run_leases WHERE job_id = ANY($1)', [runs])).rows[0].n === 0, scaled(30_000))
-  await until('the other runs to be reported', async () => {
-    for (const id of runs.slice(1)) if ((await status.one(id)).status === 'running') return false
-    return true
-  }, scaled(30_000))
-  // One more look of each instance, then the first report goes on.
-  await new Promise((resolve) => setTimeout(resolve, 2_500))
-  await locker.query('COMMIT')
-  await until('the first run to be reported', async () => (await status.one(runs[0])).status !== 'running', scaled(30_000))
+    // The leases are taken at once; the first report waits on the locked row.
+    await until('the leases to be taken', async () => (await client.query('SELECT count(*)::int AS n FROM fpk_job_run_leases WHERE job_id = ANY($1)', [runs])).rows[0].n === 0, scaled(30_000))
+    await until('the other runs to be reported', async () => {
+      for (const id of runs.slice(1)) if ((await status.one(id)).status === 'running') return false
+      return true
+    }, scaled(30_000))
+    // One more look of each instance, then the first report goes on.
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await locker.query('COMMIT')
+    await until('the first run to be reported', async () => (await status.one(runs[0])).status !== 'running', scaled(30_000))
 
-  for (const id of runs) t.match(await status.one(id), { status: 'failed', message: 'instance lost' }, `run ${id} is failed "instance lost"`)
-  const said = () => first.output() + second.output()
-  await until('each run\'s report to be logged', () => runs.every((id) => said().includes(`run ${id} of resumable was lost`)), scaled(30_000))
-  // Give a wrongly started retry the time to show up.
-  await new Promise((resolve) => setTimeout(resolve, 2_000))
-  const others = (await status.of('resumable')).filter((row) => !runs.includes(row.objectId))
-  t.same(others.map((row) => row.message), [], 'runs in their last attempt are not run again')
-  for (const id of runs) {
-    t.match(said(), new RegExp(`run ${id} of resumable was lost with its instance \\(H\\) during attempt 2 of 2; marked failed \\\\?"instance lost\\\\?", its retries spent`),
-      `run ${id}: reported once, as lost with H during its last attempt`)
-    t.notMatch(said(), new RegExp(`run ${id} of resumable was lost with its instance before it took its lease`), `run ${id}: not taken for a run that never held a lease`)
-  }
+    for (const id of runs) t.match(await status.one(id), { status: 'failed', message: 'instance lost' }, `run ${id} is failed "instance lost"`)
+    const said = () => first.output() + second.output()
+    await until('each run\'s report to be logged', () => runs.every((id) => said().includes(`run ${id} of resumable was lost`)), scaled(30_000))
+    // Give a wrongly started retry the time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    const others = (await status.of('resumable')).filter((row) => !runs.includes(row.objectId))
+    t.same(others.map((row) => row.message), [], 'runs in their last attempt are not run again')
+    for (const id of runs) {
+      t.match(said(), new RegExp(`run ${id} of resumable was lost with its instance \\(H\\) during attempt 2 of 2; marked failed \\\\?"instance lost\\\\?", its retries spent`),
+        `run ${id}: reported once, as lost with H during its last attempt`)
+      t.notMatch(said(), new RegExp(`run ${id} of resumable was lost with its instance before it took its lease`), `run ${id}: not taken for a run that never held a lease`)
+    }
+  })
+
+  t.test('a healthy run of an instance whose clock is two minutes behind is not taken for one that never took its lease', async (t) => {
+    // The lease's insert fails for a moment (the handler tries it again at each renewal).
+    await client.query('CREATE FUNCTION fpk_test_refuse_lease() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION \'lease refused by the test\'; END $$')
+    await client.query('CREATE TRIGGER fpk_test_refuse_lease BEFORE INSERT ON fpk_job_run_leases FOR EACH ROW EXECUTE FUNCTION fpk_test_refuse_lease()')
+    const earlier = new Set((await status.of('resumable')).map((row) => row.objectId))
+    const run = await startJob(t, first.origin, 'resumable')
+    await until('its lease write to fail', () => first.output().includes(`run ${run} could not take its lease yet`), scaled(30_000))
+    // What the instance's clock wrote: two minutes before the database's now().
+    await client.query('UPDATE "_JobStatus" SET "createdAt" = "createdAt" - interval \'2 minutes\' WHERE "objectId" = $1', [run])
+    // Two looks of each instance while the lease is not written.
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await client.query('DROP TRIGGER fpk_test_refuse_lease ON fpk_job_run_leases')
+    await until('the run to hold its lease', () => status.leased(run), scaled(30_000))
+    t.equal((await status.one(run)).status, 'running', 'the run going on is still running')
+    const retries = (await status.of('resumable')).filter((row) => !earlier.has(row.objectId) && row.objectId !== run)
+    t.same(retries.map((row) => row.message), [], 'and it is not run a second time')
+  })
 })
