@@ -13,7 +13,7 @@ import { openQueueEngine, type DeadJob, type QueueEngine, type QueuedJob } from 
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
 import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
-import { jobStatusWriter, newJobRunId, runStartedJob, type JobStatusWriter } from '../parse/parse-calls.js'
+import { jobRunStarter, jobStatusWriter, type JobRunStarter, type JobStatusWriter } from '../parse/parse-calls.js'
 import type { StartedRuns } from '../storage/job-lease.js'
 import { jobRunsPart, type JobRuns, type RunEnd } from './runs.js'
 import type { QueueSettings } from './settings.js'
@@ -195,10 +195,11 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
   const runs = state.get(jobRunsPart)
   const context = runs.context
   const appId = state.appId!
+  const starter = jobRunStarter(appId, name)
   const started = jobs.map((job) => {
     const marker: QueuedRun = { queue: name, id: job.id, attempt: job.attempt, attempts: job.attempts }
     const params = (job.data.params ?? {}) as Record<string, unknown>
-    return { job, marker, params, runParams: { ...params, [QUEUED_PARAM]: marker }, jobId: newJobRunId(appId) }
+    return { job, marker, params, runParams: { ...params, [QUEUED_PARAM]: marker }, jobId: starter.newId() }
   })
   let leaseHeld = false
   let together: StartedRuns | undefined
@@ -210,7 +211,7 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
         return false
       })
   }
-  const ends = together ? await runStarted(runs, appId, name, started, together) : await startRows(runs, appId, name, started, leaseHeld)
+  const ends = together ? await runStarted(runs, starter, started, together) : await startRows(runs, appId, name, started, leaseHeld)
   // A lease whose run's end is not on its row stays: another instance reports that run lost.
   if (leaseHeld && !together) await context!.leases.dropRuns(started.filter((_run, i) => ends[i].recorded).map((run) => run.jobId)).catch(() => {})
   return ends.map((end, i) => {
@@ -224,18 +225,11 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
 interface BatchRun { params: Record<string, unknown>, runParams: Record<string, unknown>, marker: QueuedRun, jobId: string }
 
 /** Runs whose rows and leases are written: each one's end goes on its row with its lease dropped, in one write. */
-async function runStarted (runs: JobRuns, appId: string, name: string, started: BatchRun[], together: StartedRuns): Promise<RunEnd[]> {
-  return await Promise.all(started.map(async ({ runParams, jobId }): Promise<RunEnd> => {
-    try {
-      runStartedJob(appId, name, runParams, jobId, (end) => together.end(jobId, end))
-    } catch (error) {
-      // Never began: its row says so, and the queue hears of it below.
-      const message = (error as Error)?.message ?? String(error)
-      const recorded = await together.end(jobId, { status: 'failed', finishedAt: new Date(), message }).then(() => true, () => false)
-      return { status: 'failed', message, recorded }
-    }
+async function runStarted (runs: JobRuns, starter: JobRunStarter, started: BatchRun[], together: StartedRuns): Promise<RunEnd[]> {
+  return await Promise.all(started.map(({ runParams, jobId }): Promise<RunEnd> => {
+    starter.run(runParams, jobId, (end) => together.end(jobId, end))
     // The run's end as this process wrote it on its _JobStatus row (no read back).
-    return await runs.finished(jobId)
+    return runs.finished(jobId)
   }))
 }
 

@@ -106,13 +106,6 @@ export interface StartedJobRequest {
   recordEnd?: (end: RunEndRow) => Promise<void>
 }
 
-/** A new _JobStatus id, as Parse draws one (a starter that takes the run's lease before its row exists names it first). */
-export function newJobRunId (appId: string): string {
-  const config = Config.get(appId)
-  if (!config) throw new Error(`Parse is not running application ${appId}`)
-  return cryptoUtils.newObjectId(config.objectIdSize)
-}
-
 /** What the kit asks of Parse's storage adapter for _JobStatus rows (the calls DatabaseController makes after its checks). */
 interface JobStatusAdapter {
   createObject (className: string, schema: unknown, object: Record<string, unknown>, transactionalSession?: unknown): Promise<unknown>
@@ -171,15 +164,27 @@ function registeredJob (appId: string, jobName: string): (request: StartedJobReq
   return job
 }
 
-/**
- * Runs a registered job whose "running" _JobStatus row (with its params and
- * source) and lease its starter already wrote, as Parse runs one after writing
- * the row (on the next tick); `recordEnd` writes the run's end (and drops its lease).
- */
-export function runStartedJob (appId: string, jobName: string, params: Record<string, unknown>, jobId: string, recordEnd: (end: RunEndRow) => Promise<void>): void {
+/** Runs of one registered job whose rows and leases their starter writes itself (a batch of queued runs). */
+export interface JobRunStarter {
+  /** A new _JobStatus id, as Parse draws one (the starter writes the row under it). */
+  newId (): string
+  /**
+   * Runs the job whose "running" row (with its params and source) and lease
+   * are written, as Parse runs one after writing its row (on the next tick);
+   * `recordEnd` writes the run's end (and drops its lease).
+   */
+  run (params: Record<string, unknown>, jobId: string, recordEnd: (end: RunEndRow) => Promise<void>): void
+}
+
+/** Parse's config and the job are looked up once for a batch: Config.get builds a new Config (and DatabaseController) at each call. */
+export function jobRunStarter (appId: string, jobName: string): JobRunStarter {
   const config = Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
-  runJob(registeredJob(appId, jobName), startedRequest(config, jobName, params, jobId, true, (_jobId, end) => recordEnd(end)))
+  const job = registeredJob(appId, jobName)
+  return {
+    newId: () => cryptoUtils.newObjectId(config.objectIdSize),
+    run: (params, jobId, recordEnd) => runJob(job, startedRequest(config, jobName, params, jobId, true, (_jobId, end) => recordEnd(end)))
+  }
 }
 
 function startedRequest (config: ParseConfig, jobName: string, params: Record<string, unknown>, jobId: string, leaseHeld: boolean, end?: (jobId: string, outcome: RunEndRow) => Promise<void>): StartedJobRequest {

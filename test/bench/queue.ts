@@ -105,7 +105,11 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
   }
 
   try {
+    // Transactions the database committed or rolled back so far (each statement outside a transaction is one).
+    const transactions = async () => Number((await db.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n)
+    const instancePids = instances.map((instance) => instance.child.pid ?? 0)
     // Drain: enqueue in slices from both instances, then wait for every run (or give up after a quiet minute).
+    const drainCpuAt = { all: treeCpuMs(), instances: sum(instancePids.map((pid) => treeCpuMs(pid))), transactions: await transactions() }
     const started = performance.now()
     const slice = 500
     const slices: Array<[number, number]> = []
@@ -127,6 +131,11 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
     seen = await counts()
     const most = (await Promise.all(instances.map((instance) => call(instance.origin, 'crowdSeen')))).map((s) => s.most)
     log(`queue drain: ${jobs} jobs enqueued in ${Math.round(enqueuedMs)} ms, all run in ${Math.round(drainedMs)} ms; at most ${most.join(' and ')} at once`)
+    // Per job (its enqueue and its run, idle polls and the settle included): what the queue's path costs, which the machine's other load barely moves.
+    // The database's counters lag by up to a second or so; over thousands of jobs that is noise.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const perJob = (value: number) => (value / jobs).toFixed(2)
+    log(`queue drain per job: ${perJob(treeCpuMs() - drainCpuAt.all)} CPU-ms of all processes, ${perJob(sum(instancePids.map((pid) => treeCpuMs(pid))) - drainCpuAt.instances)} of the two instances; ${perJob(await transactions() - drainCpuAt.transactions)} statements (transactions) in the database`)
 
     // The drained tables vacuumed and analysed now, so that autovacuum's pass over them does not land in one arm.
     await db.query('VACUUM ANALYZE')
