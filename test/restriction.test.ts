@@ -182,10 +182,12 @@ t.test('allowedRoutes opens more routes, by method', async (t) => {
     t.equal(link.pathname, `/parse/apps/${APP_ID}/request_password_reset`, 'the link names the app in its path')
     const page = await fetch(`${kit.origin}${link.pathname}${link.search}`, { redirect: 'manual' })
     t.equal(page.status, 200, 'the reset page answers')
+    t.match(page.headers.get('content-type'), /^text\/html/, 'as HTML, which a browser renders')
     t.match(await page.text(), /<form/, 'with its form')
     const form = new URLSearchParams({ username: 'forgetful', token: link.searchParams.get('token')!, new_password: 'new-password-2' })
     const posted = await fetch(`${kit.origin}${link.pathname}`, { method: 'POST', body: form, redirect: 'manual' })
     t.equal(posted.status, 200, 'the form is taken')
+    t.match(posted.headers.get('content-type'), /^text\/html/, 'its answer a page too')
     const login = await kit.request('POST', '/parse/login', { headers: masterHeaders, body: { username: 'forgetful', password: 'new-password-2' } })
     t.equal(login.status, 200, `the new password signs in: ${login.text}`)
     for (const other of ['/parse/apps/someone-else/request_password_reset?token=x', '/parse/apps/choose_password?appId=someone-else']) {

@@ -85,6 +85,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     scope.use('/', failedFileReadsAs503(options.availability) as never)
     // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
     scope.use('/', keepKitCorsHeaders as never)
+    scope.use(`/${gateOptions.pagesEndpoint}`, pagesAsHtml as never)
     scope.use('/', options.host.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
@@ -96,6 +97,20 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     const taken = options.mountPath === '/' && scope.hasRoute({ method: 'OPTIONS', url: '/*' })
     scope.route({ method: taken ? scope.supportedMethods.filter((verb) => verb !== 'OPTIONS') : scope.supportedMethods, url: '/*', handler: unreachable })
   }, { prefix: mountPrefix(options.mountPath) })
+}
+
+/**
+ * Parse's pages answer with Express's res.send(text), which labels text HTML; under
+ * @fastify/express that send is Fastify's reply, which labels it text/plain, and a browser
+ * would show the page's source. The label Express would give, unless Parse set one.
+ */
+function pagesAsHtml (_request: unknown, response: { send (...args: unknown[]): unknown, getHeader (name: string): unknown, setHeader (name: string, value: string): void }, next: () => void): void {
+  const send = response.send
+  response.send = function sendAsExpress (this: unknown, ...args: unknown[]) {
+    if (typeof args[0] === 'string' && response.getHeader('content-type') === undefined) response.setHeader('content-type', 'text/html; charset=utf-8')
+    return send.apply(this, args)
+  }
+  next()
 }
 
 const parseConfigOf = (host: ParseHost) => (host.server as unknown as { config: Record<string, unknown> }).config
