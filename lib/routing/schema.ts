@@ -19,7 +19,7 @@ export function inputSchema (options: CloudFunctionOptions): ObjectSchema | unde
   const fields = options.validation?.fields
   if (!fields || Object.keys(fields).length === 0) return undefined
   // Undeclared params pass through untouched: the handler reads them itself.
-  return objectSchema(fields, { additionalProperties: true })
+  return objectSchema(fields, true)
 }
 
 /** The schema of a function's answer, from `returns` (a TypeBox schema, or fields in the validation shorthand). */
@@ -27,17 +27,25 @@ export function outputSchema (options: CloudFunctionOptions): TSchema | ObjectSc
   const returns = options.returns
   if (returns === undefined) return undefined
   if (KindGuard.IsSchema(returns)) return returns
-  return objectSchema(returns, {})
+  return objectSchema(returns, false)
 }
 
-function objectSchema (fields: Record<string, ValidationField>, options: Schema): ObjectSchema {
+/** `open`: undeclared properties pass (additionalProperties: true, the first key, as TypeBox places it). */
+function objectSchema (fields: Record<string, ValidationField>, open: boolean): ObjectSchema {
   const properties: Record<string, Schema> = {}
-  const required: string[] = []
-  for (const [name, field] of Object.entries(fields)) {
+  let required: string[] | undefined
+  for (const name of Object.keys(fields)) {
+    const field = fields[name]
     properties[name] = fieldSchema(field)
-    if (field.required) required.push(name)
+    if (field.required) (required ??= []).push(name)
   }
-  return { ...options, type: 'object', ...(required.length > 0 ? { required } : {}), properties }
+  // Keys added one by one to a literal, not spread: a spread followed by more keys makes a
+  // dictionary object several times the size, once per declared function at boot.
+  const schema = (open ? { additionalProperties: true } : {}) as ObjectSchema
+  schema.type = 'object'
+  if (required) schema.required = required
+  schema.properties = properties
+  return schema
 }
 
 function fieldSchema (field: ValidationField): Schema {
@@ -76,9 +84,9 @@ function typeSchema (type: FieldTypeName, field: ValidationField, about: Validat
     case 'Date': return typed(described({ format: 'date-time' }, about), 'string')
     // Declared properties are checked; others pass through, as undeclared params do.
     case 'Object': return field.properties
-      ? described(objectSchema(field.properties, { additionalProperties: true }), about)
-      : { ...described({ additionalProperties: true }, about), type: 'object', properties: {} }
-    case 'Array': return { ...described({}, about), type: 'array', items: itemsSchema(field.items) }
+      ? described(objectSchema(field.properties, true), about)
+      : withKeys(described({ additionalProperties: true }, about), 'object', 'properties', {})
+    case 'Array': return withKeys(described({}, about), 'array', 'items', itemsSchema(field.items))
     default: return described({}, about)
   }
 }
@@ -88,8 +96,19 @@ function typed (schema: Schema, type: string): Schema {
   return schema
 }
 
+/** The type, then one more key, set on the schema itself (no spread: see objectSchema). */
+function withKeys (schema: Schema, type: string, key: string, value: unknown): Schema {
+  schema.type = type
+  schema[key] = value
+  return schema
+}
+
 function itemsSchema (items: ValidationField['items']): Schema {
   if (items === undefined) return {}
-  if (isItemObject(items)) return { ...objectSchema(items.properties, { additionalProperties: true }), ...(items.description ? { description: items.description } : {}) }
+  if (isItemObject(items)) {
+    const schema: Schema = objectSchema(items.properties, true)
+    if (items.description) schema.description = items.description
+    return schema
+  }
   return typeSchema(fieldTypeName(items), {}, undefined)
 }
