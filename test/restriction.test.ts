@@ -163,7 +163,9 @@ t.test('allowedRoutes opens more routes, by method', async (t) => {
     parseServerOptions: {
       publicServerURL: 'http://mail.example.test/parse',
       appName: 'Restriction',
-      emailAdapter: { sendMail () {}, sendPasswordResetEmail ({ link }: { link: string }) { resetLinks.push(link) } }
+      emailAdapter: { sendMail () {}, sendPasswordResetEmail ({ link }: { link: string }) { resetLinks.push(link) } },
+      // A page whose handler fails as no Parse.Error (as a module that cannot load at its first use does).
+      pages: { customRoutes: [{ method: 'GET', path: 'broken', handler: () => { throw new TypeError('the page broke') } }] }
     }
   })
   await kit.request('POST', '/parse/classes/Note', { headers: masterHeaders, body: { title: 'public' } })
@@ -190,6 +192,9 @@ t.test('allowedRoutes opens more routes, by method', async (t) => {
     t.match(posted.headers.get('content-type'), /^text\/html/, 'its answer a page too')
     const login = await kit.request('POST', '/parse/login', { headers: masterHeaders, body: { username: 'forgetful', password: 'new-password-2' } })
     t.equal(login.status, 200, `the new password signs in: ${login.text}`)
+    const broken = await kit.request('GET', `/parse/apps/${APP_ID}/broken`)
+    t.equal(broken.status, 500, 'a page that fails unexpectedly answers 500')
+    t.same(broken.json, { code: 1, error: 'Internal server error.' }, 'in the {code, error} shape (Parse\'s own says `message`)')
     for (const other of ['/parse/apps/someone-else/request_password_reset?token=x', '/parse/apps/choose_password?appId=someone-else']) {
       const refused = await fetch(`${kit.origin}${other}`)
       t.equal(refused.status, 403, `${other}: another app id is refused`)

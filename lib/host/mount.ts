@@ -20,6 +20,7 @@ import type { ParseHost } from './parse-server.js'
 import { batchRoutingPath } from '../parse/parse-calls.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { failedFileReadsAs503, refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
+import { internalErrorAsKitShape } from './internal-error-shape.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
@@ -82,6 +83,7 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     // Runs after the gate, with the body Fastify already parsed handed to Express.
     await scope.register(fastifyExpress, { expressHook: 'preHandler' })
     scope.use('/', unavailableAs503 as never)
+    scope.use('/', internalErrorAsKitShape as never)
     scope.use('/', failedFileReadsAs503(options.availability) as never)
     // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
     scope.use('/', keepKitCorsHeaders as never)
