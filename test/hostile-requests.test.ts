@@ -16,6 +16,9 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../lib/storage/database.js'
 import { isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { APP_ID, appHeaders, masterHeaders, startKit, MASTER_KEY, tempDir } from './helpers/kit.js'
 import { resolveOptions } from '../lib/options.js'
+import { checkCloudFunctionOptions } from '../lib/routing/options.js'
+import { inputSchema } from '../lib/routing/schema.js'
+import { lazyValidation } from '../lib/routing/lazy-validation.js'
 import { AttemptCounters, ATTEMPT_COUNTERS_CAPACITY } from '../lib/host/attempt-counters.js'
 import { rmSync } from 'node:fs'
 import { Type } from '@sinclair/typebox'
@@ -361,6 +364,17 @@ t.test('field options that would make a broken schema are refused at import', as
   const declare = (field: object) => () => CloudFunction({ validation: { fields: { f: field } } } as never)(class Owner {}, 'fn', { value: () => {} } as never)
   t.throws(declare({ type: String, options: ['a', 'b', 'a'] }), /validation\.fields\.f\.options" lists "a" twice/)
   t.throws(declare({ type: String, description: 5 }), /validation\.fields\.f\.description" must be text/)
+  // Two objects that differ only in their keys' order are one value to JSON Schema.
+  t.throws(declare({ options: [{ x: 1, y: 2 }, { y: 2, x: 1 }] }), /validation\.fields\.f\.options" lists \{"y":2,"x":1\} twice/)
+  t.throws(declare({ options: ['low', undefined] }), /validation\.fields\.f\.options" item 1 is no JSON value/)
+  t.throws(declare({ options: [{ at: () => 1 }] }), /validation\.fields\.f\.options" item 0 is no JSON value/)
+  // What is accepted compiles, as the function's first call will compile it (checked, not declared: no kit serves these).
+  const compile = lazyValidation().forRoute()
+  for (const field of [{ options: [{ x: 1 }, { x: 2 }, [1], null, 0] }, { options: [NaN] }, { type: String, pattern: '\\p{L}+' }, { type: Number, min: 5, max: 1 }]) {
+    const options = { validation: { fields: { f: field } } } as never
+    t.doesNotThrow(() => checkCloudFunctionOptions('Owner.fn', options), `${JSON.stringify(field)} is accepted`)
+    t.doesNotThrow(() => compile({ schema: inputSchema(options)!, httpPart: 'body', method: 'POST', url: '/x' } as never)({ f: 1 }), `${JSON.stringify(field)} compiles`)
+  }
 })
 
 t.test('a malformed response schema still fails boot', async (t) => {

@@ -196,15 +196,29 @@ function checkTypeNames (where: string, fields: Record<string, ValidationField>,
         fail(`${where}.${name}.pattern`, `is not a valid regular expression: ${(error as Error).message}`)
       }
     }
-    // A repeated allowed value is the one schema error a field could carry into its JSON schema:
-    // refused here, since the schema itself is compiled only on the function's first call
-    // (routing/lazy-validation.ts).
+    // The schema errors a field could carry into its JSON schema, refused here, since the schema
+    // itself is compiled only on the function's first call (routing/lazy-validation.ts): an allowed
+    // value JSON cannot hold (undefined, a function), and a repeated one.
+    const unwritable = field.options?.findIndex((value) => !isJsonValue(value)) ?? -1
+    if (unwritable >= 0) fail(`${where}.${name}.options`, `item ${unwritable} is no JSON value (undefined, a function, a symbol or a bigint, at any depth)`)
     const repeated = field.options?.find((value, i) => field.options!.findIndex((other) => sameValue(other, value)) !== i)
     if (repeated !== undefined) fail(`${where}.${name}.options`, `lists ${JSON.stringify(repeated)} twice`)
   }
 }
 
-/** Equal as JSON Schema compares enum items (deep, by value). */
+/** Equal as JSON Schema compares enum items (deep, by value, whatever the order of an object's keys). */
 function sameValue (a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b)
+  return a === b || canonical(a) === canonical(b)
+}
+
+function canonical (value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => item !== null && typeof item === 'object' && !Array.isArray(item)
+    ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+    : item)
+}
+
+function isJsonValue (value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return true
+  if (typeof value !== 'object') return false
+  return Object.values(value).every(isJsonValue)
 }
