@@ -215,17 +215,31 @@ function functionsAnswer (parts: FunctionParts): RouteHandlerMethod {
 function route (shared: SharedParts, parts: FunctionParts, methods: HttpMethod[], url: string, handler: RouteHandlerMethod, response?: object): void {
   const { schema } = parts
   const inQuery = isQueryOnly(methods)
-  const options: RouteOptions = {
+  // Every key this code or Fastify's copy of the options may set is in the literal: Fastify
+  // copies the options with a spread and adds path, routePath, prefix, logLevel and
+  // attachValidation to the copy, which (like any key added to a spread's result) turns it
+  // into a slow dictionary object, about 2 KB per route at boot. Given here, they are
+  // overwritten in place. Undefined means what an absent key means to Fastify.
+  const options = {
     method: methods,
     url,
+    path: undefined,
+    routePath: undefined,
+    prefix: undefined,
+    logLevel: undefined,
+    attachValidation: undefined,
+    exposeHeadRoute: undefined,
     schema: undefined,
     config: { cloudFunction: parts.fn },
     onRequest: parts.onRequest,
     preValidation: hooksFor(parts, inQuery),
+    onSend: undefined,
+    validatorCompiler: undefined,
+    serializerCompiler: undefined,
     handler
-  }
+  } as RouteOptions
   if (inQuery && methods.includes('GET')) headVerbs(shared, options, methods, url)
-  if (schema || response) options.schema = { ...(schema ? (inQuery ? { querystring: schema } : { body: schema }) : {}), ...(response ? { response } : {}) }
+  if (schema || response) options.schema = routeSchema(schema, inQuery, response)
   // Compiled on first use (boot stays cheap with many functions), shared with the twin.
   if (schema) options.validatorCompiler = shared.validation.forRoute()
   // Compiled at boot, once per schema object (the entity routes share one, the twin's routes another).
@@ -233,15 +247,31 @@ function route (shared: SharedParts, parts: FunctionParts, methods: HttpMethod[]
   shared.scope.route(options)
 }
 
+/**
+ * A route's `schema`: its input part and its answer. Keys set on a literal, not spread into one:
+ * Fastify adds a key of its own to this object, and one made by spreads then turns into a slow
+ * dictionary object (about three times the size), once per route at boot.
+ */
+function routeSchema (input: ObjectSchema | undefined, inQuery: boolean, response: object | undefined): FastifySchema {
+  const schema: FastifySchema = {}
+  if (input) {
+    if (inQuery) schema.querystring = input
+    else schema.body = input
+  }
+  if (response) schema.response = response
+  return schema
+}
+
 /** A routed function's twin: the same steps, run by the twins' shared route (function-aliases.ts). */
 function alias (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET', url: string, answer?: object): void {
   const { schema } = parts
   const inQuery = verb === 'GET'
   const validate = schema ? shared.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
+  // Every key in the literal (no spread): one fast object per twin verb.
   shared.aliases.add(parts.fn, url, verb, {
     onRequest: parts.onRequest,
     preValidation: hooksFor(parts, inQuery),
-    ...(validate ? { validate } : {}),
+    validate,
     handler: functionsAnswer(parts),
     ownRoute: ownRoute(shared, parts, verb, url, answer)
   }, answer)
