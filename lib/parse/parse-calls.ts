@@ -100,9 +100,9 @@ export interface StartedJobRequest {
   log: unknown
   /** The row was written with the run's params and source: the job need not write them again. */
   rowComplete: true
-  /** The starter holds the run's lease (taken before the row, with its batch's) and drops it once the run's end is recorded. */
+  /** The starter holds the run's lease (taken with its batch's, with or before the row) and drops it once the run's end is recorded. */
   leaseHeld: boolean
-  /** Writes the run's end on its row (straight to the adapter: see jobStatusWriter); absent, endJobRun does. */
+  /** Writes the run's end on its row (straight to the adapter: see jobStatusWriter; or with its lease dropped: see jobRunStarter); absent, endJobRun does. */
   recordEnd?: (end: RunEndRow) => Promise<void>
 }
 

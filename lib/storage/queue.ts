@@ -93,8 +93,8 @@ interface ResultQueries { result (query: string | { name?: string, text: string,
  * How long a worker whose batch took every waiting job waits before it claims
  * again (at most its polling interval). Jobs queued one at a time, as orders
  * come in, are then claimed a few at once rather than each alone: a batch
- * costs four statements (claim, lease write, lease drop, completion) whatever
- * its size. The price: a job queued while a batch runs may wait this much
+ * costs three statements (claim, its runs' leases and rows, completion)
+ * whatever its size. The price: a job queued while a batch runs may wait this much
  * longer to start.
  */
 const GATHER_MS = 100
