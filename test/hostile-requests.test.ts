@@ -368,6 +368,8 @@ t.test('field options that would make a broken schema are refused at import', as
   t.throws(declare({ options: [{ x: 1, y: 2 }, { y: 2, x: 1 }] }), /validation\.fields\.f\.options" lists \{"y":2,"x":1\} twice/)
   t.throws(declare({ options: ['low', undefined] }), /validation\.fields\.f\.options" item 1 is no JSON value/)
   t.throws(declare({ options: [{ at: () => 1 }] }), /validation\.fields\.f\.options" item 0 is no JSON value/)
+  t.throws(declare({ type: Object, default: { at: () => 1 } }), /validation\.fields\.f\.default" is no JSON value/)
+  t.throws(declare({ type: Number, default: 10n }), /validation\.fields\.f\.default" is no JSON value/)
   // What is accepted compiles, as the function's first call will compile it (checked, not declared: no kit serves these).
   const compile = lazyValidation().forRoute()
   for (const field of [{ options: [{ x: 1 }, { x: 2 }, [1], null, 0] }, { options: [NaN] }, { type: String, pattern: '\\p{L}+' }, { type: Number, min: 5, max: 1 }]) {

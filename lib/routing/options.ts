@@ -198,9 +198,10 @@ function checkTypeNames (where: string, fields: Record<string, ValidationField>,
     }
     // The schema errors a field could carry into its JSON schema, refused here, since the schema
     // itself is compiled only on the function's first call (routing/lazy-validation.ts): an allowed
-    // value JSON cannot hold (undefined, a function), and a repeated one.
+    // value or a default JSON cannot hold (undefined, a function), and a repeated allowed value.
     const unwritable = field.options?.findIndex((value) => !isJsonValue(value)) ?? -1
     if (unwritable >= 0) fail(`${where}.${name}.options`, `item ${unwritable} is no JSON value (undefined, a function, a symbol or a bigint, at any depth)`)
+    if (field.default !== undefined && !isJsonValue(field.default)) fail(`${where}.${name}.default`, 'is no JSON value (a function, a symbol, a bigint, or undefined inside it)')
     const repeated = field.options?.find((value, i) => field.options!.findIndex((other) => sameValue(other, value)) !== i)
     if (repeated !== undefined) fail(`${where}.${name}.options`, `lists ${JSON.stringify(repeated)} twice`)
   }
