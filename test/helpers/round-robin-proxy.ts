@@ -5,6 +5,7 @@
 // and counted, so a shutdown that drops a request shows.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { scaled } from './time-scale.js'
 
 interface Backend { origin: string, healthy: boolean, agent: http.Agent, timer: NodeJS.Timeout }
 
@@ -24,7 +25,9 @@ export async function startRoundRobinProxy (options: { healthPath: string, check
   let next = 0
 
   const check = (backend: Backend) => {
-    const request = http.get(`${backend.origin}${options.healthPath}`, { agent: false, timeout: 1_000 }, (response) => {
+    // Stretched with the load: a busy instance that answers its readiness late is still ready (at load 30 a fixed
+    // second marked the only one left unhealthy, and every request then failed at the proxy).
+    const request = http.get(`${backend.origin}${options.healthPath}`, { agent: false, timeout: scaled(1_000) }, (response) => {
       response.resume()
       backend.healthy = response.statusCode === 200
     })
