@@ -70,7 +70,8 @@ t.test('lost runs, looked for by two instances at once', { todo: process.env.FPK
     }
 
     // The leases are taken at once; the first report waits on the locked row.
-    await until('the leases to be taken', async () => (await client.query('SELECT count(*)::int AS n FROM fpk_job_run_leases WHERE job_id = ANY($1)', [runs])).rows[0].n === 0, scaled(30_000))
+    // Taken: held for its report (no longer expired), or already dropped once reported.
+    await until('the leases to be taken', async () => (await client.query('SELECT count(*)::int AS n FROM fpk_job_run_leases WHERE job_id = ANY($1) AND lease_until < now()', [runs])).rows[0].n === 0, scaled(30_000))
     await until('the other runs to be reported', async () => {
       for (const id of runs.slice(1)) if ((await status.one(id)).status === 'running') return false
       return true

@@ -47,17 +47,22 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
   const lookOnce = async () => {
     let lost: RunLease[]
     try {
-      lost = await leases.takeLostRuns(BATCH)
+      // Held while it is reported: until its row says failed, another instance's look for running rows
+      // without a lease would otherwise take the same run (and retry it from the row's params).
+      lost = await leases.takeLostRuns(BATCH, unleasedAfter(options.leaseMs))
     } catch (error) {
       failures.happened(`[jobs] could not look for runs lost with their instance: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
       return
     }
     for (const lease of lost) {
-      await reportLost(lease, options).catch(async (error: unknown) => {
-        log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
-        // Put back, already expired: the next look tries again.
-        await leases.holdRun(lease, 0).catch(() => {})
-      })
+      await reportLost(lease, options).then(
+        // Its row says how it ended: the lease goes (one that stays expires, and the next taker finds the row ended).
+        () => leases.dropRun(lease.jobId).catch(() => {}),
+        async (error: unknown) => {
+          log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
+          // Put back, already expired: the next look tries again.
+          await leases.holdRun(lease, 0).catch(() => {})
+        })
     }
     let unleased: UnleasedRun[]
     try {

@@ -43,8 +43,12 @@ export interface JobLeases {
   dropRun (jobId: string): Promise<void>
   /** Several runs ended, their outcomes recorded: their leases go in one write. */
   dropRuns (jobIds: string[]): Promise<void>
-  /** Removes and returns up to `limit` runs whose lease has passed: their instance is gone. */
-  takeLostRuns (limit: number): Promise<RunLease[]>
+  /**
+   * Takes up to `limit` runs whose lease has passed (their instance is gone)
+   * for their report: each lease is held `holdMs` more, so that no other
+   * instance takes the run meanwhile, and is dropped once the run is reported.
+   */
+  takeLostRuns (limit: number, holdMs: number): Promise<RunLease[]>
   /**
    * Marks failed (with `message`) and returns up to `limit` runs of these jobs
    * whose _JobStatus row says "running", began more than `olderThanMs` ago and
@@ -78,7 +82,7 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       attemptRun: async (jobId, attempt) => { await runsReady(); return attemptPostgresRun(client, jobId, attempt) },
       dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
       dropRuns: async (jobIds) => { await runsReady(); return dropPostgresRuns(client, jobIds) },
-      takeLostRuns: async (limit) => { await runsReady(); return takeLostPostgresRuns(client, limit) },
+      takeLostRuns: async (limit, holdMs) => { await runsReady(); return takeLostPostgresRuns(client, limit, holdMs) },
       takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
         await runsReady()
         await runningIndexed()
@@ -102,7 +106,7 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     attemptRun: async (jobId, attempt) => attemptMongoRun(await db(), jobId, attempt),
     dropRun: async (jobId) => dropMongoRun(await db(), jobId),
     dropRuns: async (jobIds) => dropMongoRuns(await db(), jobIds),
-    takeLostRuns: async (limit) => takeLostMongoRuns(await db(), limit),
+    takeLostRuns: async (limit, holdMs) => takeLostMongoRuns(await db(), limit, holdMs),
     takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
       await runningIndexed()
       return takeUnleasedMongoRuns(await db(), jobNames, olderThanMs, limit, message)

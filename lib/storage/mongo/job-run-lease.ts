@@ -1,5 +1,5 @@
 // Run leases on MongoDB: one document per job run going on, renewed by the
-// instance running it. findOneAndDelete takes an expired one atomically, so a
+// instance running it. findOneAndUpdate takes an expired one atomically, so a
 // lost run is reported by one instance only.
 import type { Db } from 'mongodb'
 import type { RunLease } from '../lease-claim.js'
@@ -39,10 +39,11 @@ export async function dropMongoRuns (db: Db, jobIds: string[]): Promise<void> {
   if (jobIds.length > 0) await runs(db).deleteMany({ _id: { $in: jobIds } })
 }
 
-export async function takeLostMongoRuns (db: Db, limit: number): Promise<RunLease[]> {
+/** Takes expired leases for their report: each held holdMs more (one taker), dropped once reported. */
+export async function takeLostMongoRuns (db: Db, limit: number, holdMs: number): Promise<RunLease[]> {
   const taken: RunLease[] = []
   while (taken.length < limit) {
-    const found = await runs(db).findOneAndDelete({ leaseUntil: { $lt: new Date() } })
+    const found = await runs(db).findOneAndUpdate({ leaseUntil: { $lt: new Date() } }, { $set: { leaseUntil: new Date(Date.now() + holdMs) } })
     if (!found) break
     const { _id: jobId } = found
     taken.push({ jobId, jobName: found.jobName, holder: found.holder, params: found.params, attempt: found.attempt, startedAt: found.startedAt })

@@ -1,7 +1,7 @@
 // Run leases on PostgreSQL: one row per job run going on, renewed by the
 // instance running it. A row whose lease has passed belongs to an instance
-// that died; whoever deletes it (one statement, rows locked and skipped by
-// concurrent takers) reports the run lost, once.
+// that died; whoever takes it (one statement, rows locked and skipped by
+// concurrent takers) reports the run lost, once, and then drops it.
 import type { PgQueries } from '../../parse/internals.js'
 import type { RunLease } from '../lease-claim.js'
 
@@ -47,10 +47,12 @@ export async function dropPostgresRuns (client: PgQueries, jobIds: string[]): Pr
   await client.none(`DELETE FROM ${TABLE} WHERE job_id = ANY($1::text[])`, [jobIds])
 }
 
-export async function takeLostPostgresRuns (client: PgQueries, limit: number): Promise<RunLease[]> {
+/** Takes expired leases for their report: each held holdMs more (one taker; no look for unleased runs takes the run meanwhile), dropped once reported. */
+export async function takeLostPostgresRuns (client: PgQueries, limit: number, holdMs: number): Promise<RunLease[]> {
   const rows = await client.any(
-    `DELETE FROM ${TABLE} WHERE job_id IN (SELECT job_id FROM ${TABLE} WHERE lease_until < now() LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING job_id, job_name, holder, params, attempt, started_at`, [limit])
+    `UPDATE ${TABLE} SET lease_until = now() + $2 * interval '1 millisecond'
+     WHERE job_id IN (SELECT job_id FROM ${TABLE} WHERE lease_until < now() LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING job_id, job_name, holder, params, attempt, started_at`, [limit, holdMs])
   return rows.map((row) => ({
     jobId: row.job_id as string,
     jobName: row.job_name as string,
