@@ -1,5 +1,5 @@
-// Two surviving instances look for lost runs at once. The first to take an
-// expired lease deletes it, then reports its run (reads the _JobStatus row,
+// Two surviving instances look for lost runs at once. Before the fixes (at the
+// end of this comment) the first to take an expired lease deleted it, then reported its run (reads the _JobStatus row,
 // marks it failed, retries it if the job has retries left). Until its report
 // is written the row says "running" and holds no lease, which is what the
 // other instance's look for runs that never took a lease takes (max(3 x
@@ -23,7 +23,10 @@
 // the lease's insert fail for a few seconds (a trigger; the handler tries it
 // again at each renewal), and writes the skew into the row.
 //
-// Marked todo until the fix: FPK_RUN_TODO=1 runs it.
+// The fixes: the taker holds the expired lease until the run's row says failed
+// (lost-runs.ts), and a row without a lease is judged by how long the looking
+// instance has seen it so on its own clock, never by createdAt
+// (unleased-sightings.ts).
 import t from 'tap'
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
@@ -32,11 +35,7 @@ import { jobStatuses, startJob } from './helpers/job-status.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
-const TODO = 'lib/jobs/lost-runs.ts: takeLostRuns deletes the lease before the run is reported, so another instance\'s look for unleased runs takes the same run and ' +
-  'retries it from the row\'s params (attempt 1), past its spent retries; and the unleased look compares createdAt (an instance\'s clock) with the database\'s, ' +
-  'so a skewed clock makes a healthy run lost'
-
-t.test('lost runs, looked for by two instances at once', { todo: process.env.FPK_RUN_TODO === '1' ? false : TODO }, async (t) => {
+t.test('lost runs, looked for by two instances at once', async (t) => {
   const postgres = await sharedPostgres(t)
   const databaseURI = await postgres.database('jobs_lost_race')
   const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }

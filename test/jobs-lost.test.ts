@@ -5,7 +5,8 @@
 // a loaded machine (after the SIGTERM test, now in jobs-cluster.test.ts, in one
 // process, and alone): the kill landed once Parse had marked the row running but
 // before the handler wrote the lease, so no lease ever expired. It now kills
-// once the lease exists, and that window is the second case.
+// once the lease exists, and that window is the second case (which waits the
+// minute the survivor must see such a row without a lease).
 import t from 'tap'
 import { sharedPostgres, startJobsInstance } from './helpers/jobs-processes.js'
 import { jobStatuses, startJob } from './helpers/job-status.js'
@@ -37,22 +38,27 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   t.equal(retry.message, 'attempt 2 finished on S', 'the retry ran on the surviving instance as attempt 2')
   t.match(survivor.output(), /run \w+ of resumable was lost with its instance .* during attempt 1 of 2; marked failed \\?"instance lost\\?"; retried as run \w+ \(attempt 2 of 2\)/, 'the survivor says so')
 
-  // Parse marked the row "running", then the instance died before the kit's handler wrote the lease.
+  // Parse marked the rows "running", then the instance died before the kit's handler wrote the lease: a run in its
+  // first attempt, and one in its last (a retry of an earlier loss). Their createdAt, ten minutes back, proves nothing
+  // (the clock of the instance that began them): the survivor takes them once it has seen them without a lease for
+  // max(3 x leaseMs, 60 s) on its own clock.
   const old = await status.insertRunning('resumable', {}, 10 * 60_000)
-  // One that just began and has not taken its lease yet is healthy: it is left alone.
-  const young = await status.insertRunning('resumable', {}, 0)
-  await until('the run without a lease to be reported', async () => (await status.one(old))?.status !== 'running', scaled(30_000))
+  const last = await status.insertRunning('resumable', { __attempt: 2 }, 10 * 60_000)
+  // One whose lease is written a moment after Parse marked it running is healthy, however old its createdAt: left alone.
+  const young = await status.insertRunning('resumable', {}, 10 * 60_000)
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  await status.hold(young, 'resumable', 'Y')
+  await until('the run without a lease to be reported', async () => (await status.one(old))?.status !== 'running', 60_000 + scaled(30_000))
   t.match(await status.one(old), { status: 'failed', message: 'instance lost' }, 'the old running row with no lease is failed "instance lost"')
   t.ok((await status.one(old)).finishedAt, 'with its finish time')
-  t.equal((await status.one(young))?.status, 'running', 'the run that began just now, not yet holding a lease, is not reported')
+  t.equal((await status.one(young))?.status, 'running', 'the run that took its lease a moment after it began is not reported')
   const said = new RegExp(`run ${old} of resumable was lost with its instance before it took its lease .* during attempt 1 of 2; marked failed \\\\?"instance lost\\\\?"; retried as run (\\w+) \\(attempt 2 of 2\\)`)
   await until('the survivor to say so', () => said.test(survivor.output()), scaled(30_000))
   const retried = said.exec(survivor.output())![1]
   await until('its retry to finish', async () => (await status.one(retried))?.status === 'succeeded', scaled(30_000))
   t.equal((await status.one(retried)).message, 'attempt 2 finished on S', 'retried on the surviving instance as attempt 2')
 
-  // The same, in its last attempt (a retry of an earlier loss): failed, and not run again.
-  const last = await status.insertRunning('resumable', { __attempt: 2 }, 10 * 60_000)
+  // The one in its last attempt: failed, and not run again.
   const spent = new RegExp(`run ${last} of resumable was lost with its instance before it took its lease .* during attempt 2 of 2; marked failed \\\\?"instance lost\\\\?", its retries spent`)
   await until('the run in its last attempt to be reported', () => spent.test(survivor.output()), scaled(30_000))
   t.match(await status.one(last), { status: 'failed', message: 'instance lost' }, 'the run in its last attempt is failed "instance lost"')

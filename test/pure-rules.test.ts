@@ -16,6 +16,7 @@ import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
 import { projectMountPath } from '../cli/commands/generate.js'
 import { closeOpened } from '../lib/host/teardown.js'
 import { watchLostRuns } from '../lib/jobs/lost-runs.js'
+import { dueUnleased, type UnleasedSightings } from '../lib/jobs/unleased-sightings.js'
 import type { JobLeases } from '../lib/storage/job-lease.js'
 import type { JobLogger, QueuedRun } from '../lib/jobs/request.js'
 
@@ -235,7 +236,7 @@ t.test('the look for lost runs: a look that keeps failing is logged once, its en
   // The storage layer's two reads, one of them failing on demand (a table gone, a statement refused).
   const leases = {
     takeLostRuns: async () => { if (failing === 'lost') throw new Error('lost-run read refused'); return [] },
-    takeUnleasedRuns: async () => { if (failing === 'unleased') throw new Error('unleased read refused'); return [] }
+    findUnleasedRuns: async () => { if (failing === 'unleased') throw new Error('unleased read refused'); return [] }
   } as unknown as JobLeases
   const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 60_000, retriesOf: () => 0, jobNames: ['job'], failQueued: async () => {} })
   t.teardown(() => watcher.stop())
@@ -257,12 +258,58 @@ t.test('the look for lost runs: a queued run that never took its lease goes back
   const handedBack: QueuedRun[] = []
   const leases = {
     takeLostRuns: async () => [],
+    findUnleasedRuns: async () => lines.length > 0 ? [] : ['row1'],
     // The row as takeUnleasedRuns returns it, already failed: its params lack the queue's marker, its source names the run.
-    takeUnleasedRuns: async () => lines.length > 0 ? [] : [{ jobId: 'row1', jobName: 'confirm', params: { orderId: 'o1' }, source: 'queue 7f3e (attempt 2 of 3)' }]
+    takeUnleasedRuns: async () => [{ jobId: 'row1', jobName: 'confirm', params: { orderId: 'o1' }, source: 'queue 7f3e (attempt 2 of 3)' }]
   } as unknown as JobLeases
-  const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 60_000, retriesOf: () => 0, jobNames: ['confirm'], failQueued: async (run) => { handedBack.push(run) } })
+  let clock = 0
+  const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 60_000, retriesOf: () => 0, jobNames: ['confirm'], failQueued: async (run) => { handedBack.push(run) }, now: () => clock })
   t.teardown(() => watcher.stop())
+  // Seen without a lease at two looks three lease periods apart (this instance's clock).
+  await watcher.look()
+  clock += 180_000
   await watcher.look()
   t.same(handedBack, [{ queue: 'confirm', id: '7f3e', attempt: 2, attempts: 3 }], 'handed back to the queue that ran it, with its attempt')
   t.match(lines, [/^warn \[jobs\] run row1 of confirm was lost with its instance before it took its lease .* during attempt 2 of 3; marked failed "instance lost" and handed back to its queue$/], 'and says so once')
+})
+
+t.test('the look for lost runs: a running row without a lease is due once this instance has seen it so over the window, whatever its createdAt says', async (t) => {
+  const sightings: UnleasedSightings = new Map()
+  t.same(dueUnleased(sightings, ['a', 'b'], 1_000, 60_000), [], 'rows seen for the first time are not due (an old createdAt may be a slow clock\'s)')
+  t.same(dueUnleased(sightings, ['a', 'b'], 60_999, 60_000), [], 'nor before the window has passed on this clock')
+  t.same(dueUnleased(sightings, ['a'], 30_000 + 1_000, 60_000), [], 'a row missing from a look (it took its lease, it ended) is forgotten')
+  t.same(dueUnleased(sightings, ['a', 'b', 'c'], 61_000, 60_000), ['a'], 'the row seen leaseless at every look over the window is due')
+  t.same([...sightings.keys()], ['a', 'b', 'c'], 'a row seen again after it was missing starts over')
+  dueUnleased(sightings, ['c'], 62_000, 60_000)
+  t.same([...sightings.keys()], ['c'], 'only the rows of the last look are remembered (bounded by one look\'s limit)')
+  t.same(dueUnleased(sightings, ['c'], 121_000, 60_000), ['c'], 'and each is due after the window from its first sighting')
+})
+
+t.test('the look for lost runs: a row not yet due is not taken, and a failed take is tried again at the next look', async (t) => {
+  const lines: string[] = []
+  const log = { error: (line: string) => lines.push(`error ${line}`), warn: (line: string) => lines.push(`warn ${line}`), info: (line: string) => lines.push(`info ${line}`) }
+  const asked: string[][] = []
+  let refuse = true
+  const leases = {
+    takeLostRuns: async () => [],
+    findUnleasedRuns: async () => ['row1'],
+    takeUnleasedRuns: async (ids: string[]) => {
+      asked.push(ids)
+      if (refuse) throw new Error('take refused')
+      return [{ jobId: 'row1', jobName: 'job', params: { __attempt: 1 }, source: 'api' }]
+    }
+  } as unknown as JobLeases
+  let clock = 0
+  const watcher = watchLostRuns(leases, { log: log as unknown as JobLogger, leaseMs: 1_000, retriesOf: () => 0, jobNames: ['job'], failQueued: async () => {}, now: () => clock })
+  t.teardown(() => watcher.stop())
+  await watcher.look()
+  clock += 59_999
+  await watcher.look()
+  t.same(asked, [], 'nothing is taken before the minute a short lease still waits')
+  clock += 1
+  await watcher.look()
+  refuse = false
+  await watcher.look()
+  t.same(asked, [['row1'], ['row1']], 'the due row is taken, and again after the take failed')
+  t.match(lines, [/^error \[jobs\] could not look for running runs that never took a lease: take refused/, /^info /, /^error \[jobs\] run row1 of job was lost with its instance before it took its lease \(seen "running" without one for 60 s\) during attempt 1 of 1/])
 })

@@ -8,14 +8,16 @@
 //
 // An instance can also die after Parse marked a run's row "running" and before
 // the kit's handler wrote its lease (a few awaits later). Such a row, still
-// "running" with no lease unleasedAfter() after it began, is reported the same
-// way: the bound is far beyond any healthy lease write, so a run that is merely
-// slow to take its lease is never reported.
+// "running" with no lease once this instance has seen it so for unleasedAfter()
+// (on its own clock: the row's createdAt is another instance's), is reported the
+// same way: the bound is far beyond any healthy lease write, so a run that is
+// merely slow to take its lease is never reported.
 import Parse from 'parse/node'
 import type { JobLeases, RunLease, UnleasedRun } from '../storage/job-lease.js'
 import { metricHooks } from '../metrics/hooks.js'
 import { QUEUED_PARAM, queuedFromSource, queuedRun, retryParams, splitParams, type JobLogger, type QueuedRun } from './request.js'
 import { episode } from './episode-log.js'
+import { dueUnleased, type UnleasedSightings } from './unleased-sightings.js'
 
 export const LOST_MESSAGE = 'instance lost'
 
@@ -25,7 +27,7 @@ const BATCH = 100
 /** The shortest time a "running" row must have had no lease before it is reported lost. */
 export const UNLEASED_MIN_MS = 60_000
 
-/** How long after it began a run still without a lease counts as lost: three lease periods, and at least a minute. */
+/** How long a running run seen without a lease counts as lost: three lease periods, and at least a minute. */
 export function unleasedAfter (leaseMs: number): number {
   return Math.max(3 * leaseMs, UNLEASED_MIN_MS)
 }
@@ -38,11 +40,15 @@ export interface LostRunsOptions {
   jobNames: string[]
   /** Hands a lost queued run back to its queue. */
   failQueued: (run: QueuedRun, message: string) => Promise<void>
+  /** This instance's monotonic clock in ms (a test's own in unit tests). */
+  now?: () => number
 }
 
 export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { stop (): void, look (): Promise<void> } {
   const { log } = options
   const failures = episode(log, 'error')
+  const now = options.now ?? (() => performance.now())
+  const sightings: UnleasedSightings = new Map()
   let looking: Promise<void> | undefined
   const lookOnce = async () => {
     let lost: RunLease[]
@@ -66,7 +72,9 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
     }
     let unleased: UnleasedRun[]
     try {
-      unleased = await leases.takeUnleasedRuns(options.jobNames, unleasedAfter(options.leaseMs), BATCH, LOST_MESSAGE)
+      const seen = await leases.findUnleasedRuns(options.jobNames, BATCH)
+      const due = dueUnleased(sightings, seen, now(), unleasedAfter(options.leaseMs))
+      unleased = due.length > 0 ? await leases.takeUnleasedRuns(due, LOST_MESSAGE) : []
     } catch (error) {
       failures.happened(`[jobs] could not look for running runs that never took a lease: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
       return
@@ -117,7 +125,7 @@ async function reportLost (lease: RunLease, options: LostRunsOptions): Promise<v
 async function reportUnleased (run: UnleasedRun, options: LostRunsOptions): Promise<void> {
   const { jobId, jobName } = run
   metricHooks().jobRunEnded(jobName, 'lost')
-  const noLease = `run ${jobId} of ${jobName} was lost with its instance before it took its lease (still "running" ${Math.round(unleasedAfter(options.leaseMs) / 1000)} s after it began)`
+  const noLease = `run ${jobId} of ${jobName} was lost with its instance before it took its lease (seen "running" without one for ${Math.round(unleasedAfter(options.leaseMs) / 1000)} s)`
   // A queued run's row holds its params without the queue's marker; its source names the queue's job.
   const queued = queuedRun(run.params[QUEUED_PARAM]) ?? queuedFromSource(run.source, jobName)
   if (queued) {

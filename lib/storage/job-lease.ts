@@ -11,9 +11,9 @@ import { claimMongoTick, lastMongoTick, releaseMongoLease, renewMongoLease } fro
 import { deleteExpiredPostgresRows } from './postgres/expire.js'
 import { attemptPostgresRun, dropPostgresRun, dropPostgresRuns, ensurePostgresRunLeaseTable, holdPostgresRun, holdPostgresRuns, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
 import { attemptMongoRun, dropMongoRun, dropMongoRuns, holdMongoRun, holdMongoRuns, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
-import { ensurePostgresRunningIndex, takeUnleasedPostgresRuns } from './postgres/unleased-runs.js'
+import { ensurePostgresRunningIndex, findUnleasedPostgresRuns, takeUnleasedPostgresRuns } from './postgres/unleased-runs.js'
 import { endPostgresRun, startPostgresRuns } from './postgres/job-run-start.js'
-import { ensureMongoRunningIndex, takeUnleasedMongoRuns } from './mongo/unleased-runs.js'
+import { ensureMongoRunningIndex, findUnleasedMongoRuns, takeUnleasedMongoRuns } from './mongo/unleased-runs.js'
 
 import type { LeaseClaim, RunEndRow, RunLease, RunStart, StartedRuns, UnleasedRun } from './lease-claim.js'
 
@@ -49,12 +49,14 @@ export interface JobLeases {
    * instance takes the run meanwhile, and is dropped once the run is reported.
    */
   takeLostRuns (limit: number, holdMs: number): Promise<RunLease[]>
+  /** The ids of up to `limit` runs of these jobs whose _JobStatus row says "running" and that hold no lease, oldest first. */
+  findUnleasedRuns (jobNames: string[], limit: number): Promise<string[]>
   /**
-   * Marks failed (with `message`) and returns up to `limit` runs of these jobs
-   * whose _JobStatus row says "running", began more than `olderThanMs` ago and
-   * holds no lease: their instance died before the lease was written.
+   * Marks failed (with `message`) and returns those of these runs whose row
+   * still says "running" with no lease: their instance died before the lease
+   * was written. Each is taken by one instance only.
    */
-  takeUnleasedRuns (jobNames: string[], olderThanMs: number, limit: number, message: string): Promise<UnleasedRun[]>
+  takeUnleasedRuns (jobIds: string[], message: string): Promise<UnleasedRun[]>
 }
 
 /** The leases on the kit's database. Nothing is asked of the database until the first claim (a boot with the database away still succeeds). */
@@ -83,11 +85,12 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       dropRun: async (jobId) => { await runsReady(); return dropPostgresRun(client, jobId) },
       dropRuns: async (jobIds) => { await runsReady(); return dropPostgresRuns(client, jobIds) },
       takeLostRuns: async (limit, holdMs) => { await runsReady(); return takeLostPostgresRuns(client, limit, holdMs) },
-      takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
+      findUnleasedRuns: async (jobNames, limit) => {
         await runsReady()
         await runningIndexed()
-        return takeUnleasedPostgresRuns(client, jobNames, olderThanMs, limit, message)
-      }
+        return findUnleasedPostgresRuns(client, jobNames, limit)
+      },
+      takeUnleasedRuns: async (jobIds, message) => { await runsReady(); return takeUnleasedPostgresRuns(client, jobIds, message) }
     }
   }
   const adapter = database.adapter as MongoAdapter
@@ -107,10 +110,11 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
     dropRun: async (jobId) => dropMongoRun(await db(), jobId),
     dropRuns: async (jobIds) => dropMongoRuns(await db(), jobIds),
     takeLostRuns: async (limit, holdMs) => takeLostMongoRuns(await db(), limit, holdMs),
-    takeUnleasedRuns: async (jobNames, olderThanMs, limit, message) => {
+    findUnleasedRuns: async (jobNames, limit) => {
       await runningIndexed()
-      return takeUnleasedMongoRuns(await db(), jobNames, olderThanMs, limit, message)
-    }
+      return findUnleasedMongoRuns(await db(), jobNames, limit)
+    },
+    takeUnleasedRuns: async (jobIds, message) => takeUnleasedMongoRuns(await db(), jobIds, message)
   }
 }
 

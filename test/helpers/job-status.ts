@@ -27,6 +27,11 @@ export async function jobStatuses (t: Test, databaseURI: string) {
       await client.query(`INSERT INTO "_JobStatus" ("objectId", "createdAt", "updatedAt", "jobName", source, status, params)
         VALUES ($1, now() - $2 * interval '1 millisecond', now() - $2 * interval '1 millisecond', $3, 'api', 'running', $4::jsonb)`, [id, ageMs, jobName, JSON.stringify(params)])
       return id
+    },
+    /** The run's lease as the kit's handler writes it, held by `holder` for an hour (the lease table must exist). */
+    hold: async (id: string, jobName: string, holder: string) => {
+      await client.query(`INSERT INTO fpk_job_run_leases (job_id, job_name, holder, params, attempt, lease_until)
+        VALUES ($1, $2, $3, '{}'::jsonb, 1, now() + interval '1 hour')`, [id, jobName, holder])
     }
   }
 }

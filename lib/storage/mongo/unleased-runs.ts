@@ -1,7 +1,7 @@
 // Runs whose _JobStatus document says "running" but that hold no lease, on
-// MongoDB (see ../postgres/unleased-runs.ts): the old ones are found through a
-// partial index on the running documents, and each is marked failed by a
-// findOneAndUpdate that still requires "running", so one instance reports it.
+// MongoDB (see ../postgres/unleased-runs.ts): they are listed through a
+// partial index on the running documents, and each due one is marked failed by
+// a findOneAndUpdate that still requires "running", so one instance reports it.
 import type { Db } from 'mongodb'
 import type { UnleasedRun } from '../lease-claim.js'
 
@@ -17,19 +17,32 @@ export async function ensureMongoRunningIndex (db: Db): Promise<void> {
   await statuses(db).createIndex({ _created_at: 1 }, { name: INDEX, partialFilterExpression: { status: 'running' } })
 }
 
-export async function takeUnleasedMongoRuns (db: Db, jobNames: string[], olderThanMs: number, limit: number, message: string): Promise<UnleasedRun[]> {
+/** Up to `limit` running documents of these jobs with no lease, oldest first: only their ids (nothing is taken). */
+export async function findUnleasedMongoRuns (db: Db, jobNames: string[], limit: number): Promise<string[]> {
   if (jobNames.length === 0) return []
-  const old = await statuses(db).find({ status: 'running', _created_at: { $lt: new Date(Date.now() - olderThanMs) }, jobName: { $in: jobNames } }, { projection: { _id: 1 } })
+  const running = await statuses(db).find({ status: 'running', jobName: { $in: jobNames } }, { projection: { _id: 1 } })
     .sort({ _created_at: 1 }).limit(limit).toArray()
-  if (old.length === 0) return []
-  const ids = old.map(({ _id: id }) => id)
-  const leased = new Set((await db.collection<{ _id: string }>('fpk_job_run_leases').find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map(({ _id: id }) => id))
+  const ids = running.map(({ _id: id }) => id)
+  const leased = await leasedAmong(db, ids)
+  return ids.filter((id) => !leased.has(id))
+}
+
+/** Marks failed and returns those of these runs whose document still says "running" with no lease. */
+export async function takeUnleasedMongoRuns (db: Db, jobIds: string[], message: string): Promise<UnleasedRun[]> {
+  if (jobIds.length === 0) return []
+  const leased = await leasedAmong(db, jobIds)
   const taken: UnleasedRun[] = []
-  for (const id of ids) {
+  for (const id of jobIds) {
     if (leased.has(id)) continue
     const now = new Date()
     const row = await statuses(db).findOneAndUpdate({ _id: id, status: 'running' }, { $set: { status: 'failed', message, finishedAt: now, _updated_at: now } })
     if (row) taken.push({ jobId: id, jobName: row.jobName, params: row.params ?? {}, source: row.source })
   }
   return taken
+}
+
+async function leasedAmong (db: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set()
+  const leases = await db.collection<{ _id: string }>('fpk_job_run_leases').find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()
+  return new Set(leases.map(({ _id: id }) => id))
 }
