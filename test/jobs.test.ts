@@ -42,7 +42,9 @@ const seen = {
   failingAttempts: 0,
   scheduled: [] as Array<{ at: string | undefined, source: string, params: unknown }>,
   afterCommit: 0,
-  stubborn: [] as Array<{ attempt: number, started: number, stopped?: number }>
+  stubborn: [] as Array<{ attempt: number, started: number, stopped?: number }>,
+  /** Ends the run of `held` going on. */
+  release: () => {}
 }
 
 /** The kit's log lines (JSON, from level debug), for the tests that read what a job logged. */
@@ -94,6 +96,12 @@ class Chores {
     await new Promise((resolve) => { request.signal.addEventListener('abort', resolve); setTimeout(resolve, 30_000).unref() })
     await sleep(400)
     entry.stopped = Date.now()
+  }
+
+  /** Goes on until the test releases it. */
+  @Job()
+  static async held () {
+    await new Promise<void>((resolve) => { seen.release = resolve; setTimeout(resolve, 60_000).unref() })
   }
 
   @Job()
@@ -389,4 +397,22 @@ t.test('many instances at once: exactly one claims the tick', async (t) => {
   const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => leases.claim(key, tick(10), `holder-${i}`, 60_000)))
   t.equal(claims.filter((claim) => claim === 'claimed').length, 1, claims.join(', '))
   t.equal(claims.filter((claim) => claim === 'busy').length, 0, 'nobody else moves the tick on')
+})
+
+t.test('running rows without a lease: listed only while so, and each taken (marked failed) by one taker only while still so', async (t) => {
+  const leases = await openLeases()
+  const id = await startJob('held')
+  // Parse marks the row running a few awaits before the handler writes the lease.
+  await until('the run to hold its lease', async () => (await jobStatus(id)).status === 'running' && !(await leases.findUnleasedRuns(['held'], 100)).includes(id), scaled(30_000))
+  t.same(await leases.takeUnleasedRuns([id], 'instance lost'), [], 'a run holding its lease is not taken')
+  await leases.dropRun(id)
+  t.ok((await leases.findUnleasedRuns(['held'], 100)).includes(id), 'without its lease it is listed')
+  t.same(await leases.findUnleasedRuns(['echo'], 100), [], 'only under its own job')
+  t.same(await leases.findUnleasedRuns([], 100), [], 'and not at all for no jobs')
+  const takes = await Promise.all([leases.takeUnleasedRuns([id], 'instance lost'), leases.takeUnleasedRuns([id], 'instance lost')])
+  t.same(takes.flat().map((run) => run.jobId), [id], 'two takers at once: one takes it')
+  t.match(takes.flat()[0], { jobName: 'held', params: {} })
+  t.match(await jobStatus(id), { status: 'failed', message: 'instance lost' }, 'its row says failed "instance lost"')
+  t.same(await leases.findUnleasedRuns(['held'], 100), [], 'and it is listed no more')
+  seen.release()
 })
