@@ -29,7 +29,6 @@ export async function findUnleasedMongoRuns (db: Db, jobNames: string[], limit: 
 
 /** Marks failed and returns those of these runs whose document still says "running" with no lease. */
 export async function takeUnleasedMongoRuns (db: Db, jobIds: string[], message: string): Promise<UnleasedRun[]> {
-  if (jobIds.length === 0) return []
   const leased = await leasedAmong(db, jobIds)
   const taken: UnleasedRun[] = []
   for (const id of jobIds) {

@@ -31,7 +31,6 @@ export async function findUnleasedPostgresRuns (client: PgQueries, jobNames: str
 
 /** Marks failed and returns those of these runs whose row still says "running" with no lease. */
 export async function takeUnleasedPostgresRuns (client: PgQueries, jobIds: string[], message: string): Promise<UnleasedRun[]> {
-  if (jobIds.length === 0) return []
   const rows = await client.any(
     `UPDATE "_JobStatus" SET status = 'failed', message = $2, "finishedAt" = now(), "updatedAt" = now()
      WHERE "objectId" IN (
