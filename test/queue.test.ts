@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox'
 import { CONFLICT } from '../lib/errors.js'
 import { Job, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
 import { queuePart } from '../lib/jobs/queue.js'
+import { jobRunsPart } from '../lib/jobs/runs.js'
 import { statementNames } from '../lib/storage/queue.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
@@ -222,6 +223,19 @@ if (lane.kind === 'mongo') {
       [2, 'succeeded', `queue ${queued[2].id} (attempt 1 of 2)`]
     ], 'the two that succeeded ran once; the failed one was retried once')
     await until('the leases to go', async () => (await client.any('SELECT 1 FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])).length === 0, scaled(10_000))
+  })
+
+  t.test('a batch taken while the instance has no run leases (its jobs not started) still runs each job once, its row written through Parse\'s storage adapter', async (t) => {
+    const runs = kit.app.kit.state.get(jobRunsPart)
+    const context = runs.context
+    runs.context = undefined
+    t.teardown(() => { runs.context = context })
+    const queued = await enqueue('record', { n: 'no-leases' })
+    await until('the run', () => seen.recorded.includes('no-leases'), scaled(30_000))
+    const [row] = (await runsOf('record')).filter((run) => run.get('params')?.n === 'no-leases')
+    await until('its row to end', async () => (await row.fetch(master)).get('status') === 'succeeded', scaled(10_000))
+    t.equal(row.get('source'), `queue ${queued.id} (attempt 1 of 1)`)
+    t.same(row.getACL()?.toJSON(), {}, 'locked to the master key')
   })
 
   t.test('finished jobs are swept after keepFinishedSeconds and deleteAfterSeconds', async (t) => {
