@@ -10,42 +10,15 @@
 // Prints one line: functions, CPU ms, heap growth MB, garbage collections.
 import { PerformanceObserver } from 'node:perf_hooks'
 import Fastify from 'fastify'
-import { CloudFunction, Route, type CloudRequest } from '../../lib/index.js'
 import { registerDeclaredRoutes } from '../../lib/routing/register.js'
-import { generatedFunctions } from './generated-functions.js'
+import { declareGeneratedFunctions } from './declare-generated.js'
 import { APP_ID, MASTER_KEY, MOUNT } from './shared.js'
 
 const count = Number(process.argv[2])
 if (!Number.isInteger(count) || count < 0) throw new Error('usage: register-alone.ts N [--no-routes]')
 const withoutRoutes = process.argv.includes('--no-routes')
 
-// Declared as scale.ts declares them: ten to a class, each class under its own @Route prefix.
-const classes = new Map<string, abstract new () => unknown>()
-for (const { index: i, name, prefix, methods } of generatedFunctions(count)) {
-  let Generated = classes.get(prefix)
-  if (!Generated) {
-    Generated = class {}
-    classes.set(prefix, Generated)
-  }
-  Object.defineProperty(Generated, name, {
-    value: (request: CloudRequest) => ({ function: name, params: request.params }),
-    writable: true,
-    configurable: true
-  })
-  CloudFunction({
-    methods,
-    description: `Generated function ${i}`,
-    requiresAuth: i % 4 === 0,
-    validation: {
-      fields: {
-        title: { type: String, required: i % 2 === 0, description: 'A title' },
-        count: { type: Number },
-        status: { type: String, options: ['draft', 'published'] }
-      }
-    }
-  })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
-}
-for (const [prefix, Generated] of classes) Route(prefix)(Generated)
+declareGeneratedFunctions(count)
 
 const collections = { count: 0 }
 new PerformanceObserver((list) => { collections.count += list.getEntries().length }).observe({ entryTypes: ['gc'] })

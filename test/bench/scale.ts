@@ -6,8 +6,8 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { kitPlugin, type KitOptions } from '../../plugin.js'
-import { CloudFunction, Route, type CloudRequest } from '../../lib/index.js'
-import { GENERATED_URL_PREFIXES, generatedFunctions } from './generated-functions.js'
+import { declareGeneratedFunctions } from './declare-generated.js'
+import { GENERATED_URL_PREFIXES } from './generated-functions.js'
 import { PhaseProfiler } from './profiler.js'
 import { APP_ID, MASTER_KEY, MOUNT, ROOT, SCALE_RESULT_MARK, memorySample, type ScaleSample } from './shared.js'
 
@@ -15,40 +15,8 @@ const [countArg, dataDir, profileFile] = process.argv.slice(2)
 const count = Number(countArg)
 if (!Number.isInteger(count) || count < 0 || !dataDir) throw new Error('usage: scale.ts N dataDir [profileFile]')
 
-/** N handler methods, ten to a class, each class under its own @Route prefix, with validated fields like a real resource. */
-function declareFunctions (n: number): Array<abstract new () => unknown> {
-  const classes = new Map<string, abstract new () => unknown>()
-  for (const { index: i, name, prefix, methods } of generatedFunctions(n)) {
-    let Generated = classes.get(prefix)
-    if (!Generated) {
-      Generated = class {}
-      Object.defineProperty(Generated, 'name', { value: `GeneratedFunctions${classes.size}` })
-      classes.set(prefix, Generated)
-    }
-    Object.defineProperty(Generated, name, {
-      value: (request: CloudRequest) => ({ function: name, params: request.params }),
-      writable: true,
-      configurable: true
-    })
-    CloudFunction({
-      methods,
-      description: `Generated function ${i}`,
-      requiresAuth: i % 4 === 0,
-      validation: {
-        fields: {
-          title: { type: String, required: i % 2 === 0, description: 'A title' },
-          count: { type: Number },
-          status: { type: String, options: ['draft', 'published'] }
-        }
-      }
-    })(Generated, name, Object.getOwnPropertyDescriptor(Generated, name)!)
-  }
-  for (const [prefix, Generated] of classes) Route(prefix)(Generated)
-  return [...classes.values()]
-}
-
 const declareStart = performance.now()
-const classes = declareFunctions(count)
+const classes = declareGeneratedFunctions(count)
 const declareMs = performance.now() - declareStart
 
 const baseOptions: KitOptions = {
