@@ -204,7 +204,8 @@ t.test('without Redis, a junk flood of more names than the counters hold leaves 
 t.test('auth routes under attack', async (t) => {
   const kit = await startKit(t, {
     allowAuthRoutes: true,
-    allowedRoutes: [{ path: '/batch', methods: ['POST'] }],
+    // Parse's pages too: their forms (password reset, resend verification) are sign-in attempts.
+    allowedRoutes: [{ path: '/batch', methods: ['POST'] }, { path: '/apps/*', methods: ['POST'] }],
     authRateLimit: { max: 3, maxPerAddress: 6, windowMs: 60_000 },
     parseServerOptions: { accountLockout: { threshold: 2, duration: 1 } }
   }, { trustProxy: true })
@@ -265,6 +266,29 @@ t.test('auth routes under attack', async (t) => {
     const reset = await kit.request('POST', '/parse/requestPasswordReset', { headers: from('10.1.0.1'), body: { email: 'a@example.com' } })
     t.equal(reset.status, 429, 'and /requestPasswordReset')
     t.equal((await login('10.1.0.2', 'nobody-new', 'x')).status, 404, 'another address is not limited')
+  })
+
+  t.test('Parse\'s pages\' forms count: the password reset form (token guesses) and the resend-verification form', async (t) => {
+    // As a browser posts them: a form body, no headers, the app id in the path.
+    const page = (address: string, path: string, fields: Record<string, string>) => kit.request('POST', path, {
+      headers: { 'x-forwarded-for': address }, body: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded'
+    })
+    const reset = `/parse/apps/${APP_ID}/request_password_reset`
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await page('10.6.0.1', reset, { token: `guess-${i}`, new_password: 'new-password-1' })).status)
+    t.notOk(statuses.includes(429), `the first 6 token guesses reach Parse (${statuses.join(', ')})`)
+    const refused = await page('10.6.0.1', reset, { token: 'guess-7', new_password: 'new-password-1' })
+    t.equal(refused.status, 429, 'the 7th from that address is refused')
+    t.same(refused.json?.code, 155, refused.text)
+    t.match(refused.json?.error, /from this address/)
+    t.equal((await page('10.6.0.1', `/parse/APPS/${APP_ID}/Request_Password_Reset/`, { token: 'guess-8', new_password: 'x' })).status, 429, 'the path in another case, with a trailing slash, counts the same (Express routes it the same)')
+    t.equal((await page('10.6.0.1', `/parse/apps/${APP_ID}/request_password_reset`, { _method: 'POST', token: 'guess-9', new_password: 'x' })).status, 429, 'and with a _method')
+
+    const resend = `/parse/apps/${APP_ID}/resend_verification_email`
+    for (let i = 0; i < 3; i++) t.not((await page(`10.7.0.${i + 1}`, resend, { username: 'mailbombed' })).status, 429, `resend ${i + 1} reaches Parse`)
+    const fourth = await page('10.7.0.9', resend, { username: 'MailBombed' })
+    t.equal(fourth.status, 429, 'the 4th resend for one account, from a new address, is refused')
+    t.match(fourth.json?.error, /for this account/)
   })
 
   t.test('inner /batch requests count as the attempts they are', async (t) => {

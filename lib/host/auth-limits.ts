@@ -1,6 +1,8 @@
 // Rate limits on the auth routes `allowAuthRoutes` opens: POST/GET /login,
 // sign-up (POST /users), /requestPasswordReset and /verificationEmailRequest,
-// counted per client address and per username (or email), so that neither one
+// and on the forms of Parse's pages (POST {pages}/{appId}/request_password_reset,
+// which takes a reset token, and {pages}/{appId}/resend_verification_email,
+// which sends an email), counted per client address and per username (or email), so that neither one
 // address trying many users nor many addresses trying one user can guess
 // passwords. Counted in memory (attempt-counters.ts: a junk flood cannot evict
 // a counter that matters), or in the shared Redis store in cluster mode, so
@@ -53,6 +55,24 @@ function loginPayload (body: unknown, query: unknown): unknown {
   const payload = typeof body === 'object' && body !== null ? body : {}
   const fromQuery = (!from(payload, 'username') && from(query, 'username')) || (!from(payload, 'email') && from(query, 'email'))
   return fromQuery ? query : payload
+}
+
+/** The forms of Parse's pages a browser posts, and the body field that names the account. */
+const PAGE_FORMS = new Set(['request_password_reset', 'resend_verification_email'])
+
+/**
+ * The attempt a POST to one of Parse's pages' forms makes (`path` relative to the mount,
+ * `pagesEndpoint` Parse's pages.pagesEndpoint), matched as Express routes it: any case,
+ * a trailing slash.
+ */
+export function pageFormAttempt (method: string, path: string, body: unknown, pagesEndpoint: string): Attempt | undefined {
+  if (method !== 'POST') return undefined
+  const prefix = `/${pagesEndpoint}/`.toLowerCase()
+  const lower = path.toLowerCase().replace(/\/+$/, '')
+  if (!lower.startsWith(prefix)) return undefined
+  const [appId, form, ...rest] = lower.slice(prefix.length).split('/')
+  if (!appId || rest.length > 0 || !PAGE_FORMS.has(form)) return undefined
+  return { route: `/${pagesEndpoint}/${form}`, names: namesIn(body, ['username']) }
 }
 
 function namesIn (source: unknown, fields: string[]): string[] {

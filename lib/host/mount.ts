@@ -24,7 +24,7 @@ import { internalErrorAsKitShape } from './internal-error-shape.js'
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
-import { authAttempt, type AuthLimiter } from './auth-limits.js'
+import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js'
 import { mountPrefix } from '../mount-prefix.js'
 
 export interface MountOptions {
@@ -274,9 +274,9 @@ function innerBatchAllowed (method: string, path: string, body: unknown, options
   })
 }
 
-/** The sign-in attempts a request makes: itself, or the inner requests of a /batch. */
+/** The sign-in attempts a request makes: itself (an auth route, a page's form), or the inner requests of a /batch. */
 function authAttempts (method: string, path: string, request: FastifyRequest, options: GateOptions): NonNullable<ReturnType<typeof authAttempt>>[] {
-  const direct = authAttempt(method, path, request.body, request.query)
+  const direct = authAttempt(method, path, request.body, request.query) ?? pageFormAttempt(method, path, request.body, options.pagesEndpoint)
   if (direct) return [direct]
   if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return []
   const requests = (request.body as { requests?: unknown } | undefined)?.requests
