@@ -54,6 +54,36 @@ t.test('an opened /batch does not open what its inner requests name', async (t) 
   t.match(master.text, /batch-victim/)
 })
 
+t.test('an opened /batch resolves its inner paths from the url the batch was sent to, as Parse does', async (t) => {
+  const kit = await sharedKit()
+  const port = Number(new URL(kit.origin).port)
+  // Parse strips from each inner path the batch's own url minus "/batch", query string and
+  // encoding included: a url spelled otherwise than "/parse/batch" moves that prefix.
+  const spellings = [
+    { url: '/parse/batch?/batch', inner: '/parse/batch?' },
+    { url: '/parse/batch?q=/parse/batch', inner: '/parse/batch?q=/parse' },
+    { url: '/%70arse/batch', inner: '/%70arse' }
+  ]
+  for (const { url, inner } of spellings) {
+    for (const closed of ['/classes/Hidden', '/users']) {
+      const body = JSON.stringify({ requests: [{ method: 'POST', path: `${inner}${closed}`, body: { username: `smuggled${spellings.findIndex((s) => s.url === url)}`, password: 'p-1', note: 'smuggled' } }] })
+      const result = await rawRequest(port, `POST ${url} HTTP/1.1`, { 'x-parse-application-id': APP_ID, 'content-type': 'application/json' }, body)
+      t.equal(result.status, 403, `POST ${url} with POST ${inner}${closed} inside → 403 (${result.body.slice(0, 160)})`)
+    }
+  }
+  for (const url of ['/parse/batch/', '/parse/batch?x=1', '/parse/BATCH']) {
+    for (const headers of [appHeaders, masterHeaders]) {
+      const result = await kit.request('POST', url, { headers, body: { requests: [{ method: 'GET', path: '/parse/classes/Comment' }] } })
+      t.equal(result.status, 400, `POST ${url} (which Parse cannot resolve inner paths from) → 400, not Parse's 500 (${result.text.slice(0, 160)})`)
+      t.match(result.json, { code: 102, error: /a batch is sent to \/parse\/batch/ })
+    }
+  }
+  const hidden = await kit.request('GET', '/parse/classes/Hidden', { headers: masterHeaders })
+  t.same(hidden.json?.results ?? [], [], 'no row was created in the closed class')
+  const users = await kit.request('GET', '/parse/users?where={"username":{"$regex":"^smuggled"}}', { headers: masterHeaders })
+  t.same(users.json?.results ?? [], [], 'no user signed up through the closed /users')
+})
+
 const calls = { limited: 0 }
 
 @ParseClass('Probe')

@@ -233,7 +233,12 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     })
   }
   const master = masterKeyVerdict(credentials.masterKey, request.ip, options.masterKeyRule) === 'master'
-  const allowed = master || (isRouteAllowed(method, path, options.policy) && innerBatchAllowed(method, path, request.body, options))
+  const batch = isBatch(method, path)
+  // Parse throws (a 500) for a batch whose url does not end so: it strips that url, less "/batch", from each inner path.
+  if (batch && !originalUrl(request).endsWith('/batch')) {
+    return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: a batch is sent to ${mountPrefix(options.mountPath)}/batch, with no query string or trailing slash.` })
+  }
+  const allowed = master || (isRouteAllowed(method, path, options.policy) && (!batch || innerBatchAllowed(request, options)))
   if (!allowed) return reply.code(403).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: blockedMessage(options.policy) })
   if (!master && options.authLimiter) {
     const attempts = authAttempts(method, path, request, options)
@@ -251,17 +256,21 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
 }
 
+const isBatch = (method: string, path: string) => method === 'POST' && path.toLowerCase().replace(/\/$/, '') === '/batch'
+
+/** The url as Express's req.originalUrl gives it to Parse: the request target as sent, undecoded, with its query string. */
+const originalUrl = (request: FastifyRequest) => request.raw.url ?? '/'
+
 /**
  * Parse runs a /batch's inner requests through its own router, past Express and
  * the gate: when an application opens /batch, each inner request must be one the
  * open list allows, its path resolved exactly as Parse's batch resolves it.
  */
-function innerBatchAllowed (method: string, path: string, body: unknown, options: GateOptions): boolean {
-  if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return true
-  const requests = (body as { requests?: unknown } | undefined)?.requests
+function innerBatchAllowed (request: FastifyRequest, options: GateOptions): boolean {
+  const requests = (request.body as { requests?: unknown } | undefined)?.requests
   // Parse refuses these itself before running anything.
   if (!Array.isArray(requests)) return true
-  const routable = batchRouting(options)
+  const routable = batchRouting(request, options)
   return requests.every((inner: { method?: unknown, path?: unknown } | null) => {
     if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return true
     let innerPath: string
@@ -278,10 +287,10 @@ function innerBatchAllowed (method: string, path: string, body: unknown, options
 function authAttempts (method: string, path: string, request: FastifyRequest, options: GateOptions): NonNullable<ReturnType<typeof authAttempt>>[] {
   const direct = authAttempt(method, path, request.body, request.query) ?? pageFormAttempt(method, path, request.body, options.pagesEndpoint)
   if (direct) return [direct]
-  if (method !== 'POST' || path.toLowerCase().replace(/\/$/, '') !== '/batch') return []
+  if (!isBatch(method, path)) return []
   const requests = (request.body as { requests?: unknown } | undefined)?.requests
   if (!Array.isArray(requests)) return []
-  const routable = batchRouting(options)
+  const routable = batchRouting(request, options)
   return requests.flatMap((inner: { method?: unknown, path?: unknown, body?: unknown } | null) => {
     if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string') return []
     let innerPath: string
@@ -296,10 +305,14 @@ function authAttempts (method: string, path: string, request: FastifyRequest, op
   })
 }
 
-function batchRouting (options: GateOptions): (path: string) => string {
+/**
+ * Parse's own resolution of inner paths, from the batch's url as Parse reads it (req.originalUrl):
+ * it strips that url less "/batch" from each inner path, so `/parse/%62atch` or a query string
+ * moves the prefix, and the gate must strip the same one.
+ */
+function batchRouting (request: FastifyRequest, options: GateOptions): (path: string) => string {
   const config = parseConfigOf(options.host)
-  const base = mountPrefix(options.mountPath)
-  return batchRoutingPath(`${base}/batch`, config.serverURL as string, config.publicServerURL as string | undefined)
+  return batchRoutingPath(originalUrl(request), config.serverURL as string, config.publicServerURL as string | undefined)
 }
 
 function hasBody (request: FastifyRequest): boolean {
