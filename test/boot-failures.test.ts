@@ -28,10 +28,18 @@ const TSX = import.meta.resolve('tsx/esm')
 
 interface Child { output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }
 
+// Imported before the entry: at exit, a line saying whether any of Parse Server's files was loaded (require.cache is the process's).
+const PARSE_LOADED_MARK = 'parse-server files loaded:'
+const REPORT_PARSE_LOADED = `data:text/javascript,${encodeURIComponent([
+  "import { createRequire } from 'node:module'",
+  'const cache = createRequire(process.cwd() + "/").cache',
+  `process.on('exit', () => process.stdout.write('\\n${PARSE_LOADED_MARK} ' + Object.keys(cache).some((file) => file.includes('/node_modules/parse-server/')) + '\\n'))`
+].join('\n'))}`
+
 /** A server entry in a child process, as a user's shell starts it (no DEBUG, no inherited DATABASE_URI or NODE_ENV). */
 function start (entry: string, env: Record<string, string>, cwd = root): Child {
   const { DEBUG: _debug, DATABASE_URI: _uri, NODE_ENV: _env, MASTER_KEY: _key, LOG_PRETTY: _pretty, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', TSX, entry], { cwd, env: { ...inherited, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', TSX, '--import', REPORT_PARSE_LOADED, entry], { cwd, env: { ...inherited, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (chunk) => { output += chunk })
   child.stderr.on('data', (chunk) => { output += chunk })
@@ -61,6 +69,11 @@ async function failsWithOneLine (t: Test, child: Child, code: string, message: R
   t.ok(lines[0]?.endsWith(`(${code})`), `code ${code}: ${lines[0]}`)
   t.match(lines[0], message)
   t.notMatch(output, /^\s+at /m, 'no stack trace')
+}
+
+/** The child ended without loading any of Parse Server's files. */
+function refusedBeforeParse (t: Test, child: Child): void {
+  t.match(child.output(), new RegExp(`^${PARSE_LOADED_MARK} false$`, 'm'), 'refused before Parse Server was loaded')
 }
 
 t.test('the example app: one log stream, pretty in development, secrets redacted in Parse\'s own lines; a second instance on its data directory fails in one line', async (t) => {
@@ -105,8 +118,16 @@ t.test('an unreachable PostgreSQL in DATABASE_URI: one line naming host and port
 t.test('production without MASTER_KEY, or without DATABASE_URI', async (t) => {
   const noKey = example({ PORT: String(await freePort()), NODE_ENV: 'production' })
   await failsWithOneLine(t, noKey, 'FPK_ERR_OPTION_INVALID', /kitPlugin option "masterKey": required: pass masterKey or set MASTER_KEY/)
+  refusedBeforeParse(t, noKey)
   const noDatabase = example({ PORT: String(await freePort()), NODE_ENV: 'production', MASTER_KEY: 'a-production-master-key' })
   await failsWithOneLine(t, noDatabase, 'FPK_ERR_OPTION_INVALID', /kitPlugin option "databaseURI": required in production: set DATABASE_URI/)
+  refusedBeforeParse(t, noDatabase)
+})
+
+t.test('a PORT that is no port number: one coded line, before Parse Server loads', async (t) => {
+  const child = example({ PORT: 'eighty' })
+  await failsWithOneLine(t, child, 'FPK_ERR_ENV_INVALID', /PORT must be a port number from 0 to 65535 \(got "eighty"\)/)
+  refusedBeforeParse(t, child)
 })
 
 t.test('a misspelt option names the one meant', async (t) => {
@@ -169,6 +190,7 @@ t.test('a port already in use: one coded line before the boot starts', async (t)
   const child = example({ PORT: String(port), DATA_DIR: path.join(dir, 'pg') })
   await failsWithOneLine(t, child, 'FPK_ERR_PORT_UNAVAILABLE', new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use .*PORT=${port + 1}`))
   t.notOk(existsSync(path.join(dir, 'pg')), 'no database was started for a server that could not listen')
+  refusedBeforeParse(t, child)
 })
 
 // ── from test/boot-failure.test.ts ──
