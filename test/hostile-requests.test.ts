@@ -131,6 +131,23 @@ t.test('edge answers', async (t) => {
     t.equal(elsewhere.status, 404, 'a path outside the mount stays the application\'s')
   })
 
+  t.test('a body nested deeper than Parse can walk is refused 400 in the kit\'s shape, not Parse\'s 500', async (t) => {
+    const nest = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)
+    const refused = { status: 400, code: 107, error: /nested deeper than 64 levels/ }
+    for (const headers of [appHeaders, masterHeaders]) {
+      const who = headers === masterHeaders ? 'master key' : 'client'
+      const save = await kit.request('POST', '/parse/classes/Edge', { headers, body: `{"label":"deep","x":${nest(3000)}}` })
+      t.match({ status: save.status, ...save.json }, refused, `${who}: a save 3001 levels deep (${save.text.slice(0, 100)})`)
+      const inner = await kit.request('POST', '/parse/batch', { headers, body: `{"requests":[{"method":"POST","path":"/parse/classes/Edge","body":{"x":${nest(3000)}}}]}` })
+      t.match({ status: inner.status, ...inner.json }, refused, `${who}: the same inside a /batch (${inner.text.slice(0, 100)})`)
+    }
+    // Top-level body 1, its "x" 2, …: 64 levels are taken.
+    const deepest = await kit.request('POST', '/parse/classes/Edge', { headers: masterHeaders, body: `{"label":"64 levels","x":${nest(63)}}` })
+    t.equal(deepest.status, 201, `a body 64 levels deep is saved (${deepest.text.slice(0, 100)})`)
+    const over = await kit.request('POST', '/parse/classes/Edge', { headers: masterHeaders, body: `{"label":"65 levels","x":${nest(64)}}` })
+    t.match({ status: over.status, ...over.json }, refused, 'one level more is refused')
+  })
+
   t.test('7. a failed transactional /batch answers the inner error with a 4xx and stores nothing', async (t) => {
     const batch = (transaction: boolean) => kit.request('POST', '/parse/batch', {
       headers: appHeaders,

@@ -26,6 +26,7 @@ import { refuseNul } from '../storage/nul.js'
 import { keepKitCorsHeaders } from './cors.js'
 import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js'
 import { mountPrefix } from '../mount-prefix.js'
+import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -246,7 +247,12 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   // The storage adapter refuses NUL characters too; a JSON body is checked here as well, because
   // Parse answers any failure inside a transactional /batch with an opaque 500.
-  if (!Buffer.isBuffer(request.body)) refuseNul(request.body)
+  if (!Buffer.isBuffer(request.body)) {
+    if (nestedDeeperThan(request.body)) {
+      return reply.code(400).send({ code: Parse.Error.INVALID_JSON, error: `Request refused: the body is nested deeper than ${MAX_BODY_DEPTH} levels of objects and arrays, more than Parse Server can walk.` })
+    }
+    refuseNul(request.body)
+  }
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,
