@@ -31,7 +31,7 @@ import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
 import { measureQueue } from './queue.js'
-import { bootRatioLine, memoryRows, queueRows, renderMarkdown, type BenchResults, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
+import { bootRatioLine, bootRatioRows, memoryRows, queueRows, renderMarkdown, type BenchResults, type BootRatioRound, type BootRatioRounds, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
 import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
 import { RATIOS, scenarios as buildScenarios, type Scenario } from './scenarios.js'
@@ -58,6 +58,8 @@ const settings = {
   // 0 is the baseline every other size is compared with.
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
   scaleRepeats: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_REPEATS ?? 3)),
+  // Issue 51's boot ratio: rounds of the kit with 0 and 1000 functions and bare Fastify, back to back.
+  scaleRatioRounds: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_RATIO_ROUNDS ?? 5)),
   profile: !args.has('--no-profile') && !memoryOnly,
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
@@ -410,6 +412,9 @@ const runScaleChild = (functions: number, dataDir: string, profileFile?: string)
 const runBareRoutesChild = (functions: number) => runMarkedChild<BareRoutesSample>(
   'bare-routes.ts', [String(functions)], BARE_ROUTES_RESULT_MARK, `bare Fastify run with ${functions} functions' routes`)
 
+/** The sizes of issue 51's boot ratio: the kit with 0 and with 1000 functions, and bare Fastify with 1000's routes. */
+const RATIO_SIZES = [0, 1000]
+
 async function measureScale (): Promise<ScaleResult> {
   const dir = tempDir('fpk-bench-scale-')
   const dataDir = path.join(dir, 'postgres')
@@ -418,16 +423,25 @@ async function measureScale (): Promise<ScaleResult> {
     await runScaleChild(0, dataDir)
     const samples: ScaleSample[] = []
     const bareSamples: BareRoutesSample[] = []
-    for (let repeat = 0; repeat < settings.scaleRepeats; repeat++) {
-      const sizes = repeat % 2 === 0 ? settings.scaleSizes : [...settings.scaleSizes].reverse()
+    const logKit = (sample: ScaleSample) => log(`scale: ${String(sample.functions).padStart(4)} functions  boot ${sample.bootMs.toFixed(0)} ms (CPU ${sample.bootCpuMs?.toFixed(0) ?? '?'} ms)  routes ${sample.declaredRoutes} in ${sample.routeSpanMs.toFixed(0)} ms  docs ${sample.docsFirstMs === null ? 'n/a' : `${sample.docsFirstMs.toFixed(0)} ms`}  rss ${sample.memory.rssMB} MB`)
+    const logBare = (bare: BareRoutesSample) => log(`scale: ${String(bare.functions).padStart(4)} functions  bare Fastify with the same ${bare.routes} routes ${bare.bootMs.toFixed(0)} ms (CPU ${bare.bootCpuMs.toFixed(0)} ms)`)
+    const ratioMeasured = RATIO_SIZES.every((size) => settings.scaleSizes.includes(size))
+    const ratioRounds: BootRatioRound[] = []
+    const rounds = Math.max(settings.scaleRepeats, ratioMeasured ? settings.scaleRatioRounds : 0)
+    for (let repeat = 0; repeat < rounds; repeat++) {
+      // Issue 51's three processes back to back, in an order that alternates: one ratio per round.
+      if (ratioMeasured && repeat < settings.scaleRatioRounds) ratioRounds.push(await ratioRound(repeat, dataDir, samples, bareSamples, logKit, logBare))
+      if (repeat >= settings.scaleRepeats) continue
+      const others = settings.scaleSizes.filter((size) => !ratioMeasured || !RATIO_SIZES.includes(size))
+      const sizes = repeat % 2 === 0 ? others : [...others].reverse()
       for (const functions of sizes) {
         const sample = await runScaleChild(functions, dataDir)
         samples.push(sample)
-        log(`scale: ${String(functions).padStart(4)} functions  boot ${sample.bootMs.toFixed(0)} ms  routes ${sample.declaredRoutes} in ${sample.routeSpanMs.toFixed(0)} ms  docs ${sample.docsFirstMs === null ? 'n/a' : `${sample.docsFirstMs.toFixed(0)} ms`}  rss ${sample.memory.rssMB} MB`)
+        logKit(sample)
         if (functions === 0) continue
         const bare = await runBareRoutesChild(functions)
         bareSamples.push(bare)
-        log(`scale: ${String(functions).padStart(4)} functions  bare Fastify with the same ${bare.routes} routes ${bare.bootMs.toFixed(0)} ms`)
+        logBare(bare)
       }
     }
     let bootProfile: ProfileSummary | undefined
@@ -453,14 +467,66 @@ async function measureScale (): Promise<ScaleResult> {
         docsBytes: mine[0].docsBytes,
         rssMB: round(median(mine.map((sample) => sample.memory.rssMB)), 1),
         heapUsedMB: round(median(mine.map((sample) => sample.memory.heapUsedMB)), 1),
-        bareFastifyMs: bare.length > 0 ? round(median(bare.map((sample) => sample.bootMs))) : null
+        bareFastifyMs: bare.length > 0 ? round(median(bare.map((sample) => sample.bootMs))) : null,
+        bootCpuMs: round(median(mine.map((sample) => sample.bootCpuMs ?? NaN))),
+        bareFastifyCpuMs: bare.length > 0 ? round(median(bare.map((sample) => sample.bootCpuMs))) : null
       }
     })
     const docsNote = samples.find((sample) => sample.docsNote)?.docsNote
-    return { repeats: settings.scaleRepeats, sizes, samples, growth: growthOf(sizes), ...(docsNote ? { docsNote } : {}), bootProfile }
+    const bootRatio = ratioRounds.length > 0 ? bootRatioOfRounds(ratioRounds, bareSamples.find((sample) => sample.functions === 1000)!.routes) : undefined
+    return { repeats: settings.scaleRepeats, sizes, samples, growth: growthOf(sizes), ...(docsNote ? { docsNote } : {}), bootProfile, ...(bootRatio ? { bootRatio } : {}) }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** The orders a boot-ratio round runs its three processes in, taken in turn: each process is first, middle and last as often. */
+const RATIO_ORDERS: Array<BootRatioRound['order']> = [
+  ['kit0', 'kit1000', 'bare'], ['bare', 'kit1000', 'kit0'], ['kit1000', 'bare', 'kit0'], ['kit0', 'bare', 'kit1000'], ['bare', 'kit0', 'kit1000'], ['kit1000', 'kit0', 'bare']
+]
+
+/** One round of issue 51's boot ratio: the kit with 0 and 1000 functions and bare Fastify with 1000's routes, back to back. */
+async function ratioRound (index: number, dataDir: string, samples: ScaleSample[], bareSamples: BareRoutesSample[],
+  logKit: (sample: ScaleSample) => void, logBare: (sample: BareRoutesSample) => void): Promise<BootRatioRound> {
+  const order = RATIO_ORDERS[index % RATIO_ORDERS.length]
+  const ran: Partial<Record<BootRatioRound['order'][number], { wall: number, cpu: number }>> = {}
+  for (const kind of order) {
+    if (kind === 'bare') {
+      const bare = await runBareRoutesChild(1000)
+      bareSamples.push(bare)
+      logBare(bare)
+      ran.bare = { wall: bare.bootMs, cpu: bare.bootCpuMs }
+    } else {
+      const sample = await runScaleChild(kind === 'kit0' ? 0 : 1000, dataDir)
+      samples.push(sample)
+      logKit(sample)
+      ran[kind] = { wall: sample.bootMs, cpu: sample.bootCpuMs ?? NaN }
+    }
+  }
+  const of = (measure: 'wall' | 'cpu') => {
+    const kit0 = ran.kit0![measure]
+    const kit1000 = ran.kit1000![measure]
+    const bare = ran.bare![measure]
+    return { kit0: round(kit0), kit1000: round(kit1000), bare: round(bare), ratio: round((kit1000 - kit0) / bare, 3) }
+  }
+  const result = { order, wall: of('wall'), cpu: of('cpu') }
+  log(`scale: boot ratio, round ${index + 1} (${order.join(', ')}): CPU ${result.cpu.ratio.toFixed(2)}×, wall ${result.wall.ratio.toFixed(2)}×`)
+  return result
+}
+
+/** The median of the rounds' ratios with the lowest and highest, and the medians of the extra and of bare Fastify beside them. */
+function bootRatioOfRounds (rounds: BootRatioRound[], routes: number): BootRatioRounds {
+  const over = (measure: 'wall' | 'cpu') => {
+    const ratios = rounds.map((one) => one[measure].ratio)
+    return {
+      median: round(median(ratios), 3),
+      min: Math.min(...ratios),
+      max: Math.max(...ratios),
+      extraMs: round(median(rounds.map((one) => one[measure].kit1000 - one[measure].kit0))),
+      bareMs: round(median(rounds.map((one) => one[measure].bare)))
+    }
+  }
+  return { rounds, routes, wall: over('wall'), cpu: over('cpu') }
 }
 
 /** Cost per function above the 0-function baseline, and whether 10× the functions costs more than 10× the time. */
@@ -611,6 +677,7 @@ async function scaleOnly (): Promise<void> {
   for (const size of scale.sizes) {
     process.stdout.write(`| ${size.functions} | ${size.declaredRoutes} | ${size.bootMs} | ${size.bootMs - base.bootMs} | ${cpu(size.functions)} | ${cpu(size.functions) - cpu(base.functions)} | ${size.routeSpanMs} | ${size.bareFastifyMs ?? '–'} | ${size.rssMB} | ${size.heapUsedMB} |\n`)
   }
+  if (scale.bootRatio) process.stdout.write(`\n${bootRatioRows(scale.bootRatio).join('\n')}\n`)
   const ratio = bootRatioLine(scale)
   if (ratio) process.stdout.write(`\n${ratio}\n`)
 }
