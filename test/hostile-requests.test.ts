@@ -148,6 +148,26 @@ t.test('edge answers', async (t) => {
     t.match({ status: over.status, ...over.json }, refused, 'one level more is refused')
   })
 
+  t.test('a find whose where, limit or skip Parse cannot run is refused 400, not Parse\'s 500', async (t) => {
+    const find = (query: string) => kit.request('GET', `/parse/classes/Edge?${query}`, { headers: appHeaders })
+    const cases: Array<[string, RegExp]> = [
+      ['where=null', /where must be a JSON object \(got null\)/],
+      [`where=${encodeURIComponent('{"$or":[null]}')}`, /\$or must be a list of conditions/],
+      [`where=${encodeURIComponent('{"$and":"x"}')}`, /\$and must be a list of conditions/],
+      [`where=${encodeURIComponent('{"label":{"$inQuery":{"className":"Edge","where":{"$or":[1]}}}}')}`, /\$or must be a list of conditions/],
+      ['limit=abc', /limit must be a whole number/],
+      ['count=1&limit=0&where=null', /where must be a JSON object/]
+    ]
+    for (const [query, error] of cases) {
+      const answer = await find(query)
+      t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error }, `GET ?${decodeURIComponent(query)} (${answer.text.slice(0, 100)})`)
+    }
+    const overridden = await kit.request('POST', '/parse/classes/Edge', { headers: masterHeaders, body: { _method: 'GET', where: null } })
+    t.match({ status: overridden.status, ...overridden.json }, { status: 400, code: 102, error: /where must be a JSON object/ }, 'a POST overridden to GET, master key or not')
+    const fine = await find(`where=${encodeURIComponent('{"$or":[{"label":"a"},{"label":"b"}]}')}&limit=5&skip=0`)
+    t.equal(fine.status, 200, `a well-formed find still runs (${fine.text.slice(0, 100)})`)
+  })
+
   t.test('7. a failed transactional /batch answers the inner error with a 4xx and stores nothing', async (t) => {
     const batch = (transaction: boolean) => kit.request('POST', '/parse/batch', {
       headers: appHeaders,

@@ -27,6 +27,7 @@ import { keepKitCorsHeaders } from './cors.js'
 import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js'
 import { mountPrefix } from '../mount-prefix.js'
 import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
+import { findQueryProblem } from './query-shape.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -253,6 +254,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     }
     refuseNul(request.body)
   }
+  const findProblem = findQueryProblem(method, path, request.query, request.body)
+  if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,

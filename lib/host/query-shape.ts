@@ -1,0 +1,68 @@
+// Parse Server's find routes take `where`, `limit` and `skip` from the query
+// string (each value JSON-parsed when it parses) or a GET-overridden body, and
+// some shapes it does not check crash it: `where=null`, `$or: [null]`,
+// `$and: "x"` (a TypeError), `limit=abc` (NaN reaches the database). Each was
+// a 500. The mount refuses them first, in the kit's {code, error} shape.
+
+/** Parse's routes that run a find: /classes/{name}, /aggregate/{name} and the special classes' own. */
+const FIND_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+|users|roles|sessions|installations|push_audiences)\/?$/i
+
+const LOGICAL = new Set(['$or', '$and', '$nor'])
+
+/** Why Parse cannot run this find's `where`, `limit` or `skip`, or undefined. `method` is the one Parse runs (after `_method`). */
+export function findQueryProblem (method: string, path: string, query: unknown, body: unknown): string | undefined {
+  if ((method !== 'GET' && method !== 'HEAD') || !FIND_PATH.test(path)) return undefined
+  const parameter = (name: string) => asParseReads(query, body, name)
+  for (const name of ['limit', 'skip']) {
+    const value = parameter(name)
+    if (value === undefined || value === null || value === '') continue
+    if (!Number.isInteger(Number(value))) return `${name} must be a whole number (got ${JSON.stringify(value)})`
+  }
+  let where = parameter('where')
+  if (where === undefined) return undefined
+  if (typeof where === 'string') {
+    try {
+      where = JSON.parse(where)
+    } catch {
+      return undefined // Parse answers it: "where parameter is not valid JSON"
+    }
+  }
+  if (!isPlainObject(where)) return `where must be a JSON object (got ${where === null ? 'null' : Array.isArray(where) ? 'an array' : typeof where})`
+  return logicalProblem(where, 0)
+}
+
+/** What Parse's find reads: the query string's value (JSON-parsed when it parses) over the body's. */
+function asParseReads (query: unknown, body: unknown, name: string): unknown {
+  const fromQuery = isPlainObject(query) ? query[name] : undefined
+  if (typeof fromQuery === 'string') {
+    try {
+      return JSON.parse(fromQuery)
+    } catch {
+      return fromQuery
+    }
+  }
+  if (fromQuery !== undefined) return fromQuery // repeated: an array, as Parse gets it
+  return isPlainObject(body) ? body[name] : undefined
+}
+
+/** `$or`, `$and`, `$nor` hold lists of conditions (objects), at any depth Parse walks them. */
+function logicalProblem (condition: Record<string, unknown>, depth: number): string | undefined {
+  if (depth > 64) return undefined // the body depth limit, or the header size, bounds it before this
+  for (const [key, value] of Object.entries(condition)) {
+    if (LOGICAL.has(key)) {
+      if (!Array.isArray(value) || !value.every(isPlainObject)) return `${key} must be a list of conditions (JSON objects)`
+      for (const inner of value as Array<Record<string, unknown>>) {
+        const problem = logicalProblem(inner, depth + 1)
+        if (problem) return problem
+      }
+    } else if (isPlainObject(value)) {
+      const problem = logicalProblem(value, depth + 1)
+      if (problem) return problem
+    }
+  }
+  return undefined
+}
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
