@@ -9,6 +9,8 @@
 // works (Parse's GraphQL with mountGraphQL answers a query, the MongoDB
 // adapter builds and Parse's instanceof test sees it). prom-client, the kit's
 // own, loads only with the metrics option (test/live-query.test.ts, which holds the former metrics tests, uses it).
+// The child runs with --enable-source-maps: Parse's files are compiled without their inline maps
+// (lib/parse/no-parse-inline-maps.ts), other packages keep theirs.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import path from 'node:path'
@@ -21,6 +23,7 @@ interface Loaded { modules: Record<string, boolean>, packageFiles: Record<string
 interface Report {
   afterImport: Loaded
   afterBoot: Loaded
+  sourceMaps: { parseLoaded: boolean, parseMap: boolean, otherMap: boolean }
   afterRequest: Loaded
   requestStatus: number
   afterAsking: Loaded
@@ -39,7 +42,7 @@ interface Report {
 
 function runChild (): Promise<Report> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', import.meta.resolve('tsx/esm'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
+    execFile(process.execPath, ['--enable-source-maps', '--import', import.meta.resolve('tsx/esm'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
       { cwd: root, timeout: 180_000, maxBuffer: 16 * 2 ** 20, env: { ...process.env, LOG_LEVEL: 'warn' } },
       (error, stdout, stderr) => {
         const line = stdout.split('\n').find((candidate) => candidate.startsWith(DEFERRED_REPORT_MARK))
@@ -58,6 +61,8 @@ t.test('the kit loads none of the subsystems it defers, and each works when aske
   const report = await runChild()
   t.same(report.afterImport, nothingLoaded(report.afterImport), 'importing the kit loads none')
   t.same(report.afterBoot, nothingLoaded(report.afterBoot), 'booting it on PostgreSQL loads none')
+  t.same(report.sourceMaps, { parseLoaded: true, parseMap: false, otherMap: true },
+    'with --enable-source-maps, Parse\'s files are compiled without their inline source maps and another package keeps its map')
   t.equal(report.requestStatus, 200, 'a request is answered')
   t.same(report.afterRequest, nothingLoaded(report.afterRequest), 'answering a request loads none')
 

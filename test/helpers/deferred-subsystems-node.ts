@@ -7,7 +7,7 @@
 // is built, and each other deferred module is used as Parse or its SDK uses
 // it. Prints one JSON line (the mark below) and exits.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { createRequire, findSourceMap } from 'node:module'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import Fastify from 'fastify'
@@ -46,6 +46,13 @@ try {
   await app.register(kitPlugin, { appId: 'deferred', masterKey: 'deferred-master-key', databaseURI: database.uri, mountPath: '/parse' })
   await app.listen({ port: 0, host: '127.0.0.1' })
   report.afterBoot = loaded()
+  // This process runs with --enable-source-maps: Parse's files compiled without their inline maps, any other keeps its own.
+  const parseFile = requireHere.resolve('parse-server/lib/RestWrite.js')
+  report.sourceMaps = {
+    parseLoaded: requireHere.cache[parseFile] !== undefined,
+    parseMap: findSourceMap(parseFile) !== undefined,
+    otherMap: findSourceMap(requireHere.resolve('ajv')) !== undefined
+  }
   const address = app.server.address() as { port: number }
   const health = await fetch(`http://127.0.0.1:${address.port}/parse/classes/_User?limit=1`, { headers: { 'x-parse-application-id': 'deferred', 'x-parse-master-key': 'deferred-master-key' } })
   report.requestStatus = health.status
