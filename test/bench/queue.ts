@@ -29,15 +29,15 @@ import { queueRows, type QueueResult } from './report.js'
 const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER_KEY }
 
 /** Rounds of orders, each arm once a round, the arm that goes first alternating (odd: one median round). */
-const ROUNDS = 7
+const ROUNDS = 9
 /** Orders each way before the first round (not measured): both handlers compiled and their statements prepared. */
 const WARMUP_ORDERS = 30
 /** How long the workers sit idle before each arm: more than their polling interval (0.5 s, test/helpers/queue-node.ts). */
 const IDLE_MS = 600
 
 /** One arm's totals over its rounds. */
-interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number }
-const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0 })
+interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number, statements: number }
+const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0, statements: 0 })
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -166,10 +166,19 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       const paced: Record<Arm, number[]> = { queued: [], afterCommit: [] }
       for (const arm of ['afterCommit', 'queued'] as const) for (let i = 0; i < WARMUP_ORDERS; i++) await call(instance.origin, fnOf(arm), { product })
       const perRound = Math.max(1, Math.round(orders / ROUNDS))
+      // The database's transactions of an arm: read when the next arm starts (its counters lag by up to a second,
+      // and the idle pause between arms lets them catch up); the pause's few idle polls count with the arm before.
+      let counting: { arm: Arm, at: number } | undefined
+      const countTo = async (next?: Arm) => {
+        const now = await transactions()
+        if (counting) totals[counting.arm].statements += now - counting.at
+        counting = next ? { arm: next, at: now } : undefined
+      }
       for (let round = 0; round < ROUNDS; round++) {
         const paces: Record<Arm, number> = { queued: 0, afterCommit: 0 }
         for (const arm of round % 2 === 0 ? ['afterCommit', 'queued'] as const : ['queued', 'afterCommit'] as const) {
           await idle()
+          await countTo(arm)
           const at = performance.now()
           const cpuAt = treeCpuMs()
           const ownAt = treeCpuMs(own)
@@ -190,6 +199,8 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
         }
         byRound.push(paces.queued / paces.afterCommit)
       }
+      await idle()
+      await countTo()
       // The two arms of a round ran in the same minute: the median of those paired ratios is the figure,
       // so that a round the machine's other load slowed weighs on neither arm more than one round.
       return { queued: median(paced.queued), afterCommit: median(paced.afterCommit), ratio: median(byRound), byRound, totals }
@@ -204,7 +215,8 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       const per = (arm: ArmTotal, part: keyof ArmTotal) => arm[part] / arm.orders
       return `${per(queued, 'cpuMs').toFixed(1)} queued vs ${per(afterCommit, 'cpuMs').toFixed(1)} afterCommit CPU-ms per order (${(per(afterCommit, 'cpuMs') / per(queued, 'cpuMs')).toFixed(2)}×), ` +
         `the instance's own process ${per(queued, 'ownMs').toFixed(1)} vs ${per(afterCommit, 'ownMs').toFixed(1)} (${(per(afterCommit, 'ownMs') / per(queued, 'ownMs')).toFixed(2)}×), ` +
-        `the worker instances' processes ${per(queued, 'workersMs').toFixed(1)} vs ${per(afterCommit, 'workersMs').toFixed(1)}`
+        `the worker instances' processes ${per(queued, 'workersMs').toFixed(1)} vs ${per(afterCommit, 'workersMs').toFixed(1)}; ` +
+        `statements (transactions) in the database ${per(queued, 'statements').toFixed(2)} vs ${per(afterCommit, 'statements').toFixed(2)} per order`
     }
     log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.totals)}; on a worker instance: ${cpuLine(onWorker.totals)}`)
     const ratio = (arms: { ratio: number }) => Math.round(arms.ratio * 100) / 100
@@ -222,6 +234,7 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       ordersQueuedReqPerSec: Math.round(onWeb.queued),
       ordersAfterCommitReqPerSec: Math.round(onWeb.afterCommit),
       outboxRatio: ratio(onWeb),
+      outboxRounds: { lowest: Math.min(...onWeb.byRound), highest: Math.max(...onWeb.byRound), count: onWeb.byRound.length },
       workerOrdersQueuedReqPerSec: Math.round(onWorker.queued),
       workerOrdersAfterCommitReqPerSec: Math.round(onWorker.afterCommit),
       workerOutboxRatio: ratio(onWorker)
