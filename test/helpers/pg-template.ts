@@ -3,6 +3,8 @@
 // embedded boot, and every test kit would otherwise pay it again. A copy of a
 // stopped cluster is a cluster of its own, with its own server process, so
 // tests that kill, freeze or refuse their database are as isolated as before.
+// The kit does the same for every new ephemeral database (lib/storage/postgres/template.ts);
+// this one, made by such a start, also holds Parse's database and serves kept (non-ephemeral) boots.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
 import { tmpdir } from 'node:os'
