@@ -5,7 +5,7 @@
 // its own server, so each test's database is as separate as before.
 import { execFile } from 'node:child_process'
 import { existsSync, lstatSync } from 'node:fs'
-import { chmod, chown, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -72,6 +72,9 @@ async function ensureTemplate (template: string, owner: Owner | undefined, initi
     }
     try {
       if (!complete(template)) await makeTemplate(template, owner, initialise)
+    } catch {
+      // No template here (the OS user postgres cannot reach the temporary folder, say): the start runs its own initdb, which says what is wrong if it fails too.
+      return false
     } finally {
       await rm(lock, { recursive: true, force: true })
     }
@@ -92,8 +95,10 @@ async function takeLock (lock: string): Promise<boolean> {
     return true
   } catch {
     const holder = Number(await readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''))
-    // A lock without a pid yet is being taken right now; one whose maker is gone is stale.
-    if (holder > 0 && !alive(holder)) await rm(lock, { recursive: true, force: true })
+    // A lock without a pid is being taken right now, or was by a process killed in between (stale after a few seconds);
+    // one whose maker is gone is stale.
+    const stale = holder > 0 ? !alive(holder) : Date.now() - (await stat(lock).then((info) => info.mtimeMs, () => Date.now())) > 10_000
+    if (stale) await rm(lock, { recursive: true, force: true })
     return false
   }
 }
