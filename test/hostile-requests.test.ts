@@ -168,6 +168,24 @@ t.test('edge answers', async (t) => {
     t.equal(fine.status, 200, `a well-formed find still runs (${fine.text.slice(0, 100)})`)
   })
 
+  t.test('an ACL entry that is not an object is refused 400 (123), not Parse\'s 500', async (t) => {
+    const refused = { status: 400, code: 123, error: /the ACL entry for "\*" must be an object such as \{"read": true\} \(got null\)/ }
+    const made = await kit.request('POST', '/parse/classes/Edge', { headers: appHeaders, body: { label: 'acl' } })
+    t.equal(made.status, 201, made.text)
+    const writes: Array<[string, string, Record<string, string>, unknown]> = [
+      ['POST', '/parse/classes/Edge', appHeaders, { label: 'x', ACL: { '*': null } }],
+      ['PUT', `/parse/classes/Edge/${made.json.objectId}`, masterHeaders, { ACL: { '*': null } }],
+      ['POST', '/parse/users', masterHeaders, { username: 'null-acl', password: 'p-1', ACL: { '*': null } }],
+      ['POST', '/parse/batch', appHeaders, { transaction: true, requests: [{ method: 'POST', path: '/parse/classes/Edge', body: { ACL: { '*': null } } }] }]
+    ]
+    for (const [method, url, headers, body] of writes) {
+      const answer = await kit.request(method, url, { headers, body })
+      t.match({ status: answer.status, ...answer.json }, refused, `${method} ${url} (${answer.text.slice(0, 120)})`)
+    }
+    const fine = await kit.request('POST', '/parse/classes/Edge', { headers: appHeaders, body: { label: 'y', ACL: { '*': { read: true } } } })
+    t.equal(fine.status, 201, `a well-formed ACL is saved (${fine.text.slice(0, 100)})`)
+  })
+
   t.test('7. a failed transactional /batch answers the inner error with a 4xx and stores nothing', async (t) => {
     const batch = (transaction: boolean) => kit.request('POST', '/parse/batch', {
       headers: appHeaders,

@@ -28,6 +28,7 @@ import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js
 import { mountPrefix } from '../mount-prefix.js'
 import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
 import { findQueryProblem } from './query-shape.js'
+import { aclProblem } from './acl-shape.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -256,6 +257,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   const findProblem = findQueryProblem(method, path, request.query, request.body)
   if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
+  const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerAclProblem(request, options) : undefined)
+  if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,
@@ -290,6 +293,25 @@ function innerBatchAllowed (request: FastifyRequest, options: GateOptions): bool
     }
     return typeof inner.method === 'string' && isRouteAllowed(inner.method, innerPath, options.policy)
   })
+}
+
+/** The first inner request of a /batch whose ACL Parse cannot take, resolved as Parse resolves its path. */
+function innerAclProblem (request: FastifyRequest, options: GateOptions): string | undefined {
+  const requests = (request.body as { requests?: unknown } | undefined)?.requests
+  if (!Array.isArray(requests)) return undefined
+  const routable = batchRouting(request, options)
+  for (const inner of requests as Array<{ method?: unknown, path?: unknown, body?: unknown } | null>) {
+    if (!inner || typeof inner !== 'object' || typeof inner.path !== 'string' || typeof inner.method !== 'string') continue
+    let innerPath: string
+    try {
+      innerPath = routable(inner.path)
+    } catch {
+      continue // Parse refuses the batch
+    }
+    const problem = aclProblem(inner.method.toUpperCase(), innerPath, inner.body)
+    if (problem) return problem
+  }
+  return undefined
 }
 
 /** The sign-in attempts a request makes: itself (an auth route, a page's form), or the inner requests of a /batch. */
