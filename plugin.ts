@@ -7,38 +7,27 @@ import type { FastifyInstance } from 'fastify'
 import { configureKit } from './lib/config.js'
 import { loadDeclarations } from './lib/loader.js'
 import { resolveOptions, type KitOptions, type ResolvedOptions } from './lib/options.js'
-import { openDatabase, type DatabaseKind } from './lib/storage/database.js'
-import { startParseServer, type ParseHost } from './lib/host/parse-server.js'
-import { masterKeyIpsOf, mountParse } from './lib/host/mount.js'
-import { authLimiter } from './lib/host/auth-limits.js'
-import { exposeParseHeaders, registerCors } from './lib/host/cors.js'
-import { composeCloud } from './lib/host/cloud.js'
-import { schemaConfigFrom } from './lib/model/schema-boot.js'
-import { prepareSchemaGeneration } from './lib/storage/schema-generation.js'
-import { lockSchemas } from './lib/model/schema-lock.js'
-import { boundClientFields } from './lib/model/client-fields.js'
-import { registerDeclaredRoutes } from './lib/routing/register.js'
-import { collectRoutes } from './lib/docs/collector.js'
-import { setupSwagger } from './lib/docs/setup.js'
-import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
-import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
-import { applyAllIndexes, applyFieldConstraints } from './lib/storage/indexes/apply.js'
+import type { DatabaseKind } from './lib/storage/database.js'
+import type { ParseHost } from './lib/host/parse-server.js'
 import type { LiveQueryHost } from './lib/host/live-query.js'
 import type { Cluster } from './lib/cluster/index.js'
 import { claimProcess, currentKitState, type KitState } from './lib/kit-state.js'
 import { readFastPathsFrom } from './lib/parse/fast-path-switch.js'
 import { roleCachePart } from './lib/access/role-cache.js'
-import { startJobs, type JobsHost } from './lib/jobs/start.js'
-import { startQueue, type QueueHost } from './lib/jobs/queue.js'
-import { refuseQueueOn } from './lib/storage/queue.js'
+import { functionsServed, type DeclaredFunction } from './lib/routing/registry.js'
+import { transactionalDeclared, useTransactionalAdapter } from './lib/storage/transaction.js'
+import type { JobsHost } from './lib/jobs/start.js'
+import type { QueueHost } from './lib/jobs/queue.js'
 import { AlreadyRegisteredError, OptionInvalidError } from './lib/errors.js'
 import type { KitMetrics } from './lib/metrics/prometheus.js'
 import { tracingPart } from './lib/tracing/spans.js'
-import { registerTracing } from './lib/host/tracing.js'
-import { registerRequestIds } from './lib/host/request-ids.js'
 import { closeIdleSocketsUntilClosed, drainPause, shutdownBudgetMs } from './lib/shutdown.js'
 import { mountPrefix } from './lib/mount-prefix.js'
 import { closeOpened, type Opened } from './lib/host/teardown.js'
+
+// Everything else the steps run (Parse Server, the database, routes, jobs) is
+// loaded by boot, after the options and declarations have passed (lib/boot-modules.ts).
+type BootModules = typeof import('./lib/boot-modules.js')
 
 export type { KitOptions } from './lib/options.js'
 
@@ -109,24 +98,27 @@ interface Booting {
   reconcileIndexes: boolean
   /** Set when close begins: readiness answers 503 from then on (see drainOnClose). */
   drain: { on: boolean }
+  /** The steps' own modules, loaded once the options and declarations have passed. */
+  modules: BootModules
   stopJobs: () => Promise<void>
   close: () => Promise<void>
 }
 
-type KitDatabase = Awaited<ReturnType<typeof openDatabase>>
+type KitDatabase = Awaited<ReturnType<BootModules['openDatabase']>>
 
 async function boot (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, release: () => void): Promise<void> {
   configure(options, state)
   const directAccess = await loadHandlers(options)
-  const database = await openKitDatabase(fastify, options, state)
-  const b = booting(fastify, options, state, directAccess, database)
+  const modules = await import('./lib/boot-modules.js')
+  const database = await openKitDatabase(fastify, options, state, modules)
+  const b = booting(fastify, options, state, directAccess, database, modules)
   try {
     // Queued jobs run on PostgreSQL only: refused before anything else starts.
-    if (options.jobs.queue) refuseQueueOn(database)
+    if (options.jobs.queue) modules.refuseQueueOn(database)
     await openRedis(b)
     await startParse(b)
     await mountRoutes(b)
-    if (options.docs) await setupSwagger(fastify, options.docs.config, options.docs.path)
+    if (options.docs) await modules.setupSwagger(fastify, options.docs.config, options.docs.path)
     await startRealtime(b)
     await startWorkers(b)
   } catch (error) {
@@ -167,7 +159,7 @@ async function loadHandlers (options: ResolvedOptions): Promise<boolean> {
 }
 
 // 3. The database (embedded PostgreSQL when none is configured).
-async function openKitDatabase (fastify: FastifyInstance, options: ResolvedOptions, state: KitState): Promise<KitDatabase> {
+async function openKitDatabase (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, { openDatabase }: BootModules): Promise<KitDatabase> {
   const database = await openDatabase({
     databaseURI: options.databaseURI,
     dataDir: options.dataDir,
@@ -184,7 +176,8 @@ async function openKitDatabase (fastify: FastifyInstance, options: ResolvedOptio
 
 // From here on, what the boot opens is closed by one teardown (lib/host/teardown.ts),
 // for a boot that fails part-way and for the server's close alike.
-function booting (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, directAccess: boolean, database: KitDatabase): Booting {
+function booting (fastify: FastifyInstance, options: ResolvedOptions, state: KitState, directAccess: boolean, database: KitDatabase, modules: BootModules): Booting {
+  const { lockSchemas } = modules
   // The schema (the kit's option or parseServerOptions.schema) is already in options.schema.
   const { cloud: userCloud, schema: _inOptionsSchema, ...overrides } = options.parseServerOptions
   // Workers stop taking jobs, the runs going on get the jobs' grace, then the queue stops (runs still active are handed back).
@@ -200,6 +193,7 @@ function booting (fastify: FastifyInstance, options: ResolvedOptions, state: Kit
     functions: [],
     reconcileIndexes: false,
     drain: { on: false },
+    modules,
     stopJobs: () => {
       jobsStopped ??= (async () => {
         await b.queue?.pause()
@@ -245,6 +239,7 @@ async function openRedis (b: Booting): Promise<void> {
 //    The schema is checked first and verified after Parse's migration: a failed one fails boot.
 async function startParse (b: Booting): Promise<void> {
   const { fastify, options, state, database, overrides, cluster } = b
+  const { prepareSchemaGeneration, schemaConfigFrom, startParseServer, composeCloud, lockSchemas, boundClientFields } = b.modules
   if (options.liveQuery) {
     overrides.liveQuery = {
       ...(overrides.liveQuery as object | undefined),
@@ -280,6 +275,7 @@ async function startParse (b: Booting): Promise<void> {
 //    the declared functions' routes, in the order their hooks must run.
 async function mountRoutes (b: Booting): Promise<void> {
   const { fastify, options } = b
+  const { registerRequestIds, registerCors, exposeParseHeaders, collectRoutes } = b.modules
   // Request correlation: every answer carries request.id, and Parse's lines for a request its reqId.
   registerRequestIds(fastify, options.requestIdHeader)
   // The cross-origin policy for everything under the mount path: its preflight
@@ -294,14 +290,14 @@ async function mountRoutes (b: Booting): Promise<void> {
   await mountDeclaredFunctions(b, documented)
 }
 
-type DocumentedRoutes = Awaited<ReturnType<typeof collectRoutes>>
+type DocumentedRoutes = Awaited<ReturnType<BootModules['collectRoutes']>>
 
 // 5b. Observability, before the routes it watches: request spans (@fastify/otel) and the
 //     kit's own, and the metrics endpoint with its per-function response hook.
 async function registerObservability (b: Booting, documented: DocumentedRoutes): Promise<void> {
   const { fastify, options, state, database } = b
   if (options.tracing) {
-    await registerTracing(fastify, { metricsPath: options.metrics?.path })
+    await b.modules.registerTracing(fastify, { metricsPath: options.metrics?.path })
     state.get(tracingPart).on = true
   }
   if (options.metrics) {
@@ -323,6 +319,7 @@ async function registerObservability (b: Booting, documented: DocumentedRoutes):
 // 5c. Parse's REST surface behind the app id check and route restriction.
 async function mountParseRoutes (b: Booting, documented: DocumentedRoutes): Promise<void> {
   const { fastify, options, database, cluster, drain } = b
+  const { mountParse, authLimiter } = b.modules
   await documented.kitRoutes(() => mountParse(fastify, {
     host: b.parse!,
     mountPath: options.mountPath,
@@ -338,6 +335,7 @@ async function mountParseRoutes (b: Booting, documented: DocumentedRoutes): Prom
 // 6. One Fastify route per declared function (served without Parse's Express pipeline).
 async function mountDeclaredFunctions (b: Booting, documented: DocumentedRoutes): Promise<void> {
   const { fastify, options, overrides, state } = b
+  const { registerDeclaredRoutes, masterKeyIpsOf } = b.modules
   b.functions = await documented.kitRoutes(() => registerDeclaredRoutes(fastify, {
     mountPath: options.mountPath,
     appId: options.appId,
@@ -376,6 +374,7 @@ async function startRealtime (b: Booting): Promise<void> {
 // 9b. queued jobs (enqueue): the queue's tables beside the application's, and this instance's workers.
 async function startWorkers (b: Booting): Promise<void> {
   const { fastify, options, state, database } = b
+  const { startJobs, startQueue } = b.modules
   b.jobs = await startJobs(state, options.jobs, fastify.log)
   if (options.jobs.queue) b.queue = await startQueue(state, database, options.jobs.queue, fastify.log)
 }
@@ -400,10 +399,11 @@ function decorateKit (b: Booting): { done: () => void } {
 // 10. Once listening: the declared indexes and the database-side field constraints.
 function applyIndexesOnListen (b: Booting, indexesDone: () => void, closing: { on: boolean }): void {
   const { fastify } = b
+  const { applyAllIndexes, applyFieldConstraints } = b.modules
   if (!b.reconcileIndexes) return
   fastify.addHook('onListen', async () => {
     // Each step on its own: indexes that cannot be applied leave the constraints to be applied all the same.
-    const step = async (label: string, apply: typeof applyAllIndexes) => {
+    const step = async (label: string, apply: BootModules['applyAllIndexes']) => {
       try {
         await apply(fastify, { log: fastify.log })
       } catch (error) {

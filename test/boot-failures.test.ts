@@ -28,12 +28,13 @@ const TSX = import.meta.resolve('tsx/esm')
 
 interface Child { output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }
 
-// Imported before the entry: at exit, a line saying whether any of Parse Server's files was loaded (require.cache is the process's).
-const PARSE_LOADED_MARK = 'parse-server files loaded:'
+// Imported before the entry: at exit, a line saying whether Parse Server itself (its main module) was loaded; require.cache
+// is the process's. Not any file under parse-server/: the kit's stand-ins for what it defers are entered there on purpose.
+const PARSE_LOADED_MARK = 'Parse Server loaded:'
 const REPORT_PARSE_LOADED = `data:text/javascript,${encodeURIComponent([
   "import { createRequire } from 'node:module'",
   'const cache = createRequire(process.cwd() + "/").cache',
-  `process.on('exit', () => process.stdout.write('\\n${PARSE_LOADED_MARK} ' + Object.keys(cache).some((file) => file.includes('/node_modules/parse-server/')) + '\\n'))`
+  `process.on('exit', () => process.stdout.write('\\n${PARSE_LOADED_MARK} ' + Object.keys(cache).some((file) => file.endsWith('/node_modules/parse-server/lib/index.js')) + '\\n'))`
 ].join('\n'))}`
 
 /** A server entry in a child process, as a user's shell starts it (no DEBUG, no inherited DATABASE_URI or NODE_ENV). */
@@ -51,6 +52,23 @@ function start (entry: string, env: Record<string, string>, cwd = root): Child {
 
 const example = (env: Record<string, string>) => start(path.join(root, 'fixtures', 'server.ts'), env)
 const entry = (env: Record<string, string>, cwd?: string) => start(path.join(root, 'test', 'helpers', 'boot-entry.ts'), env, cwd)
+
+/**
+ * An application entry that takes kitPlugin from plugin.ts (the package's `fastify-parse-kit/plugin`) and
+ * bootOrExit from its own module, not the package's index: nothing loads Parse before the options are checked.
+ */
+function pluginEntry (env: Record<string, string>): Child {
+  const file = path.join(tempDir(), 'server.mts')
+  writeFileSync(file, [
+    `import Fastify from ${JSON.stringify(import.meta.resolve('fastify'))}`,
+    `import { kitPlugin } from ${JSON.stringify(path.join(root, 'plugin.ts'))}`,
+    `import { bootOrExit } from ${JSON.stringify(path.join(root, 'lib', 'host', 'startup.ts'))}`,
+    'const app = Fastify()',
+    "await bootOrExit(async () => { await app.register(kitPlugin, { appId: 'plugin-entry', masterKey: 'plugin-entry-master-key', ...JSON.parse(process.env.KIT_OPTIONS ?? '{}') }); await app.ready() })",
+    ''
+  ].join('\n'))
+  return start(file, env)
+}
 
 async function until (child: Child, pattern: RegExp): Promise<void> {
   const deadline = Date.now() + BOOT_TIMEOUT_MS
@@ -130,13 +148,14 @@ t.test('a PORT that is no port number: one coded line, before Parse Server loads
   refusedBeforeParse(t, child)
 })
 
-t.test('a misspelt option names the one meant', async (t) => {
-  const child = entry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }) })
+t.test('a misspelt option names the one meant, before Parse Server loads', async (t) => {
+  const child = pluginEntry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }) })
   await failsWithOneLine(t, child, 'FPK_ERR_OPTION_UNKNOWN', /kitPlugin option "allowAuthRoute": unknown option; did you mean "allowAuthRoutes"\?/)
+  refusedBeforeParse(t, child)
 })
 
 t.test('DEBUG=1 adds the stack', async (t) => {
-  const child = entry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }), DEBUG: '1' })
+  const child = pluginEntry({ KIT_OPTIONS: JSON.stringify({ allowAuthRoute: true }), DEBUG: '1' })
   t.equal(await child.exited, 1)
   t.match(child.output(), /^Cannot start: .*\(FPK_ERR_OPTION_UNKNOWN\)\n.*\n\s+at /m, 'the line, then the stack')
 })
