@@ -245,19 +245,29 @@ t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves 
 
   // Every plain case on every class for every caller, once: where the class's rules leave
   // it to Parse (TriggerSample; RoleSample for bob and nobody; HiddenSample and AuthSample
-  // but for the master key) this is also the check that Parse answers it.
+  // but for the master key) this is also the check that Parse answers it. The adapter read
+  // is asked every case everywhere (it must serve none of a class it leaves to Parse), and
+  // queryRows through Parse is compared with REST for every case on TriggerSample, for
+  // every caller; on the three classes whose rule refuses a caller, for the cases below:
+  // what they add is the rule's answer (a refusal, fewer rows, a hidden field), which the
+  // query's shape does not change, and each option of the query is among them.
+  const RULE_CASES = new Set(['everything by name, counted', 'newest first, 5, counted', 'a page past the start, counted', 'limit 0 with a count', 'no count', 'by objectId alone (a get)', 'keyset page after a date, ascending'])
+  /** The adapter read serves this class for this caller (unless fastPaths is off): every plain case on Sample; on RoleSample only for the role (and the master key); on HiddenSample and AuthSample only for the master key; never on TriggerSample (an afterFind trigger). */
+  const servedByRule = (className: string, who: string) => className !== 'TriggerSample' &&
+    (className === 'Sample' || (className === 'RoleSample' ? who !== 'bob' && who !== 'nobody' : who === 'master key'))
   t.test('every served case: the same bytes as REST, through the adapter read and through queryRows', async (t) => {
     let servedCount = 0
     for (const className of CLASSES) {
       for (const who of callers) {
         for (const [name, build, count] of served) {
           const label = `${className}, ${who.name}: ${name}`
-          const rest = await restAnswer(build(new Parse.Query(className)), who.headers, count)
           const fast = await adapterRead(config, who.auth() as never, readOf(build(new Parse.Query(className)), count))
-          // Served: every plain case on Sample; on RoleSample only for the role (and the master key); on HiddenSample and AuthSample only for the master key;
-          // never on TriggerSample (an afterFind trigger). With fastPaths: false (FPK_FAST_PATHS=false) nothing is served and every answer is Parse's.
-          const expectServed = FAST_PATHS && className !== 'TriggerSample' && (className === 'Sample' || (className === 'RoleSample' ? who.name !== 'bob' && who.name !== 'nobody' : who.name === 'master key'))
+          // With fastPaths: false (FPK_FAST_PATHS=false) nothing is served and every answer is Parse's.
+          const expectServed = FAST_PATHS && servedByRule(className, who.name)
           t.equal(fast !== undefined, expectServed, `${label}: ${expectServed ? 'served' : 'left to Parse'}`)
+          const refusedByRule = className !== 'TriggerSample' && !servedByRule(className, who.name)
+          if (fast === undefined && refusedByRule && !RULE_CASES.has(name)) continue
+          const rest = await restAnswer(build(new Parse.Query(className)), who.headers, count)
           if (fast !== undefined) {
             servedCount++
             t.equal(rest.status, 200, `${label}: REST answers`)
@@ -1343,10 +1353,18 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
       const watched = (pgDatabase(adapter) ?? adapter) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
       const methods = pgDatabase(adapter) ? ['any', 'one'] : ['find', 'count']
       const events: string[] = []
+      // Only the queried class's statements count: under load another read (a cache refilled, say) can fall in between.
+      const queried = { className: '' }
+      // The class is the first argument on MongoDB; on PostgreSQL a quoted name in the statement, or a value it is formatted with.
+      const aboutQueried = (args: unknown[]) => {
+        const text = (() => { try { return JSON.stringify(args.slice(0, 2)) } catch { return undefined } })()
+        return text === undefined || text.includes(`"${queried.className}"`) || text.includes(`\\"${queried.className}\\"`)
+      }
       // Each call waits a little before it runs: if the second started only after the first ended, the order shows it.
       for (const method of methods) {
         const own = watched[method]
         watched[method] = async function (this: unknown, ...args: unknown[]) {
+          if (!aboutQueried(args)) return await own.apply(this, args)
           events.push(`${method} starts`)
           await new Promise((resolve) => setTimeout(resolve, 50))
           try { return await own.apply(this, args) } finally { events.push(`${method} ends`) }
@@ -1356,6 +1374,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
       for (const [path, build] of queries) {
         for (const mode of ['exact', { upTo: 10 }] as const) {
           events.length = 0
+          queried.className = build().className
           await queryRows(build(), { master: false }, { count: mode })
           t.equal(events.length, 4, `${path}, ${JSON.stringify(mode)}: two statements (${events.join(', ')})`)
           t.ok(events[0].endsWith('starts') && events[1].endsWith('starts'), `${path}, ${JSON.stringify(mode)}: both start before either ends (${events.join(', ')})`)
