@@ -3,8 +3,9 @@
 // its package does not ship). V8 keeps every script's source and, apart,
 // its sourceMappingURL; with --enable-source-maps Node also parses every
 // map and keeps it. For the 140 files a kit loads that is about 5 MB of
-// heap and 6–8 MB of RSS after boot, for stack frames inside Parse
-// (docs/internals/benchmarks.md, "Where the memory goes").
+// heap and 8 MB of RSS after boot (6–14 MB across seven measured boots),
+// for stack frames inside Parse (docs/internals/benchmarks.md, "Where the
+// memory goes").
 //
 // So the kit compiles Parse's files without that last comment: their code is
 // the same, and a frame inside Parse names the file and line that ran
