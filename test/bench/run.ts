@@ -84,7 +84,8 @@ if (cores) pin(process.pid, cores.load)
 const loadBefore = os.loadavg()
 
 mkdirSync(RESULTS_DIR, { recursive: true })
-if (!args.has('--render') && !args.has('--queue-only')) rmSync(PROFILES_DIR, { recursive: true, force: true })
+// Modes that only print (--scale-only, --queue-only) keep the last full run's profiles.
+if (!args.has('--render') && !args.has('--queue-only') && !args.has('--scale-only')) rmSync(PROFILES_DIR, { recursive: true, force: true })
 const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)}s] ${line}\n`)
 
 // ---------------------------------------------------------------- the server
