@@ -26,7 +26,7 @@ const BOOT_TIMEOUT_MS = 180_000
 // Resolved here: a project directory of a test has no node_modules of its own.
 const TSX = import.meta.resolve('tsx/esm')
 
-interface Child { output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }
+interface Child { output: () => string, exited: Promise<number | null>, stop: (signal?: NodeJS.Signals) => Promise<number | null> }
 
 // Imported before the entry: at exit, a line saying whether Parse Server itself (its main module) was loaded; require.cache
 // is the process's. Not any file under parse-server/: the kit's stand-ins for what it defers are entered there on purpose.
@@ -47,7 +47,7 @@ function start (entry: string, env: Record<string, string>, cwd = root): Child {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_TIMEOUT_MS)
   void exited.then(() => clearTimeout(timer))
-  return { output: () => output, exited, stop: async () => { if (child.exitCode === null) child.kill('SIGTERM'); return exited } }
+  return { output: () => output, exited, stop: async (signal = 'SIGTERM') => { if (child.exitCode === null) child.kill(signal); return exited } }
 }
 
 const example = (env: Record<string, string>) => start(path.join(root, 'fixtures', 'server.ts'), env)
@@ -114,7 +114,9 @@ t.test('the example app: one log stream, pretty in development, secrets redacted
   await failsWithOneLine(t, second, 'FPK_ERR_DATA_DIR_IN_USE', /The data directory .* is in use by PostgreSQL \(pid \d+\) of another running instance/)
   t.match(second.output(), /^\{"level":40,.*"msg":"MASTER_KEY is not set/m, 'LOG_PRETTY=false: JSON lines')
 
-  t.equal(await first.stop(), 0, 'the first instance still closes cleanly')
+  // Ctrl-C here; SIGTERM in test/start.test.ts: each signal's clean exit on one boot of the example, not a boot of its own.
+  t.equal(await first.stop('SIGINT'), 0, 'the first instance still closes cleanly on SIGINT (Ctrl-C): exit code 0')
+  t.equal(processesUsing(path.join(dir, 'pg')), '', 'no postgres left running')
   const output = first.output()
   t.match(output, /^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: \[parse\] REQUEST for \[POST\] \/parse\/login/m, 'Parse\'s request lines, pretty, through the same logger')
   t.match(output, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[parse\] Running Migrations/m, 'Parse\'s boot lines too')

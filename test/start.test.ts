@@ -1,5 +1,5 @@
 // `npm start`'s entry as a user runs it: it boots, serves the health check,
-// prints a ready request, and Ctrl-C (SIGINT) or SIGTERM leaves nothing running.
+// prints a ready request, and SIGTERM leaves nothing running (Ctrl-C: test/boot-failures.test.ts).
 import t from 'tap'
 import { rmSync } from 'node:fs'
 import { execFileSync, spawn } from 'node:child_process'
@@ -14,36 +14,8 @@ function processesUsing (dir: string): string {
   try { return execFileSync('pgrep', ['-a', '-f', dir], { encoding: 'utf8' }) } catch { return '' }
 }
 
-// SIGTERM goes to the first server of the test below, which boots the same entry: one process less.
-t.test('boots, serves, and exits cleanly on SIGINT (Ctrl-C)', async (t) => {
-  const signal = 'SIGINT'
-  const dir = tempDir()
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx/esm', path.join(root, 'fixtures', 'server.ts')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), DATA_DIR: path.join(dir, 'pg'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'test-admin-password' },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let output = ''
-  child.stdout.on('data', (chunk) => { output += chunk })
-  child.stderr.on('data', (chunk) => { output += chunk })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  // The example's data (database and files) goes with the test, once the server has stopped.
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-    await exited
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const deadline = Date.now() + 60_000
-  while (!output.includes('is ready at') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
-  t.match(output, /is ready at http:\/\/127\.0\.0\.1:\d+\/parse/, 'prints where it serves')
-  t.match(output, /X-Parse-Session-Token: r:[0-9a-f]+/, 'and a ready request with the demo session token')
-  const health = await fetch(`http://127.0.0.1:${port}/parse/health`)
-  t.same(await health.json(), { status: 'ok' })
-  child.kill(signal)
-  t.equal(await exited, 0, 'exit code 0')
-  t.equal(processesUsing(dir), '', 'no postgres left running')
-})
+// SIGINT (Ctrl-C) ends the example booted by test/boot-failures.test.ts's first test: its clean exit, and no
+// postgres left running, are checked there, on a boot that file makes anyway (one example boot less).
 
 /** fixtures/server.ts in a child process; resolves once it printed its ready output or exited. */
 async function startExample (env: Record<string, string>): Promise<{ output: () => string, exited: Promise<number | null>, stop: () => Promise<number | null> }> {
