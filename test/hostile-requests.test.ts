@@ -164,6 +164,13 @@ t.test('edge answers', async (t) => {
     }
     const overridden = await kit.request('POST', '/parse/classes/Edge', { headers: masterHeaders, body: { _method: 'GET', where: null } })
     t.match({ status: overridden.status, ...overridden.json }, { status: 400, code: 102, error: /where must be a JSON object/ }, 'a POST overridden to GET, master key or not')
+    // A search box's text taken as a pattern: PostgreSQL cannot compile it.
+    for (const query of [`where=${encodeURIComponent('{"label":{"$regex":"["}}')}`, `count=1&limit=0&where=${encodeURIComponent('{"label":{"$regex":"a(b"}}')}`]) {
+      const answer = await find(query)
+      t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error: /\$regex is not a valid regular expression/ }, `GET ?${decodeURIComponent(query)} (${answer.text.slice(0, 100)})`)
+    }
+    const escaped = await find(`where=${encodeURIComponent('{"label":{"$regex":"\\\\["}}')}`)
+    t.equal(escaped.status, 200, `an escaped pattern runs (${escaped.text.slice(0, 100)})`)
     const fine = await find(`where=${encodeURIComponent('{"$or":[{"label":"a"},{"label":"b"}]}')}&limit=5&skip=0`)
     t.equal(fine.status, 200, `a well-formed find still runs (${fine.text.slice(0, 100)})`)
   })

@@ -12,7 +12,7 @@ import { isTransient } from './transient.js'
 import { refuseNul } from './nul.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
-import { explainMissingPostgis } from './postgres/geo.js'
+import { explainReadError } from './postgres/read-errors.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
@@ -109,7 +109,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
         const run = () => {
           const result = method.apply(self, args)
-          return kind === 'postgres' ? result.catch(explainMissingPostgis) : result
+          return kind === 'postgres' ? result.catch(explainReadError) : result
         }
         return withConflicts(run, session === undefined)
       }
