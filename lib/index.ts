@@ -39,7 +39,8 @@ export type { CloudFunctionOptions, ValidationField, HttpMethod } from './routin
 export { asCaller, requireUser, type CloudRequest } from './routing/request.js'
 export { fieldsOf, type FieldsOfOptions, type FieldFor } from './routing/fields-of.js'
 // TypeBox, for `returns` schemas, without a dependency of the project's own.
-export { Type, type Static } from '@sinclair/typebox'
+export { Type } from './typebox.js'
+export type { Static } from '@sinclair/typebox'
 export type { AuthenticatedRequest, RequestOf, ParamsOf, ReturnOf, FieldsParams } from './routing/typing.js'
 
 // Server entry points

@@ -3,10 +3,10 @@
 // carries the text of its own problem (`problem`, e.g. "must be true or false")
 // and an object the words for a key it does not know (`unknownKey`); the first
 // error found becomes a message naming the option and saying what to write.
-import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import type { TSchema, TUnsafe } from '@sinclair/typebox'
+import type { ValueError } from '@sinclair/typebox/errors'
 // TypeCompiler rather than ajv: the schemas hold functions, classes and RegExps (no JSON), and its errors carry paths we walk back to the option.
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { Type, TypeCompiler, ValueErrorType } from './typebox.js'
 import { closestPath } from './suggest.js'
 
 /** How the check reached a key: an object's property, a record's entry, or a list's item. */

@@ -4,7 +4,8 @@
 // load balancers and Kubernetes take the instance out of rotation before it
 // stops listening; running jobs get their grace in the same window.
 import type { Server } from 'node:http'
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from './typebox.js'
 
 export const ShutdownOptionsSchema = Type.Object({
   /** How long the server keeps serving after close begins, readiness answering 503. Env SHUTDOWN_DRAIN_MS. Default 5000 in production, 0 otherwise. */

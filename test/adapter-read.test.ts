@@ -8,7 +8,7 @@
 // - test/paging.test.ts (merged here, in a block of its own at the end; it held test/count-modes.test.ts): keyset paging over HTTP and queryRows' count modes, each compared with Parse's own answers
 import t from 'tap'
 import Parse from 'parse/node'
-import { AfterFind, BaseModel, BeforeFind, ParseClass, ParseField, addUsersToRole, pageOf, pageRows, pagingFields, queryRows, withTransaction, CloudFunction, Route, asCaller, type CloudRequest, type CountMode, type QueryCaller, AfterSave, BeforeSave, createRow, requireUser } from '../lib/index.js'
+import { AfterFind, Type, type Static, BaseModel, BeforeFind, ParseClass, ParseField, addUsersToRole, pageOf, pageRows, pagingFields, queryRows, withTransaction, CloudFunction, Route, asCaller, type CloudRequest, type CountMode, type QueryCaller, AfterSave, BeforeSave, createRow, requireUser } from '../lib/index.js'
 import { adapterRead } from '../lib/parse/adapter-read.js'
 import { AuthModule } from '../lib/parse/internals.js'
 import { parseConfig, schemaMemo } from '../lib/access/parse-config.js'
@@ -17,7 +17,6 @@ import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
 import { readFastPathsFrom } from '../lib/parse/fast-path-switch.js'
-import { Type, type Static } from '@sinclair/typebox'
 import { createObject } from '../lib/parse/direct-writes.js'
 
 // ── adapter-read ──

@@ -11,9 +11,8 @@ import { kitPlugin } from '../plugin.js'
 import { postgresPoolSize } from '../lib/storage/postgres/pool.js'
 import { mongoPoolSize } from '../lib/storage/mongo/bounded.js'
 import { shutdownBudgetMs } from '../lib/shutdown.js'
-import { Type } from '@sinclair/typebox'
 import {
-  BaseModel, CloudFunction, fieldsOf, kitErrorCodes, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
+  BaseModel, CloudFunction, fieldsOf, Type, kitErrorCodes, ModelDeclarationError, ParseClass, ParseField, setupSwagger,
   type ClassOptions, type CloudFunctionOptions, type FieldOptions, type KitOptions, type SchemaConfigOptions, type SwaggerConfig
 } from '../lib/index.js'
 import { resolveOptions, AllowedRouteSchema, KitOptionsSchema, LiveQueryOptionsSchema } from '../lib/options.js'

@@ -6,9 +6,8 @@
 // the refusal at boot.
 import t from 'tap'
 import Parse from 'parse/node'
-import { Type } from '@sinclair/typebox'
 import { CONFLICT } from '../lib/errors.js'
-import { Job, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
+import { Job, Type, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
 import { queuePart } from '../lib/jobs/queue.js'
 import { jobRunsPart } from '../lib/jobs/runs.js'
 import { statementNames } from '../lib/storage/queue.js'

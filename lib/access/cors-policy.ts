@@ -1,6 +1,7 @@
 // The cross-origin policy the kit applies under the mount path: its option, checked
 // at registration, and the request headers Parse's SDKs send.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
 
 export type CorsOrigin = string | RegExp

@@ -1,5 +1,6 @@
 // kitPlugin's `redis` option: a URL, or { url, commandTimeoutMs }; unset, REDIS_URL.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis-bound.js'
 
 /** The `redis` option as an object: where, and how long one Redis call on a request path may take. */

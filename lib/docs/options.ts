@@ -1,6 +1,7 @@
 // setupSwagger's configuration and its checks. A mistake fails at boot with a
 // message naming the option; `fail` lets kitPlugin name it "docs.<option>".
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { normaliseMountPath } from '../config.js'
 import { DocsOptionInvalidError, DocsOptionUnknownError } from '../errors.js'
 import { dottedName, optionChecker } from '../option-schema.js'

@@ -1,7 +1,8 @@
 // What @Job and @Cron accept, checked when the decorator runs (at import), so a
 // mistake fails before the server starts, naming the method and the option.
 import { Cron as CronPattern } from 'croner'
-import { Kind, type TObject } from '@sinclair/typebox'
+import type { TObject } from '@sinclair/typebox'
+import { Kind } from '../typebox.js'
 import { CronExpressionError, CronTimezoneError, JobDeclarationError } from '../errors.js'
 
 export interface JobOptions {

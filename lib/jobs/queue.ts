@@ -5,7 +5,7 @@
 // failed run (a run of its own, on any instance), keeps one that spent its
 // retries as dead, and hands back a run whose instance died (lost-runs.ts).
 import Parse from 'parse/node'
-import { Value } from '@sinclair/typebox/value'
+import { Value } from '../typebox.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 import { JobUnknownError, QueueOffError } from '../errors.js'
 import { afterCommit } from '../storage/transaction.js'

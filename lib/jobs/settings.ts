@@ -1,5 +1,6 @@
 // kitPlugin's `jobs` option: how this instance takes part in schedules.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { cronPattern } from './options.js'
 
 const ms = (min: number, problem: string) => Type.Integer({ minimum: min, problem })

@@ -1,5 +1,6 @@
 // kitPlugin's `metrics` option: true (at /metrics) or { path, token, defaultMetrics }; off by default.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { dottedName, optionChecker, type OptionProblem } from '../option-schema.js'
 import { normaliseMountPath } from '../config.js'
 

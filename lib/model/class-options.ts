@@ -1,5 +1,6 @@
 // @ParseClass options, checked when the model file is imported.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import type { FieldDefinition } from './field-options.js'
 import { parseAcceptsClassName, parseSystemClasses } from '../parse/parse-calls.js'
 import { ClassOptionInvalidError, ClassOptionUnknownError, ModelDeclarationError } from '../errors.js'

@@ -1,6 +1,7 @@
 // @ParseField options: their types, and the checks that run when a model file
 // is imported, so a mistake fails at boot with the class, field and option named.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from '../parse/parse-calls.js'
 import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
 import { postgresRegex, UnsupportedPatternError } from './postgres-regex.js'

@@ -1,6 +1,7 @@
 // createSchemaConfig: the value for Parse Server's `schema` option (its Defined
 // Schemas feature), built from the declared models.
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { getKitConfig } from '../config.js'
 import { typed } from '../option-schema.js'
 import { roleKey } from '../access/acl.js'

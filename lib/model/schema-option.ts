@@ -1,6 +1,6 @@
 // kitPlugin's `schema` option: the options of createSchemaConfig, or a whole
 // configuration it returned (with `definitions`), checked at registration.
-import { Type } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { SchemaConfigOptionsSchema, type ParseClassSchema, type SchemaConfigOptions } from './schema-config.js'
 import type { SchemaConfig } from './schema-boot.js'
 import { optionChecker, typed, type OptionProblem } from '../option-schema.js'

@@ -1,5 +1,6 @@
 // @CloudFunction options and their checks (at import, naming the function and option).
-import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { KindGuard, Type } from '../typebox.js'
 import { RouteOptionInvalidError, RouteOptionUnknownError } from '../errors.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
 

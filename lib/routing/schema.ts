@@ -3,7 +3,8 @@
 // Written as plain objects, in the shape and key order TypeBox gives them:
 // TypeBox deep-clones every schema it builds, which with a thousand declared
 // functions was a visible share of the kit's own boot work.
-import { KindGuard, type TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
+import { KindGuard } from '../typebox.js'
 import { fieldTypeName, isItemObject, type CloudFunctionOptions, type FieldTypeName, type ValidationField } from './options.js'
 
 type Schema = Record<string, unknown>

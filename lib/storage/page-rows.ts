@@ -10,7 +10,8 @@
 // (mirrored for ascending): the first term bounds where an index scan
 // starts, the second drops the rows up to and including the cursor's row.
 import Parse from 'parse/node'
-import { Type, type TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
+import { Type } from '../typebox.js'
 import { clampLimit, MAX_QUERY_LIMIT } from '../model/helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
 import type { CountKind, CountMode } from './count.js'

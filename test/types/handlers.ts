@@ -3,8 +3,7 @@
 // stopped catching it, the directive would be unused and compilation fails.
 // Nothing here runs.
 import Parse from 'parse/node'
-import { Type } from '@sinclair/typebox'
-import { CloudFunction, ProtectedCloudFunction, type AuthenticatedRequest, type CloudRequest, type RequestOf } from '../../lib/index.js'
+import { CloudFunction, Type, ProtectedCloudFunction, type AuthenticatedRequest, type CloudRequest, type RequestOf } from '../../lib/index.js'
 
 const getOptions = {
   methods: ['GET'],
