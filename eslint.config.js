@@ -27,7 +27,9 @@ export default [
       // The benchmark's NestJS peer: its own package, lockfile and build (test/bench/nest-peer.ts).
       'test/bench/nest/**',
       // Templates are TypeScript only once the CLI has rendered them.
-      'cli/templates/**'
+      'cli/templates/**',
+      // Files tests render and remove while ESLint may be walking test/ (test/helpers/checkout-scratch.ts).
+      'test/scratch/'
     ]
   },
   ...neostandard({ ts: true }),

@@ -18,6 +18,7 @@ import { renderTemplate } from '../cli/templates.js'
 import { jobNames, resourceNames } from '../cli/names.js'
 import { until } from './helpers/until.js'
 import { fpkHere } from './helpers/fpk-here.js'
+import { checkoutScratchDir } from './helpers/checkout-scratch.js'
 import { starterFiles } from '../cli/starter.js'
 
 // ── from test/cli-client.test.ts ──
@@ -44,7 +45,7 @@ async function fpk (cwd: string, ...args: string[]): Promise<{ code: number, std
 t.test('fpk client', async (t) => {
   const kit = await startKit(t, { functions: [Echo], docs: { title: 'Echo', version: '1.0.0' } })
   // Inside the checkout, so the usage file resolves openapi-fetch like a project does.
-  const dir = mkdtempSync(path.join(here, '.client-'))
+  const dir = checkoutScratchDir('client-')
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
   const run = await fpk(dir, 'client', '--from', `${kit.origin}/api-docs/json`, '--out', 'src/api-client.ts')
@@ -128,7 +129,7 @@ t.test('fpk g job writes the job in the functions directory and its test, and re
 
 t.test('the job file fpk g job writes runs on the kit and ends succeeded', async (t) => {
   // The rendered template, importing the kit from this checkout (a project imports the published package).
-  const dir = mkdtempSync(path.join(here, 'generated-job-'))
+  const dir = checkoutScratchDir('generated-job-')
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const names = jobNames('CountRoles')
   const source = (await renderTemplate('job/job.ts', { Name: names.name, className: names.className, jobName: names.jobName, kebab: names.kebab, kit: 'fastify-parse-kit' }))
@@ -167,9 +168,9 @@ t.test('the job file fpk g job writes runs on the kit and ends succeeded', async
 // resource` write them, served by a real kit: the master key alone gets a
 // clear 4xx where a handler needs a user, and a user still works.
 
-/** Under this checkout, so the rendered files resolve parse and the kit from its node_modules and lib/. */
+/** Inside this checkout (not under test/), so the rendered files resolve parse and the kit from its node_modules and lib/. */
 async function renderProject (): Promise<string> {
-  const root = mkdtempSync(path.join(here, 'rendered-'))
+  const root = checkoutScratchDir('rendered-')
   for (const dir of ['models', 'functions']) mkdirSync(path.join(root, dir))
   const kit = path.relative(path.join(root, 'functions'), path.join(here, '..', 'lib', 'index.js')).split(path.sep).join('/')
   const fromKit = (text: string) => text.replaceAll("from 'fastify-parse-kit'", `from '${kit}'`)
@@ -220,7 +221,7 @@ t.test('templates: handlers that need a user, called with the master key alone',
 
 t.test('templates: the rendered resource under another mount path, its list limit clamped', async (t) => {
   // The resource alone: the starter's Note is already declared in this process.
-  const root = mkdtempSync(path.join(here, 'rendered-'))
+  const root = checkoutScratchDir('rendered-')
   for (const dir of ['models', 'functions']) mkdirSync(path.join(root, dir))
   t.teardown(() => rmSync(root, { recursive: true, force: true }))
   await renderResource(root, 'Widget')

@@ -4,13 +4,14 @@
 import t from 'tap'
 import { assertPortFree, BaseModel, BeforeSave, CloudFunction, configureRoleCache, kitErrorCodes, ParseClass, ParseField, Route, seedOnBoot, validateOrThrow, withTransaction } from '../lib/index.js'
 import { resolveOptions } from '../lib/options.js'
+import { checkoutScratchDir } from './helpers/checkout-scratch.js'
 import { loadDeclarations } from '../lib/loader.js'
 import { checkDefinitions } from '../lib/model/schema-boot.js'
 import { databaseKind } from '../lib/storage/database.js'
 import { claimProcess } from '../lib/kit-state.js'
 import { AlreadyRegisteredError } from '../lib/errors.js'
 import { createServer, type AddressInfo } from 'node:net'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { bootFailureText } from '../lib/host/startup.js'
 import { renderTemplate } from '../cli/templates.js'
@@ -97,11 +98,7 @@ t.test('a model file compiled without experimentalDecorators, imported by the en
 })
 
 t.test('a generated project\'s settings: a bad DATABASE_URI is described in words, its password hidden', async (t) => {
-  // Under node_modules (packages still resolve from the checkout's), not in test/: `npm test` lints test/
-  // beside this lane, and ESLint fails on a folder removed while it reads the tree.
-  const cache = path.join(import.meta.dirname, '..', 'node_modules', '.cache', 'fpk')
-  mkdirSync(cache, { recursive: true })
-  const dir = mkdtempSync(path.join(cache, 'rendered-env-'))
+  const dir = checkoutScratchDir('rendered-env-')
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const kit = path.relative(dir, path.join(import.meta.dirname, '..', 'lib', 'index.js')).split(path.sep).join('/')
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
