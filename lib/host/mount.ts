@@ -28,6 +28,7 @@ import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js
 import { mountPrefix } from '../mount-prefix.js'
 import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
 import { findQueryProblem } from './query-shape.js'
+import { pipelineProblem } from './pipeline-shape.js'
 import { aclProblem } from './acl-shape.js'
 
 export interface MountOptions {
@@ -255,7 +256,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     }
     refuseNul(request.body)
   }
-  const findProblem = findQueryProblem(method, path, request.query, request.body)
+  const findProblem = findQueryProblem(method, path, request.query, request.body) ?? pipelineProblem(method, path, request.query, request.body)
   if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
   const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerAclProblem(request, options) : undefined)
   if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })

@@ -3,11 +3,16 @@
 // some shapes it does not check crash it: `where=null`, `$or: [null]`,
 // `$and: "x"` (a TypeError), `limit=abc` (NaN reaches the database). Each was
 // a 500. The mount refuses them first, in the kit's {code, error} shape.
+// `limit=-5`, `skip=-5` (PostgreSQL refuses a negative LIMIT or OFFSET) and
+// numbers past what the databases take (`limit=1e20`) were 500s too: both
+// must lie in 0…2147483647, which every database lane takes.
 
 /** Parse's routes that run a find: /classes/{name}, /aggregate/{name} and the special classes' own. */
 const FIND_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+|users|roles|sessions|installations|push_audiences)\/?$/i
 
 const LOGICAL = new Set(['$or', '$and', '$nor'])
+/** The largest limit or skip taken: a 32-bit count, which MongoDB and PostgreSQL both take. */
+export const MAX_LIMIT_OR_SKIP = 2_147_483_647
 
 /** Why Parse cannot run this find's `where`, `limit` or `skip`, or undefined. `method` is the one Parse runs (after `_method`). */
 export function findQueryProblem (method: string, path: string, query: unknown, body: unknown): string | undefined {
@@ -16,7 +21,8 @@ export function findQueryProblem (method: string, path: string, query: unknown, 
   for (const name of ['limit', 'skip']) {
     const value = parameter(name)
     if (value === undefined || value === null || value === '') continue
-    if (!Number.isInteger(Number(value))) return `${name} must be a whole number (got ${JSON.stringify(value)})`
+    const number = Number(value)
+    if (!Number.isInteger(number) || number < 0 || number > MAX_LIMIT_OR_SKIP) return `${name} must be a whole number from 0 to ${MAX_LIMIT_OR_SKIP} (got ${JSON.stringify(value)})`
   }
   let where = parameter('where')
   if (where === undefined) return undefined

@@ -6,12 +6,32 @@ import { explainMissingPostgis } from './geo.js'
 
 /** 2201B invalid_regular_expression: a $regex (a search box's "[" or "(") PostgreSQL cannot compile. */
 const INVALID_REGULAR_EXPRESSION = '2201B'
+/** Class 22, data exception: a value the query compares that its column's type cannot hold ("abc" for a Number, "garbage" for a Date, 1e20 for a count). */
+const DATA_EXCEPTION_CLASS = '22'
+/** 42883 undefined_function: Parse reads a subfield ("label.sub") with ->> whatever the field's type; text has no such operator. */
+const UNDEFINED_FUNCTION = '42883'
+/** 42601 syntax_error: Parse writes `IN ()` for a list it emptied (a null in $in or $nin, a $select key the inner class lacks). */
+const SYNTAX_ERROR = '42601'
 
 /** Rethrows a read's error as a clear Parse error when the query caused it; other errors unchanged. */
 export function explainReadError (error: unknown): never {
   const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
+  const text = typeof message === 'string' ? message : 'PostgreSQL refused it'
   if (code === INVALID_REGULAR_EXPRESSION) {
-    throw new Parse.Error(Parse.Error.INVALID_QUERY, `$regex is not a valid regular expression (${typeof message === 'string' ? message : 'PostgreSQL refused it'}); escape the characters meant literally.`)
+    throw new Parse.Error(Parse.Error.INVALID_QUERY, `$regex is not a valid regular expression (${text}); escape the characters meant literally.`)
+  }
+  if (typeof code === 'string' && code.startsWith(DATA_EXCEPTION_CLASS)) {
+    throw refused(`a value does not fit its field's type (${text}); compare a Number with numbers and a Date with {"__type": "Date", "iso": "<ISO 8601>"}`)
+  }
+  if (code === UNDEFINED_FUNCTION && /operator does not exist: \w+ ->>? /.test(text)) {
+    throw refused(`a subfield ("field.sub") is read from a field that is not an Object (${text})`)
+  }
+  if (code === SYNTAX_ERROR) {
+    throw refused(`${text}; a null inside $in, $nin or $all, or a $select or $dontSelect key the inner query's class does not have, cannot be compared`)
   }
   return explainMissingPostgis(error)
+}
+
+function refused (why: string): InstanceType<typeof Parse.Error> {
+  return new Parse.Error(Parse.Error.INVALID_QUERY, `PostgreSQL cannot run this query: ${why}.`)
 }

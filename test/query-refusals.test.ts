@@ -1,0 +1,83 @@
+// Queries Parse Server takes from a client (or the master key) and used to
+// answer with a 500: an aggregate pipeline it cannot read, a limit or skip out
+// of any range, and on PostgreSQL the values and paths it turns into SQL that
+// PostgreSQL refuses. Each is the client's mistake: 400 {code, error}. Runs on
+// either database lane.
+import t from 'tap'
+import { BaseModel, ParseClass, ParseField } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
+
+@ParseClass('QueryEdge', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: {}, delete: {}, addField: {} } })
+class QueryEdge extends BaseModel {
+  @ParseField({ type: 'String' }) declare label: string
+  @ParseField({ type: 'Number' }) declare n: number
+}
+
+const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
+
+t.test('queries a client gets wrong', async (t) => {
+  const kit = await startKit(t, { models: [QueryEdge], allowedRoutes: [{ path: '/classes/*' }] })
+  const made = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { label: 'a', n: 1 } })
+  t.equal(made.status, 201, made.text)
+
+  t.test('an aggregate pipeline with a stage that is not an object, or a $group that is not one, is refused 400', async (t) => {
+    const refusals: Array<[string, RegExp]> = [
+      [`pipeline=${json([null])}`, /pipeline stage 0 must be an object with one key/],
+      [`pipeline=${json([{ $match: {} }, null])}`, /pipeline stage 1 must be an object with one key/],
+      [`pipeline=${json([{ $group: null }])}`, /\$group must be an object with an _id/],
+      [`pipeline=${json({ $group: null })}`, /\$group must be an object with an _id/],
+      [`$group=${json(null)}`, /\$group must be an object with an _id/]
+    ]
+    for (const [query, error] of refusals) {
+      const answer = await kit.request('GET', `/parse/aggregate/QueryEdge?${query}`, { headers: masterHeaders })
+      t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error }, `?${decodeURIComponent(query)} (${answer.text.slice(0, 120)})`)
+    }
+    const overridden = await kit.request('POST', '/parse/aggregate/QueryEdge', { headers: masterHeaders, body: { _method: 'GET', pipeline: [null] } })
+    t.match({ status: overridden.status, ...overridden.json }, { status: 400, code: 102, error: /pipeline stage 0/ }, `a POST overridden to GET (${overridden.text.slice(0, 120)})`)
+    // What Parse already refuses itself stays its answer.
+    for (const pipeline of [[{}], [{ $group: { n: 1 } }], 'abc']) {
+      const answer = await kit.request('GET', `/parse/aggregate/QueryEdge?pipeline=${json(pipeline)}`, { headers: masterHeaders })
+      t.equal(answer.status, 400, `${JSON.stringify(pipeline)}: Parse's own 400 (${answer.text.slice(0, 120)})`)
+    }
+    const fine = await kit.request('GET', `/parse/aggregate/QueryEdge?pipeline=${json([{ $group: { _id: null, total: { $sum: '$n' } } }])}`, { headers: masterHeaders })
+    t.match({ status: fine.status, ...fine.json }, { status: 200, results: [{ total: 1 }] }, `a well-formed pipeline runs (${fine.text.slice(0, 120)})`)
+  })
+
+  t.test('a limit or skip that is negative or past 2147483647 is refused 400', async (t) => {
+    for (const query of ['limit=-5', 'skip=-5', 'limit=99999999999999999999', 'skip=1e300', 'limit=2147483648']) {
+      for (const headers of [appHeaders, masterHeaders]) {
+        const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers })
+        t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error: /(limit|skip) must be a whole number from 0 to 2147483647/ }, `?${query}${headers === masterHeaders ? ' (master key)' : ''} (${answer.text.slice(0, 120)})`)
+      }
+    }
+    for (const query of ['limit=2147483647', 'skip=1000000', 'limit=0&count=1', 'limit=1e3']) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers: appHeaders })
+      t.equal(answer.status, 200, `?${query} runs (${answer.text.slice(0, 120)})`)
+    }
+  })
+
+  t.test('values and paths the database cannot compare answer 4xx, never a 500', async (t) => {
+    const select = (operator: string) => ({ label: { [operator]: { query: { className: 'QueryEdge', where: {} }, key: 'nothere' } } })
+    const wheres: unknown[] = [
+      select('$select'),
+      select('$dontSelect'),
+      { n: { $in: [null, 1] } },
+      { label: { $nin: [null] } },
+      { n: { $ne: 'x' } },
+      { n: 'abc' },
+      { n: { $gt: 'abc' } },
+      { n: { $gt: { $bogus: 1 } } },
+      { 'label.sub': 1 },
+      { createdAt: 'garbage' },
+      { createdAt: { $lt: { __type: 'Date', iso: 'garbage' } } },
+      { n: { __type: 'Date', iso: 'x' } }
+    ]
+    for (const where of wheres) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?where=${json(where)}`, { headers: appHeaders })
+      t.ok(answer.status < 500, `${JSON.stringify(where)}: ${answer.status} (${answer.text.slice(0, 140)})`)
+      if (lane.kind === 'postgres' && answer.status !== 200) t.match(answer.json, { code: 102, error: /PostgreSQL cannot run this query/ }, 'says why, in the kit\'s words')
+    }
+    const ordered = await kit.request('GET', '/parse/classes/QueryEdge?order=label.sub', { headers: appHeaders })
+    t.ok(ordered.status < 500, `order=label.sub: ${ordered.status} (${ordered.text.slice(0, 140)})`)
+  })
+})
