@@ -16,7 +16,7 @@ class QueryEdge extends BaseModel {
 const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
 
 t.test('queries a client gets wrong', async (t) => {
-  const kit = await startKit(t, { models: [QueryEdge], allowedRoutes: [{ path: '/classes/*' }] })
+  const kit = await startKit(t, { models: [QueryEdge], allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] })
   const made = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { label: 'a', n: 1 } })
   t.equal(made.status, 201, made.text)
 
@@ -54,6 +54,27 @@ t.test('queries a client gets wrong', async (t) => {
       const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers: appHeaders })
       t.equal(answer.status, 200, `?${query} runs (${answer.text.slice(0, 120)})`)
     }
+  })
+
+  t.test('inside a /batch, the same finds and pipelines are refused 400 before any inner request runs', async (t) => {
+    const inner = (path: string, body: unknown) => ({ requests: [{ method: 'POST', path: '/parse/classes/QueryEdge', body: { label: 'batched' } }, { method: 'GET', path, body }] })
+    const refusals: Array<[Record<string, string>, string, unknown, RegExp]> = [
+      [appHeaders, '/parse/classes/QueryEdge', { where: null }, /where must be a JSON object \(got null\)/],
+      [appHeaders, '/parse/classes/QueryEdge', { where: { $or: [null] } }, /\$or must be a list of conditions/],
+      [appHeaders, '/parse/classes/QueryEdge', { limit: -5 }, /limit must be a whole number from 0 to 2147483647/],
+      [appHeaders, '/parse/classes/QueryEdge', { limit: 'abc' }, /limit must be a whole number/],
+      [masterHeaders, '/parse/aggregate/QueryEdge', { pipeline: [null] }, /pipeline stage 0 must be an object/]
+    ]
+    for (const [headers, path, body, error] of refusals) {
+      for (const transaction of [false, true]) {
+        const answer = await kit.request('POST', '/parse/batch', { headers, body: { ...inner(path, body), transaction } })
+        t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error }, `${JSON.stringify(body)}${transaction ? ' (transaction)' : ''} (${answer.text.slice(0, 120)})`)
+      }
+    }
+    const stored = await kit.request('GET', `/parse/classes/QueryEdge?where=${json({ label: 'batched' })}&count=1&limit=0`, { headers: masterHeaders })
+    t.equal(stored.json.count, 0, 'no inner request ran')
+    const fine = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: inner('/parse/classes/QueryEdge', { where: { label: 'a' }, limit: 5 }) })
+    t.match({ status: fine.status, results: fine.json }, { status: 200, results: [{ success: {} }, { success: { results: [{ label: 'a' }] } }] }, `a well-formed batch runs (${fine.text.slice(0, 120)})`)
   })
 
   t.test('values and paths the database cannot compare answer 4xx, never a 500', async (t) => {

@@ -256,9 +256,9 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
     }
     refuseNul(request.body)
   }
-  const findProblem = findQueryProblem(method, path, request.query, request.body) ?? pipelineProblem(method, path, request.query, request.body)
+  const findProblem = readProblem(method, path, request.query, request.body) ?? (batch ? innerProblem(request, options, (inner, innerPath, body) => readProblem(inner, innerPath, undefined, body)) : undefined)
   if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
-  const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerAclProblem(request, options) : undefined)
+  const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, aclProblem) : undefined)
   if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
@@ -296,8 +296,16 @@ function innerBatchAllowed (request: FastifyRequest, options: GateOptions): bool
   })
 }
 
-/** The first inner request of a /batch whose ACL Parse cannot take, resolved as Parse resolves its path. */
-function innerAclProblem (request: FastifyRequest, options: GateOptions): string | undefined {
+/** What Parse's find or aggregate cannot read in a request's query and body, as it reads them (an inner request of a /batch has only a body). */
+function readProblem (method: string, path: string, query: unknown, body: unknown): string | undefined {
+  return findQueryProblem(method, path, query, body) ?? pipelineProblem(method, path, query, body)
+}
+
+/**
+ * The first problem `check` finds in the inner requests of a /batch, each path resolved as Parse
+ * resolves it: Parse runs them past the gate, and inside a transaction answers a TypeError as a 500.
+ */
+function innerProblem (request: FastifyRequest, options: GateOptions, check: (method: string, path: string, body: unknown) => string | undefined): string | undefined {
   const requests = (request.body as { requests?: unknown } | undefined)?.requests
   if (!Array.isArray(requests)) return undefined
   const routable = batchRouting(request, options)
@@ -309,7 +317,7 @@ function innerAclProblem (request: FastifyRequest, options: GateOptions): string
     } catch {
       continue // Parse refuses the batch
     }
-    const problem = aclProblem(inner.method.toUpperCase(), innerPath, inner.body)
+    const problem = check(inner.method.toUpperCase(), innerPath, inner.body)
     if (problem) return problem
   }
   return undefined
