@@ -199,7 +199,7 @@ if (lane.kind === 'mongo') {
     t.same([...seen.crowd.done].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i), 'each once')
   })
 
-  t.test('a batch: jobs waiting together are claimed together, their leases written in one statement; one run failing retries that job alone', async (t) => {
+  t.test('a batch: jobs waiting together are claimed together, their leases written in one statement, their ends in one more when they end together; one run failing retries that job alone', async (t) => {
     seen.gated.open = new Promise((resolve) => { seen.gated.release = resolve })
     const runAt = new Date(Date.now() + 1000)
     const queued = []
@@ -221,6 +221,8 @@ if (lane.kind === 'mongo') {
       [1, 'succeeded', `queue ${queued[1].id} (attempt 2 of 2)`],
       [2, 'succeeded', `queue ${queued[2].id} (attempt 1 of 2)`]
     ], 'the two that succeeded ran once; the failed one was retried once')
+    const firstEnds = await client.one('SELECT count(DISTINCT xmin::text)::int AS writes FROM "_JobStatus" WHERE "jobName" = $1 AND source LIKE $2', ['gated', '%(attempt 1 of 2)'])
+    t.equal(firstEnds.writes, 1, 'the three first runs, ending together, had their ends written by one statement')
     await until('the leases to go', async () => (await client.any('SELECT 1 FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])).length === 0, scaled(10_000))
   })
 

@@ -12,7 +12,7 @@ import { deleteExpiredPostgresRows } from './postgres/expire.js'
 import { attemptPostgresRun, dropPostgresRun, dropPostgresRuns, ensurePostgresRunLeaseTable, holdPostgresRun, holdPostgresRuns, renewPostgresRuns, takeLostPostgresRuns } from './postgres/job-run-lease.js'
 import { attemptMongoRun, dropMongoRun, dropMongoRuns, holdMongoRun, holdMongoRuns, renewMongoRuns, takeLostMongoRuns } from './mongo/job-run-lease.js'
 import { ensurePostgresRunningIndex, findUnleasedPostgresRuns, takeUnleasedPostgresRuns } from './postgres/unleased-runs.js'
-import { endPostgresRun, startPostgresRuns } from './postgres/job-run-start.js'
+import { batchedEnds, endPostgresRuns, startPostgresRuns } from './postgres/job-run-start.js'
 import { ensureMongoRunningIndex, findUnleasedMongoRuns, takeUnleasedMongoRuns } from './mongo/unleased-runs.js'
 
 import type { LeaseClaim, RunEndRow, RunLease, RunStart, StartedRuns, UnleasedRun } from './lease-claim.js'
@@ -76,7 +76,7 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       holdRun: async (lease, leaseMs) => { await runsReady(); return holdPostgresRun(client, lease, leaseMs) },
       startRuns: async (runs, leaseMs) => {
         await runsReady()
-        if (await startPostgresRuns(client, runs, leaseMs)) return { end: (jobId, end) => endPostgresRun(client, jobId, end) }
+        if (await startPostgresRuns(client, runs, leaseMs)) return { end: batchedEnds((ends) => endPostgresRuns(client, ends)) }
         await holdPostgresRuns(client, runs, leaseMs)
         return undefined
       },

@@ -1,7 +1,8 @@
 // A batch of queued runs begins and ends on PostgreSQL with as few statements
 // as the guarantees allow: the runs' leases and their _JobStatus rows in one
 // statement (both or neither: no row is ever "running" without its lease),
-// and each run's end on its row with its lease dropped in one more. The rows
+// and each run's end on its row with its lease dropped in one more (the ends
+// that come together, as a batch of short runs' do, in one statement). The rows
 // hold what Parse's own job status handler writes (jobName, status "running",
 // createdAt, ACL {} as empty _rperm/_wperm) plus the run's params and source.
 import type { PgQueries } from '../../parse/internals.js'
@@ -21,11 +22,15 @@ const START = `WITH run AS (
   INSERT INTO "_JobStatus" ("objectId", "jobName", status, source, params, "createdAt", _rperm, _wperm)
   SELECT job_id, job_name, 'running', source, row_params, now(), '{}', '{}' FROM run`
 
-// As Parse's update of a job's end: status and finishedAt, the message only when there is one (else a progress message stays).
-const END = `WITH ended AS (
-    UPDATE "_JobStatus" SET status = $2, "finishedAt" = $3, message = COALESCE($4, message) WHERE "objectId" = $1
+// As Parse's update of a job's end: status and finishedAt, the message only when there is one (else a progress message stays);
+// several runs' ends at once, each row's end and its lease's drop in the same statement.
+const END = `WITH run AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS run (job_id text, status text, finished_at timestamptz, message text)
+  ), ended AS (
+    UPDATE "_JobStatus" AS job SET status = run.status, "finishedAt" = run.finished_at, message = COALESCE(run.message, job.message)
+    FROM run WHERE job."objectId" = run.job_id
   )
-  DELETE FROM fpk_job_run_leases WHERE job_id = $1`
+  DELETE FROM fpk_job_run_leases AS lease USING run WHERE lease.job_id = run.job_id`
 
 /** Parse makes _JobStatus with its first job run: until then the leases go alone, and the rows are the caller's. */
 const UNDEFINED_TABLE = '42P01'
@@ -54,7 +59,30 @@ export async function startPostgresRuns (client: PgQueries, runs: RunStart[], le
   }
 }
 
-/** The run's end on its row and its lease dropped, in one statement (the lease never outlives a recorded end, nor goes without one). */
-export async function endPostgresRun (client: PgQueries, jobId: string, end: RunEndRow): Promise<void> {
-  await (client as unknown as NamedQueries).none({ name: 'fpk_end_run', text: END, values: [jobId, end.status, end.finishedAt, end.message ?? null] })
+/** One run's end, as the batch's writer takes it. */
+export interface RunEndOf extends RunEndRow { jobId: string }
+
+/** The runs' ends on their rows and their leases dropped, in one statement (no lease outlives its run's recorded end, nor goes without one). */
+export async function endPostgresRuns (client: PgQueries, ends: RunEndOf[]): Promise<void> {
+  const batch = ends.map((end) => ({ job_id: end.jobId, status: end.status, finished_at: end.finishedAt.toISOString(), message: end.message ?? null }))
+  await (client as unknown as NamedQueries).none({ name: 'fpk_end_runs', text: END, values: [JSON.stringify(batch)] })
+}
+
+/**
+ * A batch's ends, written together: the ends that come in the same turn of the
+ * event loop (a batch of short runs ends nearly at once) go in one statement,
+ * each caller answered when it is written. A run that ends later gets a
+ * statement of its own; none waits for another run to end.
+ */
+export function batchedEnds (write: (ends: RunEndOf[]) => Promise<void>): (jobId: string, end: RunEndRow) => Promise<void> {
+  let pending: Array<{ end: RunEndOf, settle: (error?: unknown) => void }> = []
+  const flush = () => {
+    const taken = pending
+    pending = []
+    write(taken.map((entry) => entry.end)).then(() => { for (const entry of taken) entry.settle() }, (error: unknown) => { for (const entry of taken) entry.settle(error) })
+  }
+  return (jobId, end) => new Promise<void>((resolve, reject) => {
+    if (pending.length === 0) setImmediate(flush)
+    pending.push({ end: { jobId, ...end }, settle: (error) => error === undefined ? resolve() : reject(error) })
+  })
 }
