@@ -98,6 +98,13 @@ t.test('queries a client gets wrong', async (t) => {
       t.ok(answer.status < 500, `${JSON.stringify(where)}: ${answer.status} (${answer.text.slice(0, 140)})`)
       if (lane.kind === 'postgres' && answer.status !== 200) t.match(answer.json, { code: 102, error: /PostgreSQL cannot run this query/ }, 'says why, in the kit\'s words')
     }
+    // What MongoDB refuses as a bad value: an index hint it cannot use, $exists that is no boolean
+    // (the stand-in; a real MongoDB takes any value). PostgreSQL ignores hints.
+    for (const query of [`hint=${json({})}`, 'hint=nothere', `where=${json({ n: { $exists: 'x' } })}`]) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers: appHeaders })
+      t.ok(answer.status < 500, `${decodeURIComponent(query)}: ${answer.status} (${answer.text.slice(0, 140)})`)
+      if (answer.status !== 200) t.match(answer.json, { code: 102, error: /MongoDB cannot run this query/ }, 'says why, in the kit\'s words')
+    }
     const ordered = await kit.request('GET', '/parse/classes/QueryEdge?order=label.sub', { headers: appHeaders })
     t.ok(ordered.status < 500, `order=label.sub: ${ordered.status} (${ordered.text.slice(0, 140)})`)
   })

@@ -14,6 +14,7 @@ import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
+import { explainMongoReadError } from './mongo/read-errors.js'
 import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
 import { AVAILABILITY, outage, reportingOutages } from './outages.js'
@@ -109,7 +110,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
         const run = () => {
           const result = method.apply(self, args)
-          return kind === 'postgres' ? result.catch(explainReadError) : result
+          return result.catch(kind === 'postgres' ? explainReadError : explainMongoReadError)
         }
         return withConflicts(run, session === undefined)
       }
