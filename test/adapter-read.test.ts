@@ -10,7 +10,7 @@ import t from 'tap'
 import Parse from 'parse/node'
 import { AfterFind, Type, type Static, BaseModel, BeforeFind, ParseClass, ParseField, addUsersToRole, pageOf, pageRows, pagingFields, queryRows, withTransaction, CloudFunction, Route, asCaller, type CloudRequest, type CountMode, type QueryCaller, AfterSave, BeforeSave, createRow, requireUser } from '../lib/index.js'
 import { adapterRead } from '../lib/parse/adapter-read.js'
-import { AuthModule } from '../lib/parse/internals.js'
+import { parseInternals } from '../lib/parse/internals.js'
 import { parseConfig, schemaMemo } from '../lib/access/parse-config.js'
 import { APP_ID, appHeaders, lane, masterHeaders, needsRealMongo, startKit, type Kit } from './helpers/kit.js'
 import { currentDatabase } from '../lib/storage/database.js'
@@ -18,6 +18,8 @@ import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
 import { readFastPathsFrom } from '../lib/parse/fast-path-switch.js'
 import { createObject } from '../lib/parse/direct-writes.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { AuthModule } = parseInternals()
 
 // ── adapter-read ──
 // The adapter read (lib/parse/adapter-read.ts), the fast path queryRows takes

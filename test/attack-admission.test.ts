@@ -10,7 +10,7 @@ import { mock } from 'node:test'
 import Parse from 'parse/node'
 import { CloudFunction, Route, addUsersToRole, removeUsersFromRole, type CloudRequest, BaseModel, ParseClass, ParseField, kitServerOptions, KIT_SERVER_DEFAULTS } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
-import { AuthModule } from '../lib/parse/internals.js'
+import { parseInternals } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { Writable } from 'node:stream'
 import { PARSE_DEFAULT_MASTER_KEY_IPS, addressAllowed, masterKeyVerdict, readCredentials } from '../lib/access/credentials.js'
@@ -18,6 +18,8 @@ import { redactUrl } from '../lib/host/server-options.js'
 import { mapRequestTarget } from '../lib/access/request-target.js'
 import { closestPath } from '../lib/suggest.js'
 import { rawRequest } from './helpers/raw-http.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { AuthModule } = parseInternals()
 
 // ── attack-admission ──
 // Attacks on the declared routes' admission (headers judged in onRequest, body

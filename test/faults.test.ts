@@ -16,12 +16,14 @@ import { scaled } from './helpers/time-scale.js'
 import { currentDatabase, openDatabase } from '../lib/storage/database.js'
 import { KitState } from '../lib/kit-state.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
-import { parseLogger, SchemaCache } from '../lib/parse/internals.js'
+import { parseInternals, parseLogger } from '../lib/parse/internals.js'
 import { execFileSync } from 'node:child_process'
 import { withoutQueryBound } from '../lib/storage/postgres/bounded.js'
 import { DATABASE_BUSY, DATABASE_BUSY_MESSAGE, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { resolveOptions } from '../lib/options.js'
 import { boundedMongoOptions } from '../lib/storage/mongo/bounded.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { SchemaCache } = parseInternals()
 
 // ── faults ──
 // The database server dies under load: the process stays up, every call answers

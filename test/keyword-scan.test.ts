@@ -2,8 +2,10 @@
 // side by side on the same inputs: every answer and every error must be the same.
 // Pure: no server, no database. A running kit installs it: parse-contract.test.ts.
 import t from 'tap'
-import { ParseUtils } from '../lib/parse/internals.js'
+import { parseInternals } from '../lib/parse/internals.js'
 import { installKeywordScan, installedScan, objectContainsKeyValue, parseObjectContainsKeyValue } from '../lib/parse/keyword-scan.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { ParseUtils } = parseInternals()
 
 type Outcome = { answer: boolean } | { threw: string }
 

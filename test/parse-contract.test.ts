@@ -7,16 +7,13 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { ParseServer } from 'parse-server'
-import {
-  AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, gridFSBucketAdapterClass, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, mongoStorageAdapterClass, PostgresStorageAdapter, RedisPubSub,
-  ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, parseLogger, encodeForSave, rest, triggers, cryptoUtils,
-  type MongoAdapter, type PostgresAdapter
-} from '../lib/parse/internals.js'
+import { parseInternals, gridFSBucketAdapterClass, mongoStorageAdapterClass, parseLogger, encodeForSave, type MongoAdapter, type PostgresAdapter } from '../lib/parse/internals.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { userCacheEntryNow } from '../lib/parse/user-cache.js'
 import { WRITES } from '../lib/storage/adapter.js'
 import { withOneSchemaLoad } from '../lib/parse/one-schema-load.js'
 import { parseGetPushController } from '../lib/parse/push-without-adapter.js'
+import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from '../lib/parse/name-rules.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { mongoCollectionPrefix, pgDatabase, pgFormatter, pgPool, withMongoCollections, withPgQueries } from '../lib/parse/adapter-internals.js'
 import { expressRouterStack } from '../lib/parse/express-app.js'
@@ -27,6 +24,8 @@ import { READ_AS_EMPTY } from '../lib/parse/unchanged-schema.js'
 import { installedScan } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, PostgresStorageAdapter, RedisPubSub, ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, rest, triggers, cryptoUtils } = parseInternals()
 
 type Fn = (...args: unknown[]) => unknown
 // Loaded at first use by the kit (parse/lazy-subsystems.ts); this file loads them.
@@ -332,6 +331,21 @@ t.test('the password stamp Parse does not await at login: parse/password-stamp.t
   t.equal(typeof parseLogger().warn, 'function', 'getLogger().warn (the lost stamp is logged)')
 })
 
+t.test("parse/name-rules.ts answers as Parse's SchemaController (declaring a model does not load Parse)", async (t) => {
+  t.same(parseSystemClasses(), SchemaRules.systemClasses, "the system classes, in Parse's order")
+  const names = [
+    ...SchemaRules.systemClasses, 'Note', 'note_2', 'N', '_Note', '2Note', 'No-te', 'No te', '', 'length', 'Length', 'className', 'objectId', 'ACL',
+    '_Join:tags:Note', '_Join:tags', '_Join::Note', '_Join:a:B:c', '_Hooks', '_GlobalConfig', '_SCHEMA', 'role:Admin', '*', 'é', 'Note\n', 'constructor', '__proto__'
+  ]
+  for (const name of names) {
+    t.equal(parseAcceptsClassName(name), SchemaRules.classNameIsValid(name), `class name ${JSON.stringify(name)}`)
+    t.equal(parseAcceptsFieldName(name), SchemaRules.fieldNameIsValid(name), `field name ${JSON.stringify(name)}`)
+    for (const className of ['Note', '_Hooks', '_User', '']) {
+      t.equal(parseAcceptsFieldName(name, className), SchemaRules.fieldNameIsValid(name, className), `field name ${JSON.stringify(name)} of ${JSON.stringify(className)}`)
+    }
+  }
+})
+
 t.test('SchemaController: the name rules and the schema lock (model/*.ts)', async (t) => {
   t.same(parameters(SchemaRules.classNameIsValid), ['className'], 'classNameIsValid(className) (model/class-options.ts, schema-boot.ts)')
   t.same(parameters(SchemaRules.fieldNameIsValid), ['fieldName', 'className'], 'fieldNameIsValid(fieldName, className) (model/field-options.ts, schema-boot.ts)')
@@ -438,7 +452,7 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
   t.equal(typeof server.start, 'function', 'ParseServer#start() (host/parse-server.ts)')
   t.equal(typeof ParseServer.createLiveQueryServer, 'function', 'ParseServer.createLiveQueryServer (host/live-query.ts)')
   // parse/push-without-adapter.ts: ParseServer#start takes getPushController from the module's exports object.
-  t.not(Controllers.getPushController, parseGetPushController, 'the kit replaced getPushController on Controllers/index.js')
+  t.not(Controllers.getPushController, parseGetPushController(), 'the kit replaced getPushController on Controllers/index.js')
   t.equal(ParseUtils.objectContainsKeyValue, installedScan, 'the kit replaced Utils.objectContainsKeyValue with its compiled-pattern scan (parse/keyword-scan.ts)')
   const loadedFiles = Object.keys(createRequire(import.meta.url).cache)
   t.notOk(loadedFiles.some((file) => file.includes('/firebase-admin/')), 'started without a push option, Parse did not load @parse/push-adapter (firebase-admin)')
@@ -552,15 +566,15 @@ t.test('a running kit: instances hold what the kit reads', async (t) => {
 
 // Last: Parse's own getPushController loads @parse/push-adapter, which the check above expects unloaded.
 t.test('push without a push option: what parse/push-without-adapter.ts answers is what Parse answers', async (t) => {
-  t.same(parameters(parseGetPushController), ['options'], 'Controllers.getPushController(options)')
-  const source = String(parseGetPushController)
+  t.same(parameters(parseGetPushController()), ['options'], 'Controllers.getPushController(options)')
+  const source = String(parseGetPushController())
   t.match(source, /const \{\s*scheduledPush,\s*push\s*\} = options/, 'it reads options.push and options.scheduledPush only')
   t.match(source, /hasPushSupport = !!\(pushAdapter && push\)/, 'without push there is no push support, whatever the adapter')
   t.match(source, /new _PushController\.PushController\(\)/, 'new PushController() takes no options')
   t.match(source, /new _PushQueue\.PushQueue\(pushQueueOptions\)/, 'the queue takes push.queueOptions ({} without push)')
   t.match(source, /new _PushWorker\.PushWorker\(pushAdapter, pushQueueOptions\)/, 'the worker takes the adapter and push.queueOptions')
   type Answer = Record<string, unknown>
-  const parse = await parseGetPushController({ scheduledPush: true }) as unknown as Answer
+  const parse = await parseGetPushController()({ scheduledPush: true }) as unknown as Answer
   const kit = await Controllers.getPushController({ scheduledPush: true }) as unknown as Answer
   t.same(Object.keys(kit).sort(), Object.keys(parse).sort(), 'the same members')
   t.same([kit.hasPushSupport, kit.hasPushScheduledSupport], [parse.hasPushSupport, parse.hasPushScheduledSupport], 'no push support, scheduled or not')

@@ -1,7 +1,9 @@
 // What needs no database: declarations that could never be made real are
 // refused at import; the comparison that decides what a boot changes; and the
-// 142 a database-side refusal becomes.
+// 142 a database-side refusal becomes. And that none of it loads Parse Server.
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import Parse from 'parse/node'
 import { BaseModel, ParseClass, ParseField, type ClassOptions, type FieldOptions } from '../lib/index.js'
 import { describeChange, reconcileObjects, type FoundObject, type WantedObject } from '../lib/storage/indexes/reconcile.js'
@@ -9,6 +11,16 @@ import { constraintViolation } from '../lib/storage/constraint-violation.js'
 import { diffSchema, formatPlan, planExitCode, type StoredClass } from '../lib/model/schema-diff.js'
 import type { ParseClassSchema } from '../lib/model/schema-config.js'
 import { modelByName } from '../lib/model/registry.js'
+
+t.test('importing the package, declaring a model, a route and a job, and a boot refused for an option load no Parse Server', async (t) => {
+  // A fresh process: this one has loaded what tap and the imports above load.
+  const child = fileURLToPath(new URL('./helpers/declare-without-parse.ts', import.meta.url))
+  const output = execFileSync(process.execPath, ['--import', 'tsx/esm', child], { encoding: 'utf8' })
+  const report = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as { declared: string[], refusal: string, parseServerLoaded: boolean }
+  t.same(report.declared, ['Declared', 'DeclaredRoutes', 'DeclaredJobs'], 'the declarations ran')
+  t.equal(report.refusal, 'FPK_ERR_OPTION_UNKNOWN', 'the boot was refused for its option')
+  t.equal(report.parseServerLoaded, false, "parse-server's main module is not in require.cache")
+})
 
 t.test('declarations the database could never follow are refused at import, naming class and field', async (t) => {
   const declareClass = (options: ClassOptions) => () => {

@@ -8,11 +8,13 @@ import Parse from 'parse/node'
 import { addUsersToRole, CloudFunction, ensureRole, removeUsersFromRole, Route, type CloudRequest } from '../lib/index.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { lookUpCaller } from '../lib/access/session.js'
-import { AuthModule } from '../lib/parse/internals.js'
+import { parseInternals } from '../lib/parse/internals.js'
 import { roleLoadsRunning } from '../lib/parse/shared-role-loads.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
 import { JOIN_MS, SharedLoads } from '../lib/parse/shared-loads.js'
 import { APP_ID, startKit } from './helpers/kit.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { AuthModule } = parseInternals()
 
 @Route('lookups')
 export class LookupFunctions {

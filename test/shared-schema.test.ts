@@ -8,9 +8,11 @@ import t from 'tap'
 import Parse from 'parse/node'
 import { BaseModel, createRow, ParseClass, ParseField, queryRows } from '../lib/index.js'
 import { schemaMemo } from '../lib/access/parse-config.js'
-import { SchemaRules, type SchemaController } from '../lib/parse/internals.js'
+import { parseInternals, type SchemaController } from '../lib/parse/internals.js'
 import { masterHeaders, startKit } from './helpers/kit.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { SchemaRules } = parseInternals()
 
 @ParseClass('Memo', { clp: { find: { '*': true }, count: { '*': true }, get: { '*': true }, create: { '*': true }, update: { '*': true }, delete: { '*': true }, addField: {} } })
 class Memo extends BaseModel {

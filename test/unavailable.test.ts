@@ -3,7 +3,7 @@
 // leave a promise rejecting with no handler (which ends the process).
 import t, { type Test } from 'tap'
 import Parse from 'parse/node'
-import { PostgresStorageAdapter } from '../lib/parse/internals.js'
+import { parseInternals } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { watchAvailability } from '../lib/storage/availability.js'
 import { freePort } from '../lib/storage/free-port.js'
@@ -11,6 +11,8 @@ import { CallTimeoutError, ConnectionWaitError, isNoAnswerInTime, isWaitForConne
 import { outage } from '../lib/storage/outages.js'
 import { sleep, until } from './helpers/until.js'
 import { DATABASE_BUSY, DATABASE_UNAVAILABLE, DatabaseBusyError, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { PostgresStorageAdapter } = parseInternals()
 
 const named = (name: string, message = name) => Object.assign(new Error(message), { name })
 const coded = (code: string, message = code) => Object.assign(new Error(message), { code })

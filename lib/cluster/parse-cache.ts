@@ -10,7 +10,7 @@
 // - when the connection comes back (or Redis answers again), this
 //   application's keys are dropped, since deletions skipped during the outage
 //   may have left stale entries behind.
-import { RedisCacheAdapter } from '../parse/parse-main.js'
+import { parseServerPackage } from '../parse/parse-main.js'
 import type { OutageLog } from './outage-log.js'
 import type { RedisBound } from './redis-bound.js'
 
@@ -32,7 +32,8 @@ interface ParseRedisCache {
   clear (): Promise<unknown>
 }
 
-const ParseRedisCacheAdapter = RedisCacheAdapter as unknown as new (redisContext: object, ttl?: number) => ParseRedisCache
+// This file is imported at a boot that shares Parse's cache through Redis: Parse Server loads then.
+const ParseRedisCacheAdapter = parseServerPackage().RedisCacheAdapter as unknown as new (redisContext: object, ttl?: number) => ParseRedisCache
 
 /** Parse's in-memory cache default, so entries written past Parse live no longer than without Redis. */
 export const DEFAULT_CACHE_TTL_MS = 5_000

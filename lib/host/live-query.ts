@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import '../parse/no-log-files.js' // before parse-server loads
-import { ParseServer } from '../parse/parse-main.js'
+import { parseServerPackage } from '../parse/parse-main.js'
 import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
 import { DEFAULT_REQUEST_ID_HEADER, requestIdFrom } from './request-ids.js'
 import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
@@ -34,7 +34,7 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     warn: (message) => fastify.log.warn(message),
     ...(header === false ? {} : { requestIds: { header, of: (request: IncomingMessage) => String(genReqId(request)) } })
   })
-  const server = await ParseServer.createLiveQueryServer(fastify.server, {
+  const server = await parseServerPackage().ParseServer.createLiveQueryServer(fastify.server, {
     appId: settings.appId,
     masterKey: settings.masterKey,
     serverURL: settings.serverURL,

@@ -1,6 +1,6 @@
 // Starting and stopping Parse Server inside a process the kit (not Parse) owns.
 import '../parse/no-log-files.js' // before parse-server loads
-import { ParseServer } from '../parse/parse-main.js'
+import { parseServerPackage } from '../parse/parse-main.js'
 import { clearSchemaCache } from '../parse/parse-calls.js'
 import { forgetParseConfig, parseConfig, schemaMemo } from '../access/parse-config.js'
 import { installDirectWrites } from '../parse/direct-writes.js'
@@ -29,7 +29,8 @@ export interface ParseHostOptions {
   log?: FastifyBaseLogger
 }
 
-type ParseServerInstance = ReturnType<typeof ParseServer>
+type ParseServerConstructor = ReturnType<typeof parseServerPackage>['ParseServer']
+type ParseServerInstance = ReturnType<ParseServerConstructor>
 
 export interface ParseHost {
   server: ParseServerInstance
@@ -90,7 +91,7 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   // a drop of a cache entry (a revocation) ends the sharing of loads started before it.
   countCacheDrops()
   installSharedRoleLoads()
-  const server = ParseServer(config as unknown as Parameters<typeof ParseServer>[0])
+  const server = parseServerPackage().ParseServer(config as unknown as Parameters<ParseServerConstructor>[0])
   const removePasswordStampGuard = guardPasswordStamp()
   try {
     await server.start()

@@ -2,7 +2,7 @@
 import type { Static } from '@sinclair/typebox'
 import { Type } from '../typebox.js'
 import type { FieldDefinition } from './field-options.js'
-import { parseAcceptsClassName, parseSystemClasses } from '../parse/parse-calls.js'
+import { parseAcceptsClassName, parseSystemClasses } from '../parse/name-rules.js'
 import { ClassOptionInvalidError, ClassOptionUnknownError, ModelDeclarationError } from '../errors.js'
 import { optionChecker, typed, type OptionProblem, type OptionStep } from '../option-schema.js'
 

@@ -2,7 +2,7 @@
 // is imported, so a mistake fails at boot with the class, field and option named.
 import type { Static } from '@sinclair/typebox'
 import { Type } from '../typebox.js'
-import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from '../parse/parse-calls.js'
+import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from '../parse/name-rules.js'
 import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
 import { postgresRegex, UnsupportedPatternError } from './postgres-regex.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'

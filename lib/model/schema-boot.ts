@@ -4,7 +4,7 @@
 // calls afterMigration); boot must fail instead, whichever path the schema
 // configuration came from.
 import { parseLogger } from '../parse/internals.js'
-import { parseAcceptsClassName, parseAcceptsFieldName } from '../parse/parse-calls.js'
+import { parseAcceptsClassName, parseAcceptsFieldName } from '../parse/name-rules.js'
 import { isParseDefaultColumn } from '../parse/schema-enforcement.js'
 import { skipUnchangedSchemaWrites } from '../parse/unchanged-schema.js'
 import { keepGivenAddField } from '../parse/add-field-permission.js'

@@ -20,7 +20,7 @@
 // test/adapter-read.test.ts runs every case it serves through it and through
 // Parse's REST API and compares the answers byte for byte.
 import type Parse from 'parse/node'
-import { triggers } from './internals.js'
+import { parseInternals } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 import type { ParseConfig, SchemaController } from './server-shapes.js'
 
@@ -186,6 +186,7 @@ export async function adapterRead (config: ParseConfig, auth: ReadAuth, read: Pl
   const server = config as ReadConfig
   const { className } = read
   if (className.startsWith('_') || auth.isMaintenance) return undefined
+  const { triggers } = parseInternals()
   if (triggers.getTrigger(className, 'beforeFind', server.applicationId) || triggers.getTrigger(className, 'afterFind', server.applicationId)) return undefined
   const schemaController = await server.database.loadSchema() as ReadSchemaController
   const isMaster = auth.isMaster === true

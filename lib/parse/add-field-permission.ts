@@ -10,13 +10,13 @@
 // permissions it already has (so the write changes nothing and
 // unchanged-schema.ts skips it). A definition without `addField` still closes
 // it, as Parse does.
-import { DefinedSchemas } from './internals.js'
+import { parseInternals, type ParseInternals } from './internals.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.add-field-permission')
 
 /** Wraps DefinedSchemas#handleCLP (once per process: DefinedSchemas is Parse's class). */
 export function keepGivenAddField (): void {
-  const migration = DefinedSchemas.prototype as typeof DefinedSchemas.prototype & { [WRAPPED]?: true }
+  const migration = parseInternals().DefinedSchemas.prototype as ParseInternals['DefinedSchemas']['prototype'] & { [WRAPPED]?: true }
   if (migration[WRAPPED]) return
   migration[WRAPPED] = true
   const handleCLP = migration.handleCLP

@@ -6,13 +6,13 @@
 // take a stored class past a number of fields is refused, with Parse's own
 // error for a refused addField. The bound is the running kit's.
 import Parse from 'parse/node'
-import { DatabaseController, type CanAddField } from './internals.js'
+import { parseInternals, type ParseInternals, type CanAddField } from './internals.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.client-field-bound')
 
 /** Wraps DatabaseController#canAddField (once per process); `boundOf()` answers the running kit's bound, undefined for none. */
 export function boundClientFieldAdds (boundOf: () => number | undefined): void {
-  const prototype = DatabaseController.prototype as typeof DatabaseController.prototype & { [WRAPPED]?: true }
+  const prototype = parseInternals().DatabaseController.prototype as ParseInternals['DatabaseController']['prototype'] & { [WRAPPED]?: true }
   if (prototype[WRAPPED]) return
   prototype[WRAPPED] = true
   const canAddField = prototype.canAddField

@@ -22,7 +22,7 @@
 // inside a batch) takes Parse's controller as before.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import Parse from 'parse/node'
-import { AuthModule, rest, type ParseConfig } from './internals.js'
+import { parseInternals, type ParseConfig } from './internals.js'
 import { withOneSchemaLoad } from './one-schema-load.js'
 import type { SchemaMemo } from './reused-schema.js'
 import { createThroughRestWrite } from './lean-create.js'
@@ -117,13 +117,14 @@ async function write (server: WriteServer, target: WriteTarget, body: Record<str
   const auth = await authFor(options, config)
   const result = target.objectId === undefined
     ? await createThroughRestWrite(config, auth, target.className, body, context)
-    : await rest.update(config, auth, target.className, { objectId: target.objectId }, body, context)
+    : await parseInternals().rest.update(config, auth, target.className, { objectId: target.objectId }, body, context)
   return options.returnStatus ? { ...result.response, _status: result.status, _headers: result.headers ?? {} } : result.response
 }
 
 /** The Auth Parse's controller builds for these options; the known caller's user when the token is the caller's. */
 async function authFor (options: SaveOptions, config: ParseConfig): Promise<unknown> {
   const installationId = options.installationId || 'cloud'
+  const { AuthModule } = parseInternals()
   if (options.useMasterKey) return new AuthModule.Auth({ config, isMaster: true, installationId })
   const sessionToken = typeof options.sessionToken === 'string' ? options.sessionToken : ''
   if (sessionToken === '') return new AuthModule.Auth({ config, installationId })

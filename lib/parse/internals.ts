@@ -1,11 +1,16 @@
 // Parse Server modules the kit uses beyond the package's main export. Parse's
 // modules require each other in cycles (Auth ↔ RestWrite): loading one of them
-// first leaves the other holding a half-built module. Importing the package
+// first leaves the other holding a half-built module. Loading the package
 // first keeps Parse's own load order; every deep import goes through here.
 // Each module comes in as its module.exports (unknown, parse-server-lib.d.ts)
 // and leaves with the shape the kit relies on (*-shapes.ts), which
 // test/parse-contract.test.ts checks against Parse.
-import './parse-main.js' // parse-server itself first, its unused subsystems deferred
+//
+// Nothing is loaded when this file is imported: parseInternals() loads Parse
+// Server and these modules at its first call (a boot, a request), so that
+// importing the kit, declaring models and a boot refused for an option never
+// load Parse Server (issue 49).
+import { parseServerPackage } from './parse-main.js'
 import Parse from 'parse/node'
 import { createRequire } from 'node:module'
 import { GRIDFS_BUCKET_ADAPTER, MONGO_STORAGE_ADAPTER, loadModule, whenModuleLoads } from './lazy-subsystems.js'
@@ -17,72 +22,105 @@ import type * as Migration from './migration-shapes.js'
 // lexer over its whole source (these files carry inline source maps: about 2 MB), work that got the lexer
 // optimized at every boot, and whose compiler memory the allocator kept (docs/internals/benchmarks.md, issue 51).
 const requireParse = createRequire(import.meta.url)
-const AuthExports = requireParse('parse-server/lib/Auth.js') as unknown
-const ConfigExports = requireParse('parse-server/lib/Config.js') as unknown
-const RestQueryExports = requireParse('parse-server/lib/RestQuery.js') as unknown
-const RestExports = requireParse('parse-server/lib/rest.js') as unknown
-const RestWriteExports = requireParse('parse-server/lib/RestWrite.js') as unknown
-const SharedRestExports = requireParse('parse-server/lib/SharedRest.js') as unknown
-const UtilsExports = requireParse('parse-server/lib/Utils.js') as unknown
-const SchemaCacheExports = requireParse('parse-server/lib/Adapters/Cache/SchemaCache.js') as unknown
-const CacheControllerExports = requireParse('parse-server/lib/Controllers/CacheController.js') as unknown
-const PostgresExports = requireParse('parse-server/lib/Adapters/Storage/Postgres/PostgresStorageAdapter.js') as unknown
-const SchemaControllerExports = requireParse('parse-server/lib/Controllers/SchemaController.js') as unknown
-const DatabaseControllerExports = requireParse('parse-server/lib/Controllers/DatabaseController.js') as unknown
-const LoggerExports = requireParse('parse-server/lib/logger.js') as unknown
-const BatchExports = requireParse('parse-server/lib/batch.js') as unknown
-const TriggersExports = requireParse('parse-server/lib/triggers.js') as unknown
-const CryptoUtilsExports = requireParse('parse-server/lib/cryptoUtils.js') as unknown
-const RedisPubSubExports = requireParse('parse-server/lib/Adapters/PubSub/RedisPubSub.js') as unknown
-const ControllersExports = requireParse('parse-server/lib/Controllers/index.js') as unknown
-const PushControllerExports = requireParse('parse-server/lib/Controllers/PushController.js') as unknown
-const PushQueueExports = requireParse('parse-server/lib/Push/PushQueue.js') as unknown
-const PushWorkerExports = requireParse('parse-server/lib/Push/PushWorker.js') as unknown
-const InMemoryCacheAdapterExports = requireParse('parse-server/lib/Adapters/Cache/InMemoryCacheAdapter.js') as unknown
-const ParseServerModuleExports = requireParse('parse-server/lib/ParseServer.js') as unknown
-const DefinedSchemasExports = requireParse('parse-server/lib/SchemaMigrations/DefinedSchemas.js') as unknown
-const SdkEncodeExports = requireParse('parse/lib/node/encode.js') as unknown
 
 export type * from './server-shapes.js'
 export type * from './storage-shapes.js'
 export type * from './migration-shapes.js'
 
-export const AuthModule = AuthExports as Server.AuthModuleExports
-export const Config = ConfigExports as Server.ConfigModuleExports
-export const RestQuery = RestQueryExports as Server.RestQueryExports
-/** rest.create / rest.update: what Parse's ClassesRouter calls for a single-object write. */
-export const rest = RestExports as Server.RestExports
-/** The write rest.create runs (parse/lean-create.ts runs its steps). */
-export const RestWrite = RestWriteExports as Server.RestWriteClass
-/** What rest.create checks before it builds its RestWrite (Parse's classes that only the master key may touch, a read-only master key). */
-export const enforceRoleSecurity = (SharedRestExports as Server.SharedRestExports).enforceRoleSecurity
-export const SchemaCache = SchemaCacheExports as Server.SchemaCacheExports
-/** The per-purpose view of Parse's cache (role, user): parse/shared-loads.ts counts its drops. */
-export const SubCache = (CacheControllerExports as { SubCache: Server.SubCacheClass }).SubCache
-/** Parse's Utils class (parse/keyword-scan.ts replaces its denylist scan). */
-export const ParseUtils = UtilsExports as Server.UtilsClass
-export const SchemaRules = SchemaControllerExports as Server.SchemaControllerExports
-/** The class of the per-request database controller (Config.get builds one per request). */
-export const DatabaseController = DatabaseControllerExports as Server.DatabaseControllerClass
-export const parseLogger = (LoggerExports as Server.LoggerExports).getLogger
-export const triggers = TriggersExports as Server.TriggersExports
-export const cryptoUtils = CryptoUtilsExports as Server.CryptoUtilsExports
-export const RedisPubSub = (RedisPubSubExports as Server.RedisPubSubExports).RedisPubSub
-/** Parse's default cache adapter (access/user-cache.ts reads it synchronously). */
-export const InMemoryCacheAdapter = (InMemoryCacheAdapterExports as Server.InMemoryCacheAdapterExports).InMemoryCacheAdapter
-/** How Parse's /batch turns an inner request's path into the path its router runs. */
-export const makeBatchRoutingPathFunction = (BatchExports as Server.BatchExports).makeBatchRoutingPathFunction
-/** The exports object ParseServer#start takes getPushController from (parse/push-without-adapter.ts). */
-export const Controllers = ControllersExports as Server.ControllersExports
-export const PushController = (PushControllerExports as Server.PushControllerExports).PushController
-export const PushQueue = (PushQueueExports as Server.PushQueueExports).PushQueue
-export const PushWorker = (PushWorkerExports as Server.PushWorkerExports).PushWorker
-/** The ParseServer class (whose static promiseRouter builds the routes its app mounts). */
-export const ParseServerClass = (ParseServerModuleExports as Server.ParseServerModuleExports).default
-/** Parse's Defined Schemas migration (parse/unchanged-schema.ts skips its writes that change nothing). */
-export const DefinedSchemas = (DefinedSchemasExports as Migration.DefinedSchemasModuleExports).DefinedSchemas
+/** Parse Server's deep modules, each with the shape the kit relies on. */
+export interface ParseInternals {
+  AuthModule: Server.AuthModuleExports
+  Config: Server.ConfigModuleExports
+  RestQuery: Server.RestQueryExports
+  /** rest.create / rest.update: what Parse's ClassesRouter calls for a single-object write. */
+  rest: Server.RestExports
+  /** The write rest.create runs (parse/lean-create.ts runs its steps). */
+  RestWrite: Server.RestWriteClass
+  /** What rest.create checks before it builds its RestWrite (Parse's classes that only the master key may touch, a read-only master key). */
+  enforceRoleSecurity: Server.SharedRestExports['enforceRoleSecurity']
+  /** Parse's Utils class (parse/keyword-scan.ts replaces its denylist scan). */
+  ParseUtils: Server.UtilsClass
+  SchemaCache: Server.SchemaCacheExports
+  /** The per-purpose view of Parse's cache (role, user): parse/shared-loads.ts counts its drops. */
+  SubCache: Server.SubCacheClass
+  PostgresStorageAdapter: Storage.PostgresAdapterClass
+  SchemaRules: Server.SchemaControllerExports
+  /** The class of the per-request database controller (Config.get builds one per request). */
+  DatabaseController: Server.DatabaseControllerClass
+  /** Parse's logger (logger.js getLogger). */
+  getLogger: Server.LoggerExports['getLogger']
+  /** How Parse's /batch turns an inner request's path into the path its router runs. */
+  makeBatchRoutingPathFunction: Server.BatchExports['makeBatchRoutingPathFunction']
+  triggers: Server.TriggersExports
+  cryptoUtils: Server.CryptoUtilsExports
+  RedisPubSub: Server.RedisPubSubExports['RedisPubSub']
+  /** The exports object ParseServer#start takes getPushController from (parse/push-without-adapter.ts). */
+  Controllers: Server.ControllersExports
+  PushController: Server.PushControllerExports['PushController']
+  PushQueue: Server.PushQueueExports['PushQueue']
+  PushWorker: Server.PushWorkerExports['PushWorker']
+  /** Parse's default cache adapter (access/user-cache.ts reads it synchronously). */
+  InMemoryCacheAdapter: Server.InMemoryCacheAdapterExports['InMemoryCacheAdapter']
+  /** The ParseServer class (whose static promiseRouter builds the routes its app mounts). */
+  ParseServerClass: Server.ParseServerModuleExports['default']
+  /** Parse's Defined Schemas migration (parse/unchanged-schema.ts skips its writes that change nothing). */
+  DefinedSchemas: Migration.DefinedSchemasModuleExports['DefinedSchemas']
+}
 
-export const PostgresStorageAdapter = (PostgresExports as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter
+let internals: ParseInternals | undefined
+
+/** Parse Server's deep modules, loaded at the first call: the package main first, then each in the order Parse itself would reach it. */
+export function parseInternals (): ParseInternals {
+  internals ??= loadInternals()
+  return internals
+}
+
+/** Whether parseInternals() has loaded Parse Server yet. */
+export function parseInternalsLoaded (): boolean {
+  return internals !== undefined
+}
+
+function loadInternals (): ParseInternals {
+  parseServerPackage() // the package main first: Parse's own load order (the cycles above)
+  const deep = (file: string) => requireParse(`parse-server/lib/${file}`) as unknown
+  // An object literal runs its properties in order: the same order of requires as when these were top-level constants.
+  return {
+    AuthModule: deep('Auth.js') as Server.AuthModuleExports,
+    Config: deep('Config.js') as Server.ConfigModuleExports,
+    RestQuery: deep('RestQuery.js') as Server.RestQueryExports,
+    rest: deep('rest.js') as Server.RestExports,
+    RestWrite: deep('RestWrite.js') as Server.RestWriteClass,
+    enforceRoleSecurity: (deep('SharedRest.js') as Server.SharedRestExports).enforceRoleSecurity,
+    ParseUtils: deep('Utils.js') as Server.UtilsClass,
+    SchemaCache: deep('Adapters/Cache/SchemaCache.js') as Server.SchemaCacheExports,
+    SubCache: (deep('Controllers/CacheController.js') as { SubCache: Server.SubCacheClass }).SubCache,
+    PostgresStorageAdapter: (deep('Adapters/Storage/Postgres/PostgresStorageAdapter.js') as { PostgresStorageAdapter: Storage.PostgresAdapterClass }).PostgresStorageAdapter,
+    SchemaRules: deep('Controllers/SchemaController.js') as Server.SchemaControllerExports,
+    DatabaseController: deep('Controllers/DatabaseController.js') as Server.DatabaseControllerClass,
+    getLogger: (deep('logger.js') as Server.LoggerExports).getLogger,
+    makeBatchRoutingPathFunction: (deep('batch.js') as Server.BatchExports).makeBatchRoutingPathFunction,
+    triggers: deep('triggers.js') as Server.TriggersExports,
+    cryptoUtils: deep('cryptoUtils.js') as Server.CryptoUtilsExports,
+    RedisPubSub: (deep('Adapters/PubSub/RedisPubSub.js') as Server.RedisPubSubExports).RedisPubSub,
+    Controllers: deep('Controllers/index.js') as Server.ControllersExports,
+    PushController: (deep('Controllers/PushController.js') as Server.PushControllerExports).PushController,
+    PushQueue: (deep('Push/PushQueue.js') as Server.PushQueueExports).PushQueue,
+    PushWorker: (deep('Push/PushWorker.js') as Server.PushWorkerExports).PushWorker,
+    InMemoryCacheAdapter: (deep('Adapters/Cache/InMemoryCacheAdapter.js') as Server.InMemoryCacheAdapterExports).InMemoryCacheAdapter,
+    ParseServerClass: (deep('ParseServer.js') as Server.ParseServerModuleExports).default,
+    DefinedSchemas: (deep('SchemaMigrations/DefinedSchemas.js') as Migration.DefinedSchemasModuleExports).DefinedSchemas
+  }
+}
+
+/** Parse's PostgreSQL storage adapter class (loads Parse Server at the first call). */
+export function postgresStorageAdapterClass (): Storage.PostgresAdapterClass {
+  return parseInternals().PostgresStorageAdapter
+}
+
+/** Parse Server's logger (its getLogger), loading Parse at the first call. */
+export function parseLogger (): ReturnType<Server.LoggerExports['getLogger']> {
+  return parseInternals().getLogger()
+}
 
 // The MongoDB adapters load the MongoDB driver: taken at first use (a
 // PostgreSQL kit never loads them; lazy-subsystems.ts). A static import would
@@ -116,5 +154,8 @@ type SdkEncode = (value: unknown, disallowObjects: boolean, forcePointers: boole
  * values in Parse's REST JSON.
  */
 export function encodeForSave (value: unknown): unknown {
-  return (SdkEncodeExports as { default: SdkEncode }).default(value, false, true)
+  sdkEncode ??= (requireParse('parse/lib/node/encode.js') as { default: SdkEncode }).default
+  return sdkEncode(value, false, true)
 }
+
+let sdkEncode: SdkEncode | undefined

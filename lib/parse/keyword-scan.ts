@@ -13,7 +13,7 @@
 // flags and a lastIndex) is compiled afresh, as Parse does.
 // test/keyword-scan.test.ts compares it with Parse's own on many inputs;
 // test/parse-contract.test.ts pins the Parse code it stands in for.
-import { ParseUtils } from './internals.js'
+import { parseInternals } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
 type Scan = (object: unknown, key: unknown, value: unknown) => boolean
@@ -65,16 +65,26 @@ export const objectContainsKeyValue: Scan = (object, key, value) => {
   return false
 }
 
+let shipped: Scan | undefined
+
+/** Parse's own scan, taken before installKeywordScan replaces it (Parse loads at the first call). */
+function shippedScan (): Scan {
+  shipped ??= parseInternals().ParseUtils.objectContainsKeyValue
+  return shipped
+}
+
 /** Parse's scan as shipped (for the comparison test). */
-export const parseObjectContainsKeyValue: Scan = ParseUtils.objectContainsKeyValue
+export const parseObjectContainsKeyValue: Scan = (object, key, value) => shippedScan()(object, key, value)
 
 /** What Parse's Utils calls once installed: the compiled-pattern scan, or Parse's own with fastPaths: false. */
 export const installedScan: Scan = (object, key, value) => fastPathsOn() ? objectContainsKeyValue(object, key, value) : parseObjectContainsKeyValue(object, key, value)
 
 /** Idempotent: every denylist scan of Parse in this process takes the compiled patterns. */
 export function installKeywordScan (): void {
+  const { ParseUtils } = parseInternals()
   const utils = ParseUtils as unknown as Record<symbol, unknown>
   if (utils[INSTALLED]) return
+  shippedScan()
   ParseUtils.objectContainsKeyValue = installedScan
   utils[INSTALLED] = true
 }

@@ -10,7 +10,7 @@
 // test/parse-contract.test.ts pins the step list and each skipped step's
 // class guard, so a Parse upgrade that adds or changes a step fails by name;
 // test/adapter-read.test.ts (its createRow part) compares its answers and rows with Parse's REST create.
-import { RestWrite, enforceRoleSecurity, rest, type RestWriteResult, type RestWriteStep } from './internals.js'
+import { parseInternals, type RestWriteResult, type RestWriteStep } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
 /** RestWrite#execute's steps for an ordinary class, in Parse's order (the ten class-specific ones left out). */
@@ -45,6 +45,7 @@ export const CLASS_SPECIFIC_STEPS: readonly RestWriteStep[] = [
 /** rest.create's answer for `className`, through the ordinary steps when the class is not one of Parse's own. */
 export async function createThroughRestWrite (config: unknown, auth: unknown, className: string, body: Record<string, unknown>, context: Record<string, unknown>): Promise<RestWriteResult> {
   // Parse's own classes take Parse's path, as does every class with fastPaths: false.
+  const { rest, enforceRoleSecurity, RestWrite } = parseInternals()
   if (className.startsWith('_') || !fastPathsOn()) return rest.create(config, auth, className, body, context)
   enforceRoleSecurity('create', className, auth, config) // as rest.create does first
   const write = new RestWrite(config, auth, className, null, body, null, context)

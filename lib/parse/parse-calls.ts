@@ -3,12 +3,12 @@
 // fixed here, and its callers (access/, storage/, cluster/, host/) do not
 // change. test/parse-contract.test.ts pins what each relies on.
 import type Parse from 'parse/node'
-import { AuthModule, Config, RedisPubSub, SchemaCache, SchemaRules, cryptoUtils, makeBatchRoutingPathFunction, triggers } from './internals.js'
+import { parseInternals } from './internals.js'
 import type { ParseAuth, ParseConfig, RedisPubSubConfig } from './server-shapes.js'
 
 /** Parse's Config of the application (a new one per call, as Parse builds per request); undefined when it is not running here. */
 export function appConfig (appId: string): ParseConfig | undefined {
-  return Config.get(appId)
+  return parseInternals().Config.get(appId)
 }
 
 /** Who an operation runs as: the master key, a user already known, or nobody. */
@@ -16,29 +16,29 @@ export interface AuthCaller { master?: boolean, user?: Parse.User, installationI
 
 /** The Auth Parse builds for that caller (Auth.master, new Auth({ user }), Auth.nobody). */
 export function authOf (config: ParseConfig, caller: AuthCaller): ParseAuth {
-  if (caller.master) return AuthModule.master(config)
-  if (caller.user) return new AuthModule.Auth({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
-  return AuthModule.nobody(config)
+  if (caller.master) return parseInternals().AuthModule.master(config)
+  if (caller.user) return new (parseInternals().AuthModule.Auth)({ config, isMaster: false, user: caller.user, installationId: caller.installationId })
+  return parseInternals().AuthModule.nobody(config)
 }
 
 /** Parse's Auth for a session token (its user cache, else the database); Parse's error for an unknown or expired one. */
 export async function authOfSession (config: ParseConfig, sessionToken: string, installationId?: string): Promise<ParseAuth> {
-  return await AuthModule.getAuthForSessionToken({ config, sessionToken, installationId })
+  return await parseInternals().AuthModule.getAuthForSessionToken({ config, sessionToken, installationId })
 }
 
 /** The roles of a user by id (`role:Name` each), as Parse's Auth loads them (with its role cache). */
 export async function rolesOfUser (config: ParseConfig, user: Parse.User): Promise<string[]> {
-  return await new AuthModule.Auth({ config, isMaster: false, user }).getUserRoles()
+  return await new (parseInternals().AuthModule.Auth)({ config, isMaster: false, user }).getUserRoles()
 }
 
 /** Empties Parse's process-wide schema cache (a server started after another must not inherit its schemas). */
 export function clearSchemaCache (): void {
-  SchemaCache.default.clear()
+  parseInternals().SchemaCache.default.clear()
 }
 
 /** Parse's /batch: how an inner request's path becomes the path its router runs, for a batch at `batchPath`. */
 export function batchRoutingPath (batchPath: string, serverURL: string, publicServerURL: string | undefined): (requestPath: string) => string {
-  return makeBatchRoutingPathFunction(batchPath, serverURL, publicServerURL)
+  return parseInternals().makeBatchRoutingPathFunction(batchPath, serverURL, publicServerURL)
 }
 
 /**
@@ -46,6 +46,7 @@ export function batchRoutingPath (batchPath: string, serverURL: string, publicSe
  * application's own trigger (kept, with its validator) runs inside the kit's.
  */
 export function afterRoleWrites (appId: string, after: () => Promise<void>): void {
+  const { triggers } = parseInternals()
   for (const type of [triggers.Types.afterSave, triggers.Types.afterDelete]) {
     const existing = triggers.getTrigger('_Role', type, appId)
     const validator = triggers.getValidator(`${type}._Role`, appId)
@@ -63,32 +64,17 @@ export function afterRoleWrites (appId: string, after: () => Promise<void>): voi
 
 /** Parse's Redis client for publishing LiveQuery events. */
 export function liveQueryPublisher (config: RedisPubSubConfig): unknown {
-  return RedisPubSub.createPublisher(config)
+  return parseInternals().RedisPubSub.createPublisher(config)
 }
 
 /** Parse's Redis client for hearing LiveQuery events. */
 export function liveQuerySubscriber (config: RedisPubSubConfig): unknown {
-  return RedisPubSub.createSubscriber(config)
-}
-
-/** Parse's rule for a class name (SchemaController.classNameIsValid): an application name, or one of Parse's own classes. */
-export function parseAcceptsClassName (name: string): boolean {
-  return SchemaRules.classNameIsValid(name)
-}
-
-/** Parse's rule for a field name, of `className` when given (SchemaController.fieldNameIsValid). */
-export function parseAcceptsFieldName (name: string, className?: string): boolean {
-  return SchemaRules.fieldNameIsValid(name, className)
-}
-
-/** Parse's own classes (`_User`, `_Role`, …), in Parse's order. */
-export function parseSystemClasses (): readonly string[] {
-  return SchemaRules.systemClasses
+  return parseInternals().RedisPubSub.createSubscriber(config)
 }
 
 /** Whether `field` is one of the columns Parse gives `className` itself (not counting those of every class). */
 export function isParseClassColumn (className: string, field: string): boolean {
-  return Boolean(SchemaRules.defaultColumns[className]?.[field])
+  return Boolean(parseInternals().SchemaRules.defaultColumns[className]?.[field])
 }
 
 /** What a run started by jobStatusWriter holds besides Parse's own request: its row already has the params and source. */
@@ -136,10 +122,10 @@ export interface JobStatusWriter {
  * read once (the class made first, as DatabaseController.create would).
  */
 export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> {
-  const config = Config.get(appId)
+  const config = parseInternals().Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
   const controller = await (await config.database.loadSchema()).enforceClassExists('_JobStatus')
-  const rules = SchemaRules as unknown as { convertSchemaToAdapterSchema (schema: unknown): unknown }
+  const rules = parseInternals().SchemaRules as unknown as { convertSchemaToAdapterSchema (schema: unknown): unknown }
   const schema = rules.convertSchemaToAdapterSchema(structuredClone(await (controller as unknown as JobStatusSchemaCalls).getOneSchema('_JobStatus', true)))
   const adapter = config.database.adapter as JobStatusAdapter
   const end = async (jobId: string, outcome: RunEndRow): Promise<void> => {
@@ -148,7 +134,7 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
   return {
     async start (jobName, params, row) {
       const job = registeredJob(appId, jobName)
-      const jobId = row.jobId ?? cryptoUtils.newObjectId(config.objectIdSize)
+      const jobId = row.jobId ?? parseInternals().cryptoUtils.newObjectId(config.objectIdSize)
       // The fields Parse's jobStatusHandler writes (no updatedAt), locked down the same way (ACL {}: no reader, no writer), plus params and source.
       const createdAt = { __type: 'Date', iso: new Date().toISOString() }
       await adapter.createObject('_JobStatus', schema, { objectId: jobId, jobName, status: 'running', source: row.source, params: row.params, createdAt, _rperm: [], _wperm: [] })
@@ -159,7 +145,7 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
 }
 
 function registeredJob (appId: string, jobName: string): (request: StartedJobRequest) => unknown {
-  const job = triggers.getJob(jobName, appId)
+  const job = parseInternals().triggers.getJob(jobName, appId)
   if (!job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
   return job
 }
@@ -178,11 +164,11 @@ export interface JobRunStarter {
 
 /** Parse's config and the job are looked up once for a batch: Config.get builds a new Config (and DatabaseController) at each call. */
 export function jobRunStarter (appId: string, jobName: string): JobRunStarter {
-  const config = Config.get(appId)
+  const config = parseInternals().Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
   const job = registeredJob(appId, jobName)
   return {
-    newId: () => cryptoUtils.newObjectId(config.objectIdSize),
+    newId: () => parseInternals().cryptoUtils.newObjectId(config.objectIdSize),
     run: (params, jobId, recordEnd) => runJob(job, startedRequest(config, jobName, params, jobId, true, (_jobId, end) => recordEnd(end)))
   }
 }
@@ -216,7 +202,7 @@ function endUpdate ({ finishedAt, message, status }: RunEndRow): Record<string, 
 
 /** Writes a run's end on its _JobStatus row as Parse's own status handler does (one update: no REST round trip, no triggers). */
 export async function endJobRun (appId: string, jobId: string, end: RunEndRow): Promise<void> {
-  const config = Config.get(appId)
+  const config = parseInternals().Config.get(appId)
   if (!config) throw new Error(`Parse is not running application ${appId}`)
   await config.database.update('_JobStatus', { objectId: jobId }, endUpdate(end))
 }

@@ -5,13 +5,13 @@
 // update's promise a handler (a warning is logged; the user's next login
 // stamps again); the caller still gets the same promise, and every other
 // update is left alone. The kit adds no process-wide unhandledRejection handler.
-import { DatabaseController, parseLogger, type DatabaseUpdate } from './internals.js'
+import { parseInternals, parseLogger, type DatabaseUpdate } from './internals.js'
 
 const GUARDED = Symbol.for('fastify-parse-kit.password-stamp')
 
 /** Installs the guard on Parse's database controller (one kit per process); returns the undo. */
 export function guardPasswordStamp (): () => void {
-  const prototype = DatabaseController.prototype
+  const prototype = parseInternals().DatabaseController.prototype
   const update = prototype.update as DatabaseUpdate & { [GUARDED]?: true }
   if (update[GUARDED]) return () => {}
   const guarded: DatabaseUpdate & { [GUARDED]?: true } = function (this: unknown, ...args) {

@@ -5,12 +5,19 @@
 // nothing calls: PushController#sendPush refuses before anything is queued, so
 // the worker never receives a message. With a `push` option Parse's own
 // function runs. test/parse-contract.test.ts compares both answers.
-import { Controllers, PushController, PushQueue, PushWorker, type PushControllers } from './internals.js'
+import { parseInternals, type PushControllers } from './internals.js'
 
 const INSTALLED = Symbol.for('fastify-parse-kit.push-without-adapter')
 
-/** Parse's own getPushController, as the package exports it. */
-export const parseGetPushController = Controllers.getPushController
+type GetPushController = ReturnType<typeof parseInternals>['Controllers']['getPushController']
+
+let shipped: GetPushController | undefined
+
+/** Parse's own getPushController, as the package exports it (taken before installPushWithoutAdapter replaces it; Parse loads at the first call). */
+export function parseGetPushController (): GetPushController {
+  shipped ??= parseInternals().Controllers.getPushController
+  return shipped
+}
 
 /** Answers PushAdapter's methods (PushWorker validates them) for a server without push. */
 class NoPushAdapter {
@@ -18,8 +25,9 @@ class NoPushAdapter {
   send (): Promise<never> { return Promise.reject(new Error('push is not configured')) }
 }
 
-async function getPushController (options: Parameters<typeof parseGetPushController>[0]): Promise<PushControllers> {
-  if (options.push) return parseGetPushController(options)
+async function getPushController (options: Parameters<GetPushController>[0]): Promise<PushControllers> {
+  if (options.push) return parseGetPushController()(options)
+  const { PushController, PushQueue, PushWorker } = parseInternals()
   // As Parse without a push option: no queue options, a worker on the default channel, no push support.
   return {
     pushController: new PushController(),
@@ -32,8 +40,10 @@ async function getPushController (options: Parameters<typeof parseGetPushControl
 
 /** Idempotent: every server started in the process takes the same function. */
 export function installPushWithoutAdapter (): void {
+  const { Controllers } = parseInternals()
   const exports = Controllers as unknown as Record<symbol, unknown>
   if (exports[INSTALLED]) return
+  parseGetPushController()
   Controllers.getPushController = getPushController
   exports[INSTALLED] = true
 }

@@ -3,7 +3,7 @@
 // other. The beforeFind trigger runs once, as for REST's count=1 (it is told
 // a count is asked), and both reads use the where and options it leaves;
 // afterFind sees the rows only, as Parse's own count never runs it.
-import { RestQuery, triggers } from './internals.js'
+import { parseInternals } from './internals.js'
 import type { ParseAuth, ParseConfig } from './server-shapes.js'
 
 export interface RestAnswer { results: Array<Record<string, unknown>>, count?: number }
@@ -14,6 +14,7 @@ export type RestRun = (options: Record<string, unknown>, afterFind: boolean) => 
 export async function prepareRestRead (config: ParseConfig, auth: ParseAuth, className: string, where: Record<string, unknown>, options: Record<string, unknown>, counting: boolean): Promise<RestRun> {
   const context: Record<string, unknown> = {}
   const asked = counting ? { ...options, count: 1 } : { ...options }
+  const { RestQuery, triggers } = parseInternals()
   const left = await triggers.maybeRunQueryTrigger('beforeFind', className, structuredClone(where), asked, config, auth, context, false)
   const restWhere = left.restWhere ?? where
   const { count: _count, ...restOptions } = left.restOptions ?? asked
@@ -39,6 +40,7 @@ export async function prepareRestRead (config: ParseConfig, auth: ParseAuth, cla
  * included, the count in the same query): the read with fastPaths: false.
  */
 export async function parseRestRead (config: ParseConfig, auth: ParseAuth, className: string, where: Record<string, unknown>, options: Record<string, unknown>): Promise<RestAnswer> {
+  const { RestQuery } = parseInternals()
   const query = await RestQuery({ method: RestQuery.Method.find, config, auth, className, restWhere: where, restOptions: options, context: {} })
   return await query.execute()
 }

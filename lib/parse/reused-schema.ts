@@ -13,7 +13,7 @@
 // One read path edits the shared data itself: with `keys`, protected fields by
 // pointer ("userField:…") park temporary keys on the class's permissions, so
 // with any such rule in the schema every operation keeps its own controller.
-import { SchemaCache } from './internals.js'
+import { parseInternals } from './internals.js'
 import type { SchemaController } from './server-shapes.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
@@ -44,11 +44,11 @@ const sameEntries = (a: readonly unknown[], b: readonly unknown[]) => a.length =
  */
 export function reusedSchema (memo: SchemaMemo, load: () => Promise<SchemaController>): Promise<SchemaController> {
   if (!fastPathsOn()) return load()
-  const before = SchemaCache.default.all()
+  const before = parseInternals().SchemaCache.default.all()
   if (memo.controller && memo.entries && before.length > 0 && sameEntries(memo.entries, before) && dataOf(memo.built) === memo.data) return memo.controller
   const loading = load()
   loading.then((controller) => {
-    const after = SchemaCache.default.all()
+    const after = parseInternals().SchemaCache.default.all()
     if (before.length > 0 && sameEntries(before, after) && !parksKeys(after, controller)) {
       Object.assign(memo, { entries: after, controller: loading, built: controller, data: dataOf(controller) })
     }

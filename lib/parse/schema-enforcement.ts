@@ -3,7 +3,7 @@
 // would add a class or field. model/schema-lock.ts checks its lock there; this
 // file holds the patch of Parse's prototype (once per process: Parse's
 // SchemaController is process-wide).
-import { SchemaRules, type SchemaController } from './internals.js'
+import { parseInternals, type SchemaController } from './internals.js'
 
 /** Checks before Parse adds a class or a field: an error refuses it, undefined lets Parse go on. */
 export interface SchemaEnforcementChecks {
@@ -15,7 +15,7 @@ const WRAPPED = Symbol.for('fastify-parse-kit.schema-enforcement')
 
 /** Wraps SchemaController#enforceClassExists / #enforceFieldExists with `checks` (the first call in a process installs them). */
 export function checkSchemaEnforcement (checks: SchemaEnforcementChecks): void {
-  const controller = SchemaRules.SchemaController.prototype as SchemaController & { [WRAPPED]?: true }
+  const controller = parseInternals().SchemaRules.SchemaController.prototype as SchemaController & { [WRAPPED]?: true }
   if (controller[WRAPPED]) return
   controller[WRAPPED] = true
   const enforceClassExists = controller.enforceClassExists
@@ -33,5 +33,6 @@ export function checkSchemaEnforcement (checks: SchemaEnforcementChecks): void {
 
 /** Whether Parse itself gives the class this column (objectId, createdAt, … and each of its own classes' fields). */
 export function isParseDefaultColumn (className: string, field: string): boolean {
-  return Boolean(SchemaRules.defaultColumns._Default[field] || SchemaRules.defaultColumns[className]?.[field])
+  const { defaultColumns } = parseInternals().SchemaRules
+  return Boolean(defaultColumns._Default[field] || defaultColumns[className]?.[field])
 }

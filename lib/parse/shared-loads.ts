@@ -14,7 +14,7 @@
 // - failures: a joiner whose shared load failed loads for itself, unless the
 //   failure is the answer itself (an unknown session token).
 // test/shared-lookups.test.ts checks each.
-import { SubCache } from './internals.js'
+import { parseInternals } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
 /** How long a running load takes joiners (a normal lookup takes milliseconds). */
@@ -25,7 +25,7 @@ let drops = 0
 
 /** Idempotent: every drop of a Parse cache entry (SubCache#del, #clear) is counted, so older loads take no joiners. */
 export function countCacheDrops (): void {
-  const prototype = SubCache.prototype as unknown as Record<'del' | 'clear', (...args: unknown[]) => unknown> & Record<symbol, unknown>
+  const prototype = parseInternals().SubCache.prototype as unknown as Record<'del' | 'clear', (...args: unknown[]) => unknown> & Record<symbol, unknown>
   if (prototype[INSTALLED]) return
   for (const name of ['del', 'clear'] as const) {
     const drop = prototype[name]

@@ -8,7 +8,7 @@
 // shared-loads.ts (none after a role change, none older than a second, a
 // failure not shared), and each Auth keeps a copy of the answer.
 // test/parse-contract.test.ts pins the Auth methods this relies on.
-import { AuthModule } from './internals.js'
+import { parseInternals } from './internals.js'
 import { SharedLoads } from './shared-loads.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
@@ -31,7 +31,7 @@ export function roleLoadsRunning (): number {
 
 /** Idempotent: concurrent role loads of one user in one app share the first. */
 export function installSharedRoleLoads (): void {
-  const prototype = AuthModule.Auth.prototype as unknown as RoleLoader & Record<symbol, unknown>
+  const prototype = parseInternals().AuthModule.Auth.prototype as unknown as RoleLoader & Record<symbol, unknown>
   if (prototype[INSTALLED]) return
   const loadRoles = prototype._loadRoles
   prototype._loadRoles = function (this: RoleLoader) {

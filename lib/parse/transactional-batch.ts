@@ -8,7 +8,7 @@
 // 101 → 404, every other code → 400, code 1 → 500, as Parse maps them).
 // test/parse-contract.test.ts pins the shape it relies on.
 import Parse from 'parse/node'
-import { ParseServerClass, type PromiseRoute } from './internals.js'
+import { parseInternals, type PromiseRoute } from './internals.js'
 
 const INSTALLED = Symbol.for('fastify-parse-kit.transactional-batch-errors')
 
@@ -38,6 +38,7 @@ function wrapBatchRoute (route: PromiseRoute): void {
 
 /** Idempotent; before a server's app is built (its router is made then). */
 export function installTransactionalBatchErrors (): void {
+  const { ParseServerClass } = parseInternals()
   const server = ParseServerClass as unknown as Record<symbol, unknown> & typeof ParseServerClass
   if (server[INSTALLED]) return
   const promiseRouter = ParseServerClass.promiseRouter.bind(ParseServerClass)

@@ -18,7 +18,7 @@
 // On MongoDB, Parse's startup also stores every class's index list again
 // (updateSchemaWithIndexes: the collection's indexes into `_metadata.indexes`);
 // a list equal to the stored one is not written either.
-import { DefinedSchemas, whenMongoStorageAdapterLoads, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
+import { parseInternals, type ParseInternals, whenMongoStorageAdapterLoads, type MigrationCloudSchema, type MigrationSchemaOps, type MongoIndexListRefresh, type MongoSchemaCollection } from './internals.js'
 import { fastPathsOn } from './fast-path-switch.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.unchanged-schema')
@@ -28,7 +28,7 @@ export const READ_AS_EMPTY: ReadonlySet<string> = new Set(['find', 'count', 'get
 
 /** Installs the skip on Parse's migration (once per process: DefinedSchemas is Parse's class). */
 export function skipUnchangedSchemaWrites (): void {
-  const migration = DefinedSchemas.prototype as typeof DefinedSchemas.prototype & { [WRAPPED]?: true }
+  const migration = parseInternals().DefinedSchemas.prototype as ParseInternals['DefinedSchemas']['prototype'] & { [WRAPPED]?: true }
   if (migration[WRAPPED]) return
   migration[WRAPPED] = true
   const updateSchemaToDB = migration.updateSchemaToDB

@@ -2,8 +2,8 @@
 // which database is running; everything else sees a Parse storage adapter.
 import path from 'node:path'
 import '../parse/no-log-files.js' // before parse-server loads
-import { FileSystemAdapter } from '../parse/parse-main.js'
-import { mongoStorageAdapterClass, PostgresStorageAdapter, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
+import { parseServerPackage } from '../parse/parse-main.js'
+import { mongoStorageAdapterClass, postgresStorageAdapterClass, type MongoAdapter, type PostgresAdapter } from '../parse/internals.js'
 import { clearSchemaCache } from '../parse/parse-calls.js'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './postgres/embedded.js'
 import { pingPostgres, postgresPoolSize, postgresProbe, waitForPostgresPool } from './postgres/pool.js'
@@ -180,6 +180,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
   if (kind === 'postgres') {
     const bound = boundedPoolOptions(timeoutMs)
     const poolSize = postgresPoolSize(uri, options.poolSize)
+    const PostgresStorageAdapter = postgresStorageAdapterClass()
     const raw = new PostgresStorageAdapter({ uri, collectionPrefix: '', databaseOptions: { ...bound, max: poolSize, ...hooks } })
     markConnectionWaits(raw, timeoutMs)
     const probe = postgresProbe(raw)
@@ -241,5 +242,5 @@ export function redact (uri: string): string {
 
 /** The filesystem adapter only takes a directory relative to `./files`; express ours that way. */
 function filesOnDisk (directory: string): unknown {
-  return new FileSystemAdapter({ filesSubDirectory: path.relative(path.resolve('files'), directory) })
+  return new (parseServerPackage().FileSystemAdapter)({ filesSubDirectory: path.relative(path.resolve('files'), directory) })
 }

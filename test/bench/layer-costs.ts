@@ -15,11 +15,13 @@ import { buildExampleApp } from '../../fixtures/app.js'
 import { Note } from '../../fixtures/models/Note.js'
 import { addUsersToRole, createRow, queryRows } from '../../lib/index.js'
 import { parseConfig } from '../../lib/access/parse-config.js'
-import { AuthModule, RestQuery, rest } from '../../lib/parse/internals.js'
+import { parseInternals } from '../../lib/parse/internals.js'
 import { createThroughRestWrite } from '../../lib/parse/lean-create.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from '../helpers/kit.js'
 import { APP_ID, BENCH_ROLE, MASTER_KEY, MOUNT, ROOT, BENCH_DIR, SEEDED_NOTES } from './shared.js'
+// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+const { AuthModule, RestQuery, rest } = parseInternals()
 
 const iterations = Number(process.argv[2] ?? 2000)
 const dir = tempDir('fpk-layer-costs-')

@@ -14,7 +14,7 @@ import Fastify from 'fastify'
 import { kitPlugin } from '../../plugin.js'
 import { kitServerOptions } from '../../lib/index.js'
 import { DEFERRED_SUBSYSTEMS, MONGO_STORAGE_ADAPTER, PARSE_CHECK_RUNNER, deferredModuleFile, isModuleLoaded, loadModule } from '../../lib/parse/lazy-subsystems.js'
-import { ParseServer } from '../../lib/parse/parse-main.js'
+import { parseServerPackage } from '../../lib/parse/parse-main.js'
 import { mongoStorageAdapterClass } from '../../lib/parse/internals.js'
 import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { freePort } from '../../lib/storage/free-port.js'
@@ -64,6 +64,7 @@ try {
 
   // Asked for: Parse's GraphQL, as Parse mounts it (mountGraphQL), on the same database.
   const port = await freePort()
+  const { ParseServer } = parseServerPackage()
   const parse = await ParseServer.startApp({
     appId: 'deferred-graphql',
     masterKey: 'deferred-graphql-master-key',
