@@ -278,6 +278,8 @@ async function mountRoutes (b: Booting): Promise<void> {
   const { registerRequestIds, registerCors, exposeParseHeaders, collectRoutes } = b.modules
   // Request correlation: every answer carries request.id, and Parse's lines for a request its reqId.
   registerRequestIds(fastify, options.requestIdHeader)
+  // The heap a busy period grew, given back once the server has gone quiet (off unless asked).
+  if (options.idleCollection) b.modules.collectWhenIdle(fastify, { ...options.idleCollection, mountPath: options.mountPath, metricsPath: options.metrics?.path })
   // The cross-origin policy for everything under the mount path: its preflight
   // answers come before any app id check.
   if (options.cors) await registerCors(fastify, options.cors, options.mountPath)

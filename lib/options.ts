@@ -149,7 +149,9 @@ export const KitOptionsSchema = Type.Object({
   /** Header every answer carries the request id in (Fastify's request.id); default 'x-request-id'; false: none. kitServerOptions({ requestIdHeader }) takes the incoming id from the same header. */
   requestIdHeader: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.Literal(false)], { problem: "must be a header name such as 'x-request-id', or false" })),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
-  cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown()))
+  cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown())),
+  /** Seconds without a request, after serving some, before one compacting garbage collection gives the load's heap back (host/idle-collection.ts). Default false: V8 decides alone. */
+  idleCollection: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Literal(false)], { problem: 'must be a whole number of seconds from 1 to 86400, or false' }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
 
 export type KitOptions = Static<typeof KitOptionsSchema>
@@ -203,6 +205,8 @@ export interface ResolvedOptions {
   /** false: Parse's own read and write chains only. */
   fastPaths: boolean
   requestIdHeader: string | false
+  /** false: no collection when idle. */
+  idleCollection: { afterSeconds: number } | false
   production: boolean
 }
 
@@ -262,6 +266,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     tracing: input.tracing ?? false,
     fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
+    idleCollection: input.idleCollection === undefined || input.idleCollection === false ? false : { afterSeconds: input.idleCollection },
     production
   }
 }

@@ -390,7 +390,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
     metrics: { path: '/metrics', token: 'a-metrics-token-of-32-characters', defaultMetrics: false },
     tracing: true,
     fastPaths: false,
-    requestIdHeader: 'x-correlation-id'
+    requestIdHeader: 'x-correlation-id',
+    idleCollection: 30
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],

@@ -43,6 +43,8 @@ const app = await buildExampleApp({
     allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }, { path: '/users/me', methods: ['GET'] }],
     // The fan-out's subscribers all come from this machine's address.
     ...(liveQuery ? { liveQuery: { classNames: ['Note'], maxConnectionsPerAddress: 1000 } } : {}),
+    // The example app's idleCollection (30 s, as a generated project's) unless BENCH_IDLE_COLLECTION=off, to weigh it.
+    ...(process.env.BENCH_IDLE_COLLECTION === 'off' ? { idleCollection: false as const } : {}),
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.
       cloud: (Parse: { Cloud: { define: (name: string, handler: () => unknown) => void } }) => {
