@@ -11,6 +11,7 @@ import { appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
 class QueryEdge extends BaseModel {
   @ParseField({ type: 'String' }) declare label: string
   @ParseField({ type: 'Number' }) declare n: number
+  @ParseField({ type: 'Pointer', targetClass: '_User' }) declare owner: unknown
 }
 
 const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
@@ -104,6 +105,23 @@ t.test('queries a client gets wrong', async (t) => {
       const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers: appHeaders })
       t.ok(answer.status < 500, `${decodeURIComponent(query)}: ${answer.status} (${answer.text.slice(0, 140)})`)
       if (answer.status !== 200) t.match(answer.json, { code: 102, error: /MongoDB cannot run this query/ }, 'says why, in the kit\'s words')
+    }
+    // Operators whose value is not the shape Parse's query translation reads (a TypeError inside it).
+    const shapes: unknown[] = [
+      { n: { $nearSphere: null } },
+      { n: { $geoWithin: null } },
+      { n: { $geoIntersects: null } },
+      { n: { $within: null } },
+      { label: { $text: null } },
+      { label: { $text: { $search: null } } },
+      { owner: { __type: 'Pointer', className: null, objectId: null } },
+      { n: { $eq: { __type: 'Bytes' } } },
+      { n: { $select: { query: { className: 'QueryEdge', where: null }, key: 'n' } } }
+    ]
+    for (const where of shapes) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?where=${json(where)}`, { headers: appHeaders })
+      t.ok(answer.status < 500, `${JSON.stringify(where)}: ${answer.status} (${answer.text.slice(0, 140)})`)
+      t.not(answer.json?.code, 1, 'an answer with a code other than internal error')
     }
     const ordered = await kit.request('GET', '/parse/classes/QueryEdge?order=label.sub', { headers: appHeaders })
     t.ok(ordered.status < 500, `order=label.sub: ${ordered.status} (${ordered.text.slice(0, 140)})`)

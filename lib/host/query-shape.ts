@@ -11,6 +11,8 @@
 const FIND_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+|users|roles|sessions|installations|push_audiences)\/?$/i
 
 const LOGICAL = new Set(['$or', '$and', '$nor'])
+/** Operators holding a subquery `{query: {className, where}, key}`: Parse reads that `where` without checking it. */
+const SELECTS = new Set(['$select', '$dontSelect'])
 /** The largest limit or skip taken: a 32-bit count, which MongoDB and PostgreSQL both take. */
 export const MAX_LIMIT_OR_SKIP = 2_147_483_647
 
@@ -61,6 +63,8 @@ function logicalProblem (condition: Record<string, unknown>, depth: number): str
         const problem = logicalProblem(inner, depth + 1)
         if (problem) return problem
       }
+    } else if (SELECTS.has(key) && isPlainObject(value) && isPlainObject(value.query) && 'where' in value.query && !isPlainObject(value.query.where)) {
+      return `${key}'s query.where must be a JSON object`
     } else if (isPlainObject(value)) {
       const problem = logicalProblem(value, depth + 1)
       if (problem) return problem

@@ -15,6 +15,7 @@ import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { explainMongoReadError } from './mongo/read-errors.js'
+import { explainQueryShape } from './query-shape-error.js'
 import { dropAfterAbort, openOnServer } from './mongo/session.js'
 import { openTransaction } from './postgres/session.js'
 import { AVAILABILITY, outage, reportingOutages } from './outages.js'
@@ -108,9 +109,17 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         if (property === 'count' && args[4] === undefined) args[4] = false
         const session = sessionFor(args[0] as string)
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
-        const run = () => {
-          const result = method.apply(self, args)
-          return result.catch(kind === 'postgres' ? explainReadError : explainMongoReadError)
+        const explain = (error: unknown): never => {
+          explainQueryShape(error)
+          return kind === 'postgres' ? explainReadError(error) : explainMongoReadError(error)
+        }
+        // MongoDB's adapter translates the query before its first await: a throw, not a rejection.
+        const run = async () => {
+          try {
+            return await method.apply(self, args)
+          } catch (error) {
+            return explain(error)
+          }
         }
         return withConflicts(run, session === undefined)
       }
