@@ -191,3 +191,13 @@ t.test('a verb Fastify has no route for under the mount answers {code, error} fr
     t.match(result.json?.error, new RegExp(`method ${line.split(' ')[0]} is not served`), `${line}: the error names the method`)
   }
 })
+
+t.test('Parse\'s answers do not name the framework that serves them (X-Powered-By)', async (t) => {
+  const kit = await sharedKit()
+  const answers = [
+    await kit.request('GET', '/parse/classes/Comment', { headers: appHeaders }),
+    await kit.request('GET', `/parse/files/${APP_ID}/missing.txt`, {}),
+    await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests: [] } })
+  ]
+  for (const answer of answers) t.equal(answer.headers.get('x-powered-by'), null, `${answer.status}: no X-Powered-By (${answer.text.slice(0, 80)})`)
+})

@@ -92,6 +92,9 @@ export async function mountParse (fastify: FastifyInstance, options: MountOption
     // Parse's allowCrossDomain would overwrite the kit's policy (or add one where cors is off).
     scope.use('/', keepKitCorsHeaders as never)
     scope.use(`/${gateOptions.pagesEndpoint}`, pagesAsHtml as never)
+    // Express names itself on every answer (X-Powered-By); the kit's own answers do not.
+    const expressApp = options.host.app as unknown as { disable?: (setting: string) => void }
+    expressApp.disable?.('x-powered-by')
     scope.use('/', options.host.app)
     const unreachable = async (_request: FastifyRequest, reply: FastifyReply) => {
       // Parse answers every request it is given; reaching here means Express passed it on.
