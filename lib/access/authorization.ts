@@ -26,9 +26,12 @@ export interface AccessRules {
  */
 export type Authorize = (admission: Admission) => Promise<void> | undefined
 
+/** The roles of a function that requires none: one list for all of them. */
+const NO_ROLES: readonly string[] = Object.freeze([])
+
 /** `needsUser`: the function refuses callers without a session (requiresAuth, requireUser, roles; the master key passes). */
 export function authorization (rules: AccessRules, needsUser: boolean, appId: string): Authorize {
-  const { requireMaster, requireRoles = [], requireAllRoles = false, roleCacheMs, customErrorMessage } = rules
+  const { requireMaster, requireRoles = NO_ROLES, requireAllRoles = false, roleCacheMs, customErrorMessage } = rules
   const judging: Judging = { requireMaster, requireRoles, requireAllRoles, roleCacheMs, customErrorMessage, needsUser }
   return (admission) => {
     const known = callerNow(admission, appId)

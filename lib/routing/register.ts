@@ -95,7 +95,8 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
       refusals: [],
       aliases,
       // Tested once for the scope, not per GET route (head-route.ts).
-      headRoutes: exposesHeadRoutes(scope)
+      headRoutes: exposesHeadRoutes(scope),
+      verbLists: new Map()
     }
     for (const fn of functions) registerFunction(shared, fn)
     aliases.register(shared.serializers.compile)
@@ -121,6 +122,14 @@ interface SharedParts {
   refusals: Refusal[]
   aliases: FunctionAliases
   headRoutes: boolean
+  /** A path's refused and allowed verbs by the verbs it takes: a few distinct lists, shared by every path. */
+  verbLists: Map<string, VerbLists>
+}
+
+/** The verbs a path refuses, and those its 405 names; read only, shared by the paths taking the same verbs. */
+interface VerbLists {
+  refused: HttpMethod[]
+  allowed: HttpMethod[]
 }
 
 function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
@@ -162,7 +171,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const handler = entityHandler(fn, dates)
     if (inQuery.length > 0) route(shared, parts, inQuery, url, handler, response)
     if (inBody.length > 0) route(shared, parts, inBody, url, handler, response)
-    refuseVerbs(shared, refusedVerbs(declared), url, served[0], [...declared])
+    refuseVerbs(shared, verbListsOf(shared, declared), url, served[0])
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
@@ -183,7 +192,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
     if (inBody.length > 0) route(shared, parts, inBody, twin, functionsAnswer(parts), response)
   }
-  refuseVerbs(shared, refusedVerbs(twinVerbs), twin, 'POST', twinVerbs, aliased ? aliases.reaches(fn) : undefined)
+  refuseVerbs(shared, verbListsOf(shared, twinVerbs), twin, 'POST', aliased ? aliases.reaches(fn) : undefined)
 }
 
 const DEFAULT_METHODS: HttpMethod[] = ['POST']
@@ -283,6 +292,14 @@ function ownRoute (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GE
   return () => route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
 }
 
+/** The refused and allowed verbs of a path taking `taken`: made once per list of verbs, not once per path. */
+function verbListsOf (shared: SharedParts, taken: readonly HttpMethod[]): VerbLists {
+  const key = taken.join(',')
+  let lists = shared.verbLists.get(key)
+  if (lists === undefined) shared.verbLists.set(key, lists = { refused: refusedVerbs(taken), allowed: [...taken] })
+  return lists
+}
+
 /** Every verb a path answering `taken` refuses (HEAD is taken with GET). */
 function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {
   const withGet = taken.includes('GET')
@@ -290,8 +307,9 @@ function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {
 }
 
 /** Verbs the path does not take: answered 405 by Refusals#answer, once every path is known. */
-function refuseVerbs (shared: SharedParts, refused: HttpMethod[], url: string, served: HttpMethod, allowed: HttpMethod[], reaches?: (url: string) => boolean): void {
-  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, ...(reaches ? { reaches } : {}) })
+function refuseVerbs (shared: SharedParts, { refused, allowed }: VerbLists, url: string, served: HttpMethod, reaches?: (url: string) => boolean): void {
+  // Every key in the literal (reaches undefined when unset): one shape for every refusal.
+  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, reaches })
 }
 
 function isQueryOnly (methods: HttpMethod[]): boolean {
@@ -423,10 +441,11 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsync
  * string would reach the handler unchecked, so it is refused.
  */
 function declaredFieldsOnlyInBody (fn: DeclaredFunction): preHandlerAsyncHookHandler {
-  const declared = new Set(Object.keys(fn.options.validation?.fields ?? {}))
+  // The declaration's own field map, read in place (no copy of its names per function at boot).
+  const declared = fn.options.validation?.fields ?? {}
   return async (request) => {
     const query = request.query && typeof request.query === 'object' ? Object.keys(request.query) : []
-    const misplaced = query.find((name) => declared.has(name))
+    const misplaced = query.find((name) => Object.hasOwn(declared, name))
     if (misplaced === undefined) return
     throw new KitError(Parse.Error.VALIDATION_ERROR, fn.options.customErrorMessage ??
       `querystring/${misplaced} must be sent in the request body: it is a declared input of ${fn.name}`, 400)
