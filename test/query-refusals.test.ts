@@ -7,7 +7,7 @@ import t from 'tap'
 import { BaseModel, ParseClass, ParseField } from '../lib/index.js'
 import { appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
 
-@ParseClass('QueryEdge', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: {}, delete: {}, addField: {} } })
+@ParseClass('QueryEdge', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: {}, addField: {} } })
 class QueryEdge extends BaseModel {
   @ParseField({ type: 'String' }) declare label: string
   @ParseField({ type: 'Number' }) declare n: number
@@ -76,6 +76,28 @@ t.test('queries a client gets wrong', async (t) => {
     t.equal(stored.json.count, 0, 'no inner request ran')
     const fine = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: inner('/parse/classes/QueryEdge', { where: { label: 'a' }, limit: 5 }) })
     t.match({ status: fine.status, results: fine.json }, { status: 200, results: [{ success: {} }, { success: { results: [{ label: 'a' }] } }] }, `a well-formed batch runs (${fine.text.slice(0, 120)})`)
+  })
+
+  t.test('a save whose __op Parse cannot read, or whose body is no object, is refused 400 (107), directly or in a /batch', async (t) => {
+    const edge = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { label: 'ops' } })
+    const path = `/parse/classes/QueryEdge/${edge.json.objectId as string}`
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ n: { __op: 'Bogus' } }, /unknown __op "Bogus" on n/],
+      [{ n: { __op: 'SetOnInsert', amount: 1 } }, /unknown __op "SetOnInsert" on n/],
+      [{ n: { __op: 'Increment', amount: 'x' } }, /Increment on n needs a number amount/],
+      [{ owner: { __op: 'AddRelation', objects: [null] } }, /AddRelation on owner needs objects: a list of pointers/],
+      [{ n: { __op: 'Batch', ops: null } }, /Batch on n needs ops: a list of operations/],
+      [{ n: { __op: 'Batch', ops: [null] } }, /Batch on n needs ops: a list of operations/],
+      [5, /the body of a save must be a JSON object/]
+    ]
+    for (const [body, error] of refusals) {
+      const direct = await kit.request('PUT', path, { headers: appHeaders, body: JSON.stringify(body) })
+      t.match({ status: direct.status, ...direct.json }, { status: 400, code: 107, error }, `PUT ${JSON.stringify(body)} (${direct.text.slice(0, 120)})`)
+      const batched = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { transaction: true, requests: [{ method: 'PUT', path, body }] } })
+      t.match({ status: batched.status, ...batched.json }, { status: 400, code: 107, error }, `in a transactional /batch (${batched.text.slice(0, 120)})`)
+    }
+    const fine = await kit.request('PUT', path, { headers: appHeaders, body: { n: { __op: 'Increment', amount: 2 }, label: { __op: 'Delete' } } })
+    t.equal(fine.status, 200, `well-formed operations are saved (${fine.text.slice(0, 120)})`)
   })
 
   t.test('values and paths the database cannot compare answer 4xx, never a 500', async (t) => {

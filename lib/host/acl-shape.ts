@@ -4,7 +4,7 @@
 // ACL entries that are not objects first.
 
 /** Parse's routes that write an object: /classes/{name}[/{id}] and the special classes' own. */
-const OBJECT_WRITE_PATH = /^\/(?:classes\/[^/]+|users|roles|installations|sessions)(?:\/[^/]+)?\/?$/i
+export const OBJECT_WRITE_PATH = /^\/(?:classes\/[^/]+|users|roles|installations|sessions)(?:\/[^/]+)?\/?$/i
 
 /** Why Parse cannot take the ACL this write carries, or undefined. `method` is the one Parse runs (after `_method`). */
 export function aclProblem (method: string, path: string, body: unknown): string | undefined {

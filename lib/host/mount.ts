@@ -30,6 +30,7 @@ import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
 import { findQueryProblem } from './query-shape.js'
 import { pipelineProblem } from './pipeline-shape.js'
 import { aclProblem } from './acl-shape.js'
+import { writeProblem } from './write-shape.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -263,6 +264,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
   const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, aclProblem) : undefined)
   if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })
+  const badWrite = writeProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, writeProblem) : undefined)
+  if (badWrite) return reply.code(400).send({ code: Parse.Error.INVALID_JSON, error: `Request refused: ${badWrite}.` })
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
     return reply.code(400).send({
       code: Parse.Error.OPERATION_FORBIDDEN,
