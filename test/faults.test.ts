@@ -322,7 +322,7 @@ const CLIENTS = 20
 
 type FreezeKind = 'note' | 'order' | 'list'
 type FreezePhase = 'before' | 'frozen' | 'after'
-interface FreezeCall { kind: FreezeKind, phase: FreezePhase, status: number | 'hung' | 'network error', code?: number, error?: string, retryAfter?: string | null, id?: string, ms: number }
+interface FreezeCall { kind: FreezeKind, phase: FreezePhase, status: number | 'hung' | 'network error', code?: number, error?: string, retryAfter?: string | null, id?: string, ms: number, endedAt: number }
 
 /** The postmaster of this test's cluster and its children (backends, checkpointer, …), by PID. */
 function postmasterOf (dataDir: string): number {
@@ -376,10 +376,10 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
       const json = await response.json().catch(() => ({})) as { id?: string, objectId?: string, code?: number, error?: string }
       // The error text of an unexpected answer, so that a failure below says what it was.
       const error = response.status === 200 || response.status === 503 ? undefined : json.error
-      calls.push({ kind, phase, status: response.status, code: json.code, error, retryAfter: response.headers.get('retry-after'), id: json.id ?? json.objectId, ms: Date.now() - started })
+      calls.push({ kind, phase, status: response.status, code: json.code, error, retryAfter: response.headers.get('retry-after'), id: json.id ?? json.objectId, ms: Date.now() - started, endedAt: Date.now() })
       if (response.status === 503) await sleep(100)
     } catch (error) {
-      calls.push({ kind, phase, status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error', ms: Date.now() - started })
+      calls.push({ kind, phase, status: (error as Error).name === 'TimeoutError' ? 'hung' : 'network error', ms: Date.now() - started, endedAt: Date.now() })
     }
   }
   // On the MongoDB stand-in, one client per kind: it lets concurrent transactions overwrite each other.
@@ -394,7 +394,8 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
   // Freeze this test's own database only; it runs again whatever happens below.
   const pids = [lane.kind === 'postgres' ? postmasterOf(kit.app.kit.database.dataDir ?? dataDir) : kit.standInPid!]
   let frozen = true
-  const thaw = () => { if (frozen) { frozen = false; signal(pids, 'SIGCONT') } }
+  let thawedAt = Infinity
+  const thaw = () => { if (frozen) { frozen = false; thawedAt = Date.now(); signal(pids, 'SIGCONT') } }
   t.teardown(thaw)
   try {
     state.phase = 'frozen'
@@ -425,11 +426,15 @@ t.test('a frozen database: in-flight calls end within the bound with 503, and th
   const frozenCalls = calls.filter((call) => call.phase === 'frozen')
   t.same(calls.filter((call) => typeof call.status !== 'number'), [], `no call hung past ${CLIENT_TIMEOUT_MS} ms (bound ${BOUND_SECONDS} s)`)
   t.same(calls.filter((call) => call.status !== 200 && call.status !== 503), [], 'every call answered 200 or 503, never 500')
-  t.same(calls.filter((call) => call.status === 503 && (call.code !== 5003 || call.retryAfter !== '1')), [], 'every 503 is {code: 5003, error} with Retry-After')
+  // While frozen, no probe answers: every 503 is 5003. A call that was still waiting for a pooled connection
+  // when the database ran again, behind the backlog of the freeze, may end 5005 (busy: a probe answered).
+  t.same(calls.filter((call) => call.status === 503 && call.endedAt < thawedAt && call.code !== 5003), [], 'every 503 while frozen is {code: 5003, error}')
+  t.same(calls.filter((call) => call.status === 503 && ((call.code !== 5003 && call.code !== 5005) || call.retryAfter !== '1')), [], 'every 503 has a code (5003, or 5005 after the thaw) and Retry-After')
   t.ok(frozenCalls.some((call) => call.status === 503 && call.ms >= BOUND_SECONDS * 1000 - 500), 'calls caught in flight were answered by the bound')
   // The bound covers a whole database call, the wait for a pooled connection included (it used to
-  // add up to 10 s). A call may make a few database calls in a row; the margin allows for that and a loaded machine.
-  t.same(frozenCalls.filter((call) => call.ms > BOUND_SECONDS * 1000 * 2 + 2_000).map((call) => `${call.kind} ${call.ms} ms`), [], 'no call waited much longer than the bound')
+  // add up to 10 s). A call may make a few database calls in a row; the margin allows for that, and stretches
+  // with the machine's load (timers fire late on a busy machine; the check is for a quiet one).
+  t.same(frozenCalls.filter((call) => call.ms > BOUND_SECONDS * 1000 * 2 + scaled(2_000)).map((call) => `${call.kind} ${call.ms} ms`), [], 'no call waited much longer than the bound')
   for (const kind of ['note', 'order', 'list'] as const) {
     t.ok(frozenCalls.some((call) => call.kind === kind && call.status === 503), `a ${kind === 'order' ? 'transactional createOrder' : kind === 'note' ? 'createNote' : 'listProducts'} call caught by the freeze answered 503`)
   }
