@@ -328,6 +328,7 @@ async function mountParseRoutes (b: Booting, documented: DocumentedRoutes): Prom
     appId: options.appId,
     masterKey: options.masterKey,
     policy: { allowAuthRoutes: options.allowAuthRoutes, allowedRoutes: options.allowedRoutes },
+    maxClientLimit: options.maxClientLimit,
     availability: database.availability,
     draining: () => drain.on,
     authLimiter: options.authRateLimit === false ? undefined : authLimiter(options.authRateLimit, cluster?.rateLimitStore)

@@ -91,6 +91,9 @@ export const AuthRateLimitSchema = Type.Object({
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be false or { max?, maxPerAddress?, windowMs? }' })
 
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
+/** A client's find asks at most this many rows unless maxClientLimit says otherwise: Parse alone has no bound. */
+export const DEFAULT_MAX_CLIENT_LIMIT = 1000
+
 export const KitOptionsSchema = Type.Object({
   /** Parse application id; every request must carry it. Env APP_ID. */
   appId: Type.Optional(Type.String({ problem: 'must be a string', secret: true })),
@@ -151,7 +154,9 @@ export const KitOptionsSchema = Type.Object({
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown())),
   /** Seconds without a request, after serving some, before one compacting garbage collection gives the load's heap back (host/idle-collection.ts). Default false: V8 decides alone. */
-  idleCollection: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Literal(false)], { problem: 'must be a whole number of seconds from 1 to 86400, or false' }))
+  idleCollection: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Literal(false)], { problem: 'must be a whole number of seconds from 1 to 86400, or false' })),
+  /** The most rows a find on Parse's REST routes may ask without the master key (its `limit`); more is refused 400. Default 1000; false: no bound, as on Parse alone. */
+  maxClientLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Literal(false)], { problem: 'must be a whole number of rows from 1 to 2147483647, or false' }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: 'must be an object' })
 
 export type KitOptions = Static<typeof KitOptionsSchema>
@@ -207,6 +212,8 @@ export interface ResolvedOptions {
   requestIdHeader: string | false
   /** false: no collection when idle. */
   idleCollection: { afterSeconds: number } | false
+  /** false: a client's find may ask any number of rows. */
+  maxClientLimit: number | false
   production: boolean
 }
 
@@ -267,6 +274,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
     idleCollection: input.idleCollection === undefined || input.idleCollection === false ? false : { afterSeconds: input.idleCollection },
+    maxClientLimit: input.maxClientLimit ?? DEFAULT_MAX_CLIENT_LIMIT,
     production
   }
 }

@@ -391,7 +391,8 @@ t.test('every property of each option type is accepted by its schema', async (t)
     tracing: true,
     fastPaths: false,
     requestIdHeader: 'x-correlation-id',
-    idleCollection: 30
+    idleCollection: 30,
+    maxClientLimit: 500
   }
   const route: Required<CloudFunctionOptions> = {
     methods: ['GET', 'POST'],

@@ -6,6 +6,7 @@
 import t from 'tap'
 import { BaseModel, ParseClass, ParseField } from '../lib/index.js'
 import { appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
+import { resolveOptions } from '../lib/options.js'
 
 @ParseClass('QueryEdge', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: {}, addField: {} } })
 class QueryEdge extends BaseModel {
@@ -51,10 +52,28 @@ t.test('queries a client gets wrong', async (t) => {
         t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error: /(limit|skip) must be a whole number from 0 to 2147483647/ }, `?${query}${headers === masterHeaders ? ' (master key)' : ''} (${answer.text.slice(0, 120)})`)
       }
     }
-    for (const query of ['limit=2147483647', 'skip=1000000', 'limit=0&count=1', 'limit=1e3']) {
-      const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers: appHeaders })
+    for (const [headers, query] of [[masterHeaders, 'limit=2147483647'], [appHeaders, 'skip=1000000'], [appHeaders, 'limit=0&count=1'], [appHeaders, 'limit=1e3']] as const) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers })
       t.equal(answer.status, 200, `?${query} runs (${answer.text.slice(0, 120)})`)
     }
+  })
+
+  t.test('a client asks at most maxClientLimit rows (1000 by default); the master key is not bounded', async (t) => {
+    const refused = { status: 400, code: 102, error: /limit 1001 is more than a client may ask \(maxClientLimit: 1000\)/ }
+    const over = await kit.request('GET', '/parse/classes/QueryEdge?limit=1001', { headers: appHeaders })
+    t.match({ status: over.status, ...over.json }, refused, `limit=1001 (${over.text.slice(0, 140)})`)
+    const batched = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests: [{ method: 'GET', path: '/parse/classes/QueryEdge', body: { limit: 1001 } }] } })
+    t.match({ status: batched.status, ...batched.json }, refused, `inside a /batch (${batched.text.slice(0, 140)})`)
+    const overridden = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { _method: 'GET', limit: 1001 } })
+    t.match({ status: overridden.status, ...overridden.json }, refused, `a POST overridden to GET (${overridden.text.slice(0, 140)})`)
+    for (const [headers, query] of [[appHeaders, 'limit=1000'], [appHeaders, 'count=1&limit=0'], [masterHeaders, 'limit=5000']] as const) {
+      const answer = await kit.request('GET', `/parse/classes/QueryEdge?${query}`, { headers })
+      t.equal(answer.status, 200, `${query}${headers === masterHeaders ? ' (master key)' : ''} runs (${answer.text.slice(0, 100)})`)
+    }
+    const base = { appId: 'a', masterKey: 'm' }
+    t.equal(resolveOptions(base).maxClientLimit, 1000, 'the default')
+    t.equal(resolveOptions({ ...base, maxClientLimit: false }).maxClientLimit, false, 'false lifts it')
+    t.throws(() => resolveOptions({ ...base, maxClientLimit: 0 }), { code: 'FPK_ERR_OPTION_INVALID', message: /option "maxClientLimit": must be a whole number of rows from 1 to 2147483647, or false/ })
   })
 
   t.test('inside a /batch, the same finds and pipelines are refused 400 before any inner request runs', async (t) => {

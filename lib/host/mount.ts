@@ -27,7 +27,7 @@ import { keepKitCorsHeaders } from './cors.js'
 import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js'
 import { mountPrefix } from '../mount-prefix.js'
 import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
-import { findQueryProblem } from './query-shape.js'
+import { clientLimitProblem, findQueryProblem } from './query-shape.js'
 import { pipelineProblem } from './pipeline-shape.js'
 import { aclProblem } from './acl-shape.js'
 import { writeProblem } from './write-shape.js'
@@ -38,6 +38,8 @@ export interface MountOptions {
   appId: string
   masterKey: string
   policy: RestrictionPolicy
+  /** The most rows a find without the master key may ask; false: no bound. */
+  maxClientLimit?: number | false
   /** Readiness for {mount}/health, and 503s for Parse routes while the database is unreachable. */
   availability: DatabaseAvailability
   /** Rate limits on login, sign-up and the email routes; unset: none. */
@@ -262,6 +264,11 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   }
   const findProblem = readProblem(method, path, request.query, request.body) ?? (batch ? innerProblem(request, options, (inner, innerPath, body) => readProblem(inner, innerPath, undefined, body)) : undefined)
   if (findProblem) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${findProblem}.` })
+  const bound = master ? false : options.maxClientLimit ?? false
+  const overLimit = bound === false
+    ? undefined
+    : clientLimitProblem(method, path, request.query, request.body, bound) ?? (batch ? innerProblem(request, options, (inner, innerPath, body) => clientLimitProblem(inner, innerPath, undefined, body, bound)) : undefined)
+  if (overLimit) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${overLimit}.` })
   const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, aclProblem) : undefined)
   if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })
   const badWrite = writeProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, writeProblem) : undefined)

@@ -39,6 +39,18 @@ export function findQueryProblem (method: string, path: string, query: unknown, 
   return logicalProblem(where, 0)
 }
 
+/**
+ * Why a find without the master key may not ask this many rows (the kit's maxClientLimit), or
+ * undefined: Parse alone has no bound, and one anonymous `limit=1000000` held a 1M-row table's
+ * rows in memory for the whole databaseTimeout.
+ */
+export function clientLimitProblem (method: string, path: string, query: unknown, body: unknown, bound: number): string | undefined {
+  if ((method !== 'GET' && method !== 'HEAD') || !FIND_PATH.test(path)) return undefined
+  const limit = Number(asParseReads(query, body, 'limit'))
+  if (!(limit > bound)) return undefined
+  return `limit ${limit} is more than a client may ask (maxClientLimit: ${bound}); page with skip, or ask with the master key`
+}
+
 /** What Parse's find reads: the query string's value (JSON-parsed when it parses) over the body's. */
 function asParseReads (query: unknown, body: unknown, name: string): unknown {
   const fromQuery = isPlainObject(query) ? query[name] : undefined
