@@ -5,7 +5,7 @@
 // the project's own `npm test` passes.
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,6 +14,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { scaled } from './helpers/time-scale.js'
 import { fpkHere } from './helpers/fpk-here.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(KIT, 'cli', 'bin.mjs')
@@ -21,6 +22,7 @@ const NPM_LOCK = '/tmp/fpk-npm.lock'
 
 // A build, npm install, boots and watcher restarts, and the project's own tests: minutes, not seconds (more on a loaded machine).
 t.setTimeout(scaled(25 * 60_000))
+reportSubtestCost(t)
 const flock = spawnSync('flock', ['--version']).status === 0
 /** A command line run under the lock every npm install or build of this checkout takes (never two at once). */
 const locked = (command: string[], waitMs: number): [string, string[]] =>
@@ -160,12 +162,23 @@ async function startServer (dir: string, command: string, args: string[], option
 }
 
 const work = tempDir('fpk-cli-')
-/** The demo project's `npm run dev`: started once installed, ended by the Ctrl-C test. */
-const shared: { dev?: Server } = {}
+/**
+ * The demo project's `npm run dev`: started once installed, ended by the Ctrl-C test.
+ * `npx` and `projectTest`: commands started early, beside steps that do not touch
+ * what they read (the file's wall time is on `npm test`'s longest track), each
+ * awaited by the test that checks it.
+ */
+const shared: { dev?: Server, npx?: Promise<Run>, projectTest?: Promise<Run> } = {}
 t.teardown(async () => {
   await shared.dev?.stop().catch(() => {})
-  rmSync(work, { recursive: true, force: true })
+  await Promise.all([shared.npx, shared.projectTest]) // bounded by run()'s own timeouts
+  // Some 35,000 files (the project's node_modules/ most of them): 1 to 2 minutes of disk on a busy machine, which
+  // the file need not wait for. rm runs on after this process ends.
+  spawn('rm', ['-rf', work], { detached: true, stdio: 'ignore' }).on('error', () => rmSync(work, { recursive: true, force: true })).unref()
 })
+/** run() started now and awaited later: a spawn that fails answers like a failed command (no unhandled rejection meanwhile). */
+const inBackground = (command: string, args: string[], options: Parameters<typeof run>[2]): Promise<Run> =>
+  run(command, args, options).catch((error: Error) => ({ code: null, stdout: '', stderr: String(error) }))
 const demo = path.join(work, 'demo')
 /** The kit tarball `fpk new demo` packed from this checkout (later projects reuse it through --kit). */
 const tarball = () => path.join(demo, 'vendor', readdirSync(path.join(demo, 'vendor'))[0])
@@ -315,6 +328,13 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   t.match(badAi.stderr, /unknown assistant "9"/)
   t.notOk(existsSync(path.join(work, 'third')), 'a refused new writes nothing')
   done(t, 'project')
+  if (t.passing()) {
+    // npx's install of the tarball reads only the tarball and the npm cache: it runs beside the project's install and first boot.
+    const dir = path.join(work, 'npx-like')
+    mkdirSync(dir)
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'npx-like', private: true }))
+    shared.npx = inBackground('npm', ['install', '--dry-run', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball()], { cwd: dir, timeoutMs: scaled(8 * 60_000) })
+  }
 })
 
 t.test('names are checked before anything is written', async (t) => {
@@ -452,6 +472,15 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.ok(existsSync(path.join(kit, 'dist', 'cli', 'fpk.js')), 'the CLI is shipped compiled')
   t.notOk('tsx' in (JSON.parse(readFileSync(path.join(kit, 'package.json'), 'utf8')).dependencies ?? {}), 'a library user installs no tsx (nor its esbuild)')
 
+  // One `npm run dev`, as a user starts it in a terminal, serves this test, the generated files after it, and Ctrl-C ends it:
+  // every boot of the project costs seconds. It runs what `npm start` runs (tsx src/server.ts), watched.
+  // Started first: the two checks of the install below run while it boots (its first boot makes the database).
+  const { start, dev } = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts
+  t.equal(start, 'tsx src/server.ts')
+  t.match(dev, /^tsx watch .* src\/server\.ts$/, 'npm run dev watches what npm start runs')
+  const booting = startServer(demo, 'npm', ['run', 'dev'], { group: true })
+  booting.then((server) => { shared.dev = server }, () => {}) // the file's teardown stops it whatever fails meanwhile; awaited below
+
   // The project carries its kit: a copy elsewhere (the checkout gone from its view) resolves from its own files.
   const moved = tempDir('fpk-cli-moved-')
   t.teardown(() => rmSync(moved, { recursive: true, force: true }))
@@ -470,12 +499,7 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
   t.equal(installedPkg.dependencies['fastify-parse-kit'], `file:vendor/${path.basename(tarball())}`)
   t.ok(readFileSync(path.join(work, 'from-installed', 'vendor', path.basename(tarball()))).equals(readFileSync(tarball())), 'the same tarball, copied into the new project')
 
-  // One `npm run dev`, as a user starts it in a terminal, serves this test, the generated files after it, and Ctrl-C ends it:
-  // every boot of the project costs seconds. It runs what `npm start` runs (tsx src/server.ts), watched.
-  const { start, dev } = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')).scripts
-  t.equal(start, 'tsx src/server.ts')
-  t.match(dev, /^tsx watch .* src\/server\.ts$/, 'npm run dev watches what npm start runs')
-  const server = shared.dev = await startServer(demo, 'npm', ['run', 'dev'], { group: true })
+  const server = await booting
   const { APP_ID: appId } = readEnvFile(path.join(demo, '.env'))
   const app = { 'x-parse-application-id': appId }
   const user = { ...app, 'x-parse-session-token': server.token }
@@ -517,10 +541,8 @@ t.test('the generated project installs, boots and serves its Note endpoints', as
 t.test('the packed kit installs as npx --package=<tarball> installs it: no EBADENGINE on Node 20', async (t) => {
   if (!needs(t, 'project')) return
   // npx installs the tarball as a dependency, where the kit's own overrides do not apply: its dependencies must suffice.
-  const dir = tempDir('fpk-cli-npx-')
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'npx-like', private: true }))
-  const result = await run('npm', ['install', '--dry-run', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball()], { cwd: dir, timeoutMs: scaled(8 * 60_000) })
+  // (A dry run in a folder of its own, started once the tarball was packed.)
+  const result = await shared.npx!
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
   t.notMatch(result.stdout + result.stderr, /EBADENGINE/, `no dependency of the kit wants a newer Node than ${process.version}`)
 })
@@ -655,6 +677,17 @@ t.test('Ctrl-C on npm run dev: one "shutting down" line and a clean exit', async
   t.notOk(existsSync(path.join(demo, '.data', 'postgres', 'postmaster.pid')), 'PostgreSQL stopped with the server')
 })
 
+t.test("g job CleanupDrafts, then the project's own npm test starts beside the build and start:prod", async (t) => {
+  if (!needs(t, 'install', 'generated')) return
+  await shared.dev?.stop().catch(() => {}) // stopped by Ctrl-C above; the watcher must not restart for the job's files
+  const job = await fpkHere(demo, 'g', 'job', 'CleanupDrafts')
+  t.equal(job.code, 0, job.stderr)
+  // Its tsc --noEmit and five test files (each booting the app on a database of its own, free ports) share nothing
+  // with the steps until its own test below but the sources: the build writes dist/ (which tsconfig.json excludes),
+  // start:prod runs from a copy without tsx, the refused boots start nothing.
+  shared.projectTest = inBackground('npm', ['test'], { cwd: demo, timeoutMs: scaled(6 * 60_000) })
+})
+
 t.test('built with npm run build, served by start:prod from dist/ without tsx', async (t) => {
   if (!needs(t, 'install', 'generated')) return
   const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8'))
@@ -666,16 +699,27 @@ t.test('built with npm run build, served by start:prod from dist/ without tsx', 
   const [assignment, command, ...args] = pkg.scripts['start:prod'].split(' ')
   t.equal(assignment, 'NODE_ENV=production')
   t.equal(command, 'node')
-  // tsx out of reach: the compiled application must not need it.
-  const tsx = path.join(demo, 'node_modules', 'tsx')
-  const hidden = path.join(demo, 'node_modules', '.tsx-hidden')
-  renameSync(tsx, hidden)
-  t.teardown(() => { if (existsSync(hidden)) renameSync(hidden, tsx) })
+  // tsx out of reach of the application and the kit: the compiled code must not need it, as a production image
+  // pruned of devDependencies has none. The project's own npm test runs tsx meanwhile, so start:prod runs in a copy
+  // of what it reads: package.json, .env, dist/ and the kit copied; every other package of node_modules/ a link to
+  // the project's (some 34,000 files: a copy of them took longer than the boot), tsx left out.
+  const prod = path.join(work, 'demo-prod')
+  mkdirSync(path.join(prod, 'node_modules'), { recursive: true })
+  for (const file of ['package.json', '.env']) copyFileSync(path.join(demo, file), path.join(prod, file))
+  cpSync(path.join(demo, 'dist'), path.join(prod, 'dist'), { recursive: true })
+  for (const entry of readdirSync(path.join(demo, 'node_modules'))) {
+    if (entry === 'tsx' || entry.startsWith('.')) continue
+    const [from, to] = [path.join(demo, 'node_modules', entry), path.join(prod, 'node_modules', entry)]
+    // The kit itself copied: what it imports resolves from here, where there is no tsx.
+    if (entry === 'fastify-parse-kit') cpSync(from, to, { recursive: true })
+    else symlinkSync(from, to)
+  }
+  t.notOk(existsSync(path.join(prod, 'node_modules', 'tsx')), 'no tsx to load')
   // Production refuses the embedded PostgreSQL: a MongoDB replica set (the stand-in unless MONGODB_URI).
   const mongo = await mongoReplicaSet(t)
-  const server = await startServer(demo, process.execPath, args, { env: { NODE_ENV: 'production', DATABASE_URI: mongo.uri }, token: false })
+  const server = await startServer(prod, process.execPath, args, { env: { NODE_ENV: 'production', DATABASE_URI: mongo.uri }, token: false })
   t.teardown(() => server.stop().catch(() => {}))
-  const { APP_ID: appId, MASTER_KEY: masterKey } = readEnvFile(path.join(demo, '.env'))
+  const { APP_ID: appId, MASTER_KEY: masterKey } = readEnvFile(path.join(prod, '.env'))
   const app = { 'x-parse-application-id': appId }
   const url = (route: string) => `${server.base}${route}`
   t.equal((await http('GET', url('/health'), {})).status, 200)
@@ -687,7 +731,6 @@ t.test('built with npm run build, served by start:prod from dist/ without tsx', 
   t.equal(schema.status, 200, schema.text)
   await server.stop()
   t.match(server.log(), /SIGTERM: shutting down/)
-  renameSync(hidden, tsx)
 })
 
 t.test('a bad setting stops the boot with a message naming it', async (t) => {
@@ -750,10 +793,8 @@ t.test('fpk ai writes assistant files and keeps existing ones', async (t) => {
 })
 
 t.test("the generated project's own npm test passes", async (t) => {
-  if (!needs(t, 'install', 'generated')) return
-  const job = await fpkHere(demo, 'g', 'job', 'CleanupDrafts')
-  t.equal(job.code, 0, job.stderr)
-  const result = await run('npm', ['test'], { cwd: demo, timeoutMs: scaled(6 * 60_000) })
+  if (!shared.projectTest) return t.plan(0, 'needs g job CleanupDrafts, which did not run above')
+  const result = await shared.projectTest
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
   t.match(result.stdout, /# pass 13/, 'the smoke test (3) and the tests g resource Product (3), g model Tag (2), g functions Tag (3) and g job CleanupDrafts (2) wrote')
   t.match(result.stdout, /# fail 0/)
