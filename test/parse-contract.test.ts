@@ -6,8 +6,8 @@ import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import Parse from 'parse/node'
-import { ParseServer } from 'parse-server'
 import { parseInternals, gridFSBucketAdapterClass, mongoStorageAdapterClass, parseLogger, encodeForSave, type MongoAdapter, type PostgresAdapter } from '../lib/parse/internals.js'
+import { parseServerPackage } from '../lib/parse/parse-main.js'
 import { parseConfig } from '../lib/access/parse-config.js'
 import { userCacheEntryNow } from '../lib/parse/user-cache.js'
 import { WRITES } from '../lib/storage/adapter.js'
@@ -24,7 +24,8 @@ import { READ_AS_EMPTY } from '../lib/parse/unchanged-schema.js'
 import { installedScan } from '../lib/parse/keyword-scan.js'
 import { APP_ID, lane, startKit } from './helpers/kit.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
-// Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
+// Parse Server as the kit loads it (its unused subsystems deferred), then its deep modules (lib/parse/internals.ts).
+const { ParseServer } = parseServerPackage()
 const { AuthModule, Config, Controllers, DatabaseController, DefinedSchemas, InMemoryCacheAdapter, ParseServerClass, PushController, PushQueue, PushWorker, PostgresStorageAdapter, RedisPubSub, ParseUtils, RestQuery, RestWrite, SchemaCache, SubCache, enforceRoleSecurity, SchemaRules, makeBatchRoutingPathFunction, rest, triggers, cryptoUtils } = parseInternals()
 
 type Fn = (...args: unknown[]) => unknown
