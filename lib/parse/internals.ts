@@ -128,6 +128,7 @@ export function parseLogger (): ReturnType<Server.LoggerExports['getLogger']> {
 
 /** Parse's MongoDB storage adapter class (loads the MongoDB driver). */
 export function mongoStorageAdapterClass (): Storage.MongoAdapterClass {
+  parseServerPackage() // Parse's package main before any of its deep modules
   return loadModule(MONGO_STORAGE_ADAPTER).MongoStorageAdapter as Storage.MongoAdapterClass
 }
 
@@ -138,6 +139,7 @@ export function whenMongoStorageAdapterLoads (patch: (adapter: Storage.MongoAdap
 
 /** Parse's GridFS files adapter class (loads the MongoDB driver). */
 export function gridFSBucketAdapterClass (): Storage.GridFSBucketAdapterClass {
+  parseServerPackage() // Parse's package main before any of its deep modules
   return loadModule(GRIDFS_BUCKET_ADAPTER).GridFSBucketAdapter as Storage.GridFSBucketAdapterClass
 }
 
