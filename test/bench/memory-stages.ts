@@ -3,9 +3,9 @@
 // (issue 51's idle target). The kit's server alone, compiled as the bench runs
 // it: the matched load's kit scenarios (test/bench/memory-load.ts) for
 // --rounds, then every other kit scenario once, --seconds each at 50
-// connections; then a reading every 15 s of --idle; then gc() and one more
-// reading 5 s later (V8 unmaps freed pages on a background thread: right after
-// gc() the RSS has not dropped yet). Each reading: RSS (anonymous, file),
+// connections; then a reading every 15 s of --idle; then gc() (the bench's
+// 'memory-live', which waits 3 s for V8 to unmap the freed pages) and one more
+// reading 5 s later. Each reading: RSS (anonymous, file),
 // V8's heap committed and used by space, and the process's anonymous memory
 // from /proc/<pid>/smaps by kind (glibc's main heap and its 64 MB thread
 // arenas apart from the rest: V8's pages, large allocations). With --trim,
@@ -126,9 +126,9 @@ try {
     await reading(`after ${second} s idle`)
   }
   await send({ cmd: 'memory-live' })
-  await reading('right after gc()')
+  await reading('3 s after gc()')
   await sleep(5000)
-  await reading('5 s after gc()')
+  await reading('8 s after gc()')
   if (settings.trim) {
     execFileSync('gdb', ['-p', String(child.pid), '-batch', '-ex', 'call (void)malloc_trim(0)'], { stdio: 'ignore' })
     await reading('after malloc_trim(0)')

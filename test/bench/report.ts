@@ -191,7 +191,7 @@ export function memoryRows (results: { server: BenchResults['server'], nest?: Be
     const idle = ratio(kit.memoryAfterIdle, peer?.memoryAfterIdle)
     lines.push(`| after ${kit.idleSeconds ?? 60} s idle | ${mb(kit.memoryAfterIdle)} | ${mb(peer?.memoryAfterIdle)} | ${times(idle)} | kit within ${fmt(100 * MEMORY_TARGETS.idleWithinOfBoot)} % of its after-boot RSS: ${growth >= 0 ? '+' : ''}${fmt(100 * growth, 1)} % ${verdict(growth <= MEMORY_TARGETS.idleWithinOfBoot)} |`)
   }
-  if (kit.memoryAfterLoadLive) lines.push(`| after a full GC (--expose-gc) | ${mb(kit.memoryAfterLoadLive)} | ${mb(peer?.memoryAfterLoadLive)} | | |`)
+  if (kit.memoryAfterLoadLive) lines.push(`| after a full GC (--expose-gc), read 3 s later | ${mb(kit.memoryAfterLoadLive)} | ${mb(peer?.memoryAfterLoadLive)} | | |`)
   const label = (key: string) => results.scenarios.find((scenario) => scenario.key === key)?.label ?? key
   for (const [key, sample] of Object.entries(kit.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | ${mb(sample)} | | | |`)
   for (const [key, sample] of Object.entries(peer?.memoryByScenario ?? {})) lines.push(`| after ${label(key)} (${key}) | | ${mb(sample)} | | |`)

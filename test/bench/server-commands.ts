@@ -14,6 +14,9 @@ export interface BenchedServer {
   captureSql? (path: string, headers: Record<string, string>): Promise<string[]>
 }
 
+/** How long after its gc() the 'memory-live' reading waits. */
+export const LIVE_READING_DELAY_MS = 3000
+
 export function answerRunner (server: BenchedServer): void {
   const profiler = new PhaseProfiler()
   let closing: Promise<void> | undefined
@@ -30,6 +33,8 @@ export function answerRunner (server: BenchedServer): void {
       case 'memory': return memorySample()
       case 'memory-live':
         (globalThis as { gc?: () => void }).gc?.()
+        // V8 unmaps the pages a collection freed on a background thread: right after gc() the RSS has not dropped yet (20–50 MB on the kit's server).
+        await new Promise((resolve) => setTimeout(resolve, LIVE_READING_DELAY_MS))
         return memorySample()
       case 'heap-summary': return heapSummary(command.snapshot, 25, command.gc ?? true)
       case 'close': return close()

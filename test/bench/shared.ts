@@ -32,7 +32,7 @@ export type Command =
   | { id: number, cmd: 'profile-start' }
   | { id: number, cmd: 'profile-stop', file: string }
   | { id: number, cmd: 'memory' }
-  /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this). */
+  /** After a full garbage collection: what the heap really holds (the server runs with --expose-gc for this); read 3 s after it, once V8 has unmapped the freed pages. */
   | { id: number, cmd: 'memory-live' }
   /** A heap snapshot summed by type and constructor, V8's spaces and the modules loaded (test/bench/heap-summary.ts; memory-owners.ts). */
   | { id: number, cmd: 'heap-summary', snapshot: boolean, /** false: as the process is, under load (no full GC first) */ gc?: boolean }
