@@ -38,7 +38,7 @@ t.test('the collection gives back the old space that dropped garbage grew', asyn
   t.equal(kept.length, 100_000)
 })
 
-t.test('a busy period then quiet: one collection; none before any request or for health checks, none after close', async (t) => {
+t.test('a busy period then quiet: one collection; none before any request or for health checks and scrapes, none after close', async (t) => {
   const lines: Array<{ msg?: string, idleCollection?: { heapBeforeMB: number, heapAfterMB: number, ms: number } }> = []
   const stream = new Writable({
     write (chunk, _encoding, done) {
@@ -47,16 +47,17 @@ t.test('a busy period then quiet: one collection; none before any request or for
     }
   })
   const collections = () => lines.filter((line) => line.msg === 'idle: heap collected and given back')
-  const kit = await startKit(t, { idleCollection: 1 }, { logger: { level: 'debug', stream } })
+  const kit = await startKit(t, { idleCollection: 1, metrics: true }, { logger: { level: 'debug', stream } })
   const work = async () => t.equal((await kit.request('GET', '/parse/classes/Thing', { headers: masterHeaders })).status, 200)
-  // A readiness probe every half second, as a balancer would (more often than the quiet second): not work.
+  // A readiness probe and a metrics scrape every half second, as a balancer and Prometheus would (more often than the quiet second): not work.
   for (let i = 0; i < 5; i++) {
     t.equal((await kit.request('GET', '/parse/health', { headers: appHeaders })).status, 200)
     t.equal((await kit.request('GET', '/parse/health/live?x=1')).status, 200)
+    t.equal((await kit.request('GET', '/metrics')).status, 200)
     await sleep(500)
   }
   await sleep(1500)
-  t.equal(collections().length, 0, 'a server that has served nothing but health checks is not collected')
+  t.equal(collections().length, 0, 'a server that has served nothing but health checks and scrapes is not collected')
 
   for (let i = 0; i < 5; i++) await work()
   await until('the collection after the quiet second', () => collections().length === 1, 10_000)
