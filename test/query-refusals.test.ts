@@ -58,6 +58,21 @@ t.test('queries a client gets wrong', async (t) => {
     }
   })
 
+  t.test('an include, keys or excludeKeys path of more than 64 segments is refused 400, before Parse spends time squared on it', async (t) => {
+    const deep = (segments: number) => Array.from({ length: segments }, () => 'owner').join('.')
+    for (const name of ['include', 'keys', 'excludeKeys']) {
+      for (const headers of [appHeaders, masterHeaders]) {
+        const who = headers === masterHeaders ? ' (master key)' : ''
+        const answer = await kit.request('POST', '/parse/classes/QueryEdge', { headers, body: { _method: 'GET', [name]: `label,${deep(3000)}` } })
+        t.match({ status: answer.status, ...answer.json }, { status: 400, code: 102, error: new RegExp(`${name} paths have at most 64 segments`) }, `${name} 3000 deep${who} (${answer.text.slice(0, 120)})`)
+        const batched = await kit.request('POST', '/parse/batch', { headers, body: { requests: [{ method: 'GET', path: '/parse/classes/QueryEdge', body: { [name]: deep(65) } }] } })
+        t.match({ status: batched.status, ...batched.json }, { status: 400, code: 102, error: new RegExp(`${name} paths have at most 64 segments`) }, `${name} 65 deep inside a /batch${who} (${batched.text.slice(0, 120)})`)
+      }
+    }
+    const fine = await kit.request('GET', '/parse/classes/QueryEdge?include=owner&keys=label,owner.username', { headers: masterHeaders })
+    t.equal(fine.status, 200, `short paths run (${fine.text.slice(0, 100)})`)
+  })
+
   t.test('a client asks at most maxClientLimit rows (1000 by default); the master key is not bounded', async (t) => {
     const refused = { status: 400, code: 102, error: /limit 1001 is more than a client may ask \(maxClientLimit: 1000\)/ }
     const over = await kit.request('GET', '/parse/classes/QueryEdge?limit=1001', { headers: appHeaders })

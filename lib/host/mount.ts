@@ -27,7 +27,7 @@ import { keepKitCorsHeaders } from './cors.js'
 import { authAttempt, pageFormAttempt, type AuthLimiter } from './auth-limits.js'
 import { mountPrefix } from '../mount-prefix.js'
 import { MAX_BODY_DEPTH, nestedDeeperThan } from './body-depth.js'
-import { clientLimitProblem, findQueryProblem } from './query-shape.js'
+import { clientLimitProblem, findQueryProblem, pathListProblem } from './query-shape.js'
 import { pipelineProblem } from './pipeline-shape.js'
 import { aclProblem } from './acl-shape.js'
 import { writeProblem } from './write-shape.js'
@@ -309,9 +309,9 @@ function innerBatchAllowed (request: FastifyRequest, options: GateOptions): bool
   })
 }
 
-/** What Parse's find or aggregate cannot read in a request's query and body, as it reads them (an inner request of a /batch has only a body). */
+/** What Parse's find, get or aggregate cannot read (or should not be given) in a request's query and body, as it reads them (an inner request of a /batch has only a body). */
 function readProblem (method: string, path: string, query: unknown, body: unknown): string | undefined {
-  return findQueryProblem(method, path, query, body) ?? pipelineProblem(method, path, query, body)
+  return findQueryProblem(method, path, query, body) ?? pathListProblem(method, path, query, body) ?? pipelineProblem(method, path, query, body)
 }
 
 /**

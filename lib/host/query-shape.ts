@@ -51,6 +51,28 @@ export function clientLimitProblem (method: string, path: string, query: unknown
   return `limit ${limit} is more than a client may ask (maxClientLimit: ${bound}); page with skip, or ask with the master key`
 }
 
+/** Parse's read routes that take include, keys and excludeKeys: the finds and the gets by id. */
+const READ_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+(?:\/[^/]+)?|(?:users|roles|sessions|installations)(?:\/[^/]+)?|push_audiences)\/?$/i
+const PATH_LISTS = ['include', 'keys', 'excludeKeys']
+/** Segments a dotted path may have: Parse builds every prefix of each path (time squared in its length) before its own depth check, which the master key skips. */
+export const MAX_PATH_SEGMENTS = 64
+
+/** Why Parse should not be given this read's include, keys or excludeKeys, or undefined. `method` is the one Parse runs (after `_method`). */
+export function pathListProblem (method: string, path: string, query: unknown, body: unknown): string | undefined {
+  if ((method !== 'GET' && method !== 'HEAD') || !READ_PATH.test(path)) return undefined
+  for (const name of PATH_LISTS) {
+    const value = asParseReads(query, body, name)
+    if (value === undefined || value === null) continue
+    // Parse reads each as String(value): a list of comma-separated dotted paths.
+    let segments = 1
+    for (const character of String(value)) {
+      if (character === ',') segments = 1
+      else if (character === '.' && ++segments > MAX_PATH_SEGMENTS) return `${name} paths have at most ${MAX_PATH_SEGMENTS} segments ("a.b.c" has 3)`
+    }
+  }
+  return undefined
+}
+
 /** What Parse's find reads: the query string's value (JSON-parsed when it parses) over the body's. */
 function asParseReads (query: unknown, body: unknown, name: string): unknown {
   const fromQuery = isPlainObject(query) ? query[name] : undefined
