@@ -26,6 +26,11 @@ const ALLOWED = new Map<string, string>([
   ['lib/storage/page-cursor.ts: let derived', 'memo of the cursor signing key, one entry, keyed by the master key it is derived from'],
   ['lib/storage/postgres/relocation.ts: const stoppedCopies', 'ephemeral database copies this process removes when it exits: process-wide by nature'],
   ['lib/parse/keyword-scan.ts: const compiled', 'memo of a pure function (a denylist pattern → its RegExp), bounded'],
+  ['lib/parse/parse-main.ts: let parseServer', 'Parse Server\'s package, required at its first use (a memo of what require.cache holds for the process)'],
+  ['lib/parse/internals.ts: let internals', 'Parse Server\'s deep modules, required at their first use (a memo of what require.cache holds for the process)'],
+  ['lib/parse/internals.ts: let sdkEncode', 'the Parse SDK\'s encoder, required at its first use (a memo of what require.cache holds)'],
+  ['lib/parse/keyword-scan.ts: let shipped', 'Parse\'s own scan, taken before the kit replaces it on Parse\'s Utils for the process'],
+  ['lib/parse/push-without-adapter.ts: let shipped', 'Parse\'s own getPushController, taken before the kit replaces it on Parse\'s Controllers for the process'],
   ['lib/parse/shared-loads.ts: let drops', 'a count of Parse\'s cache drops, from a patch of Parse\'s SubCache for the process (lib/parse/ cannot reach the kit\'s state); only compared for equality']
 ])
 
