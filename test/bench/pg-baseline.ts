@@ -49,8 +49,8 @@ export function physicalLimitRoute (app: FastifyInstance, appId: string): { arm:
       const seen: string[] = []
       proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
         const text = typeof config === 'string' ? config : (config as { text?: string })?.text
-        // The kit's own work after boot (field constraints: a pg_constraint look-up, an ALTER TABLE) may run on this pool meanwhile.
-        if (text && /"Note"|pg_class/.test(text) && !/pg_constraint|^\s*(ALTER|CREATE|DROP)\b/i.test(text)) seen.push(text)
+        // The kit's own work after boot (field constraints: a pg_constraint look-up, an ALTER TABLE, a COMMENT ON CONSTRAINT) may run on this pool meanwhile.
+        if (text && /"Note"|pg_class/.test(text) && !/pg_constraint|^\s*(ALTER|CREATE|DROP|COMMENT)\b/i.test(text)) seen.push(text)
         return original.call(this, config, ...rest)
       }
       try {
