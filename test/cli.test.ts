@@ -165,8 +165,8 @@ const work = tempDir('fpk-cli-')
 /**
  * The demo project's `npm run dev`: started once installed, ended by the Ctrl-C test.
  * `npx` and `projectTest`: commands started early, beside steps that do not touch
- * what they read (the file's wall time is on `npm test`'s longest track), each
- * awaited by the test that checks it.
+ * what they read (the file's minutes of installs and builds are one of `npm test`'s
+ * two tracks), each awaited by the test that checks it.
  */
 const shared: { dev?: Server, npx?: Promise<Run>, projectTest?: Promise<Run> } = {}
 t.teardown(async () => {
