@@ -5,6 +5,7 @@
 // re-run, retention of finished jobs, and the refusals. On the MongoDB lane,
 // the refusal at boot.
 import t from 'tap'
+import { createRequire } from 'node:module'
 import Parse from 'parse/node'
 import { CONFLICT } from '../lib/errors.js'
 import { Job, Type, enqueue, listDeadJobs, rerunDeadJob, withTransaction, type JobRequest } from '../lib/index.js'
@@ -16,6 +17,9 @@ import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { appHeaders, lane, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
+
+/** The pg the kit's pool runs on (pg-promise's). */
+const pg = createRequire(createRequire(import.meta.url).resolve('pg-promise'))('pg') as { Client: { prototype: object } }
 
 const seen = {
   confirmed: [] as string[],
@@ -224,6 +228,26 @@ if (lane.kind === 'mongo') {
     const firstEnds = await client.one('SELECT count(DISTINCT xmin::text)::int AS writes FROM "_JobStatus" WHERE "jobName" = $1 AND source LIKE $2', ['gated', '%(attempt 1 of 2)'])
     t.equal(firstEnds.writes, 1, 'the three first runs, ending together, had their ends written by one statement')
     await until('the leases to go', async () => (await client.any('SELECT 1 FROM fpk_job_run_leases WHERE job_name = $1', ['gated'])).length === 0, scaled(10_000))
+  })
+
+  t.test('a run recorded as succeeded has its job completed by the same write: an instance gone before the queue\'s own completion leaves no job to run again', async (t) => {
+    // The queue's own completion after the batch, as an instance killed just after the runs' ends would never send it.
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
+    const original = proto.query
+    proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+      const query = config as { text?: string, values?: unknown[] } | undefined
+      if (query?.text?.includes('SET completed_on = now(),') && query.values?.[0] === 'record') return original.call(this, 'SELECT 0 AS count', ...rest)
+      return original.call(this, config, ...rest)
+    }
+    t.teardown(() => { proto.query = original })
+    const queued = await enqueue('record', { n: 'completed-with-its-end' })
+    const mine = async () => (await runsOf('record')).filter((run) => run.get('params')?.n === 'completed-with-its-end')
+    await until('its row', async () => (await mine()).length === 1, scaled(30_000))
+    const [row] = await mine()
+    await until('its row to end', async () => (await row.fetch(master)).get('status') === 'succeeded', scaled(10_000))
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const found = await client.any('SELECT state FROM pgboss.job WHERE id = $1 UNION ALL SELECT state FROM pgboss.archive WHERE id = $1', [queued.id])
+    t.same(found.map((job) => job.state), ['completed'], 'completed, not left active for its expiry to run again')
   })
 
   t.test('a batch taken while the instance has no run leases (its jobs not started) still runs each job once, its row written through Parse\'s storage adapter', async (t) => {

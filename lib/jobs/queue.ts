@@ -204,7 +204,7 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
   let leaseHeld = false
   let together: StartedRuns | undefined
   if (context) {
-    const starts = started.map((run) => ({ jobId: run.jobId, jobName: name, holder: context.holder, params: run.runParams, attempt: run.job.attempt, row: { params: run.params, source: queuedSource(run.marker) } }))
+    const starts = started.map((run) => ({ jobId: run.jobId, jobName: name, holder: context.holder, params: run.runParams, attempt: run.job.attempt, row: { params: run.params, source: queuedSource(run.marker) }, queued: { queue: name, id: run.job.id } }))
     leaseHeld = await context.leases.startRuns(starts, context.leaseMs)
       .then((written) => { together = written; return true }, (error: unknown) => {
         log.warn(`[jobs] ${name}: ${jobs.length} queued run(s) take their leases one by one (${(error as Error)?.message ?? String(error)})`)

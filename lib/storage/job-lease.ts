@@ -76,7 +76,10 @@ export async function openJobLeases (state: KitState): Promise<JobLeases> {
       holdRun: async (lease, leaseMs) => { await runsReady(); return holdPostgresRun(client, lease, leaseMs) },
       startRuns: async (runs, leaseMs) => {
         await runsReady()
-        if (await startPostgresRuns(client, runs, leaseMs)) return { end: batchedEnds((ends) => endPostgresRuns(client, ends)) }
+        if (await startPostgresRuns(client, runs, leaseMs)) {
+          const queued = new Map(runs.map((run) => [run.jobId, run.queued]))
+          return { end: batchedEnds((ends) => endPostgresRuns(client, ends.map((end) => ({ ...end, queued: queued.get(end.jobId) })))) }
+        }
         await holdPostgresRuns(client, runs, leaseMs)
         return undefined
       },

@@ -26,6 +26,8 @@ export interface UnleasedRun {
 export interface RunStart extends Omit<RunLease, 'startedAt'> {
   /** The row's params (without the queue's own) and source. */
   row: { params: Record<string, unknown>, source: string }
+  /** The queue's job the run is an attempt of: a run that succeeds completes it with its end, in one write. */
+  queued: { queue: string, id: string }
 }
 
 /** A run's end as its _JobStatus row takes it. */

@@ -8,6 +8,7 @@ import PgBoss from 'pg-boss'
 import { QueueDatabaseError } from '../errors.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
 import type { PgDatabase } from '../parse/internals.js'
+import { QUEUE_SCHEMA } from './queue-schema.js'
 import { transactionScope } from './scope.js'
 import type { Database } from './database.js'
 
@@ -140,7 +141,7 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
   const db = sqlOn(client, nameOf)
   const boss = new PgBoss({
     db,
-    schema: 'pgboss',
+    schema: QUEUE_SCHEMA,
     schedule: false,
     pollingIntervalSeconds: settings.pollingIntervalSeconds,
     maintenanceIntervalSeconds: settings.maintenanceIntervalSeconds,
@@ -170,7 +171,7 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
     for (const timer of gathering.values()) clearTimeout(timer)
     gathering.clear()
   }
-  const schema = 'pgboss'
+  const schema = QUEUE_SCHEMA
 
   return {
     // Serialized across instances: creating a queue attaches a partition, and two at once can deadlock.

@@ -7,6 +7,7 @@
 // createdAt, ACL {} as empty _rperm/_wperm) plus the run's params and source.
 import type { PgQueries } from '../../parse/internals.js'
 import type { RunEndRow, RunStart } from '../lease-claim.js'
+import { QUEUE_SCHEMA } from '../queue-schema.js'
 
 /** pg-promise's named statement: parsed and planned once per connection, not at every call. */
 interface Named { name: string, text: string, values: unknown[] }
@@ -23,12 +24,16 @@ const START = `WITH run AS (
   SELECT job_id, job_name, 'running', source, row_params, now(), '{}', '{}' FROM run`
 
 // As Parse's update of a job's end: status and finishedAt, the message only when there is one (else a progress message stays);
-// several runs' ends at once, each row's end and its lease's drop in the same statement.
+// several runs' ends at once, each row's end, its lease's drop and, for a run that succeeded, its queued job's
+// completion (as pg-boss's complete: only while that job is active) in the same statement.
 const END = `WITH run AS (
-    SELECT * FROM jsonb_to_recordset($1::jsonb) AS run (job_id text, status text, finished_at timestamptz, message text)
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS run (job_id text, status text, finished_at timestamptz, message text, queue text, queue_id uuid)
   ), ended AS (
     UPDATE "_JobStatus" AS job SET status = run.status, "finishedAt" = run.finished_at, message = COALESCE(run.message, job.message)
     FROM run WHERE job."objectId" = run.job_id
+  ), completed AS (
+    UPDATE ${QUEUE_SCHEMA}.job AS queued SET completed_on = now(), state = 'completed'
+    FROM run WHERE run.status = 'succeeded' AND queued.name = run.queue AND queued.id = run.queue_id AND queued.state = 'active'
   )
   DELETE FROM fpk_job_run_leases AS lease USING run WHERE lease.job_id = run.job_id`
 
@@ -59,12 +64,18 @@ export async function startPostgresRuns (client: PgQueries, runs: RunStart[], le
   }
 }
 
-/** One run's end, as the batch's writer takes it. */
-export interface RunEndOf extends RunEndRow { jobId: string }
+/** One run's end, as the batch's writer takes it, with the queue's job it is an attempt of. */
+export interface RunEndOf extends RunEndRow { jobId: string, queued?: { queue: string, id: string } }
 
-/** The runs' ends on their rows and their leases dropped, in one statement (no lease outlives its run's recorded end, nor goes without one). */
+/**
+ * The runs' ends on their rows, their leases dropped and the queued jobs of
+ * those that succeeded completed, in one statement: no lease outlives its
+ * run's recorded end, nor goes without one, and a run recorded as succeeded
+ * is never left active in the queue (an instance killed between the two
+ * would have had it run again at its expiry).
+ */
 export async function endPostgresRuns (client: PgQueries, ends: RunEndOf[]): Promise<void> {
-  const batch = ends.map((end) => ({ job_id: end.jobId, status: end.status, finished_at: end.finishedAt.toISOString(), message: end.message ?? null }))
+  const batch = ends.map((end) => ({ job_id: end.jobId, status: end.status, finished_at: end.finishedAt.toISOString(), message: end.message ?? null, queue: end.queued?.queue ?? null, queue_id: end.queued?.id ?? null }))
   await (client as unknown as NamedQueries).none({ name: 'fpk_end_runs', text: END, values: [JSON.stringify(batch)] })
 }
 
