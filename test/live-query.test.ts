@@ -150,7 +150,7 @@ function refusedUpgrade (url: string): Promise<{ status: number, body: string }>
 
 t.test('client mistakes log no error-level line; LiveQuery at the root says where to connect', async (t) => {
   const lines: LogLine[] = []
-  const kit = await startKit(t, { models: [Chirp], liveQuery: { classNames: ['Chirp'] } }, {
+  const kit = await startKit(t, { models: [Chirp], allowAuthRoutes: true, liveQuery: { classNames: ['Chirp'] } }, {
     logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } }
   })
   const base = kit.origin.replace(/^http/, 'ws')
@@ -166,6 +166,21 @@ t.test('client mistakes log no error-level line; LiveQuery at the root says wher
     t.same(errorLines(), [], 'no error-level line')
     const logged = lines.filter((line) => /Invalid function/.test(JSON.stringify(line)))
     t.ok(logged.every((line) => line.level === 30 && line.err === undefined), 'info lines without a stack')
+  })
+
+  t.test('refusals Parse answers "Permission denied" for (it logs their detail first)', async (t) => {
+    // Parse writes the detail of each refusal it answers only "Permission denied" at error level:
+    // /users/me without a token, a refused logout, a wrong application id in the body.
+    const me = await kit.request('GET', '/parse/users/me', { headers: appHeaders })
+    t.same([me.status, me.json], [400, { code: 209, error: 'Permission denied' }])
+    const { token } = await kit.signUp('chirper')
+    const other = await kit.request('GET', '/parse/sessions/me', { headers: { ...appHeaders, 'x-parse-session-token': token } })
+    const logout = await kit.request('DELETE', `/parse/sessions/${other.json.objectId as string}`, { headers: appHeaders })
+    t.equal(logout.status >= 400 && logout.status < 500, true, `a session deleted without its token is refused (${logout.status})`)
+    await until('the refusals to be logged', () => lines.filter((line) => /Invalid session token/.test(line.msg)).length >= 1)
+    t.same(errorLines(), [], 'no error-level line')
+    const logged = lines.filter((line) => /Invalid session token/.test(line.msg))
+    t.ok(logged.every((line) => line.level === 30 && line.err === undefined), 'at info, without a stack')
   })
 
   t.test('LiveQuery protocol mistakes', async (t) => {

@@ -73,6 +73,24 @@ t.test('lines a client can cause at will are info without a stack; Redis reconne
   t.notMatch(String(lines[6]!.msg), /r:0123/, 'a session token in running text is redacted')
 })
 
+t.test('the details of refusals Parse answers "Permission denied" for are info; its internal errors stay errors', async (t) => {
+  const { lines, adapter } = capture()
+  const refusals = [
+    'Invalid session token',
+    'Permission denied for action create on class Note.',
+    'Permission denied, user needs to be authenticated.',
+    'This user is not allowed to query secret on class Note',
+    "Clients aren't allowed to perform the find operation on the _Session collection.",
+    'Invalid application ID.',
+    'unauthorized: master key is required',
+    '$or must be an array'
+  ]
+  for (const text of refusals) adapter.log('error', text)
+  adapter.log('error', 'Invalid session token, and more')
+  adapter.log('error', 'An internal server error occurred')
+  t.same(lines.map((line) => line.level), [...refusals.map(() => 30), 50, 50])
+})
+
 t.test('a failed function (141 other than an unknown name) stays an error', async (t) => {
   const { lines, adapter } = capture()
   adapter.log('error', 'Parse error: ', new Parse.Error(Parse.Error.SCRIPT_FAILED, 'Cannot read properties of undefined'))

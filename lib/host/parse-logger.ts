@@ -87,8 +87,30 @@ const CLIENT_CAUSED = [
   /^Can not fetch userId for sessionToken / // an invalid or expired session token
 ]
 
+/**
+ * The details Parse logs at error level, then answers "Permission denied" (its
+ * enableSanitizedErrorResponse): a refusal of what the client sent or may do, a 4xx,
+ * caused at will (no token on /users/me, a CLP refusal, a wrong application id).
+ */
+const REFUSAL_DETAILS = [
+  /^Invalid session token$/,
+  /^Insufficient auth\.$/,
+  /^Permission denied for action \w+ on class /,
+  /^Permission denied, user needs to be authenticated\.$/,
+  /^This user is not allowed to (query|sort by|access) /,
+  /^Clients aren't allowed to /,
+  /^Cannot modify user /,
+  /^Invalid (application|object) ID\.$/,
+  /^(unauthorized: )?master key is required$/,
+  /^Master Key is required to /,
+  /^read-only masterKey isn't allowed to /,
+  /^Cannot perform a write operation when using readOnlyMasterKey$/,
+  /^Route not allowed by routeAllowList: /,
+  /^\$\w+ must be an array$/
+]
+
 function clientCaused (text: string): boolean {
-  return CLIENT_CAUSED.some((pattern) => pattern.test(text))
+  return CLIENT_CAUSED.some((pattern) => pattern.test(text)) || REFUSAL_DETAILS.some((pattern) => pattern.test(text))
 }
 
 /** Parse's Redis clients (pub/sub, cache) report every failed reconnect attempt and every failed read. */
