@@ -7,6 +7,11 @@ import t from 'tap'
 import { BaseModel, ParseClass, ParseField } from '../lib/index.js'
 import { appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
 import { resolveOptions } from '../lib/options.js'
+import { createRequire } from 'node:module'
+
+// Parse's own WebSocket library (Node 20 has no global WebSocket).
+interface Socket { on (event: string, listener: (data?: unknown) => void): void, send (text: string): void, close (): void }
+const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => Socket
 
 @ParseClass('QueryEdge', { clp: { find: { '*': true }, get: { '*': true }, count: { '*': true }, create: { '*': true }, update: { '*': true }, delete: {}, addField: {} } })
 class QueryEdge extends BaseModel {
@@ -18,7 +23,7 @@ class QueryEdge extends BaseModel {
 const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
 
 t.test('queries a client gets wrong', async (t) => {
-  const kit = await startKit(t, { models: [QueryEdge], allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] })
+  const kit = await startKit(t, { models: [QueryEdge], allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }], liveQuery: { classNames: ['QueryEdge'] } })
   const made = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { label: 'a', n: 1 } })
   t.equal(made.status, 201, made.text)
 
@@ -132,6 +137,35 @@ t.test('queries a client gets wrong', async (t) => {
     }
     const fine = await kit.request('PUT', path, { headers: appHeaders, body: { n: { __op: 'Increment', amount: 2 }, label: { __op: 'Delete' } } })
     t.equal(fine.status, 200, `well-formed operations are saved (${fine.text.slice(0, 120)})`)
+  })
+
+  t.test('a LiveQuery subscription whose where Parse\'s matcher cannot evaluate is refused, not left to fail on every event', async (t) => {
+    const subscribe = (where: unknown) => new Promise<any>((resolve, reject) => {
+      const socket = new WebSocket(kit.origin.replace(/^http/, 'ws') + '/parse')
+      socket.on('open', () => socket.send(JSON.stringify({ op: 'connect', applicationId: 'test-app' })))
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data))
+        if (message.op === 'connected') socket.send(JSON.stringify({ op: 'subscribe', requestId: 1, query: { className: 'QueryEdge', where } }))
+        else { resolve(message); socket.close() }
+      })
+      socket.on('error', reject)
+    })
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ n: { $in: null } }, /n: \$in takes a list/],
+      [{ n: { $nin: 5 } }, /n: \$nin takes a list/],
+      [{ n: { $all: null } }, /n: \$all takes a list/],
+      [{ n: { $nearSphere: null } }, /n: \$nearSphere takes an object/],
+      [{ n: { $within: { $box: null } } }, /n: \$within takes \{"\$box": \[two GeoPoints\]\}/],
+      [{ n: { $geoWithin: null } }, /n: \$geoWithin takes an object/],
+      [{ label: { $select: null } }, /label: \$select takes an object/],
+      [{ $or: [{ n: { $in: null } }] }, /n: \$in takes a list/]
+    ]
+    for (const [where, error] of refusals) {
+      const answer = await subscribe(where)
+      t.match(answer, { op: 'error', code: 102, error }, `${JSON.stringify(where)} (${JSON.stringify(answer).slice(0, 140)})`)
+    }
+    const fine = await subscribe({ n: { $in: [1, 2], $ne: null }, label: { $exists: true, $eq: null } })
+    t.equal(fine.op, 'subscribed', `a well-formed where subscribes (${JSON.stringify(fine).slice(0, 100)})`)
   })
 
   t.test('values and paths the database cannot compare answer 4xx, never a 500', async (t) => {

@@ -19,6 +19,7 @@ import { WebSocketServer, type WebSocket } from 'ws'
 import Parse from 'parse/node'
 import { gateLiveQueryMessages } from '../parse/live-query-messages.js'
 import { wrongPathRefusals, type WrongPathRefusals } from './live-query-wrong-path.js'
+import { subscriptionWhereProblem } from './live-query-where.js'
 
 export interface LiveQueryLimits {
   /** Largest message in bytes. */
@@ -154,6 +155,8 @@ export class LiveQuerySocketServer {
           if (typeof className === 'string' && !classNames.includes(className)) {
             return refuse(requestId, Parse.Error.OPERATION_FORBIDDEN, `Class ${className} is not in liveQuery.classNames; add it to the kit's liveQuery.classNames option to subscribe to it.`)
           }
+          const problem = subscriptionWhereProblem((message.query as { where?: unknown } | undefined)?.where)
+          if (problem) return refuse(requestId, Parse.Error.INVALID_QUERY, `The subscription's where cannot be matched: ${problem}.`)
           // Parse turns an update of a requestId it does not know into a new subscription
           // (it fails to unsubscribe, then subscribes): refused here, so that it cannot go
           // around the per-connection limit. Parse's own answer to one is an error as well.
