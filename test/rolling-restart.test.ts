@@ -10,6 +10,11 @@
 // started before the next one goes). On SIGTERM readiness answers 503 at once
 // while the instance keeps serving for the drain delay, then it stops listening,
 // finishes what is in flight and exits 0.
+// The drain is what a deploy sets to cover its balancer's check interval and
+// answer time. This balancer runs in the test's process: on a loaded machine
+// its checks are answered and read late (seconds at load 30), so the drain is
+// stretched with the load as its lag is; the check that the balancer saw the
+// 503 before the instance stopped listening holds whatever the drain.
 // One deploy for both: the restart needs two instances that serve, and the first
 // boot makes three (four boots and one PostgreSQL, where two deploys made six and two).
 import t from 'tap'
@@ -21,13 +26,15 @@ import { APP_ID, MASTER_KEY, httpRequest } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 
-const DRAIN_MS = 1_500
+/** Fifteen of the balancer's 100 ms check intervals on a quiet machine; scaled with the load when the test starts. */
+const DRAIN_BASE_MS = 1_500
 const PACE_MS = 50
 
 t.test('a first deploy of three instances at once, then a rolling restart of two of them under load', async (t) => {
   const postgres = await sharedPostgres(t)
   const uri = await postgres.database('rolling_restart')
-  const env = { DATABASE_URI: uri, SCHEDULES: 'off', SHUTDOWN_DRAIN_MS: String(DRAIN_MS), GRACE_MS: '1000' }
+  const drainMs = scaled(DRAIN_BASE_MS)
+  const env = { DATABASE_URI: uri, SCHEDULES: 'off', SHUTDOWN_DRAIN_MS: String(drainMs), GRACE_MS: '1000' }
   const started: JobsInstance[] = []
   t.teardown(async () => { await Promise.all(started.map((instance) => instance.stop())) })
   const start = async (name: string) => {
@@ -101,12 +108,19 @@ t.test('a first deploy of three instances at once, then a rolling restart of two
     }
     const clients = Promise.all([client(), client(), client(), client()])
 
-    const restart = async (instance: JobsInstance, name: string) => {
+    const restart = async (instance: JobsInstance & { origin: string }, name: string) => {
       const before = outcome.ok
       await until(`requests to flow before ${name} stops`, () => outcome.ok > before + 20, scaled(30_000))
+      const signalled = Date.now()
       instance.child.kill('SIGTERM')
       const [code] = await instance.exited as [number | null]
+      const exited = Date.now()
       t.equal(code, 0, `${name} exits 0 after SIGTERM`)
+      // The contract itself: the balancer read readiness 503 while the instance still listened.
+      const out = proxy.outOfRotation(instance.origin)
+      // A check that timed out (a loaded instance) is a balancer's call too; a refused or reset one means it had stopped listening first.
+      t.ok(out?.why === '503' || out?.why === 'health check timed out', `the balancer took ${name} out of rotation on its readiness answer (${out?.why ?? 'never'}), not on a refused connection`)
+      t.comment(`${name}: out of rotation ${out === undefined ? 'never' : `${out.at - signalled} ms`} after SIGTERM, exited after ${exited - signalled} ms (drain ${drainMs} ms)`)
     }
     await restart(a, 'A')
     const replacement = await start('A2')

@@ -1,13 +1,17 @@
 // A small load balancer for the rolling-restart test: round robin over the
-// backends whose readiness ({mount}/health) last answered 200, checked every
-// checkMs, with keep-alive connections to each backend (as nginx or an ALB
-// keeps them). It never retries: a request that fails upstream is answered 502
-// and counted, so a shutdown that drops a request shows.
+// backends whose readiness ({mount}/health) last answered 200, with keep-alive
+// connections to each backend (as nginx or an ALB keeps them). One check per
+// backend at a time, the next checkMs after the last one ended (as HAProxy's
+// `inter`): with a check sent every checkMs whatever the last one did, a busy
+// instance's 200 to a check sent before SIGTERM (it waits on the database)
+// could land after the 503 to a later one and put the instance back in rotation.
+// It never retries: a request that fails upstream is answered 502 and counted,
+// so a shutdown that drops a request shows.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { scaled } from './time-scale.js'
 
-interface Backend { origin: string, healthy: boolean, agent: http.Agent, timer: NodeJS.Timeout }
+interface Backend { origin: string, healthy: boolean, agent: http.Agent, timer?: NodeJS.Timeout, out?: { at: number, why: string } }
 
 export interface RoundRobinProxy {
   origin: string
@@ -16,6 +20,8 @@ export interface RoundRobinProxy {
   /** Upstream failures answered 502 (connection reset, refused, …), with their reasons. */
   failures: string[]
   healthyCount (): number
+  /** When (Date.now()) and why (the readiness status, or the check's error) the proxy took this backend out of rotation, if it is out. */
+  outOfRotation (origin: string): { at: number, why: string } | undefined
   close (): Promise<void>
 }
 
@@ -23,16 +29,26 @@ export async function startRoundRobinProxy (options: { healthPath: string, check
   const backends: Backend[] = []
   const failures: string[] = []
   let next = 0
+  let closed = false
 
   const check = (backend: Backend) => {
+    let ended = false
+    const end = (healthy: boolean, why: string) => {
+      if (ended) return
+      ended = true
+      if (!healthy && backend.healthy) backend.out = { at: Date.now(), why }
+      if (healthy) backend.out = undefined
+      backend.healthy = healthy
+      if (!closed) backend.timer = setTimeout(() => check(backend), options.checkMs)
+    }
     // Stretched with the load: a busy instance that answers its readiness late is still ready (at load 30 a fixed
     // second marked the only one left unhealthy, and every request then failed at the proxy).
     const request = http.get(`${backend.origin}${options.healthPath}`, { agent: false, timeout: scaled(1_000) }, (response) => {
       response.resume()
-      backend.healthy = response.statusCode === 200
+      end(response.statusCode === 200, String(response.statusCode))
     })
     request.on('timeout', () => request.destroy(new Error('health check timed out')))
-    request.on('error', () => { backend.healthy = false })
+    request.on('error', (error: NodeJS.ErrnoException) => end(false, error.code ?? error.message))
   }
 
   const server = http.createServer((request, response) => {
@@ -63,14 +79,15 @@ export async function startRoundRobinProxy (options: { healthPath: string, check
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     failures,
     add (origin) {
-      const backend: Backend = { origin, healthy: false, agent: new http.Agent({ keepAlive: true, maxSockets: 16 }), timer: undefined as unknown as NodeJS.Timeout }
-      backend.timer = setInterval(() => check(backend), options.checkMs)
+      const backend: Backend = { origin, healthy: false, agent: new http.Agent({ keepAlive: true, maxSockets: 16 }) }
       backends.push(backend)
       check(backend)
     },
     healthyCount: () => backends.filter((backend) => backend.healthy).length,
+    outOfRotation: (origin) => backends.find((backend) => backend.origin === origin)?.out,
     async close () {
-      for (const backend of backends) { clearInterval(backend.timer); backend.agent.destroy() }
+      closed = true
+      for (const backend of backends) { clearTimeout(backend.timer); backend.agent.destroy() }
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
