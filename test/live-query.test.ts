@@ -613,6 +613,31 @@ t.test('cluster mode and LiveQuery: Redis state, connections and subscriptions',
       await until('the socket\'s ping interval to be cleared', () => pings.every((timer) => (timer as unknown as { _destroyed: boolean })._destroyed), scaled(2_000))
     })
 
+    t.test('a subscriber that stops reading is disconnected before its unsent events pile up in memory', async (t) => {
+      // Without a bound the server queued every event for a socket that never reads, until
+      // Parse's ping check (20 s): each subscription of each socket a copy of each row.
+      const client = await connected(url)
+      sockets.push(client.ws)
+      for (const id of [1, 2, 3]) subscribe(client, id, 'Ping')
+      for (const id of [1, 2, 3]) await client.next((message) => message.op === 'subscribed' && message.requestId === id)
+      const raw = (client.ws as unknown as { _socket: import('node:net').Socket })._socket
+      raw.pause() // reads nothing more: the kernel's buffers fill, then the server's queue grows
+      const text = 'x'.repeat(200_000)
+      const ROWS = 150 // 3 subscriptions × 150 rows × 200 kB: 90 MB of events, far past the kernel's buffers
+      for (let i = 0; i < ROWS; i++) await new Ping({ text }).save(null, master)
+      raw.resume()
+      const delivered = () => client.messages.filter((message) => message.op === 'create').length
+      await until('the socket to close, or every event to arrive', () => client.ws.readyState === WebSocket.CLOSED || delivered() === 3 * ROWS, WAIT_MS)
+      const events = delivered()
+      t.ok(events < 3 * ROWS, `the socket was closed with events left unsent (${events} of ${3 * ROWS} delivered)`)
+      await until('the warn line', () => logLines.some((line) => line.includes('is not reading')), WAIT_MS)
+      t.match(logLines.find((line) => line.includes('is not reading')), /LiveQuery socket from 127\.0\.0\.1 is not reading: closed with \d+ bytes unsent/)
+      const again = await connected(url)
+      sockets.push(again.ws)
+      t.pass('the client may connect again')
+      again.ws.close()
+    })
+
     t.test('app.close() ends within 2 s with a subscribed client', async (t) => {
       const client = await connected(url)
       sockets.push(client.ws)

@@ -12,7 +12,9 @@
 //   socket (an `update` of a subscription the socket does not hold is refused:
 //   Parse would make it a new one), and refuses a subscription to a class not
 //   in liveQuery.classNames, naming the option, instead of Parse's silent
-//   "subscribed".
+//   "subscribed";
+// - closes a socket that stops reading once its unsent events pass
+//   UNSENT_PAYLOADS × maxPayload (ws queues them in memory without bound).
 import type { IncomingMessage, Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
@@ -46,6 +48,12 @@ const POLICY_VIOLATION = 1008
 const GOING_AWAY = 1001
 /** How long a closing socket may take to answer its close frame at shutdown. */
 const CLOSE_GRACE_MS = 500
+/**
+ * Unsent bytes a socket may hold, in maxPayloads: a client that stops reading would have
+ * each event of each of its subscriptions queued in the server's memory until Parse's ping
+ * check ends it (two websocketTimeouts, 20 s).
+ */
+export const UNSENT_PAYLOADS = 8
 
 /** Parse's WSSAdapter shape: Parse sets the three handlers, then calls start(). */
 export class LiveQuerySocketServer {
@@ -97,7 +105,7 @@ export class LiveQuerySocketServer {
         if (left > 0) this.perAddress.set(address, left)
         else this.perAddress.delete(address)
       })
-      this.guard(ws)
+      this.guard(ws, address)
       const ownErrorListeners = new Set(ws.listeners('error'))
       // Parse pings each socket on an interval it clears only when a ping goes unanswered:
       // a closed socket kept it ticking 20 s more, and kept a closed server's process alive as long.
@@ -130,8 +138,9 @@ export class LiveQuerySocketServer {
     return pathname === path || pathname === (path.endsWith('/') ? path : `${path}/`)
   }
 
-  private guard (ws: WebSocket): void {
-    const { connectTimeoutMs, maxSubscriptionsPerConnection, classNames } = this.settings
+  private guard (ws: WebSocket, address: string): void {
+    const { connectTimeoutMs, maxSubscriptionsPerConnection, classNames, maxPayload, warn } = this.settings
+    const maxUnsent = UNSENT_PAYLOADS * maxPayload
     const subscriptions = new Set<unknown>()
     const deadline = setTimeout(() => ws.close(POLICY_VIOLATION, `no accepted connect message within ${connectTimeoutMs} ms`), connectTimeoutMs)
     ws.once('close', () => clearTimeout(deadline))
@@ -175,6 +184,13 @@ export class LiveQuerySocketServer {
         return true
       },
       sent (text) {
+        const unsent = ws.bufferedAmount + text.length
+        if (unsent > maxUnsent && ws.readyState === ws.OPEN) {
+          // A close frame would wait behind what the client does not read: ended at once.
+          warn(`LiveQuery socket from ${address} is not reading: closed with ${unsent} bytes unsent (the bound is ${UNSENT_PAYLOADS} × liveQuery.maxPayload, ${maxUnsent})`)
+          ws.terminate()
+          return
+        }
         if (text.startsWith('{"op":"connected"')) clearTimeout(deadline)
         else if (text.startsWith('{"op":"error"')) {
           // A subscription Parse refused does not count.
