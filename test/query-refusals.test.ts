@@ -139,6 +139,22 @@ t.test('queries a client gets wrong', async (t) => {
     t.equal(fine.status, 200, `well-formed operations are saved (${fine.text.slice(0, 120)})`)
   })
 
+  t.test('a class named like a member of every JavaScript object (constructor, toString, __proto__) is refused 400 (103), not a 500', async (t) => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      for (const headers of [appHeaders, masterHeaders]) {
+        const who = headers === masterHeaders ? ' (master key)' : ''
+        const made = await kit.request('POST', `/parse/classes/${name}`, { headers, body: { label: 'x' } })
+        t.match({ status: made.status, ...made.json }, { status: 400, code: 103, error: new RegExp(`${name} is not a class name Parse can serve`) }, `POST /classes/${name}${who} (${made.text.slice(0, 120)})`)
+      }
+      const updated = await kit.request('PUT', `/parse/classes/${name}/abc`, { headers: appHeaders, body: { label: 'x' } })
+      t.match({ status: updated.status, ...updated.json }, { status: 400, code: 103 }, `PUT /classes/${name}/abc (${updated.text.slice(0, 120)})`)
+      const batched = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests: [{ method: 'POST', path: `/parse/classes/${name}`, body: {} }] } })
+      t.match({ status: batched.status, ...batched.json }, { status: 400, code: 103 }, `inside a /batch (${batched.text.slice(0, 120)})`)
+    }
+    const fine = await kit.request('POST', '/parse/classes/QueryEdge', { headers: appHeaders, body: { label: 'named' } })
+    t.equal(fine.status, 201, 'other classes are served')
+  })
+
   t.test('a LiveQuery subscription whose where Parse\'s matcher cannot evaluate is refused, not left to fail on every event', async (t) => {
     const subscribe = (where: unknown) => new Promise<any>((resolve, reject) => {
       const socket = new WebSocket(kit.origin.replace(/^http/, 'ws') + '/parse')

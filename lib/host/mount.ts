@@ -31,6 +31,7 @@ import { clientLimitProblem, findQueryProblem, pathListProblem } from './query-s
 import { pipelineProblem } from './pipeline-shape.js'
 import { aclProblem } from './acl-shape.js'
 import { writeProblem } from './write-shape.js'
+import { classNameProblem } from './class-name-shape.js'
 
 export interface MountOptions {
   host: ParseHost
@@ -271,6 +272,8 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (overLimit) return reply.code(400).send({ code: Parse.Error.INVALID_QUERY, error: `Request refused: ${overLimit}.` })
   const badAcl = aclProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, aclProblem) : undefined)
   if (badAcl) return reply.code(400).send({ code: Parse.Error.INVALID_ACL, error: `Request refused: ${badAcl}.` })
+  const badClass = classNameProblem(method, path) ?? (batch ? innerProblem(request, options, classNameProblem) : undefined)
+  if (badClass) return reply.code(400).send({ code: Parse.Error.INVALID_CLASS_NAME, error: `Request refused: ${badClass}.` })
   const badWrite = writeProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, writeProblem) : undefined)
   if (badWrite) return reply.code(400).send({ code: Parse.Error.INVALID_JSON, error: `Request refused: ${badWrite}.` })
   if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
