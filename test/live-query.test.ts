@@ -198,11 +198,13 @@ t.test('client mistakes log no error-level line; LiveQuery at the root says wher
     ws.send(JSON.stringify({ op: 'subscribe', requestId: 2, query: { where: {} } })) // no className
     ws.send(JSON.stringify({ op: 'subscribe', requestId: 3, query: { className: 'NoSuchClass', where: {} } }))
     ws.send(JSON.stringify({ op: 'unsubscribe', requestId: 99 }))
-    await until('each mistake to be answered', () => messages.filter((message) => message.op === 'error').length >= 5)
-    await until('the mistakes to be logged', () => lines.filter((line) => /unable to parse request|Connect message error|Can not find/.test(line.msg)).length >= 3)
+    ws.send(JSON.stringify({ op: 'subscribe', requestId: 4, query: { className: 'Chirp', where: { text: { $regex: '(' } } } })) // Parse refuses it (102) and logged that at error level
+    await until('each mistake to be answered', () => messages.filter((message) => message.op === 'error').length >= 6)
+    t.match(messages.find((message) => message.requestId === 4), { op: 'error', code: 102, error: /Invalid regular expression/ })
+    await until('the mistakes to be logged', () => lines.filter((line) => /unable to parse request|Connect message error|Can not find|Failed running beforeSubscribe/.test(line.msg)).length >= 4)
     t.same(errorLines(), [], 'no error-level line')
-    const logged = lines.filter((line) => /unable to parse request|Connect message error|Key in request|Can not find/.test(line.msg))
-    t.ok(logged.length >= 4, `each mistake is still logged (${logged.length} lines)`)
+    const logged = lines.filter((line) => /unable to parse request|Connect message error|Key in request|Can not find|Failed running beforeSubscribe/.test(line.msg))
+    t.ok(logged.length >= 5, `each mistake is still logged (${logged.length} lines)`)
     t.ok(logged.every((line) => line.level === 30 && line.err === undefined), 'at info, without a stack')
   })
 

@@ -73,7 +73,7 @@ t.test('lines a client can cause at will are info without a stack; Redis reconne
   t.notMatch(String(lines[6]!.msg), /r:0123/, 'a session token in running text is redacted')
 })
 
-t.test('the details of refusals Parse answers "Permission denied" for are info; its internal errors stay errors', async (t) => {
+t.test('the details of refusals Parse answers "Permission denied" for, and refused subscriptions, are info; its internal errors and failed handlers stay errors', async (t) => {
   const { lines, adapter } = capture()
   const refusals = [
     'Invalid session token',
@@ -86,9 +86,13 @@ t.test('the details of refusals Parse answers "Permission denied" for are info; 
     '$or must be an array'
   ]
   for (const text of refusals) adapter.log('error', text)
+  adapter.log('error', 'Failed running beforeSubscribe on Note for session undefined with:\n Error: {"message":"Invalid regular expression: /(/: Unterminated group","code":102}')
+  adapter.log('error', 'Failed running beforeSubscribe on Note for session r:0123456789abcdef0123456789abcdef with:\n Error: {"message":"No such room","code":101}')
   adapter.log('error', 'Invalid session token, and more')
   adapter.log('error', 'An internal server error occurred')
-  t.same(lines.map((line) => line.level), [...refusals.map(() => 30), 50, 50])
+  adapter.log('error', 'Failed running beforeSubscribe on Note for session undefined with:\n Error: {"message":"x is not a function","code":141}')
+  t.same(lines.map((line) => line.level), [...refusals.map(() => 30), 30, 30, 50, 50, 50])
+  t.notMatch(String(lines[refusals.length + 1]!.msg), /r:0123/, 'the session token is redacted')
 })
 
 t.test('a failed function (141 other than an unknown name) stays an error', async (t) => {

@@ -73,7 +73,29 @@ export function parseLoggerAdapter (log: FastifyBaseLogger): { log: (level: stri
 function answeredAsClientError (error: unknown): boolean {
   if (!isParseError(error)) return false
   if (error.code === Parse.Error.SCRIPT_FAILED) return /^Invalid function: /.test(error.message)
-  return error.code > 100 && statusForParseCode(error.code) < 500
+  return clientErrorCode(error.code)
+}
+
+function clientErrorCode (code: number): boolean {
+  return code > 100 && code !== Parse.Error.SCRIPT_FAILED && statusForParseCode(code) < 500
+}
+
+/**
+ * Parse's line for a refused subscription, its error as JSON text: the client's query
+ * (an invalid $regex, nesting too deep) or a @BeforeSubscribe's refusal is the client's;
+ * a handler that threw (141) stays the server's.
+ */
+const REFUSED_SUBSCRIPTION = /^Failed running beforeSubscribe on \S+ for session .* with:\n Error: (\{.*\})$/s
+
+function refusedSubscription (text: string): boolean {
+  const json = REFUSED_SUBSCRIPTION.exec(text)?.[1]
+  if (json === undefined) return false
+  try {
+    const { code } = JSON.parse(json) as { code?: unknown }
+    return typeof code === 'number' && clientErrorCode(code)
+  } catch {
+    return false
+  }
 }
 
 /** Lines Parse's LiveQuery server writes at error level for a message a client sent wrong. */
@@ -110,7 +132,7 @@ const REFUSAL_DETAILS = [
 ]
 
 function clientCaused (text: string): boolean {
-  return CLIENT_CAUSED.some((pattern) => pattern.test(text)) || REFUSAL_DETAILS.some((pattern) => pattern.test(text))
+  return CLIENT_CAUSED.some((pattern) => pattern.test(text)) || REFUSAL_DETAILS.some((pattern) => pattern.test(text)) || refusedSubscription(text)
 }
 
 /** Parse's Redis clients (pub/sub, cache) report every failed reconnect attempt and every failed read. */
