@@ -8,6 +8,7 @@ import { resolveOptions } from '../lib/options.js'
 import { collectAllGarbage } from '../lib/host/idle-collection.js'
 import { startKit, appHeaders, masterHeaders } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 
 const base = { appId: 'a', masterKey: 'm' }
 
@@ -60,14 +61,14 @@ t.test('a busy period then quiet: one collection; none before any request or for
   t.equal(collections().length, 0, 'a server that has served nothing but health checks and scrapes is not collected')
 
   for (let i = 0; i < 5; i++) await work()
-  await until('the collection after the quiet second', () => collections().length === 1, 10_000)
+  await until('the collection after the quiet second', () => collections().length === 1, scaled(10_000))
   const first = collections()[0].idleCollection!
   t.ok(first.heapBeforeMB > 0 && first.heapAfterMB > 0 && first.ms >= 0, `logged: heap ${first.heapBeforeMB} → ${first.heapAfterMB} MB in ${first.ms} ms`)
   await sleep(2000)
   t.equal(collections().length, 1, 'one collection per busy period: quiet goes on, nothing more')
 
   await work()
-  await until('a second collection after the next busy period', () => collections().length === 2, 10_000)
+  await until('a second collection after the next busy period', () => collections().length === 2, scaled(10_000))
 
   await work()
   await kit.app.close()

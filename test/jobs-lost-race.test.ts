@@ -76,7 +76,7 @@ t.test('lost runs, looked for by two instances at once', async (t) => {
       return true
     }, scaled(30_000))
     // One more look of each instance, then the first report goes on.
-    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await new Promise((resolve) => setTimeout(resolve, scaled(2_500)))
     await locker.query('COMMIT')
     await until('the first run to be reported', async () => (await status.one(runs[0])).status !== 'running', scaled(30_000))
 
@@ -84,7 +84,7 @@ t.test('lost runs, looked for by two instances at once', async (t) => {
     const said = () => first.output() + second.output()
     await until('each run\'s report to be logged', () => runs.every((id) => said().includes(`run ${id} of resumable was lost`)), scaled(30_000))
     // Give a wrongly started retry the time to show up.
-    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    await new Promise((resolve) => setTimeout(resolve, scaled(2_000)))
     const others = (await status.of('resumable')).filter((row) => !runs.includes(row.objectId))
     t.same(others.map((row) => row.message), [], 'runs in their last attempt are not run again')
     for (const id of runs) {
@@ -104,7 +104,7 @@ t.test('lost runs, looked for by two instances at once', async (t) => {
     // What the instance's clock wrote: two minutes before the database's now().
     await client.query('UPDATE "_JobStatus" SET "createdAt" = "createdAt" - interval \'2 minutes\' WHERE "objectId" = $1', [run])
     // Two looks of each instance while the lease is not written.
-    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await new Promise((resolve) => setTimeout(resolve, scaled(2_500)))
     await client.query('DROP TRIGGER fpk_test_refuse_lease ON fpk_job_run_leases')
     await until('the run to hold its lease', () => status.leased(run), scaled(30_000))
     t.equal((await status.one(run)).status, 'running', 'the run going on is still running')

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
+import { scaled } from './helpers/time-scale.js'
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -29,7 +30,7 @@ async function startExample (env: Record<string, string>): Promise<{ output: () 
   child.stdout.on('data', (chunk) => { output += chunk })
   child.stderr.on('data', (chunk) => { output += chunk })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  const deadline = Date.now() + 120_000
+  const deadline = Date.now() + scaled(120_000)
   while (!/^ {2}master key|^Cannot start/m.test(output) && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
   return { output: () => output, exited, stop: async () => { child.kill('SIGTERM'); return exited } }
 }

@@ -12,6 +12,7 @@ import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from './kit.js'
 import { until } from './until.js'
+import { scaled } from './time-scale.js'
 import { redisAnswers } from './redis-ping.js'
 import { clusterFromTemplate } from './pg-template.js'
 
@@ -31,7 +32,7 @@ export async function startJobsInstance (name: string, env: Record<string, strin
   child.stderr!.on('data', (chunk) => { output += chunk })
   const exited = once(child, 'exit')
   await Promise.race([
-    until(`instance ${name} to listen`, () => output.includes('listening'), 180_000),
+    until(`instance ${name} to listen`, () => output.includes('listening'), scaled(180_000)),
     exited.then(() => { throw new Error(`instance ${name} exited during boot:\n${output}`) })
   ])
   return {
@@ -42,7 +43,7 @@ export async function startJobsInstance (name: string, env: Record<string, strin
     async stop () {
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      const timer = setTimeout(() => child.kill('SIGKILL'), scaled(30_000))
       await exited
       clearTimeout(timer)
     }
@@ -80,6 +81,6 @@ export async function ownRedis (t: Test): Promise<string> {
     if (child.exitCode === null) { child.kill('SIGTERM'); await once(child, 'exit') }
     rmSync(dir, { recursive: true, force: true })
   })
-  await until('redis-server to answer', () => redisAnswers(port), 20_000)
+  await until('redis-server to answer', () => redisAnswers(port), scaled(20_000))
   return `redis://127.0.0.1:${port}`
 }
