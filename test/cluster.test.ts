@@ -142,7 +142,7 @@ function subscribe (origin: string, token: string, where: Record<string, unknown
     buffered = lines.pop()!
     for (const line of lines) if (line.trim()) events.push(JSON.parse(line))
   })
-  const waitFor = (predicate: (event: Record<string, any>) => boolean) => until('a LiveQuery event', async () => events.find(predicate), scaled(15_000))
+  const waitFor = (predicate: (event: Record<string, any>) => boolean) => until('a LiveQuery event', async () => events.find(predicate), 15_000)
   return { events, child, waitFor }
 }
 
@@ -285,7 +285,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     t.teardown(() => { onA.child.kill('SIGTERM') })
     await onA.waitFor((event) => event.event === 'open')
     await own!.stop()
-    await until('both instances to report the outage', async () => both.every((i) => i.logs().includes('[redis] lost')) || undefined, scaled(15_000))
+    await until('both instances to report the outage', async () => both.every((i) => i.logs().includes('[redis] lost')) || undefined, 15_000)
 
     for (const [name, instance] of [['A', a], ['B', b]] as const) {
       t.equal((await instance.call('whoAmI', { token: alice.token })).json.result, alice.id, `${name} still resolves sessions (from the database)`)

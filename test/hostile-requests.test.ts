@@ -25,6 +25,7 @@ import Fastify from 'fastify'
 import { kitPlugin } from '../plugin.js'
 import { resetKitConfig } from '../lib/config.js'
 import { clusterFromTemplate } from './helpers/pg-template.js'
+import { scaled } from './helpers/time-scale.js'
 
 // ── from test/edge-answers.test.ts ──
 // Edges where the server used to answer with the wrong status or shape: a slow
@@ -51,7 +52,7 @@ function slowBody (port: number, path: string, gapMs: number): Promise<string> {
     const socket = net.connect(port, '127.0.0.1')
     let received = ''
     let timer: NodeJS.Timeout | undefined
-    const giveUp = setTimeout(() => socket.destroy(), 60_000)
+    const giveUp = setTimeout(() => socket.destroy(), scaled(60_000))
     socket.on('connect', () => {
       socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nX-Parse-Application-Id: ${APP_ID}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`)
       timer = setInterval(() => { if (!socket.destroyed) socket.write(' ') }, gapMs)

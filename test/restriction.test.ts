@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { AUTH_ROUTES } from '../lib/access/restriction.js'
 import { APP_ID, MASTER_KEY, appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 import Parse from 'parse/node'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, asCaller, queryRows, type CloudRequest } from '../lib/index.js'
 
@@ -235,7 +236,7 @@ async function upload (origin: string, name: string, body: string | Uint8Array, 
     method: 'POST',
     headers: contentType === undefined ? headers : { ...headers, 'content-type': contentType },
     body: new Blob([body as BlobPart]), // a Blob with no type: fetch adds no Content-Type of its own
-    signal: AbortSignal.timeout(30_000)
+    signal: AbortSignal.timeout(scaled(30_000))
   })
   const text = await response.text()
   let json: any

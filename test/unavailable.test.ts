@@ -10,6 +10,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import { CallTimeoutError, ConnectionWaitError, isNoAnswerInTime, isWaitForConnection } from '../lib/storage/call-bound.js'
 import { outage } from '../lib/storage/outages.js'
 import { sleep, until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
 import { DATABASE_BUSY, DATABASE_UNAVAILABLE, DatabaseBusyError, DatabaseUnavailableError, describeOutage, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 // Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
 const { PostgresStorageAdapter } = parseInternals()
@@ -76,7 +77,7 @@ t.test('a PostgreSQL transaction whose BEGIN cannot reach the server fails at on
   let timer: NodeJS.Timeout | undefined
   const outcome = await Promise.race([
     adapter.createTransactionalSession().then(() => 'opened', (error: unknown) => error),
-    new Promise((resolve) => { timer = setTimeout(() => resolve('still waiting after 10 s'), 10_000) })
+    new Promise((resolve) => { timer = setTimeout(() => resolve('still waiting after 10 s (scaled)'), scaled(10_000)) })
   ])
   clearTimeout(timer)
   t.type(outcome, DatabaseUnavailableError, 'the caller gets DatabaseUnavailableError (503), not a hang')
