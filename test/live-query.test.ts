@@ -15,7 +15,7 @@ import Parse from 'parse/node'
 import WebSocket from 'ws'
 import { BaseModel, BeforeSubscribe, ParseClass, ParseField, implementACL, CloudFunction, ParseVersionField, Route, withTransaction } from '../lib/index.js'
 import { modelByName } from '../lib/model/registry.js'
-import { APP_ID, appHeaders, startKit, lane } from './helpers/kit.js'
+import { APP_ID, appHeaders, masterHeaders, startKit, lane } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { connect, createServer, type Server } from 'node:net'
 import { readFileSync } from 'node:fs'
@@ -638,6 +638,32 @@ t.test('cluster mode and LiveQuery: Redis state, connections and subscriptions',
       sockets.push(again.ws)
       t.pass('the client may connect again')
       again.ws.close()
+    })
+
+    t.test('after a logout, a subscription made with its token stops receiving rows only that user may read, within Parse\'s 5 s', async (t) => {
+      // REST refuses the token at once; Parse's LiveQuery keeps what a token may read for its
+      // cacheTimeout (5 s) after looking it up. The guide says so; this pins the bound.
+      const ada = await kit.signUp('ada')
+      const client = await connected(url)
+      sockets.push(client.ws)
+      client.ws.send(JSON.stringify({ op: 'subscribe', requestId: 1, sessionToken: ada.token, query: { className: 'Ping', where: {} } }))
+      await client.next((message) => message.op === 'subscribed')
+      const forAda = async (text: string) => {
+        const row = new Ping({ text })
+        row.setACL(implementACL({ owner: [{ user: ada.id, read: true, write: true }] }))
+        await row.save(null, master)
+      }
+      await forAda('before the logout')
+      await client.next((message) => message.op === 'create' && message.object.text === 'before the logout')
+      const out = await kit.request('POST', '/parse/logout', { headers: { ...masterHeaders, 'x-parse-session-token': ada.token } })
+      t.equal(out.status, 200, 'logged out')
+      await new Promise((resolve) => setTimeout(resolve, 5_500))
+      await forAda('after the logout')
+      const marker = new Ping({ text: 'public' })
+      await marker.save(null, master)
+      await client.next((message) => message.op === 'create' && message.object.text === 'public')
+      t.notOk(client.messages.some((message) => message.object?.text === 'after the logout'), 'the row only ada may read is not sent once the cache entry has expired')
+      client.ws.close()
     })
 
     t.test('app.close() ends within 2 s with a subscribed client', async (t) => {
