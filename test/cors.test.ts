@@ -13,6 +13,7 @@ import { createRequire } from 'node:module'
 import { BaseModel, CloudFunction, ParseClass, Route, type CloudRequest, ParseField, Type } from '../lib/index.js'
 import { resolveOptions } from '../lib/options.js'
 import { APP_ID, appHeaders, startKit, masterHeaders, MASTER_KEY, lane, tempDir, type Kit } from './helpers/kit.js'
+import { scaled } from './helpers/time-scale.js'
 import { launchChromium, noChromium, serveStatic } from './helpers/browser.js'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -326,7 +327,7 @@ class DateFunctions {
 
 async function sdk (kit: Kit, scenario: string, sessionToken = ''): Promise<any> {
   const args = [path.join(here, 'helpers', 'sdk-scenario.mjs'), `${kit.origin}/parse`, APP_ID, MASTER_KEY, scenario, sessionToken]
-  const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 120_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: scaled(120_000) })
   return JSON.parse(stdout)
 }
 

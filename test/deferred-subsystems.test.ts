@@ -16,6 +16,7 @@ import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFERRED_PACKAGES, DEFERRED_REPORT_MARK } from './helpers/deferred-subsystems-report.js'
+import { scaled } from './helpers/time-scale.js'
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -43,7 +44,7 @@ interface Report {
 function runChild (): Promise<Report> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['--enable-source-maps', '--import', import.meta.resolve('tsx/esm'), path.join(root, 'test', 'helpers', 'deferred-subsystems-node.ts')],
-      { cwd: root, timeout: 180_000, maxBuffer: 16 * 2 ** 20, env: { ...process.env, LOG_LEVEL: 'warn' } },
+      { cwd: root, timeout: scaled(180_000), maxBuffer: 16 * 2 ** 20, env: { ...process.env, LOG_LEVEL: 'warn' } },
       (error, stdout, stderr) => {
         const line = stdout.split('\n').find((candidate) => candidate.startsWith(DEFERRED_REPORT_MARK))
         if (!line) return reject(new Error(`the child printed no report${error ? ` (${error.message})` : ''}:\n${stdout}\n${stderr}`))

@@ -190,7 +190,7 @@ t.test('an unknown job answers {code, error}, not a 500', async (t) => {
 t.test('the SDK in another process: Parse.Cloud.startJob returns the status id, and the run ends as the job does', async (t) => {
   const serverURL = `${kit.origin}/parse`
   const call = async (name: string, params: object) => {
-    const { stdout } = await run(process.execPath, [path.join(here, 'helpers', 'sdk-start-job.mjs'), serverURL, APP_ID, MASTER_KEY, name, JSON.stringify(params)], { timeout: 120_000 })
+    const { stdout } = await run(process.execPath, [path.join(here, 'helpers', 'sdk-start-job.mjs'), serverURL, APP_ID, MASTER_KEY, name, JSON.stringify(params)], { timeout: scaled(120_000) })
     return JSON.parse(stdout) as { ok: boolean, id?: string, headerId?: string, message?: string }
   }
   const started = await call('echo', { word: 'sdk' })
