@@ -62,6 +62,13 @@ export function normalisePath (path: string): string | undefined {
   return target.path.length > 1 ? target.path.replace(/\/$/, '') : target.path
 }
 
+/**
+ * Wildcards over these bases open the application's classes only: Parse's own (_User,
+ * _Session, _Installation, _Role, …) would sign up, edit users and mint sessions past a
+ * closed allowAuthRoutes. A rule that names such a class (/classes/_User/*) opens it.
+ */
+const CLASS_BASES = new Set(['/classes', '/aggregate'])
+
 /** Express routes case-insensitively, so the rules match that way too. */
 function matches (rule: AllowedRoute, verb: string, path: string): boolean {
   if (rule.methods && !rule.methods.includes(verb)) return false
@@ -69,7 +76,8 @@ function matches (rule: AllowedRoute, verb: string, path: string): boolean {
   const rulePath = rule.path.toLowerCase()
   if (rulePath.endsWith('/*')) {
     const base = rulePath.slice(0, -2)
-    return lower.startsWith(`${base}/`) && lower.length > base.length + 1
+    if (!lower.startsWith(`${base}/`) || lower.length <= base.length + 1) return false
+    return !(CLASS_BASES.has(base) && lower[base.length + 1] === '_')
   }
   return lower === rulePath
 }
