@@ -138,7 +138,7 @@ async function finalStatus (id: string): Promise<Record<string, any>> {
   await until(`job ${id} to finish`, async () => {
     status = await jobStatus(id)
     return status.status === 'succeeded' || status.status === 'failed'
-  }, 60_000)
+  }, scaled(60_000))
   return status
 }
 

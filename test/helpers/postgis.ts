@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import type { Test } from 'tap'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from './kit.js'
+import { scaled } from './time-scale.js'
 
 const BIN = process.env.POSTGIS_PG_BIN ?? '/usr/lib/postgresql/15/bin'
 const EXTENSION = process.env.POSTGIS_EXTENSION_DIR ?? '/usr/share/postgresql/15/extension'
@@ -46,7 +47,7 @@ export async function postgisCluster (t: Test): Promise<string> {
     }
     rmSync(root, { recursive: true, force: true })
   })
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + scaled(20_000)
   for (;;) {
     const ready = await run(path.join(BIN, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]).then(() => true, () => false)
     if (ready) break
