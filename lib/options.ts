@@ -70,7 +70,9 @@ export const LiveQueryOptionsSchema = Type.Object({
   /** Subscriptions one socket may hold. Default 100. */
   maxSubscriptionsPerConnection: Type.Optional(count('subscriptions')),
   /** Open sockets per client address. Default 100. */
-  maxConnectionsPerAddress: Type.Optional(count('connections'))
+  maxConnectionsPerAddress: Type.Optional(count('connections')),
+  /** Accept `$regex` in a subscription's where. Default false: each pattern runs against every event of its class, on the event loop. */
+  allowRegex: Type.Optional(Type.Boolean({ problem: 'must be true or false' }))
 }, { additionalProperties: false, unknownKey: 'unknown option', problem: "must be { classNames: ['ClassName', …] }" })
 
 export interface AuthRateLimit {
@@ -296,7 +298,7 @@ function allowedRoutes (routes: AllowedRoute[]): AllowedRoute[] {
   })
 }
 
-export const LIVE_QUERY_DEFAULTS = { connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100 }
+export const LIVE_QUERY_DEFAULTS = { connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100, allowRegex: false }
 
 export interface ResolvedLiveQuery {
   classNames: string[]
@@ -305,6 +307,7 @@ export interface ResolvedLiveQuery {
   connectTimeoutMs: number
   maxSubscriptionsPerConnection: number
   maxConnectionsPerAddress: number
+  allowRegex: boolean
 }
 
 function liveQuery (value: KitOptions['liveQuery']): ResolvedOptions['liveQuery'] {

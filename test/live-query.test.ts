@@ -150,7 +150,7 @@ function refusedUpgrade (url: string): Promise<{ status: number, body: string }>
 
 t.test('client mistakes log no error-level line; LiveQuery at the root says where to connect', async (t) => {
   const lines: LogLine[] = []
-  const kit = await startKit(t, { models: [Chirp], allowAuthRoutes: true, liveQuery: { classNames: ['Chirp'] } }, {
+  const kit = await startKit(t, { models: [Chirp], allowAuthRoutes: true, liveQuery: { classNames: ['Chirp'], allowRegex: true } }, {
     logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } }
   })
   const base = kit.origin.replace(/^http/, 'ws')

@@ -313,7 +313,10 @@ t.test('kitPlugin databasePoolSize and jobs.sessionSweep: wrong values and missp
 
 t.test('kitPlugin liveQuery: unknown key, wrong type, rule on the class names', async (t) => {
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], className: 'Note' } as never }),
-    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames, maxPayload, connectTimeoutMs, maxSubscriptionsPerConnection, maxConnectionsPerAddress)' })
+    { code: 'FPK_ERR_OPTION_UNKNOWN', message: 'kitPlugin option "liveQuery.className": unknown option; did you mean "classNames"? (known: classNames, maxPayload, connectTimeoutMs, maxSubscriptionsPerConnection, maxConnectionsPerAddress, allowRegex)' })
+  t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], allowRegex: 'yes' } as never }),
+    { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "liveQuery\.allowRegex": must be true or false/ })
+  t.equal(resolveOptions({ ...base, liveQuery: { classNames: ['Note'] } }).liveQuery?.allowRegex, false, 'regex subscriptions are off unless asked for')
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: 'Note' } as never }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.classNames": must be a non-empty list of class names, e.g. [\'Message\'] (got "Note")' })
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note', 'my-notes'] } }),
@@ -325,7 +328,7 @@ t.test('kitPlugin liveQuery: unknown key, wrong type, rule on the class names', 
   t.throws(() => resolveOptions({ ...base, liveQuery: { classNames: ['Note'], maxPayload: 10 } }),
     { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "liveQuery.maxPayload": must be a whole number of bytes from 1024 to 104857600 (got 10)' })
   t.same(resolveOptions({ ...base, liveQuery: { classNames: ['Note'] } }).liveQuery,
-    { classNames: ['Note'], maxPayload: undefined, connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100 }, 'the defaults (maxPayload: the body limit, read at boot)')
+    { classNames: ['Note'], maxPayload: undefined, connectTimeoutMs: 10_000, maxSubscriptionsPerConnection: 100, maxConnectionsPerAddress: 100, allowRegex: false }, 'the defaults (maxPayload: the body limit, read at boot)')
 })
 
 t.test('@CloudFunction rateLimit: unknown key, wrong type, both limits required', async (t) => {
@@ -358,7 +361,7 @@ t.test('every property of each option type is accepted by its schema', async (t)
   }
   const cors: Required<CorsOptions> = { origin: ['https://app.example.com', /\.example\.com$/], allowedHeaders: ['X-Custom'], maxAge: 60 }
   const allowedRoute: Required<NonNullable<KitOptions['allowedRoutes']>[number]> = { path: '/files/*', methods: ['POST'] }
-  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20 }
+  const liveQuery: Required<NonNullable<KitOptions['liveQuery']>> = { classNames: ['Note'], maxPayload: 65_536, connectTimeoutMs: 5_000, maxSubscriptionsPerConnection: 10, maxConnectionsPerAddress: 20, allowRegex: true }
   const queueOptions: Required<QueueOptions> = { workers: true, pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 5, keepFinishedSeconds: 60, deleteAfterSeconds: 120, deadLetterDays: 3 }
   const jobs: Required<NonNullable<KitOptions['jobs']>> = { schedules: true, shutdownGraceMs: 5000, dashboardPollMs: 2000, leaseMs: 30_000, ttlSweep: '*/5 * * * *', sessionSweep: '30 3 * * *', queue: queueOptions }
   const rateLimit: Required<NonNullable<CloudFunctionOptions['rateLimit']>> = { windowMs: 1000, max: 5 }

@@ -176,7 +176,10 @@ t.test('queries a client gets wrong', async (t) => {
       [{ n: { $within: { $box: null } } }, /n: \$within takes \{"\$box": \[two GeoPoints\]\}/],
       [{ n: { $geoWithin: null } }, /n: \$geoWithin takes an object/],
       [{ label: { $select: null } }, /label: \$select takes an object/],
-      [{ $or: [{ n: { $in: null } }] }, /n: \$in takes a list/]
+      [{ $or: [{ n: { $in: null } }] }, /n: \$in takes a list/],
+      // A pattern runs against every event of the class on the event loop: off unless liveQuery.allowRegex.
+      [{ label: { $regex: '(a+)+b$' } }, /label: \$regex is not accepted in a subscription: .*liveQuery\.allowRegex: true/],
+      [{ $or: [{ n: 1 }, { label: { $regex: '^x', $options: 'i' } }] }, /label: \$regex is not accepted/]
     ]
     for (const [where, error] of refusals) {
       const answer = await subscribe(where)

@@ -30,6 +30,8 @@ export interface LiveQueryLimits {
   connectTimeoutMs: number
   maxSubscriptionsPerConnection: number
   maxConnectionsPerAddress: number
+  /** Whether a subscription's where may use $regex (refused otherwise, naming the option). */
+  allowRegex: boolean
 }
 
 export interface LiveQuerySocketSettings extends LiveQueryLimits {
@@ -139,7 +141,7 @@ export class LiveQuerySocketServer {
   }
 
   private guard (ws: WebSocket, address: string): void {
-    const { connectTimeoutMs, maxSubscriptionsPerConnection, classNames, maxPayload, warn } = this.settings
+    const { connectTimeoutMs, maxSubscriptionsPerConnection, classNames, maxPayload, warn, allowRegex } = this.settings
     const maxUnsent = UNSENT_PAYLOADS * maxPayload
     const subscriptions = new Set<unknown>()
     const deadline = setTimeout(() => ws.close(POLICY_VIOLATION, `no accepted connect message within ${connectTimeoutMs} ms`), connectTimeoutMs)
@@ -164,7 +166,7 @@ export class LiveQuerySocketServer {
           if (typeof className === 'string' && !classNames.includes(className)) {
             return refuse(requestId, Parse.Error.OPERATION_FORBIDDEN, `Class ${className} is not in liveQuery.classNames; add it to the kit's liveQuery.classNames option to subscribe to it.`)
           }
-          const problem = subscriptionWhereProblem((message.query as { where?: unknown } | undefined)?.where)
+          const problem = subscriptionWhereProblem((message.query as { where?: unknown } | undefined)?.where, { allowRegex })
           if (problem) return refuse(requestId, Parse.Error.INVALID_QUERY, `The subscription's where cannot be matched: ${problem}.`)
           // Parse turns an update of a requestId it does not know into a new subscription
           // (it fails to unsubscribe, then subscribes): refused here, so that it cannot go

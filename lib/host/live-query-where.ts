@@ -4,6 +4,10 @@
 // and then throw on every event of the class (one error line per event per such
 // subscription, and the subscriber never hears anything). They are refused at
 // subscribe instead, naming the operator.
+// `$regex` is refused too unless liveQuery.allowRegex is on: Parse runs each
+// subscription's pattern against every event of its class on the event loop
+// (up to its regexTimeout, 100 ms, per pattern and event), so a client with a
+// few slow patterns (`(a+)+b$`) could hold the server for seconds per save.
 
 const LISTS = new Set(['$in', '$nin', '$all', '$containedBy'])
 const OBJECTS = new Set(['$nearSphere', '$within', '$geoWithin', '$geoIntersects', '$select', '$dontSelect', '$inQuery', '$notInQuery'])
@@ -14,20 +18,29 @@ const CENTER_SPHERE = '$centerSphere'
 /** As deep as the gate walks a body (body-depth.ts). */
 const MAX_DEPTH = 64
 
-/** Why LiveQuery's matcher cannot evaluate this subscription's where, or undefined. */
-export function subscriptionWhereProblem (where: unknown, depth = 0): string | undefined {
+export interface WhereRules {
+  /** liveQuery.allowRegex */
+  allowRegex: boolean
+}
+
+const REGEX_REFUSAL = '$regex is not accepted in a subscription: each pattern runs against every event of the class on the server\'s event loop. ' +
+  'Match the text in the app, or set the kit\'s liveQuery.allowRegex: true to accept it'
+
+/** Why LiveQuery's matcher cannot (or, for $regex, may not) evaluate this subscription's where, or undefined. */
+export function subscriptionWhereProblem (where: unknown, rules: WhereRules, depth = 0): string | undefined {
   if (!isPlainObject(where) || depth > MAX_DEPTH) return undefined // Parse refuses a where that is no object
   for (const [key, value] of Object.entries(where)) {
     if (LOGICAL.has(key)) {
       if (!Array.isArray(value) || !value.every(isPlainObject)) return `${key} takes a list of conditions (JSON objects)`
       for (const inner of value) {
-        const problem = subscriptionWhereProblem(inner, depth + 1)
+        const problem = subscriptionWhereProblem(inner, rules, depth + 1)
         if (problem) return problem
       }
       continue
     }
     if (!isPlainObject(value)) continue
     for (const [op, argument] of Object.entries(value)) {
+      if (op === '$regex' && !rules.allowRegex) return `${key}: ${REGEX_REFUSAL}`
       if (LISTS.has(op) && !Array.isArray(argument)) return `${key}: ${op} takes a list (got ${describe(argument)})`
       if (OBJECTS.has(op) && !isPlainObject(argument)) return `${key}: ${op} takes an object (got ${describe(argument)})`
       if (op === '$within' && !boxReadable((argument as Record<string, unknown>)[BOX])) return `${key}: $within takes {"$box": [two GeoPoints]}`
