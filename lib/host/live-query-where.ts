@@ -9,6 +9,8 @@
 // (up to its regexTimeout, 100 ms, per pattern and event), so a client with a
 // few slow patterns (`(a+)+b$`) could hold the server for seconds per save.
 
+import { isJsonObject } from './json-object.js'
+
 const LISTS = new Set(['$in', '$nin', '$all', '$containedBy'])
 const OBJECTS = new Set(['$nearSphere', '$within', '$geoWithin', '$geoIntersects', '$select', '$dontSelect', '$inQuery', '$notInQuery'])
 const LOGICAL = new Set(['$or', '$and', '$nor'])
@@ -28,21 +30,21 @@ const REGEX_REFUSAL = '$regex is not accepted in a subscription: each pattern ru
 
 /** Why LiveQuery's matcher cannot (or, for $regex, may not) evaluate this subscription's where, or undefined. */
 export function subscriptionWhereProblem (where: unknown, rules: WhereRules, depth = 0): string | undefined {
-  if (!isPlainObject(where) || depth > MAX_DEPTH) return undefined // Parse refuses a where that is no object
+  if (!isJsonObject(where) || depth > MAX_DEPTH) return undefined // Parse refuses a where that is no object
   for (const [key, value] of Object.entries(where)) {
     if (LOGICAL.has(key)) {
-      if (!Array.isArray(value) || !value.every(isPlainObject)) return `${key} takes a list of conditions (JSON objects)`
+      if (!Array.isArray(value) || !value.every(isJsonObject)) return `${key} takes a list of conditions (JSON objects)`
       for (const inner of value) {
         const problem = subscriptionWhereProblem(inner, rules, depth + 1)
         if (problem) return problem
       }
       continue
     }
-    if (!isPlainObject(value)) continue
+    if (!isJsonObject(value)) continue
     for (const [op, argument] of Object.entries(value)) {
       if (op === '$regex' && !rules.allowRegex) return `${key}: ${REGEX_REFUSAL}`
       if (LISTS.has(op) && !Array.isArray(argument)) return `${key}: ${op} takes a list (got ${describe(argument)})`
-      if (OBJECTS.has(op) && !isPlainObject(argument)) return `${key}: ${op} takes an object (got ${describe(argument)})`
+      if (OBJECTS.has(op) && !isJsonObject(argument)) return `${key}: ${op} takes an object (got ${describe(argument)})`
       if (op === '$within' && !boxReadable((argument as Record<string, unknown>)[BOX])) return `${key}: $within takes {"$box": [two GeoPoints]}`
       if (op === '$geoWithin' && !geoWithinReadable(argument as Record<string, unknown>)) {
         return `${key}: $geoWithin takes {"$polygon": [GeoPoints]} or {"$centerSphere": [a GeoPoint, a distance]}`
@@ -53,21 +55,17 @@ export function subscriptionWhereProblem (where: unknown, rules: WhereRules, dep
 }
 
 function boxReadable (box: unknown): boolean {
-  return Array.isArray(box) && box.length === 2 && box.every(isPlainObject)
+  return Array.isArray(box) && box.length === 2 && box.every(isJsonObject)
 }
 
 function geoWithinReadable (argument: Record<string, unknown>): boolean {
   const polygon = argument[POLYGON]
   const centerSphere = argument[CENTER_SPHERE]
-  if (POLYGON in argument) return Array.isArray(polygon) && polygon.every(isPlainObject)
-  if (CENTER_SPHERE in argument) return Array.isArray(centerSphere) && isPlainObject(centerSphere[0])
+  if (POLYGON in argument) return Array.isArray(polygon) && polygon.every(isJsonObject)
+  if (CENTER_SPHERE in argument) return Array.isArray(centerSphere) && isJsonObject(centerSphere[0])
   return true
 }
 
 function describe (value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value
-}
-
-function isPlainObject (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

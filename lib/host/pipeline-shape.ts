@@ -4,6 +4,8 @@
 // kit's {code, error} shape. What Parse refuses itself (a stage with no key or
 // two, an unknown name, `$group` without `_id`) stays its answer.
 
+import { isJsonObject } from './json-object.js'
+
 const AGGREGATE_PATH = /^\/aggregate\/[^/]+\/?$/i
 const GROUP = '$group'
 
@@ -12,15 +14,15 @@ export function pipelineProblem (method: string, path: string, query: unknown, b
   if ((method !== 'GET' && method !== 'HEAD') || !AGGREGATE_PATH.test(path)) return undefined
   // As Parse reads it: the body, then every query value (JSON-parsed when it parses) over it;
   // the pipeline is `pipeline`, or when that is missing the whole of it.
-  const merged: Record<string, unknown> = { ...(isPlainObject(body) ? body : {}) }
-  if (isPlainObject(query)) for (const [name, value] of Object.entries(query)) merged[name] = parsed(value)
+  const merged: Record<string, unknown> = { ...(isJsonObject(body) ? body : {}) }
+  if (isJsonObject(query)) for (const [name, value] of Object.entries(query)) merged[name] = parsed(value)
   const pipeline = merged.pipeline ? merged.pipeline : merged // Parse's own test: any falsy pipeline means the body
   const stages = Array.isArray(pipeline)
     ? pipeline as unknown[]
-    : isPlainObject(pipeline) ? Object.entries(pipeline).filter(([, value]) => value !== undefined).map(([name, value]) => ({ [name]: value })) : []
+    : isJsonObject(pipeline) ? Object.entries(pipeline).filter(([, value]) => value !== undefined).map(([name, value]) => ({ [name]: value })) : []
   for (const [index, stage] of stages.entries()) {
-    if (!isPlainObject(stage)) return `pipeline stage ${index} must be an object with one key, such as {"$match": {…}} (got ${describe(stage)})`
-    if (GROUP in stage && !isPlainObject(stage[GROUP])) return `$group must be an object with an _id, such as {"_id": "$field"} (got ${describe(stage[GROUP])})`
+    if (!isJsonObject(stage)) return `pipeline stage ${index} must be an object with one key, such as {"$match": {…}} (got ${describe(stage)})`
+    if (GROUP in stage && !isJsonObject(stage[GROUP])) return `$group must be an object with an _id, such as {"_id": "$field"} (got ${describe(stage[GROUP])})`
   }
   return undefined
 }
@@ -36,8 +38,4 @@ function parsed (value: unknown): unknown {
 
 function describe (value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
-}
-
-function isPlainObject (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

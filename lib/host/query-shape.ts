@@ -7,6 +7,8 @@
 // numbers past what the databases take (`limit=1e20`) were 500s too: both
 // must lie in 0…2147483647, which every database lane takes.
 
+import { isJsonObject } from './json-object.js'
+
 /** Parse's routes that run a find: /classes/{name}, /aggregate/{name} and the special classes' own. */
 const FIND_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+|users|roles|sessions|installations|push_audiences)\/?$/i
 
@@ -35,7 +37,7 @@ export function findQueryProblem (method: string, path: string, query: unknown, 
       return undefined // Parse answers it: "where parameter is not valid JSON"
     }
   }
-  if (!isPlainObject(where)) return `where must be a JSON object (got ${where === null ? 'null' : Array.isArray(where) ? 'an array' : typeof where})`
+  if (!isJsonObject(where)) return `where must be a JSON object (got ${where === null ? 'null' : Array.isArray(where) ? 'an array' : typeof where})`
   return logicalProblem(where, 0)
 }
 
@@ -75,7 +77,7 @@ export function pathListProblem (method: string, path: string, query: unknown, b
 
 /** What Parse's find reads: the query string's value (JSON-parsed when it parses) over the body's. */
 function asParseReads (query: unknown, body: unknown, name: string): unknown {
-  const fromQuery = isPlainObject(query) ? query[name] : undefined
+  const fromQuery = isJsonObject(query) ? query[name] : undefined
   if (typeof fromQuery === 'string') {
     try {
       return JSON.parse(fromQuery)
@@ -84,7 +86,7 @@ function asParseReads (query: unknown, body: unknown, name: string): unknown {
     }
   }
   if (fromQuery !== undefined) return fromQuery // repeated: an array, as Parse gets it
-  return isPlainObject(body) ? body[name] : undefined
+  return isJsonObject(body) ? body[name] : undefined
 }
 
 /** `$or`, `$and`, `$nor` hold lists of conditions (objects), at any depth Parse walks them. */
@@ -92,21 +94,17 @@ function logicalProblem (condition: Record<string, unknown>, depth: number): str
   if (depth > 64) return undefined // the body depth limit, or the header size, bounds it before this
   for (const [key, value] of Object.entries(condition)) {
     if (LOGICAL.has(key)) {
-      if (!Array.isArray(value) || !value.every(isPlainObject)) return `${key} must be a list of conditions (JSON objects)`
+      if (!Array.isArray(value) || !value.every(isJsonObject)) return `${key} must be a list of conditions (JSON objects)`
       for (const inner of value as Array<Record<string, unknown>>) {
         const problem = logicalProblem(inner, depth + 1)
         if (problem) return problem
       }
-    } else if (SELECTS.has(key) && isPlainObject(value) && isPlainObject(value.query) && 'where' in value.query && !isPlainObject(value.query.where)) {
+    } else if (SELECTS.has(key) && isJsonObject(value) && isJsonObject(value.query) && 'where' in value.query && !isJsonObject(value.query.where)) {
       return `${key}'s query.where must be a JSON object`
-    } else if (isPlainObject(value)) {
+    } else if (isJsonObject(value)) {
       const problem = logicalProblem(value, depth + 1)
       if (problem) return problem
     }
   }
   return undefined
-}
-
-function isPlainObject (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

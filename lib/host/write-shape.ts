@@ -4,6 +4,7 @@
 // ops and a body that is a number throw a TypeError, and PostgreSQL takes an
 // Increment of "x" into its SQL: each was a 500 (inside a transactional /batch
 // with the TypeError's text). The mount refuses them first.
+import { isJsonObject } from './json-object.js'
 import { OBJECT_WRITE_PATH } from './acl-shape.js'
 
 const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'RemoveRelation', 'Delete', 'Batch']
@@ -12,7 +13,7 @@ const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'R
 export function writeProblem (method: string, path: string, body: unknown): string | undefined {
   if ((method !== 'POST' && method !== 'PUT') || !OBJECT_WRITE_PATH.test(path)) return undefined
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
-  if (!isPlainObject(body)) return undefined // Parse answers the other shapes itself
+  if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
   for (const [field, value] of Object.entries(body)) {
     const problem = operationProblem(field, value)
     if (problem) return problem
@@ -21,23 +22,19 @@ export function writeProblem (method: string, path: string, body: unknown): stri
 }
 
 function operationProblem (field: string, value: unknown): string | undefined {
-  if (!isPlainObject(value) || !('__op' in value)) return undefined
+  if (!isJsonObject(value) || !('__op' in value)) return undefined
   const op = value.__op
   if (typeof op !== 'string' || !OPERATIONS.includes(op)) return `unknown __op ${JSON.stringify(op)} on ${field}; Parse takes ${OPERATIONS.join(', ')}`
   if (op === 'Increment' && typeof value.amount !== 'number') return `Increment on ${field} needs a number amount (got ${JSON.stringify(value.amount)})`
-  if ((op === 'AddRelation' || op === 'RemoveRelation') && !(Array.isArray(value.objects) && value.objects.length > 0 && value.objects.every(isPlainObject))) {
+  if ((op === 'AddRelation' || op === 'RemoveRelation') && !(Array.isArray(value.objects) && value.objects.length > 0 && value.objects.every(isJsonObject))) {
     return `${op} on ${field} needs objects: a list of pointers such as {"__type": "Pointer", "className": …, "objectId": …}`
   }
   if (op === 'Batch') {
-    if (!Array.isArray(value.ops) || value.ops.length === 0 || !value.ops.every(isPlainObject)) return `Batch on ${field} needs ops: a list of operations`
+    if (!Array.isArray(value.ops) || value.ops.length === 0 || !value.ops.every(isJsonObject)) return `Batch on ${field} needs ops: a list of operations`
     for (const inner of value.ops) {
       const problem = operationProblem(field, inner)
       if (problem) return problem
     }
   }
   return undefined
-}
-
-function isPlainObject (value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
