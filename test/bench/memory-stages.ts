@@ -110,7 +110,7 @@ async function run (origin: string, scenario: Scenario): Promise<number> {
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 try {
   const server = await ready
-  log(`server up (flags: ${serverFlags.join(' ') || 'none'}; idleCollection ${process.env.BENCH_IDLE_COLLECTION === 'off' ? 'off' : 'the example app\'s'}), load average ${loadAverage()}`)
+  log(`server up (flags: ${serverFlags.join(' ') || 'none'}; idleCollection ${process.env.BENCH_IDLE_COLLECTION === 'off' ? 'off' : `IDLE_COLLECTION=${process.env.IDLE_COLLECTION ?? 'unset (off)'}`}), load average ${loadAverage()}`)
   await reading('after boot')
   const all = buildScenarios(server)
   let requests = 0
