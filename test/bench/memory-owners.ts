@@ -16,7 +16,6 @@
 // Flags: --tsx, --no-nest, --seconds=N (5 per scenario and round), --rounds=N (3),
 // --idle=N (60), --boot-only, --matched, --prebuilt (use .bench-build as it is, without compiling).
 // Env: BENCH_SERVER_FLAGS (node flags for both servers, e.g. --max-semi-space-size=4).
-import { fork, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -27,7 +26,8 @@ import { buildNestPeer, nestHostFile } from './nest-peer.js'
 import { MATCHED_KEYS } from './memory-load.js'
 import { median } from './shared.js'
 import { scenarios as buildScenarios, type Scenario } from './scenarios.js'
-import { BENCH_DIR, RESULTS_DIR, ROOT, type Command, type MemorySample, type Reply, type ServerReady } from './shared.js'
+import { BENCH_DIR, RESULTS_DIR, type MemorySample } from './shared.js'
+import { startServer } from './server-process.js'
 
 const argv = process.argv.slice(2)
 const flag = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
@@ -39,37 +39,16 @@ const loader = settings.tsx ? ['--import', 'tsx'] : ['--enable-source-maps']
 const extraFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
 const log = (line: string) => process.stderr.write(`[memory] ${line}\n`)
 
-type CommandBody = Command extends infer C ? C extends unknown ? Omit<C, 'id'> : never : never
-
-/** A server process speaking server-commands.ts's protocol. */
-function startServer (file: string, args: string[] = []): { ready: Promise<ServerReady>, send: <T>(command: CommandBody) => Promise<T>, child: ChildProcess } {
-  const child = fork(file, args, { cwd: ROOT, execArgv: [...loader, '--expose-gc', ...extraFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  const pending = new Map<number, (reply: Reply) => void>()
-  let nextId = 1
-  const ready = new Promise<ServerReady>((resolve, reject) => {
-    child.on('message', (message: ServerReady | Reply) => {
-      if ('type' in message) resolve(message)
-      else pending.get(message.id)?.(message)
-    })
-    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)))
-  })
-  const send = <T>(command: CommandBody) => new Promise<T>((resolve, reject) => {
-    const id = nextId++
-    pending.set(id, (reply) => reply.ok ? resolve(reply.value as T) : reject(new Error(reply.error)))
-    child.send({ ...command, id })
-  })
-  return { ready, send, child }
-}
-
 async function load (origin: string, scenario: Scenario, halfway?: () => Promise<void>): Promise<void> {
   const running = autocannon({ url: origin + scenario.path, method: scenario.method, headers: scenario.headers, body: scenario.body, connections: 50, duration: settings.seconds })
   if (halfway) await sleep(settings.seconds * 500).then(halfway)
   await running
 }
 
-const kit = startServer(serverFile)
+const execArgv = [...loader, '--expose-gc', ...extraFlags]
+const kit = startServer(serverFile, [], execArgv)
 const nestEntry = settings.nest ? buildNestPeer(log) : undefined
-const nest = nestEntry ? startServer(nestHostFile(serverFile), [nestEntry]) : undefined
+const nest = nestEntry ? startServer(nestHostFile(serverFile), [nestEntry], execArgv) : undefined
 type Side = NonNullable<typeof nest>
 const sides: Array<[string, Side]> = [['kit', kit], ...(nest ? [['NestJS peer', nest] as [string, Side]] : [])]
 const report: Record<string, { afterBoot: HeapSummary, rounds: MemorySample[], underLoad: HeapSummary[], afterIdle?: MemorySample, afterLoad?: HeapSummary }> = {}

@@ -14,7 +14,7 @@
 // Flags: --seconds=N (4), --rounds=N (3), --idle=N (60), --trim, --prebuilt (use .bench-build as it is).
 // Env: BENCH_SERVER_FLAGS (node flags for the server), BENCH_IDLE_COLLECTION=off (test/bench/server.ts), MALLOC_ARENA_MAX…
 // Prints one line per reading; writes results/memory-stages.json.
-import { execFileSync, fork } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -23,7 +23,8 @@ import { BUILD_DIR, compileBench } from './compiled.js'
 import type { HeapSummary } from './heap-summary.js'
 import { MATCHED_KEYS } from './memory-load.js'
 import { scenarios as buildScenarios, type Scenario } from './scenarios.js'
-import { RESULTS_DIR, ROOT, type Reply, type ServerReady } from './shared.js'
+import { RESULTS_DIR } from './shared.js'
+import { startServer } from './server-process.js'
 
 const argv = process.argv.slice(2)
 const flag = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
@@ -32,21 +33,7 @@ const serverFile = path.join(argv.includes('--prebuilt') ? path.join(BUILD_DIR, 
 const serverFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean)
 const log = (line: string) => process.stderr.write(`[memory-stages] ${line}\n`)
 
-const child = fork(serverFile, [], { cwd: ROOT, execArgv: ['--enable-source-maps', '--expose-gc', ...serverFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-const pending = new Map<number, (reply: Reply) => void>()
-let nextId = 1
-const ready = new Promise<ServerReady>((resolve, reject) => {
-  child.on('message', (message: ServerReady | Reply) => {
-    if ('type' in message) resolve(message)
-    else pending.get(message.id)?.(message)
-  })
-  child.once('exit', (code) => reject(new Error(`${serverFile} exited (${code})`)))
-})
-const send = <T>(command: Record<string, unknown>) => new Promise<T>((resolve, reject) => {
-  const id = nextId++
-  pending.set(id, (reply) => reply.ok ? resolve(reply.value as T) : reject(new Error(reply.error)))
-  child.send({ ...command, id })
-})
+const { ready, send, child } = startServer(serverFile, [], ['--enable-source-maps', '--expose-gc', ...serverFlags])
 
 const MB = (kB: number) => Math.round(kB / 1024 * 10) / 10
 const ARENA = 64n * 1024n * 1024n
