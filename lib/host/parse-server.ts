@@ -7,6 +7,7 @@ import { installDirectWrites } from '../parse/direct-writes.js'
 import { installPushWithoutAdapter } from '../parse/push-without-adapter.js'
 import { installTransactionalBatchErrors } from '../parse/transactional-batch.js'
 import { installKeywordScan } from '../parse/keyword-scan.js'
+import { answerMisfitOperations } from '../parse/operation-fit.js'
 import { installSharedRoleLoads } from '../parse/shared-role-loads.js'
 import { countCacheDrops } from '../parse/shared-loads.js'
 import { guardPasswordStamp } from '../parse/password-stamp.js'
@@ -87,6 +88,8 @@ export async function startParseServer (options: ParseHostOptions): Promise<Pars
   installTransactionalBatchErrors()
   // Parse's requestKeywordDenylist scan with each pattern compiled once (three scans per create).
   installKeywordScan()
+  // An operation the stored value cannot take (Increment of a String) is Parse's 111 on classes with a beforeSave too, not a 500.
+  answerMisfitOperations()
   // Concurrent misses of Parse's session and role caches share one load (the entries expire for all of them at once);
   // a drop of a cache entry (a revocation) ends the sharing of loads started before it.
   countCacheDrops()

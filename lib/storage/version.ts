@@ -19,6 +19,11 @@ export function stampVersion (request: { object: Parse.Object, original?: Parse.
   // whatever another client saved meanwhile. Only the master key may overwrite without reading first.
   // A row saved before the class had a version field has none to read: it counts as version 0, so the
   // update is still checked (it writes only while the row has no version) and old rows stay updatable.
+  // An operation is no version read: Increment by 0 would pass any stored version through (a blind write).
+  const sent = (request.object.op(field) as { toJSON?: () => unknown } | undefined)?.toJSON?.()
+  if (sent !== null && typeof sent === 'object' && '__op' in sent) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: ${field} takes the number the object was read at, not an operation (${String(sent.__op)}).`)
+  }
   const unversioned = request.original.get(field) === undefined || request.original.get(field) === null
   if (!request.master && !unversioned && !request.object.dirtyKeys().includes(field)) {
     throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: an update must carry the ${field} it was read at (objects fetched through the SDK send it). Fetch the object first, or use the master key to overwrite.`)

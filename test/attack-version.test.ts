@@ -1,0 +1,122 @@
+// Optimistic locking (@ParseVersionField) against a client that tries not to
+// read first: an operation on the version field instead of the number read,
+// inside a batch, from the in-process SDK, and with the master key; and field
+// operations that do not fit the stored value on a class with a beforeSave
+// (every versioned class has one). Runs on either database lane.
+import t from 'tap'
+import Parse from 'parse/node'
+import { BaseModel, BeforeSave, CONFLICT, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
+
+@ParseClass('Crate')
+class Crate extends BaseModel {
+  @ParseField({ type: 'Number' }) declare quantity: number
+  @ParseVersionField() declare version: number
+}
+
+@ParseClass('Tally')
+class Tally extends BaseModel {
+  @ParseField({ type: 'Number' }) declare count: number
+  @ParseField({ type: 'String' }) declare label: string
+  @ParseField({ type: 'Array' }) declare tags: string[]
+  @BeforeSave()
+  static touch () {}
+}
+void Tally
+
+let shared: Promise<Kit> | undefined
+// One kit for the file, torn down when the file ends.
+const sharedKit = () => {
+  shared ??= (async () => startKit(t, { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] }))()
+  return shared
+}
+
+const OPERATION_REFUSED = /Crate uses optimistic locking: version takes the number the object was read at, not an operation/
+
+t.test('an operation on the version field is not a version', async (t) => {
+  const kit = await sharedKit()
+  const created = await kit.request('POST', '/parse/classes/Crate', { headers: appHeaders, body: { quantity: 1 } })
+  t.equal(created.status, 201, created.text)
+  const id = created.json.objectId as string
+  const stored = async () => (await kit.request('GET', `/parse/classes/Crate/${id}`, { headers: masterHeaders })).json
+  const put = (body: unknown, headers: Record<string, string> = appHeaders) => kit.request('PUT', `/parse/classes/Crate/${id}`, { headers, body })
+
+  t.test('Increment by 0 does not stand in for the version read (a blind write)', async (t) => {
+    const blind = await put({ quantity: 50, version: { __op: 'Increment', amount: 0 } })
+    t.equal(blind.status, 400, blind.text)
+    t.match(blind.json, { code: Parse.Error.VALIDATION_ERROR, error: OPERATION_REFUSED })
+    t.match(await stored(), { quantity: 1, version: 1 }, 'nothing written')
+  })
+
+  t.test('other operations are refused alike, with the master key too', async (t) => {
+    const operations = [{ __op: 'Increment', amount: 1 }, { __op: 'Increment', amount: -1 }, { __op: 'Delete' }]
+    for (const headers of [appHeaders, masterHeaders]) {
+      for (const version of operations) {
+        const refused = await put({ quantity: 60, version }, headers)
+        t.equal(refused.status, 400, `${JSON.stringify(version)}${headers === masterHeaders ? ' (master key)' : ''} → 400 (${refused.text.slice(0, 160)})`)
+        t.equal(refused.json?.code, Parse.Error.VALIDATION_ERROR)
+      }
+    }
+    t.match(await stored(), { quantity: 1, version: 1 }, 'nothing written')
+  })
+
+  t.test('inside a batch', async (t) => {
+    const batch = await kit.request('POST', '/parse/batch', {
+      headers: appHeaders,
+      body: { requests: [{ method: 'PUT', path: `/parse/classes/Crate/${id}`, body: { quantity: 70, version: { __op: 'Increment', amount: 0 } } }] }
+    })
+    t.equal(batch.status, 200, batch.text)
+    t.match(batch.json, [{ error: { code: Parse.Error.VALIDATION_ERROR, error: OPERATION_REFUSED } }])
+    t.match(await stored(), { quantity: 1, version: 1 }, 'nothing written')
+  })
+
+  t.test('from the in-process SDK: increment() of the version of an object never read', async (t) => {
+    const blind = Crate.createWithoutData(id) as Crate
+    blind.quantity = 80
+    blind.increment('version', 0)
+    await t.rejects(blind.save(), { code: Parse.Error.VALIDATION_ERROR, message: OPERATION_REFUSED })
+    t.match(await stored(), { quantity: 1, version: 1 }, 'nothing written')
+  })
+
+  t.test('the number read still saves, once', async (t) => {
+    const saved = await put({ quantity: 2, version: 1 })
+    t.equal(saved.status, 200, saved.text)
+    const stale = await put({ quantity: 3, version: 1 })
+    t.equal(stale.json?.code, CONFLICT, 'the same number again is a conflict')
+    const fetched = await new Parse.Query(Crate).get(id, { useMasterKey: true })
+    fetched.quantity = 4
+    await fetched.save(null, { useMasterKey: true })
+    t.match(await stored(), { quantity: 4, version: 3 })
+  })
+})
+
+t.test('a field operation that does not fit the stored value is a 400, not a 500, on a class with a beforeSave', async (t) => {
+  const kit = await sharedKit()
+  const created = await kit.request('POST', '/parse/classes/Tally', { headers: appHeaders, body: { count: 1, label: 'a', tags: ['x'] } })
+  t.equal(created.status, 201, created.text)
+  const id = created.json.objectId as string
+  const cases: Array<[string, unknown]> = [
+    ['count', { __op: 'Add', objects: [1] }],
+    ['count', { __op: 'AddUnique', objects: [1] }],
+    ['count', { __op: 'Remove', objects: [1] }],
+    ['label', { __op: 'Increment', amount: 1 }],
+    ['tags', { __op: 'Increment', amount: 1 }]
+  ]
+  for (const [field, operation] of cases) {
+    for (const headers of [appHeaders, masterHeaders]) {
+      const refused = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers, body: { [field]: operation } })
+      t.equal(refused.status, 400, `${field}: ${JSON.stringify(operation)} → 400 (${refused.text.slice(0, 200)})`)
+      t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error: new RegExp(`Tally\\.${field}`) })
+    }
+  }
+  const batch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body: { count: { __op: 'Add', objects: [1] } } }] } })
+  t.match(batch.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], `inside a batch (${batch.text.slice(0, 200)})`)
+  const version = await kit.request('PUT', '/parse/classes/Crate/' + (await kit.request('POST', '/parse/classes/Crate', { headers: appHeaders, body: { quantity: 1 } })).json.objectId, { headers: appHeaders, body: { version: { __op: 'Add', objects: [1] } } })
+  t.match(version.json, { code: Parse.Error.INCORRECT_TYPE, error: /Crate\.version/ }, `on the version field (${version.text.slice(0, 200)})`)
+  const stored = await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })
+  t.match(stored.json, { count: 1, label: 'a', tags: ['x'] }, 'nothing written')
+  const fitting = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { count: { __op: 'Increment', amount: 2 }, label: 'b' } })
+  t.equal(fitting.status, 200, fitting.text)
+  t.match((await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })).json, { count: 3, label: 'b' }, 'an operation that fits still applies')
+})
