@@ -8,11 +8,15 @@
 // confirmations still run meanwhile on the two workers, on the same machine.
 // The same pair on a worker instance is reported beside it: there each order
 // also pays for a job run (its _JobStatus row) on the process that answers.
-// The orders go in interleaved rounds after a warm-up, each arm starting with
-// the queue empty and the workers idle, on every core (see onEveryCore); the
-// ratio is the median of the rounds' paired ratios, req/s each arm's median round.
+// The orders go in interleaved rounds after a warm-up, each arm running for the
+// same time from an empty queue and idle workers, on every core (see
+// onEveryCore); the ratio is the median of the rounds' paired ratios, req/s each
+// arm's median round. The instances run the queue with the kit's default
+// polling and maintenance unless BENCH_QUEUE_POLL_SECONDS /
+// BENCH_QUEUE_MAINTENANCE_SECONDS say otherwise; BENCH_FSYNC=1 as the bench's
+// other databases. Each round is logged with its CPU per order by process.
 // `npm run bench` calls measureQueue (--no-queue skips it).
-// Run alone: npx tsx test/bench/queue.ts [jobs] [orders]
+// Run alone: npx tsx test/bench/queue.ts [jobs] [arm seconds]
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -32,12 +36,14 @@ const headers = { 'X-Parse-Application-Id': APP_ID, 'X-Parse-Master-Key': MASTER
 const ROUNDS = 9
 /** Orders each way before the first round (not measured): both handlers compiled and their statements prepared. */
 const WARMUP_ORDERS = 30
-/** How long the workers sit idle before each arm: more than their polling interval (0.5 s, test/helpers/queue-node.ts). */
+/** Each arm's time in a round: long enough that a poll, a maintenance pass or a scheduler hiccup is a small part of it. */
+export const ARM_SECONDS = 2
+/** How long the workers sit idle before each arm, once the queue is empty. */
 const IDLE_MS = 600
 
 /** One arm's totals over its rounds. */
-interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number, statements: number }
-const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0, statements: 0 })
+interface ArmTotal { ms: number, orders: number, cpuMs: number, ownMs: number, workersMs: number, pgMs: number, statements: number }
+const emptyArm = (): ArmTotal => ({ ms: 0, orders: 0, cpuMs: 0, ownMs: 0, workersMs: 0, pgMs: 0, statements: 0 })
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -45,11 +51,11 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
-/** Boots two instances on a fresh database, drains `jobs` queued jobs, then times `orders` sequential orders each way. */
-export async function measureQueue (jobs: number, orders: number, log: (line: string) => void = console.log): Promise<QueueResult> {
+/** Boots two instances on a fresh database, drains `jobs` queued jobs, then times sequential orders each way, `armSeconds` per arm a round. */
+export async function measureQueue (jobs: number, armSeconds: number, log: (line: string) => void = console.log): Promise<QueueResult> {
   const restoreCores = onEveryCore(log)
   try {
-    return await measureOnCores(jobs, orders, log)
+    return await measureOnCores(jobs, armSeconds * 1000, log)
   } finally {
     restoreCores()
   }
@@ -77,15 +83,23 @@ function onEveryCore (log: (line: string) => void): () => void {
   return () => pin(process.pid, mask)
 }
 
-async function measureOnCores (jobs: number, orders: number, log: (line: string) => void): Promise<QueueResult> {
+async function measureOnCores (jobs: number, armMs: number, log: (line: string) => void): Promise<QueueResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fpk-queue-bench-'))
-  const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: true })
+  // fsync off unless BENCH_FSYNC=1, as the bench's other databases (both arms commit once an order; the workers' own
+  // transactions pay for it too with fsync on).
+  const fsync = process.env.BENCH_FSYNC === '1'
+  const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'postgres'), ephemeral: !fsync })
   const admin = new pg.Client({ connectionString: server.uri })
   await admin.connect()
   await admin.query('CREATE DATABASE queue_bench')
   const url = new URL(server.uri)
   url.pathname = '/queue_bench'
-  const env = { DATABASE_URI: url.toString() }
+  // The queue's settings are the kit's defaults (polling 2 s, maintenance 60 s) unless these say otherwise:
+  // the tests' fast ones (0.5 s, 1 s) put three instances' maintenance passes in every second of the orders.
+  const poll = process.env.BENCH_QUEUE_POLL_SECONDS ?? '2'
+  const maintenance = process.env.BENCH_QUEUE_MAINTENANCE_SECONDS ?? '60'
+  log(`queue: polling every ${poll} s, maintenance every ${maintenance} s, PostgreSQL ${fsync ? 'with' : 'without'} fsync, ${ROUNDS} rounds of ${armMs / 1000} s per arm`)
+  const env = { DATABASE_URI: url.toString(), QUEUE_POLL_SECONDS: poll, QUEUE_MAINTENANCE_SECONDS: maintenance }
   const [instances, web] = await Promise.all([
     Promise.all([startJobsInstance('A', env, 'queue-node.ts'), startJobsInstance('B', env, 'queue-node.ts')]),
     startJobsInstance('W', { ...env, QUEUE_WORKERS: 'false' }, 'queue-node.ts')
@@ -140,32 +154,31 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
     // The drained tables vacuumed and analysed now, so that autovacuum's pass over them does not land in one arm.
     await db.query('VACUUM ANALYZE')
 
-    // createOrder with the outbox vs sending after commit: sequential calls, in interleaved rounds (each
-    // arm first in every other round), after a warm-up of both; each arm starts with the queue empty and
-    // the workers idle for a polling interval. req/s over all rounds of an arm; the spread by round is logged.
+    // createOrder with the outbox vs sending after commit: sequential calls in interleaved rounds (each arm
+    // first in every other round), after a warm-up of both. Every arm runs for the same time (armMs) from an
+    // empty queue and idle workers, and its CPU is counted until its confirmations have run (settled: at once
+    // for afterCommit, whose confirmation ran before its answer; the workers' catch-up for the queued arm).
     const { id: product } = await call(web.origin, 'benchProduct') as unknown as { id: string }
     const workerPids = instances.map((instance) => instance.child.pid ?? 0)
+    const instanceCpu = () => sum([...workerPids, web.child.pid ?? 0].map((pid) => treeCpuMs(pid)))
     // Every confirmation queued so far has run.
     const settled = async () => {
       for (let i = 0; i < 240; i++) {
         const row = (await db.query('SELECT count(*) AS waiting FROM pgboss.job WHERE name = \'confirmBench\' AND state < \'completed\'')).rows[0]
         if (Number(row.waiting) === 0) return
-        await new Promise((resolve) => setTimeout(resolve, 250))
+        await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
-    const idle = async () => {
-      await settled()
-      await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
-    }
+    // Autovacuum's and autoanalyze's passes so far (any table): a pass inside an arm is logged with its round.
+    const vacuums = async () => Number((await db.query('SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) AS n FROM pg_stat_all_tables')).rows[0].n)
     type Arm = 'queued' | 'afterCommit'
     const fnOf = (arm: Arm) => arm === 'queued' ? 'benchOrderQueued' : 'benchOrderAfterCommit'
-    const pair = async (instance: { origin: string, child: { pid?: number } }) => {
+    const pair = async (instance: { origin: string, child: { pid?: number } }, label: string) => {
       const own = instance.child.pid ?? 0
       const totals = { queued: emptyArm(), afterCommit: emptyArm() }
       const byRound: number[] = []
       const paced: Record<Arm, number[]> = { queued: [], afterCommit: [] }
       for (const arm of ['afterCommit', 'queued'] as const) for (let i = 0; i < WARMUP_ORDERS; i++) await call(instance.origin, fnOf(arm), { product })
-      const perRound = Math.max(1, Math.round(orders / ROUNDS))
       // The database's transactions of an arm: read when the next arm starts (its counters lag by up to a second,
       // and the idle pause between arms lets them catch up); the pause's few idle polls count with the arm before.
       let counting: { arm: Arm, at: number } | undefined
@@ -176,47 +189,65 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       }
       for (let round = 0; round < ROUNDS; round++) {
         const paces: Record<Arm, number> = { queued: 0, afterCommit: 0 }
+        const parts: string[] = []
         for (const arm of round % 2 === 0 ? ['afterCommit', 'queued'] as const : ['queued', 'afterCommit'] as const) {
-          await idle()
+          await settled()
+          await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
           await countTo(arm)
+          const vacuumsAt = await vacuums()
           const at = performance.now()
-          const cpuAt = treeCpuMs()
-          const ownAt = treeCpuMs(own)
-          const workersAt = sum(workerPids.map((pid) => treeCpuMs(pid)))
-          for (let i = 0; i < perRound; i++) await call(instance.origin, fnOf(arm), { product })
+          const cpuAt = { all: treeCpuMs(), instances: instanceCpu(), self: selfCpuMs(), own: treeCpuMs(own), workers: sum(workerPids.map((pid) => treeCpuMs(pid))) }
+          let orders = 0
+          while (performance.now() - at < armMs) {
+            await call(instance.origin, fnOf(arm), { product })
+            orders++
+          }
           const ms = performance.now() - at
-          const ownMs = treeCpuMs(own) - ownAt
-          // A queued arm's CPU is counted until its confirmations have run (their CPU is its).
-          if (arm === 'queued') await settled()
+          const ownMs = treeCpuMs(own) - cpuAt.own
+          const settleAt = performance.now()
+          await settled()
+          const settleMs = performance.now() - settleAt
+          const all = treeCpuMs() - cpuAt.all
+          // PostgreSQL's processes: everything under this one less the three instances and this process itself.
+          const pgMs = all - (instanceCpu() - cpuAt.instances) - (selfCpuMs() - cpuAt.self)
+          const workersMs = sum(workerPids.map((pid) => treeCpuMs(pid))) - cpuAt.workers
           const total = totals[arm]
           total.ms += ms
-          total.orders += perRound
+          total.orders += orders
           total.ownMs += ownMs
-          total.cpuMs += treeCpuMs() - cpuAt
-          total.workersMs += sum(workerPids.map((pid) => treeCpuMs(pid))) - workersAt
-          paces[arm] = perRound / (ms / 1000)
+          total.cpuMs += all
+          total.workersMs += workersMs
+          total.pgMs += pgMs
+          paces[arm] = orders / (ms / 1000)
           paced[arm].push(paces[arm])
+          const vacuumed = await vacuums() - vacuumsAt
+          parts.push(`${arm} ${Math.round(paces[arm])} req/s, CPU-ms per order own ${(ownMs / orders).toFixed(2)} workers ${(workersMs / orders).toFixed(2)} pg ${(pgMs / orders).toFixed(2)}` +
+            (arm === 'queued' ? `, caught up in ${Math.round(settleMs)} ms` : '') + (vacuumed ? `, ${vacuumed} autovacuum pass(es)` : ''))
         }
         byRound.push(paces.queued / paces.afterCommit)
+        log(`queue ${label} round ${round + 1}: ${byRound[round].toFixed(2)}× (load ${os.loadavg()[0].toFixed(1)}): ${parts.join('; ')}`)
       }
-      await idle()
+      await settled()
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
       await countTo()
       // The two arms of a round ran in the same minute: the median of those paired ratios is the figure,
       // so that a round the machine's other load slowed weighs on neither arm more than one round.
       return { queued: median(paced.queued), afterCommit: median(paced.afterCommit), ratio: median(byRound), byRound, totals }
     }
-    const onWeb = await pair(web)
-    const onWorker = await pair(instances[0])
+    const onWeb = await pair(web, 'enqueue-only')
+    const onWorker = await pair(instances[0], 'worker')
     const rounds = (byRound: number[]) => byRound.map((r) => r.toFixed(2)).join(', ')
     log(`orders on the enqueue-only instance: ${Math.round(onWeb.queued)} queued vs ${Math.round(onWeb.afterCommit)} afterCommit req/s (median rounds; ratio by round ${rounds(onWeb.byRound)}); on a worker instance: ${Math.round(onWorker.queued)} vs ${Math.round(onWorker.afterCommit)} (by round ${rounds(onWorker.byRound)})`)
     // CPU of every process of the bench (the instances, PostgreSQL, this one) per order, confirmation included: what a
     // shared machine's load does to the req/s above does not change it (pollers idle meanwhile count too).
     const cpuLine = ({ queued, afterCommit }: { queued: ArmTotal, afterCommit: ArmTotal }) => {
       const per = (arm: ArmTotal, part: keyof ArmTotal) => arm[part] / arm.orders
-      return `${per(queued, 'cpuMs').toFixed(1)} queued vs ${per(afterCommit, 'cpuMs').toFixed(1)} afterCommit CPU-ms per order (${(per(afterCommit, 'cpuMs') / per(queued, 'cpuMs')).toFixed(2)}×), ` +
-        `the instance's own process ${per(queued, 'ownMs').toFixed(1)} vs ${per(afterCommit, 'ownMs').toFixed(1)} (${(per(afterCommit, 'ownMs') / per(queued, 'ownMs')).toFixed(2)}×), ` +
-        `the worker instances' processes ${per(queued, 'workersMs').toFixed(1)} vs ${per(afterCommit, 'workersMs').toFixed(1)}; ` +
-        `statements (transactions) in the database ${per(queued, 'statements').toFixed(2)} vs ${per(afterCommit, 'statements').toFixed(2)} per order`
+      return `${per(queued, 'cpuMs').toFixed(2)} queued vs ${per(afterCommit, 'cpuMs').toFixed(2)} afterCommit CPU-ms per order (${(per(afterCommit, 'cpuMs') / per(queued, 'cpuMs')).toFixed(2)}×), ` +
+        `the instance's own process ${per(queued, 'ownMs').toFixed(2)} vs ${per(afterCommit, 'ownMs').toFixed(2)} (${(per(afterCommit, 'ownMs') / per(queued, 'ownMs')).toFixed(2)}×), ` +
+        `the worker instances' processes ${per(queued, 'workersMs').toFixed(2)} vs ${per(afterCommit, 'workersMs').toFixed(2)}, ` +
+        `PostgreSQL ${per(queued, 'pgMs').toFixed(2)} vs ${per(afterCommit, 'pgMs').toFixed(2)}; ` +
+        `statements (transactions) in the database ${per(queued, 'statements').toFixed(2)} vs ${per(afterCommit, 'statements').toFixed(2)} per order; ` +
+        `${queued.orders} vs ${afterCommit.orders} orders`
     }
     log(`CPU on the enqueue-only instance's orders: ${cpuLine(onWeb.totals)}; on a worker instance: ${cpuLine(onWorker.totals)}`)
     const ratio = (arms: { ratio: number }) => Math.round(arms.ratio * 100) / 100
@@ -230,7 +261,8 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
       lost: jobs - seen.distinct,
       mostAtOnce: most,
       afterCommitMsPerJob: Math.round((1000 / onWeb.afterCommit) * 10) / 10,
-      orders,
+      orders: onWeb.totals.queued.orders + onWeb.totals.afterCommit.orders,
+      armSeconds: armMs / 1000,
       ordersQueuedReqPerSec: Math.round(onWeb.queued),
       ordersAfterCommitReqPerSec: Math.round(onWeb.afterCommit),
       outboxRatio: ratio(onWeb),
@@ -246,6 +278,12 @@ async function measureOnCores (jobs: number, orders: number, log: (line: string)
     await server.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** This process's own CPU time (user + system), in ms. */
+function selfCpuMs (): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
 }
 
 /** CPU time (user + system, reaped children included) of a process (this one by default) and everything under it, in ms (Linux /proc; 0 elsewhere). */
@@ -276,6 +314,6 @@ function treeCpuMs (root = process.pid): number {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const result = await measureQueue(Number(process.argv[2] ?? 10_000), Number(process.argv[3] ?? 500), (line) => console.log(line))
+  const result = await measureQueue(Number(process.argv[2] ?? 10_000), Number(process.argv[3] ?? ARM_SECONDS), (line) => console.log(line))
   console.log(queueRows(result).join('\n'))
 }

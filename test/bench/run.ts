@@ -30,7 +30,7 @@ import autocannon from 'autocannon'
 import { tempDir } from '../helpers/kit.js'
 import { summariseProfile, type ProfileSummary } from './analyze.js'
 import { coreLayout, cpuAccountingAvailable, cpuMsBetween, nodeCpuMs, pin, sampleTree } from './cpu.js'
-import { measureQueue } from './queue.js'
+import { ARM_SECONDS, measureQueue } from './queue.js'
 import { bootRatioLine, bootRatioRows, memoryRows, queueRows, renderMarkdown, type BenchResults, type BootRatioRound, type BootRatioRounds, type ScenarioProfile, type ScenarioResult, type RoundSample, type RatioResult, type ScaleResult } from './report.js'
 import { compileBench } from './compiled.js'
 import { formatBootModels, measureBootModels, type BootModelsResult } from './boot-models.js'
@@ -67,7 +67,8 @@ const settings = {
   // Issue 51: how long both servers sit idle after the load before their memory is read again.
   idleSeconds: Number(process.env.BENCH_IDLE_SECONDS ?? (quick ? 5 : 60)),
   queueJobs: quick ? 500 : 10_000,
-  queueOrders: quick ? 50 : 500,
+  // Each arm's seconds in each of the queue's rounds of orders (test/bench/queue.ts).
+  queueArmSeconds: quick ? 0.5 : ARM_SECONDS,
   dataSize: args.has('--data-size') ? dataSizeSettings(quick) : undefined
 }
 const TSX = ['--import', 'tsx']
@@ -602,7 +603,7 @@ async function main (): Promise<void> {
   const bootModels = settings.scale ? await measureBootModels([10, 200], settings.scaleRepeats, log) : undefined
   const rateLimitStore = args.has('--no-rate-limit-store') || memoryOnly ? undefined : await measureRateLimitStore(settings, log)
 
-  const queue = args.has('--no-queue') || memoryOnly ? undefined : await measureQueue(settings.queueJobs, settings.queueOrders, log)
+  const queue = args.has('--no-queue') || memoryOnly ? undefined : await measureQueue(settings.queueJobs, settings.queueArmSeconds, log)
   const { scenarios, ratios } = samples ? summarise(all, samples) : { scenarios: [], ratios: [] }
   const results: BenchResults = {
     date: new Date().toISOString(),
@@ -712,7 +713,7 @@ async function dataSizeOnly (): Promise<void> {
 
 /** --queue-only: the queue part alone, printed; latest.* untouched. */
 async function queueOnly (): Promise<void> {
-  const queue = await measureQueue(settings.queueJobs, settings.queueOrders)
+  const queue = await measureQueue(settings.queueJobs, settings.queueArmSeconds)
   process.stdout.write(`\nQueue (issue 50):\n${queueRows(queue).join('\n')}\n`)
 }
 

@@ -1,7 +1,8 @@
 // One kit instance of the queue crash tests, in its own process, served as a
 // generated project serves (fixtures/serve.ts). Reads PORT, DATABASE_URI,
-// INSTANCE, LEASE_MS and QUEUE_WORKERS ("false": an instance that only
-// enqueues); runs jobs.queue with short polling; prints "listening <port>"
+// INSTANCE, LEASE_MS, QUEUE_WORKERS ("false": an instance that only
+// enqueues), QUEUE_POLL_SECONDS and QUEUE_MAINTENANCE_SECONDS (0.5 and 1 unless
+// given: the tests' short polling); prints "listening <port>"
 // once it serves.
 import Fastify from 'fastify'
 import Parse from 'parse/node'
@@ -145,7 +146,7 @@ await app.register(kitPlugin, {
   jobs: {
     schedules: false,
     ...(process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {}),
-    queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1, workers: process.env.QUEUE_WORKERS !== 'false' }
+    queue: { pollingIntervalSeconds: Number(process.env.QUEUE_POLL_SECONDS ?? 0.5), maintenanceIntervalSeconds: Number(process.env.QUEUE_MAINTENANCE_SECONDS ?? 1), workers: process.env.QUEUE_WORKERS !== 'false' }
   }
 })
 const port = Number(process.env.PORT)
