@@ -20,6 +20,9 @@ import { modelByName } from '../lib/model/registry.js'
 import { copyTemplateCluster } from './helpers/pg-template.js'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { openDatabase } from '../lib/storage/database.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BOOT_TIMEOUT_MS = 180_000

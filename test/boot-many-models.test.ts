@@ -42,12 +42,12 @@ async function sharedDatabase (t: Test): Promise<{ uri: string, sql?: pg.Client 
 }
 
 function boot (uri: string, models: number, version: number, report = false): Promise<ManyModelsBoot> {
-  return forkManyModelsBoot([String(models), String(version), ...(report ? ['report'] : [])], { DATABASE_URI: uri, KIT_DATA_DIR: '' }, `boot with ${models} models (version ${version})`)
+  return forkManyModelsBoot([String(models), String(version), ...(report ? ['report'] : [])], { DATABASE_URI: uri, KIT_DATA_DIR: '' }, `boot with ${models} models (version ${version})`, true)
 }
 
 /** A cold boot, not counted; on MongoDB followed, in the same process, by the boot that settles the index list. */
 function coldBoot (uri: string, models: number, report = false): Promise<ManyModelsBoot> {
-  return forkManyModelsBoot([String(models), '1', ...(report ? ['report'] : []), ...(lane.kind === 'mongo' ? ['twice'] : [])], { DATABASE_URI: uri, KIT_DATA_DIR: '' }, `cold boot with ${models} models`)
+  return forkManyModelsBoot([String(models), '1', ...(report ? ['report'] : []), ...(lane.kind === 'mongo' ? ['twice'] : [])], { DATABASE_URI: uri, KIT_DATA_DIR: '' }, `cold boot with ${models} models`, true)
 }
 
 const describe = (b: ManyModelsBoot) => `${b.models} models: ${b.boot.total} statements, ${b.boot.schemaReads} full _SCHEMA reads, ${b.boot.schemaWrites} _SCHEMA writes ` +

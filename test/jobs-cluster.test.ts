@@ -35,6 +35,9 @@ import { cronScenario } from './helpers/cron-scenario.js'
 import { jobStatuses, startJob } from './helpers/job-status.js'
 import { sleep, until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const REDIS_SKIP = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
 const redisOnPath = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
@@ -156,7 +159,7 @@ const DEFAULT_GRACE_MS = 10_000
 
 t.test('SIGTERM mid-job with the default grace: the brief run finishes, the endless one is "interrupted by shutdown", and the server exits 0', async (t) => {
   const databaseURI = await postgres.database('jobs_shutdown')
-  const instance = await startJobsInstance('C', { DATABASE_URI: databaseURI, SCHEDULES: 'off' })
+  const instance = await startJobsInstance('C', { DATABASE_URI: databaseURI, SCHEDULES: 'off' }, undefined, { compiled: true })
   t.teardown(() => instance.stop())
   const status = await jobStatuses(t, databaseURI)
 

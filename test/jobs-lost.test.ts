@@ -17,7 +17,7 @@ t.test('SIGKILL of the instance running a job: another instance marks the run fa
   const postgres = await sharedPostgres(t)
   const databaseURI = await postgres.database('jobs_lost')
   const env = { DATABASE_URI: databaseURI, SCHEDULES: 'off', LEASE_MS: '2000' }
-  const [holder, survivor] = await Promise.all([startJobsInstance('H', env), startJobsInstance('S', env)])
+  const [holder, survivor] = await Promise.all([startJobsInstance('H', env, undefined, { compiled: true }), startJobsInstance('S', env, undefined, { compiled: true })])
   t.teardown(() => Promise.all([holder.stop(), survivor.stop()]))
   const status = await jobStatuses(t, databaseURI)
 

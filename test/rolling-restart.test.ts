@@ -25,6 +25,9 @@ import { startRoundRobinProxy } from './helpers/round-robin-proxy.js'
 import { APP_ID, MASTER_KEY, httpRequest } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 /** Fifteen of the balancer's 100 ms check intervals on a quiet machine; scaled with the load when the test starts. */
 const DRAIN_BASE_MS = 1_500
@@ -38,7 +41,7 @@ t.test('a first deploy of three instances at once, then a rolling restart of two
   const started: JobsInstance[] = []
   t.teardown(async () => { await Promise.all(started.map((instance) => instance.stop())) })
   const start = async (name: string) => {
-    const instance = await startJobsInstance(name, env)
+    const instance = await startJobsInstance(name, env, undefined, { compiled: true })
     started.push(instance)
     return instance
   }

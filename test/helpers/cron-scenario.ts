@@ -14,9 +14,9 @@ interface TickRow { tick: string, instance: string, startedAt: Date, finishedAt:
 export async function cronScenario (t: Test, databaseURI: string, redisURL?: string): Promise<void> {
   const env: Record<string, string> = { DATABASE_URI: databaseURI, GRACE_MS: '5000', ...(redisURL ? { REDIS_URL: redisURL } : {}) }
   // One after the other: each applies the declared schema at boot.
-  const a = await startJobsInstance('A', env)
+  const a = await startJobsInstance('A', env, undefined, { compiled: true })
   t.teardown(() => a.stop())
-  const b = await startJobsInstance('B', env)
+  const b = await startJobsInstance('B', env, undefined, { compiled: true })
   t.teardown(() => b.stop())
 
   // The window: ten whole seconds, starting a second from now.

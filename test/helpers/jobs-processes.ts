@@ -15,15 +15,20 @@ import { until } from './until.js'
 import { scaled } from './time-scale.js'
 import { redisAnswers } from './redis-ping.js'
 import { clusterFromTemplate } from './pg-template.js'
+import { childEntry } from './compiled-sources.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 export interface JobsInstance { child: ChildProcess, output (): string, stop (): Promise<void>, exited: Promise<unknown> }
 
-/** Starts test/helpers/jobs-node.ts (or another script beside it) with this environment and waits until it listens. */
-export async function startJobsInstance (name: string, env: Record<string, string>, script = 'jobs-node.ts'): Promise<JobsInstance & { origin: string }> {
+/**
+ * Starts test/helpers/jobs-node.ts (or another script beside it) with this environment and waits until it listens.
+ * `compiled`: from the sources' plain-JavaScript copy (compiled-sources.ts), not under tsx.
+ */
+export async function startJobsInstance (name: string, env: Record<string, string>, script = 'jobs-node.ts', { compiled = false } = {}): Promise<JobsInstance & { origin: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx/esm', path.join(here, script)], {
+  const { file, execArgv } = compiled ? await childEntry(path.join(here, script)) : { file: path.join(here, script), execArgv: ['--import=tsx/esm'] }
+  const child = spawn(process.execPath, [...execArgv, file], {
     env: { ...process.env, ...env, PORT: String(port), INSTANCE: name, NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe']
   })

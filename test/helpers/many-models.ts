@@ -6,6 +6,7 @@ import path from 'node:path'
 import { fork } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { childEntry } from './compiled-sources.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -38,7 +39,9 @@ export function countStatements (): { counts: StatementCounts, stop: () => void 
     }
     restore.push(() => { proto[name] = original })
   }
-  const pg = createRequire(path.join(ROOT, 'node_modules/pg-promise/index.js'))('pg')
+  // By package, not by path from ROOT: this module also runs from its compiled copy (compiled-sources.ts).
+  const fromHere = createRequire(import.meta.url)
+  const pg = createRequire(fromHere.resolve('pg-promise'))('pg')
   wrap(pg.Client.prototype, 'query', (_client, [config]) => {
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text
     if (typeof text !== 'string') return
@@ -46,7 +49,7 @@ export function countStatements (): { counts: StatementCounts, stop: () => void 
     if (/^\s*SELECT \* FROM "_SCHEMA"\s*$/i.test(text)) counts.schemaReads++
     if (/^\s*(UPDATE|INSERT INTO|DELETE FROM) "_SCHEMA"/i.test(text)) counts.schemaWrites++
   })
-  const mongodb = createRequire(path.join(ROOT, 'node_modules/parse-server/package.json'))('mongodb')
+  const mongodb = createRequire(fromHere.resolve('parse-server/package.json'))('mongodb')
   const isSchema = (collection: { collectionName?: string }) => collection.collectionName?.endsWith('_SCHEMA') === true
   for (const name of MONGO_READS) {
     wrap(mongodb.Collection.prototype, name, (collection, [filter]) => {
@@ -82,11 +85,14 @@ export interface ManyModelsBoot {
 
 /**
  * One boot in a process of its own (many-models-node.ts with `args`), as a
- * deploy starts one; answers what it printed after MANY_MODELS_MARK.
+ * deploy starts one; answers what it printed after MANY_MODELS_MARK. `compiled`:
+ * from the sources' plain-JavaScript copy (compiled-sources.ts), not under tsx.
  */
-export function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv, label: string): Promise<ManyModelsBoot> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(ROOT, 'test', 'helpers', 'many-models-node.ts'), args, { cwd: ROOT, env: { ...process.env, ...env }, execArgv: ['--import', 'tsx/esm'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+export async function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv, label: string, compiled = false): Promise<ManyModelsBoot> {
+  const source = path.join(ROOT, 'test', 'helpers', 'many-models-node.ts')
+  const { file, execArgv } = compiled ? await childEntry(source) : { file: source, execArgv: ['--import', 'tsx/esm'] }
+  return await new Promise((resolve, reject) => {
+    const child = fork(file, args, { cwd: ROOT, env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     let output = ''
     child.stdout!.on('data', (chunk) => { output += chunk })
     child.stderr!.on('data', (chunk) => { output += chunk })
