@@ -13,9 +13,6 @@ import { adapterRead } from '../lib/parse/adapter-read.js'
 import { parseInternals } from '../lib/parse/internals.js'
 import { parseConfig, schemaMemo } from '../lib/access/parse-config.js'
 import { APP_ID, appHeaders, lane, masterHeaders, needsRealMongo, startKit, type Kit } from './helpers/kit.js'
-// Kits that need nothing of their server take a database on the file's one PostgreSQL; the 120,000-row
-// plan test keeps a server of its own (its bounds are the embedded database's).
-import { sharedPostgres } from './helpers/shared-postgres.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { FAST_PATHS } from './helpers/fast-paths.js'
@@ -133,7 +130,7 @@ export class TriggerSample extends BaseModel {
 const CLASSES = ['Sample', 'RoleSample', 'AuthSample', 'HiddenSample', 'TriggerSample']
 
 t.test('the adapter read answers byte for byte as Parse\'s REST API, and leaves the rest to Parse', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: CLASSES.map((name) => ({ path: `/classes/${name}`, methods: ['GET'] })) })
+  const kit = await startKit(t, { allowedRoutes: CLASSES.map((name) => ({ path: `/classes/${name}`, methods: ['GET'] })) })
   const alice = await kit.signUp('adapter-alice')
   const bob = await kit.signUp('adapter-bob')
   await addUsersToRole('Curators', [alice.id])
@@ -457,7 +454,7 @@ export class SpecimenFunctions {
 
 t.test('the read path answers as Parse does and keeps its rules', async (t) => {
   // Parse's own find route, opened to compare answers with it.
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }, { path: '/schemas/Specimen', methods: ['PUT'] }] })
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Specimen', methods: ['GET'] }, { path: '/schemas/Specimen', methods: ['PUT'] }] })
   const alice = await kit.signUp('reader-alice')
   const bob = await kit.signUp('reader-bob')
   const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
@@ -745,7 +742,7 @@ async function outcome (save: () => Promise<unknown>): Promise<{ ok: true, json:
 }
 
 t.test('createRow answers and stores what the SDK save it replaces does, for every caller', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: Object.keys(ROW_CLASSES).map((name) => ({ path: `/classes/${name}`, methods: ['POST', 'GET'] })) })
+  const kit = await startKit(t, { allowedRoutes: Object.keys(ROW_CLASSES).map((name) => ({ path: `/classes/${name}`, methods: ['POST', 'GET'] })) })
   const alice = await kit.signUp('row-alice')
   const bob = await kit.signUp('row-bob')
   await addUsersToRole('RowMakers', [alice.id])
@@ -969,7 +966,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
   }
 
   t.test('keyset paging over HTTP', async (t) => {
-    const kit = await startKit(t, { ...await sharedPostgres(t) })
+    const kit = await startKit(t)
     const alice = await kit.signUp('pager-alice')
     const bob = await kit.signUp('pager-bob')
 
@@ -1120,7 +1117,8 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
   })
 
   t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', { skip: needsRealMongo() || (lane.kind === 'mongo' ? 'EXPLAIN of PostgreSQL' : false) }, async (t) => {
-    await startKit(t)
+    // A server of its own: 120,000 rows and their plan, with the embedded server's settings to itself.
+    await startKit(t, { ownDatabaseServer: true })
     type Pg = { none (sql: string, values?: unknown): Promise<null>, any (sql: string, values?: unknown): Promise<Array<Record<string, any>>>, one (sql: string, values?: unknown): Promise<Record<string, any>> }
     const adapter = currentDatabase()!.adapter as unknown as { _client: Pg, _pgp: { as: { format (sql: string, values?: unknown): string } } }
     const pg = adapter._client
@@ -1265,7 +1263,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
   }
 
   t.test('count modes', async (t) => {
-    const kit = await startKit(t, { ...await sharedPostgres(t) })
+    const kit = await startKit(t)
     const alice = await kit.signUp('counter-alice')
     for (const className of ['Tally', 'TriggeredTally', 'NarrowedTally']) {
       // 30 rows: even n public, odd n alice's own.

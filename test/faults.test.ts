@@ -262,7 +262,7 @@ t.test('passwordPolicy.maxPasswordAge: the stamp Parse writes at login without a
   t.type(login.json?.sessionToken, 'string')
 
   // The stamp's connection is lost while it waits: the write Parse started fails with the database gone.
-  const waiting = () => sql.any('SELECT pid FROM pg_stat_activity WHERE wait_event_type = \'Lock\' AND query LIKE \'%_password_changed_at%\'')
+  const waiting = () => sql.any('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = \'Lock\' AND query LIKE \'%_password_changed_at%\'')
   await until('the stamp waiting on the row', async () => (await waiting()).length > 0)
   const warned: unknown[] = []
   const logger = parseLogger()

@@ -19,7 +19,6 @@ import { fileURLToPath } from 'node:url'
 import { BaseModel, CloudFunction, Type, ParseClass, Route, type CloudRequest, ParseField, addUsersToRole, configureRoleCache } from '../lib/index.js'
 import { declaredFunctions } from '../lib/routing/registry.js'
 import { appHeaders, masterHeaders, startKit, APP_ID, MASTER_KEY } from './helpers/kit.js'
-import { sharedPostgres } from './helpers/shared-postgres.js'
 import Parse from 'parse/node'
 import { parseConfig } from '../lib/access/parse-config.js'
 import http from 'node:http'
@@ -36,7 +35,7 @@ class Early {
 
 t.test('a @CloudFunction declared after boot throws, naming it and what to change', async (t) => {
   t.same(declaredFunctions().filter((fn) => fn.owner === Early).map((fn) => fn.label).sort(), ['Early.ping'], '@CloudFunction declared Early')
-  const kit = await startKit(t, { ...await sharedPostgres(t), docs: { title: 'Late', version: '1.0.0' } })
+  const kit = await startKit(t, { docs: { title: 'Late', version: '1.0.0' } })
   t.equal((await kit.request('GET', '/parse/early/ping', { headers: appHeaders })).json, 'pong')
   t.throws(() => {
     class Late {
@@ -54,7 +53,7 @@ t.test('after the kit closed, declaring is allowed again (the next kit serves it
     static hello () { return 'hi' }
   }
   CloudFunction({ methods: ['GET'] })(Next, 'hello', Object.getOwnPropertyDescriptor(Next, 'hello')!)
-  const kit = await startKit(t, { ...await sharedPostgres(t) })
+  const kit = await startKit(t)
   t.equal((await kit.request('GET', '/parse/functions/hello', { headers: appHeaders })).json?.result, 'hi')
 })
 
@@ -74,7 +73,7 @@ class Filters {
 
 t.test('the handler sees declared query fields typed, undeclared ones as strings', async (t) => {
   t.same(declaredFunctions().filter((fn) => fn.owner === Filters).map((fn) => fn.label).sort(), ['Filters.echo'], '@CloudFunction declared Filters')
-  const kit = await startKit(t, { ...await sharedPostgres(t), docs: { title: 'Filters', version: '1.0.0' } })
+  const kit = await startKit(t, { docs: { title: 'Filters', version: '1.0.0' } })
   const answer = await kit.request('GET', '/parse/filters/echo?limit=5&active=true&name=7&page=2', { headers: appHeaders })
   t.equal(answer.status, 200, answer.text)
   t.same(answer.json, { limit: [5, 'number'], active: [true, 'boolean'], name: ['7', 'string'], page: ['2', 'string'] })
@@ -119,7 +118,7 @@ t.test('requireMaster is a @CloudFunction option with a checked value', async (t
 })
 
 t.test('only the master key passes; the document asks for it alone', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), models: [Vault], functions: [VaultFunctions], docs: { title: 'Vault', version: '1' } })
+  const kit = await startKit(t, { models: [Vault], functions: [VaultFunctions], docs: { title: 'Vault', version: '1' } })
   const { token } = await kit.signUp('vault-user')
   for (const url of ['/parse/vaults/rotateKeys', '/parse/functions/rotateKeys']) {
     const anonymous = await kit.request('POST', url, { headers: appHeaders, body: {} })
@@ -183,7 +182,7 @@ export class ShapeFunctions {
 }
 
 t.test('returns', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), docs: { title: 'Shapes', version: '1.0.0' } })
+  const kit = await startKit(t, { docs: { title: 'Shapes', version: '1.0.0' } })
   const post = (url: string) => kit.request('POST', url, { headers: masterHeaders, body: {} })
 
   t.test('a field the schema does not list is not sent, on both routes', async (t) => {
@@ -270,7 +269,7 @@ class AdmissionFunctions {
 
 t.test('declared endpoints admit callers by Parse\'s rules on every path', async (t) => {
   void AdmissionFunctions
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowAuthRoutes: true })
+  const kit = await startKit(t, { allowAuthRoutes: true })
   configureRoleCache({ ttlMs: 60_000 })
   t.teardown(() => configureRoleCache(false))
   const clerk = await kit.signUp('clerk')
@@ -364,7 +363,7 @@ t.test('declared endpoints admit callers by Parse\'s rules on every path', async
 t.test('an application\'s preHandler hooks run only for admitted callers, whatever carries the credentials', async (t) => {
   void AdmissionFunctions
   const reached: string[] = []
-  const kit = await startKit(t, { ...await sharedPostgres(t) }, {}, (app) => {
+  const kit = await startKit(t, {}, {}, (app) => {
     app.addHook('preHandler', (request, _reply, done) => { reached.push(request.url); done() })
   })
   // Schema-less and schema routes, credentials in headers and in a text/plain body (the JavaScript SDK).
@@ -420,7 +419,7 @@ function get (origin: string, path: string, agent: http.Agent): Promise<Answer> 
 }
 
 t.test('drain, then close with a keep-alive request in flight', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), functions: [DrainFunctions], shutdown: { drainDelayMs: DRAIN_MS } }, { forceCloseConnections: 'idle', return503OnClosing: false })
+  const kit = await startKit(t, { functions: [DrainFunctions], shutdown: { drainDelayMs: DRAIN_MS } }, { forceCloseConnections: 'idle', return503OnClosing: false })
   const agent = new http.Agent({ keepAlive: true })
   t.teardown(() => agent.destroy())
   const inFlightAgent = new http.Agent({ keepAlive: true })

@@ -277,7 +277,8 @@ async function occupy (port: number): Promise<Server> {
 }
 
 t.test('the endpoint counts each kind of call', { skip: lane.kind !== 'postgres' ? 'the outage is made by stopping the embedded PostgreSQL' : false }, async (t) => {
-  const kit = await startKit(t, { metrics: { defaultMetrics: false } })
+  // A server of its own: the test kills it.
+  const kit = await startKit(t, { metrics: { defaultMetrics: false }, ownDatabaseServer: true })
   const user = await kit.signUp('metrics-user')
   const call = (method: string, url: string, headers: Record<string, string> = appHeaders) => kit.request(method, `/parse${url}`, { headers, ...(method === 'POST' ? { body: {} } : {}) })
 

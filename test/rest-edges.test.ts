@@ -21,9 +21,6 @@ import Parse from 'parse/node'
 import { addUsersToRole, BaseModel, CONFLICT, CONFLICT_MESSAGE, ParseClass, ParseField, ParseVersionField, CloudFunction, ensureRole, queryRows, Route, Transactional, type CloudRequest, catchError, inTransaction, withTransaction } from '../lib/index.js'
 import { declaredFunctions } from '../lib/routing/registry.js'
 import { appHeaders, masterHeaders, startKit, type HttpResult, type Kit, lane, needsRealMongo } from './helpers/kit.js'
-// Kits that need nothing of their server take a database on the file's one PostgreSQL; the shop under
-// concurrency keeps a server of its own (its pool and bounds are the embedded database's).
-import { sharedPostgres } from './helpers/shared-postgres.js'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Note } from '../fixtures/models/Note.js'
@@ -46,7 +43,7 @@ class Bin extends BaseModel {
 }
 
 t.test('blind writes to a versioned class', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/*' }] })
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/*' }] })
   const created = await kit.request('POST', '/parse/classes/Bin', { headers: appHeaders, body: { quantity: 1 } })
   t.equal(created.status, 201, created.text)
   const id = created.json.objectId as string
@@ -115,7 +112,7 @@ export class TicketFunctions {
 }
 
 t.test('a read with keys leaves nothing behind for the next read (protected fields by pointer)', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/Ticket', methods: ['GET'] }] })
+  const kit = await startKit(t, { allowedRoutes: [{ path: '/classes/Ticket', methods: ['GET'] }] })
   const owner = await kit.signUp('ticket-owner')
   const reader = await kit.signUp('ticket-reader')
   const as = (user: { token: string }) => ({ ...appHeaders, 'x-parse-session-token': user.token })
@@ -146,7 +143,7 @@ const fixtures = path.join(here, '..', 'fixtures')
 const master = { useMasterKey: true }
 
 t.test('the example app with only the master key', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions') })
   const asMaster = (url: string, body: unknown) => kit.request('POST', `/parse${url}`, { headers: masterHeaders, body })
   const customer = await kit.signUp('mia')
   const lamp = await new Product({ name: 'Lamp', sku: 'MK-LAMP', priceCents: 100, stock: 5 }).save(null, master)
@@ -199,7 +196,6 @@ t.test('the example app with only the master key', async (t) => {
 
 t.test('NUL characters answer 400 {code: 142} naming the field', async (t) => {
   const kit = await startKit(t, {
-    ...await sharedPostgres(t),
     models: path.join(fixtures, 'models'),
     functions: path.join(fixtures, 'functions'),
     allowAuthRoutes: true
@@ -320,7 +316,7 @@ t.test('MongoDB transient transaction errors become CONFLICT before Parse hides 
 })
 
 t.test('transaction edges', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t) })
+  const kit = await startKit(t)
   const pair = async (tag: string) => Parse.Object.saveAll([
     new Crate({ label: `${tag}-a`, quantity: 1 }),
     new Crate({ label: `${tag}-b`, quantity: 2 })
@@ -461,7 +457,7 @@ const count = (note: string) => new Parse.Query(Ledger).equalTo('note', note).co
 
 t.test('transactions and optimistic locking', async (t) => {
   t.same(declaredFunctions().filter((fn) => fn.owner === ShopFunctions).map((fn) => fn.label).sort(), ['ShopFunctions.buyOne', 'ShopFunctions.saveMany', 'ShopFunctions.saveTwoThenThrow', 'ShopFunctions.setQuantity'], '@CloudFunction declared ShopFunctions')
-  const kit = await startKit(t, { ...await sharedPostgres(t) })
+  const kit = await startKit(t)
   const call = (url: string, body: unknown) => kit.request('POST', url, { headers: appHeaders, body })
 
   t.test('a body that saves two objects and then throws leaves neither', async (t) => {
@@ -570,7 +566,7 @@ t.test('transactions and optimistic locking', async (t) => {
 })
 
 t.test('a @Transactional with directAccess off fails boot with what to change', async (t) => {
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), parseServerOptions: { directAccess: false } }), /@Transactional needs Parse Server option directAccess: true/)
+  await t.rejects(startKit(t, { parseServerOptions: { directAccess: false } }), /@Transactional needs Parse Server option directAccess: true/)
 })
 
 // ── from test/concurrency.test.ts ──
@@ -591,7 +587,8 @@ const BOUND_SECONDS = Math.ceil(scaled(30_000) / 1000)
 // it lets concurrent transactions overwrite each other where MongoDB raises a WriteConflict
 // (DESIGN.md, "MongoDB in tests"). With MONGODB_URI set, it runs against the real replica set.
 t.test('the example shop under concurrency', { skip: needsRealMongo() }, async (t) => {
-  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions'), databaseTimeout: BOUND_SECONDS })
+  // A server of its own: 120 transactions at once, with the embedded server's connections and bounds to themselves.
+  const kit = await startKit(t, { models: path.join(fixtures, 'models'), functions: path.join(fixtures, 'functions'), databaseTimeout: BOUND_SECONDS, ownDatabaseServer: true })
   const post = (url: string, body: unknown, token: string) =>
     kit.request('POST', `/parse${url}`, { headers: { ...appHeaders, 'x-parse-session-token': token }, body })
 

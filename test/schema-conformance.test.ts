@@ -18,8 +18,7 @@ import {
 } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { kitPlugin } from '../plugin.js'
-import { APP_ID, MASTER_KEY, lane, masterHeaders, startKit } from './helpers/kit.js'
-import { sharedPostgres } from './helpers/shared-postgres.js'
+import { APP_ID, MASTER_KEY, masterHeaders, startKit } from './helpers/kit.js'
 
 @ParseClass('Gauge')
 class Gauge extends BaseModel {
@@ -72,32 +71,30 @@ t.test('the schema option is checked at registration', async (t) => {
   await t.rejects(register({ parseServerOptions: { schema: { deleteExtraFields: 1 } } }), /"parseServerOptions\.schema": deleteExtraFields must be true or false/)
 })
 
-// The kits below that need nothing of their server each take a database on the file's one PostgreSQL
-// (helpers/shared-postgres.ts); the one booted again on its database keeps a server of its own.
 t.test('a schema Parse refuses fails boot, also from the application\'s own createSchemaConfig()', async (t) => {
   const config = createSchemaConfig()
   const withBadName = { ...config, definitions: [...config.definitions, { className: 'Leaky', fields: { _secret: { type: 'String' } } }] }
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), schema: withBadName }), /Parse refuses the field name Leaky\._secret/)
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), parseServerOptions: { schema: withBadName } }), /Parse refuses the field name Leaky\._secret/, 'through parseServerOptions.schema too')
+  await t.rejects(startKit(t, { schema: withBadName }), /Parse refuses the field name Leaky\._secret/)
+  await t.rejects(startKit(t, { parseServerOptions: { schema: withBadName } }), /Parse refuses the field name Leaky\._secret/, 'through parseServerOptions.schema too')
 })
 
 t.test('a configuration made before the models were loaded fails boot instead of creating nothing', async (t) => {
   const early = { ...createSchemaConfig(), definitions: [] }
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), schema: early }), /the definitions lack the declared classes Gauge, Unborn.*pass its options instead/)
+  await t.rejects(startKit(t, { schema: early }), /the definitions lack the declared classes Gauge, Unborn.*pass its options instead/)
 })
 
 t.test('a migration Parse fails (it only logs it) fails boot with Parse\'s reason', async (t) => {
   const config = createSchemaConfig()
   const badType = { ...config, definitions: [...config.definitions, { className: 'Odd', fields: { shape: { type: 'Circle' } } }] }
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), schema: badType }), /schema: Odd\.shape has the type "Circle"; Parse knows String, Number/, 'an unknown type fails before Parse starts')
+  await t.rejects(startKit(t, { schema: badType }), /schema: Odd\.shape has the type "Circle"; Parse knows String, Number/, 'an unknown type fails before Parse starts')
   const badDefault = { ...config, definitions: [...config.definitions, { className: 'Odd', fields: { size: { type: 'Number', defaultValue: 'big' } } }] }
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), parseServerOptions: { schema: badDefault } }), /could not apply the declared schema: Failed to run migrations.*schema mismatch for Odd\.size default value/)
+  await t.rejects(startKit(t, { parseServerOptions: { schema: badDefault } }), /could not apply the declared schema: Failed to run migrations.*schema mismatch for Odd\.size default value/)
   const afterFails = createSchemaConfig({ afterMigration: () => { throw new Error('seed step broke') } })
-  await t.rejects(startKit(t, { ...await sharedPostgres(t), schema: afterFails }), /afterMigration threw: seed step broke/)
+  await t.rejects(startKit(t, { schema: afterFails }), /afterMigration threw: seed step broke/)
 })
 
 t.test('lockSchemas: no save path creates a class or a field', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), allowedRoutes: [...open.allowedRoutes, { path: '/batch' }], allowAuthRoutes: true, schema: { lockSchemas: true } })
+  const kit = await startKit(t, { allowedRoutes: [...open.allowedRoutes, { path: '/batch' }], allowAuthRoutes: true, schema: { lockSchemas: true } })
   const newClass = await kit.request('POST', '/parse/classes/Evolve', { headers: masterHeaders, body: { sneaky: 'y' } })
   t.equal(newClass.status, 400, newClass.text)
   t.match(newClass.json, { code: Parse.Error.OPERATION_FORBIDDEN, error: /schema is locked \(lockSchemas: true\): class Evolve does not exist/ })
@@ -119,7 +116,7 @@ t.test('lockSchemas: no save path creates a class or a field', async (t) => {
 })
 
 t.test('strict: false creates no missing class or field at boot', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), ...open, schema: { strict: false } })
+  const kit = await startKit(t, { ...open, schema: { strict: false } })
   const unborn = await kit.request('GET', '/parse/schemas/Unborn', { headers: masterHeaders })
   t.equal(unborn.status, 400, 'the declared class was not created')
   t.match(unborn.json, { code: Parse.Error.INVALID_CLASS_NAME })
@@ -143,7 +140,7 @@ const master = { 'x-parse-application-id': APP_ID, 'x-parse-master-key': MASTER_
 
 t.test('a second registration while a kit runs is refused clearly; the first keeps serving', async (t) => {
   t.equal(new Shelf().className, 'Shelf', 'the model whose indexes a later test awaits is declared')
-  const kit = await startKit(t, { ...await sharedPostgres(t), indexes: false })
+  const kit = await startKit(t, { indexes: false })
   const other = Fastify({ logger: false })
   await t.rejects(async () => { await other.register(kitPlugin, { appId: 'second-app', masterKey: MASTER_KEY }) },
     { code: 'FPK_ERR_ALREADY_REGISTERED', message: new RegExp(`kitPlugin is already registered in this process \\(app id "${APP_ID}"\\).*Close the other Fastify instance first`) })
@@ -158,12 +155,12 @@ t.test('a second registration while a kit runs is refused clearly; the first kee
 })
 
 t.test('after close, the same process registers a kit again', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t), indexes: false })
+  const kit = await startKit(t, { indexes: false })
   t.equal((await kit.request('GET', '/parse/health')).status, 200)
 })
 
 t.test('indexesApplied settles once the declared indexes are in place', async (t) => {
-  const kit = await startKit(t, { ...await sharedPostgres(t) })
+  const kit = await startKit(t)
   t.type(kit.app.kit.indexesApplied, Promise)
   await kit.app.kit.indexesApplied
   const reports = (await applyAllIndexes(kit.app)).filter((report) => report.className === 'Shelf')
@@ -184,7 +181,7 @@ t.test('a kit registered after another closed starts from its own state', async 
   t.same(granted.json, { result: 'shelved' }, 'kit 1 grants the role and caches it')
   const firstState = first.app.kit.state
   // The same database for kit 2, so the cached user exists there too.
-  const sameDatabase = lane.kind === 'mongo' ? { databaseURI: first.app.kit.options.databaseURI } : { dataDir: first.app.kit.options.dataDir }
+  const sameDatabase = { databaseURI: first.app.kit.options.databaseURI }
   await first.app.close()
 
   // Between the kits nothing of kit 1 is reachable.

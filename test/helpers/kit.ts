@@ -1,7 +1,9 @@
 // Boots the real plugin (real Parse Server, real database) for a test file.
 //
 // The database lane is chosen by KIT_TEST_DATABASE:
-//   unset / postgres  each kit starts its own embedded PostgreSQL in a temp dir,
+//   unset / postgres  each kit gets a database of its own on one embedded PostgreSQL
+//                     per test process (shared-postgres.ts); a kit given `dataDir` or
+//                     `ownDatabaseServer: true` starts its own embedded PostgreSQL in a temp dir,
 //                     a copy of one cluster initialised once per machine (pg-template.ts)
 //   mongo             each kit gets its own MongoDB database (test/helpers/mongo.ts):
 //                     on the replica set named by MONGODB_URI, else on the wire stand-in
@@ -76,10 +78,21 @@ export function tempDir (prefix = 'fpk-test-', options: { keep?: boolean } = {})
   return dir
 }
 
+/** startKit's own options, beside the kit's. */
+export interface KitTestOptions {
+  /**
+   * An embedded PostgreSQL of this kit's own rather than a database on the test
+   * process's shared server: for a test that stops, kills or freezes the server,
+   * reads its data directory, or depends on what is set server-wide. A test that
+   * passes `dataDir` or `databaseURI` gets what it names without it.
+   */
+  ownDatabaseServer?: boolean
+}
+
 /** `server`: Fastify options over the test defaults (e.g. the kit's recommended kitServerOptions, trustProxy). */
 /** `beforeKit` runs on the application before the kit registers (hooks of its own, say). */
 export async function startKit (
-  t: Test, options: KitOptions = {}, server: FastifyServerOptions = {},
+  t: Test, { ownDatabaseServer = false, ...options }: KitOptions & KitTestOptions = {}, server: FastifyServerOptions = {},
   beforeKit?: (app: FastifyInstance) => void, afterKit?: (app: FastifyInstance) => void
 ): Promise<Kit> {
   // Loaded here, not at import: a file that takes only tempDir, httpRequest or the
@@ -94,9 +107,18 @@ export async function startKit (
   const databaseURI = mongo?.uri
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  // The embedded lane starts from a copy of one initialised cluster (initdb once per machine, not per kit).
-  // A dataDir the test names (to boot on it again later) starts from the template too, when it is new.
-  if (!mongo && options.databaseURI === undefined) await clusterFromTemplate(options.dataDir ?? path.join(dir, 'postgres'))
+  if (!mongo && options.databaseURI === undefined) {
+    if (options.dataDir === undefined && !ownDatabaseServer) {
+      // A database cloned on the process's one server (some 0.1 CPU-s, against about 1 for a server of its own).
+      // Files still go beside the kit's own temp dataDir (the kit keeps them next to it).
+      const { sharedPostgres } = await import('./shared-postgres.js')
+      options = { ...options, ...await sharedPostgres(t) }
+    } else {
+      // A server of its own starts from a copy of one initialised cluster (initdb once per machine, not per kit).
+      // A dataDir the test names (to boot on it again later) starts from the template too, when it is new.
+      await clusterFromTemplate(options.dataDir ?? path.join(dir, 'postgres'))
+    }
+  }
   // A cold embedded PostgreSQL plus Parse's migrations can outlast Fastify's default 10 s
   // plugin timeout on a loaded machine; tap's per-file timeout still bounds a hung boot.
   const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000, ...server })

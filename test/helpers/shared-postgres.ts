@@ -1,12 +1,12 @@
 // A database of its own for a kit, on one embedded PostgreSQL server that the
-// test process starts once (from the template cluster) and stops when tap ends:
-// a file whose kits need nothing of the server itself (no reboot on a data
-// directory, no killed or frozen PostgreSQL) spreads `...await sharedPostgres(t)`
-// into startKit's options and saves a server per kit (about 1 CPU-s each:
-// copy, start and stop, against some 0.1 for a database cloned on a running
-// server). Each database is a clone of Parse's empty database of the template,
-// so kits share no row and no schema. On the MongoDB lane it answers no option:
-// startKit gives the kit its MongoDB database as usual.
+// test process starts once (from the template cluster) and stops when tap ends.
+// startKit takes one for every kit on the PostgreSQL lane unless the test names
+// a dataDir or databaseURI or asks for `ownDatabaseServer` (a reboot on a data
+// directory, a killed or frozen PostgreSQL, server-wide settings): a server per
+// kit costs about 1 CPU-s (copy, start and stop), a database cloned on the
+// running server some 0.1. Each database is a clone of Parse's empty database
+// of the template, so kits share no row and no schema. On the MongoDB lane it
+// answers no option: startKit gives the kit its MongoDB database as usual.
 import path from 'node:path'
 import tap, { type Test } from 'tap'
 import pg from 'pg'
