@@ -120,3 +120,20 @@ t.test('a field operation that does not fit the stored value is a 400, not a 500
   t.equal(fitting.status, 200, fitting.text)
   t.match((await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })).json, { count: 3, label: 'b' }, 'an operation that fits still applies')
 })
+
+t.test('Parse\'s own routes answer a version conflict 409, as declared endpoints do; a row with a field named code is data', async (t) => {
+  const kit = await sharedKit()
+  const created = await kit.request('POST', '/parse/classes/Crate', { headers: appHeaders, body: { quantity: 1 } })
+  const id = created.json.objectId as string
+  t.equal((await kit.request('PUT', `/parse/classes/Crate/${id}`, { headers: appHeaders, body: { quantity: 2, version: 1 } })).status, 200)
+  const stale = await kit.request('PUT', `/parse/classes/Crate/${id}`, { headers: appHeaders, body: { quantity: 3, version: 1 } })
+  t.equal(stale.status, 409, stale.text)
+  t.match(stale.json, { code: CONFLICT, error: /Someone else changed this record/ })
+  for (const code of [CONFLICT, 5003, 5005]) {
+    const row = await kit.request('POST', '/parse/classes/Note', { headers: masterHeaders, body: { code, error: 'a field like any other' } })
+    t.equal(row.status, 201, row.text)
+    const read = await kit.request('GET', `/parse/classes/Note/${row.json.objectId as string}`, { headers: appHeaders })
+    t.equal(read.status, 200, `a row whose code is ${code} reads 200 (${read.text.slice(0, 160)})`)
+    t.equal(read.headers.get('retry-after'), null)
+  }
+})

@@ -4,6 +4,7 @@
 import type { FastifyReply } from 'fastify'
 import type { DatabaseAvailability } from '../storage/availability.js'
 import { DATABASE_BUSY, DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, RETRY_AFTER_SECONDS } from '../storage/unavailable.js'
+import { CONFLICT } from '../errors.js'
 
 export function refuseWhileUnavailable (availability: DatabaseAvailability) {
   return async (_request: unknown, reply: FastifyReply) => {
@@ -21,15 +22,18 @@ interface ExpressResponse {
 
 /**
  * Express middleware in front of Parse's app: Parse maps every error code but
- * 1 and 101 to 400, so an answer carrying DATABASE_UNAVAILABLE or DATABASE_BUSY gets its 503 here.
+ * 1 and 101 to 400, so an error answer carrying DATABASE_UNAVAILABLE or
+ * DATABASE_BUSY gets its 503 here, and CONFLICT its 409 (as on declared
+ * endpoints). Only error answers: a row with a field named `code` is data.
  */
 export function unavailableAs503 (_request: unknown, response: ExpressResponse, next: () => void): void {
-  response.json = function (this: ExpressResponse & { json?: unknown }, body: unknown) {
-    const code = (body as { code?: unknown } | null)?.code
+  response.json = function (this: ExpressResponse & { json?: unknown, statusCode: number }, body: unknown) {
+    const code = this.statusCode === 400 ? (body as { code?: unknown } | null)?.code : undefined
     if (code === DATABASE_UNAVAILABLE || code === DATABASE_BUSY) {
       this.status(503)
       this.set('Retry-After', String(RETRY_AFTER_SECONDS))
     }
+    if (code === CONFLICT) this.status(409)
     // Parse's own json(), from the prototype its Express app gave the response.
     delete (this as { json?: unknown }).json
     return this.json(body)
