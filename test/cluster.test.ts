@@ -10,14 +10,17 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import Fastify from 'fastify'
-import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { kitPlugin } from '../plugin.js'
 import { resolveOptions } from '../lib/options.js'
 import { freePort } from '../lib/storage/free-port.js'
 import { APP_ID, MASTER_KEY, appHeaders, httpRequest, masterHeaders, tempDir, type HttpResult } from './helpers/kit.js'
 import { redisAnswers } from './helpers/redis-ping.js'
 import { scaled } from './helpers/time-scale.js'
-import { clusterFromTemplate } from './helpers/pg-template.js'
+import { sharedPostgres } from './helpers/jobs-processes.js'
+import { childEntry } from './helpers/compiled-sources.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set REDIS_URL'
@@ -25,6 +28,8 @@ const SKIP_REASON = 'needs redis-server: apt-get install redis-server, or set RE
 const REDIS_BOUND_MS = 1_000
 /** The eviction delay the README states is "milliseconds"; polling allows this much on a loaded machine. */
 const EVICTION_DEADLINE_MS = 5_000
+/** Between two calls of one load loop in the freeze test. */
+const LOAD_PACE_MS = 50
 
 const redisOnPath = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0
 const skip = process.env.REDIS_URL || redisOnPath ? false : SKIP_REASON
@@ -81,7 +86,8 @@ interface Instance { origin: string, logs (): string, call (name: string, init?:
 
 async function startInstance (name: string, env: { DATABASE_URI: string, REDIS_URL: string }): Promise<Instance> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import=tsx/esm', path.join(here, 'helpers', 'cluster-node.ts')], {
+  const { file, execArgv } = await childEntry(path.join(here, 'helpers', 'cluster-node.ts'))
+  const child = spawn(process.execPath, [...execArgv, file], {
     env: { ...process.env, ...env, PORT: String(port), NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -172,12 +178,10 @@ t.test('the redis option: a URL, from the option or REDIS_URL, checked at boot',
 
   // Nobody listens there: boot fails saying where and what to change, and leaves nothing running.
   const unreachable = `redis://127.0.0.1:${await freePort()}`
-  const dir = tempDir()
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  // The database opens before Redis is tried: from the template cluster, not initdb.
-  await clusterFromTemplate(path.join(dir, 'postgres'))
+  // The database opens before Redis is tried: a database on the file's one PostgreSQL, not a server of its own.
+  const databaseURI = await (await sharedPostgres(t)).database('cluster_unreachable_redis')
   const app = Fastify({ logger: false, pluginTimeout: 120_000 })
-  await t.rejects(async () => { await app.register(kitPlugin, { ...base, redis: unreachable, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true }) },
+  await t.rejects(async () => { await app.register(kitPlugin, { ...base, redis: unreachable, databaseURI }) },
     new RegExp(`kitPlugin option "redis": cannot reach ${unreachable}.*Start Redis there, fix REDIS_URL`))
   await app.close().catch(() => {})
 })
@@ -187,13 +191,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
   if (own) t.teardown(() => own.remove())
   const redisURL = process.env.REDIS_URL ?? own!.url
 
-  const dataDir = tempDir('fpk-cluster-')
-  await clusterFromTemplate(path.join(dataDir, 'postgres'))
-  const database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
-  t.teardown(async () => {
-    await database.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  const database = { uri: await (await sharedPostgres(t)).database('cluster') }
   const env = { DATABASE_URI: database.uri, REDIS_URL: redisURL }
   // One after the other: each applies the declared schema at boot.
   const a = await startInstance('A', env)
@@ -352,6 +350,9 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
         status = (error as Error).message
       }
       calls.push({ phase: at, what, status, ms: Date.now() - started })
+      // Paced: unpaced, the four loops call as fast as the instances answer (on a quiet machine, both cores for
+      // the 12 s); 50 ms apart they make at most 800 calls in the 10 s freeze, where 40 are asked for.
+      await sleep(LOAD_PACE_MS)
     }
     const sessionHeaders = { ...appHeaders, 'x-parse-session-token': frank.token }
     const load = (instance: Instance, name: string) => (async () => {

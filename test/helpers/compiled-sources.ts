@@ -42,6 +42,8 @@ async function compile (): Promise<string> {
     keepNames: true,
     logLevel: 'error'
   })
+  // Its service process would otherwise live, and tick, as long as the test process.
+  await esbuild.stop()
   return out
 }
 

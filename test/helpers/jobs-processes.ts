@@ -1,6 +1,6 @@
 // Processes for the jobs tests that need more than one: kit instances
-// (test/helpers/jobs-node.ts), one embedded PostgreSQL with a database per
-// scenario, and a redis-server of the test's own, each stopped by its PID.
+// (test/helpers/jobs-node.ts), one embedded PostgreSQL per test process with a
+// database per scenario, and a redis-server of the test's own, each stopped by its PID.
 import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { startEmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { freePort } from '../../lib/storage/free-port.js'
 import { tempDir } from './kit.js'
 import { until } from './until.js'
@@ -55,21 +55,40 @@ export async function startJobsInstance (name: string, env: Record<string, strin
   }
 }
 
-/** An embedded PostgreSQL for this file, and a fresh database on it per scenario. */
+let server: Promise<EmbeddedPostgres> | undefined
+const made = new Map<string, number>()
+
+/** This process's one embedded PostgreSQL, stopped once every test of the file has ended (a server per scenario cost about 1 CPU-s each). */
+function fileServer (): Promise<EmbeddedPostgres> {
+  server ??= (async () => {
+    const dataDir = tempDir('fpk-jobs-')
+    await clusterFromTemplate(path.join(dataDir, 'postgres'))
+    const started = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
+    // tap loaded here, not at import: the bench's processes import this module too.
+    const { default: tap } = await import('tap')
+    tap.teardown(async () => {
+      await started.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    })
+    return started
+  })()
+  return server
+}
+
+/** An embedded PostgreSQL for this file (one per test process), and a fresh, empty database on it per scenario. */
 export async function sharedPostgres (t: Test): Promise<{ database (name: string): Promise<string> }> {
-  const dataDir = tempDir('fpk-jobs-')
-  await clusterFromTemplate(path.join(dataDir, 'postgres'))
-  const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
-  t.teardown(async () => {
-    await server.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  const { uri } = await fileServer()
   return {
-    async database (name) {
-      const admin = new pg.Client({ connectionString: server.uri })
+    async database (wanted) {
+      // A scenario run twice in one process gets a database of its own each time.
+      const count = (made.get(wanted) ?? 0) + 1
+      made.set(wanted, count)
+      const name = count === 1 ? wanted : `${wanted}_${count}`
+      const admin = new pg.Client({ connectionString: uri })
       await admin.connect()
       try { await admin.query(`CREATE DATABASE ${name}`) } finally { await admin.end() }
-      const url = new URL(server.uri)
+      t.comment(`database ${name} on the file's PostgreSQL`)
+      const url = new URL(uri)
       url.pathname = `/${name}`
       return url.toString()
     }
