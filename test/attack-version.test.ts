@@ -1,13 +1,15 @@
 // Optimistic locking (@ParseVersionField) against a client that tries not to
 // read first: an operation on the version field instead of the number read,
 // inside a batch, from the in-process SDK, and with the master key; and field
-// operations that do not fit the stored value on a class with a beforeSave
-// (every versioned class has one). Runs on either database lane.
+// operations that do not fit the stored value, and typed values the SDK cannot
+// encode, on a class with a beforeSave (every versioned class has one).
+// Runs on either database lane.
 import t from 'tap'
 import Parse from 'parse/node'
 import { BaseModel, BeforeSave, CONFLICT, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
 import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/shared-postgres.js'
+import { scaled } from './helpers/time-scale.js'
 
 @ParseClass('Crate')
 class Crate extends BaseModel {
@@ -20,6 +22,11 @@ class Tally extends BaseModel {
   @ParseField({ type: 'Number' }) declare count: number
   @ParseField({ type: 'String' }) declare label: string
   @ParseField({ type: 'Array' }) declare tags: string[]
+  @ParseField({ type: 'Date' }) declare when: Date
+  @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
+  @ParseField({ type: 'Pointer', targetClass: 'Crate' }) declare crate: Crate
+  @ParseField({ type: 'File' }) declare attachment: Parse.File
+  @ParseField({ type: 'GeoPoint' }) declare place: Parse.GeoPoint
   @BeforeSave()
   static touch () {}
 }
@@ -136,4 +143,40 @@ t.test('Parse\'s own routes answer a version conflict 409, as declared endpoints
     t.equal(read.status, 200, `a row whose code is ${code} reads 200 (${read.text.slice(0, 160)})`)
     t.equal(read.headers.get('retry-after'), null)
   }
+})
+
+t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSave, not a request that never answers and a process that ends', async (t) => {
+  const kit = await sharedKit()
+  // Before: Parse's trigger runner encoded these outside any catch, and the unhandled rejection ended the process.
+  const created = await kit.request('POST', '/parse/classes/Tally', { headers: appHeaders, body: { count: 1, meta: { x: 1 } } })
+  t.equal(created.status, 201, created.text)
+  const id = created.json.objectId as string
+  const bodies: Array<[Record<string, unknown>, RegExp]> = [
+    [{ when: { __type: 'Date', iso: 'not a date' } }, /Tally\.when: .*invalid date/],
+    [{ when: { __type: 'Date' } }, /Tally\.when: /],
+    [{ meta: { at: { __type: 'Date', iso: 'not a date' } } }, /Tally\.meta: /],
+    [{ tags: [{ __type: 'Date', iso: 'not a date' }] }, /Tally\.tags: /],
+    [{ crate: { __type: 'Pointer', className: 'Crate' } }, /Tally\.crate: .*pointer/],
+    [{ crate: { __type: 'Object', className: 'Crate' } }, /Tally\.crate: /],
+    [{ attachment: { __type: 'File', name: 'a.txt' } }, /Tally\.attachment: .*file/],
+    [{ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } }, /Tally: .*latitude/],
+    [{ 'meta.x': null }, /^Tally: a value of this save cannot be read as a Parse type$/]
+  ]
+  const answer = async (method: string, url: string, body: unknown) => {
+    const response = await fetch(kit.origin + url, { method, headers: { ...appHeaders, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(scaled(10_000)) })
+    return { status: response.status, json: await response.json() as { code?: number, error?: string } }
+  }
+  for (const [body, error] of bodies) {
+    for (const [method, url] of [['PUT', `/parse/classes/Tally/${id}`], ['POST', '/parse/classes/Tally']]) {
+      const refused = await answer(method, url, body)
+      t.equal(refused.status, 400, `${method} ${JSON.stringify(body)} → 400 (${JSON.stringify(refused.json).slice(0, 200)})`)
+      t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error })
+    }
+  }
+  const batch = await answer('POST', '/parse/batch', { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body: { when: { __type: 'Date', iso: 'x' } } }] })
+  t.match(batch.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], 'inside a batch')
+  const stored = await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })
+  t.same(Object.keys(stored.json).sort(), ['count', 'createdAt', 'meta', 'objectId', 'updatedAt'], 'nothing written')
+  const valid = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { when: { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' }, place: { __type: 'GeoPoint', latitude: 10, longitude: 20 } } })
+  t.equal(valid.status, 200, `valid typed values still save (${valid.text})`)
 })
