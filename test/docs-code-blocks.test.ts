@@ -3,12 +3,16 @@
 // ('fastify-parse-kit' → lib/index.ts, 'fastify-parse-kit/plugin' → plugin.ts);
 // a ```ts fragment block is an excerpt and is skipped. Every relative link
 // between the pages must reach a file, and an anchor a heading of it.
+// The same program compiles the handler typing cases and the code a new project
+// starts from (test/helpers/handler-types.ts, formerly test/handler-types.test.ts):
+// one process loading TypeScript and parsing the kit instead of two.
 import t from 'tap'
 import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { compileSnippets } from './helpers/compile-snippets.js'
+import { HANDLER_SNIPPETS, handlerSnippets, testHandlerTypes } from './helpers/handler-types.js'
 import { type CodeBlock, headingAnchors, markdownFiles, parseMarkdown, readPage, relativeLinks } from './helpers/markdown.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -44,13 +48,17 @@ const docBlocks = pages.flatMap((page) => page.blocks).filter(isTypeScript)
 const compiledBlocks = docBlocks.filter((block) => !isFragment(block))
 // A ```ts browser block is a page's code: compiled as a bundler resolves 'parse' (the SDK's browser entry).
 const isBrowser = (block: CodeBlock): boolean => block.info.includes('browser')
+const handlers = await handlerSnippets()
 const errors = compileSnippets([
   broken(10, "import { kitPlugin } from 'fastify-parse-kit'\nconst port: number = kitPlugin\nconsole.log(port)"),
   broken(20, "import { kitPlugin } from 'fastify-parse-kit/plugin'\nimport { configureKit } from 'fastify-parse-kit'\nconfigureKit({ mountPth: '/api' })\nconsole.log(kitPlugin)"),
   broken(30, "import { kitPlugin } from 'fastify-parse-kit'\nconsole.log(kitPlugin)"),
+  ...handlers,
   ...compiledBlocks.filter((block) => !isBrowser(block))
 ]).concat(compileSnippets(compiledBlocks.filter(isBrowser), { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }))
-const [brokenErrors, docErrors] = [errors.filter((error) => error.where.startsWith(BROKEN_FILE)), errors.filter((error) => !error.where.startsWith(BROKEN_FILE))]
+const handlerErrors = errors.filter((error) => error.where.startsWith(HANDLER_SNIPPETS))
+const brokenErrors = errors.filter((error) => error.where.startsWith(BROKEN_FILE))
+const docErrors = errors.filter((error) => !error.where.startsWith(BROKEN_FILE) && !error.where.startsWith(HANDLER_SNIPPETS))
 
 t.test('a broken example fails: the check sees the package\'s real types', async (t) => {
   t.equal(brokenErrors.length, 2, brokenErrors.map((error) => `${error.where} ${error.message}`).join('\n'))
@@ -80,4 +88,8 @@ t.test('relative links between the pages resolve', async (t) => {
   }
   t.ok(checked > 50, `${checked} links checked`)
   t.same(missing, [], 'every relative link reaches a page (and its heading)')
+})
+
+t.test('handlers typed against their declarations', async (t) => {
+  testHandlerTypes(t, handlers, handlerErrors)
 })
