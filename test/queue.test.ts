@@ -250,6 +250,39 @@ if (lane.kind === 'mongo') {
     t.same(found.map((job) => job.state), ['completed'], 'completed, not left active for its expiry to run again')
   })
 
+  t.test('a batch\'s ends find their _JobStatus rows by key, not by reading every run the table holds', async (t) => {
+    // The statement writing the ends, as sent, then planned against a _JobStatus holding a long history of runs.
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
+    const original = proto.query
+    let end: { text: string, values: unknown[] } | undefined
+    proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+      const query = config as { text?: string, values?: unknown[] } | undefined
+      if (!end && query?.text?.includes('DELETE FROM fpk_job_run_leases AS lease USING run')) end = { text: query.text, values: query.values ?? [] }
+      return original.call(this, config, ...rest)
+    }
+    t.teardown(() => { proto.query = original })
+    await enqueue('record', { n: 'ends-by-key' })
+    await until('the run\'s end', () => end !== undefined, scaled(30_000))
+    proto.query = original
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const scans: string[] = []
+    const walk = (node: { 'Node Type': string, 'Relation Name'?: string, Plans?: unknown[] }) => {
+      if (node['Relation Name'] === '_JobStatus') scans.push(node['Node Type'])
+      for (const child of node.Plans ?? []) walk(child as typeof node)
+    }
+    const rolledBack = new Error('rolled back')
+    type Node = Parameters<typeof walk>[0]
+    await client.tx(async (tx) => {
+      await tx.none('INSERT INTO "_JobStatus" ("objectId", "jobName", status) SELECT \'history\' || n, \'record\', \'succeeded\' FROM generate_series(1, 5000) AS n')
+      await tx.none('ANALYZE "_JobStatus"')
+      const [row] = await tx.any(`EXPLAIN (FORMAT JSON) ${end!.text}`, end!.values) as Array<{ 'QUERY PLAN': Array<{ Plan: Node }> }>
+      walk(row['QUERY PLAN'][0].Plan)
+      throw rolledBack
+    }).catch((error: unknown) => { if (error !== rolledBack) throw error })
+    t.ok(scans.length > 0, 'the plan reads _JobStatus')
+    t.notOk(scans.includes('Seq Scan'), `by key, not by a sequential scan (${scans.join(', ')})`)
+  })
+
   t.test('a batch taken while the instance has no run leases (its jobs not started) still runs each job once, its row written through Parse\'s storage adapter', async (t) => {
     const runs = kit.app.kit.state.get(jobRunsPart)
     const context = runs.context
