@@ -151,32 +151,43 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   const created = await kit.request('POST', '/parse/classes/Tally', { headers: appHeaders, body: { count: 1, meta: { x: 1 } } })
   t.equal(created.status, 201, created.text)
   const id = created.json.objectId as string
-  const bodies: Array<[Record<string, unknown>, RegExp]> = [
-    [{ when: { __type: 'Date', iso: 'not a date' } }, /Tally\.when: .*invalid date/],
-    [{ when: { __type: 'Date' } }, /Tally\.when: /],
-    [{ meta: { at: { __type: 'Date', iso: 'not a date' } } }, /Tally\.meta: /],
-    [{ tags: [{ __type: 'Date', iso: 'not a date' }] }, /Tally\.tags: /],
-    [{ crate: { __type: 'Pointer', className: 'Crate' } }, /Tally\.crate: .*pointer/],
-    [{ crate: { __type: 'Object', className: 'Crate' } }, /Tally\.crate: /],
-    [{ attachment: { __type: 'File', name: 'a.txt' } }, /Tally\.attachment: .*file/],
-    [{ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } }, /Tally: .*latitude/],
-    [{ 'meta.x': null }, /^Tally: a value of this save cannot be read as a Parse type$/]
+  // A Date whose iso is no date is the gate's (107, on every class); the rest get past it to Parse.
+  const gate = Parse.Error.INVALID_JSON
+  const bodies: Array<[Record<string, unknown>, number, RegExp]> = [
+    [{ when: { __type: 'Date', iso: 'not a date' } }, gate, /when holds a Date whose iso is not a date/],
+    [{ when: { __type: 'Date' } }, gate, /when holds a Date/],
+    [{ meta: { at: { __type: 'Date', iso: 'not a date' } } }, gate, /meta holds a Date/],
+    [{ tags: [{ __type: 'Date', iso: 'not a date' }] }, gate, /tags holds a Date/],
+    [{ crate: { __type: 'Pointer', className: 'Crate' } }, Parse.Error.INCORRECT_TYPE, /Tally\.crate: .*pointer/],
+    [{ crate: { __type: 'Object', className: 'Crate' } }, Parse.Error.INCORRECT_TYPE, /Tally\.crate: /],
+    [{ attachment: { __type: 'File', name: 'a.txt' } }, Parse.Error.INCORRECT_TYPE, /Tally\.attachment: .*file/],
+    [{ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } }, Parse.Error.INCORRECT_TYPE, /Tally: .*latitude/],
+    [{ 'meta.x': null }, Parse.Error.INCORRECT_TYPE, /^Tally: a value of this save cannot be read as a Parse type$/]
   ]
   const answer = async (method: string, url: string, body: unknown) => {
     const response = await fetch(kit.origin + url, { method, headers: { ...appHeaders, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(scaled(10_000)) })
     return { status: response.status, json: await response.json() as { code?: number, error?: string } }
   }
-  for (const [body, error] of bodies) {
+  for (const [body, code, error] of bodies) {
     for (const [method, url] of [['PUT', `/parse/classes/Tally/${id}`], ['POST', '/parse/classes/Tally']]) {
       const refused = await answer(method, url, body)
       t.equal(refused.status, 400, `${method} ${JSON.stringify(body)} → 400 (${JSON.stringify(refused.json).slice(0, 200)})`)
-      t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error })
+      t.match(refused.json, { code, error })
     }
   }
-  const batch = await answer('POST', '/parse/batch', { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body: { when: { __type: 'Date', iso: 'x' } } }] })
-  t.match(batch.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], 'inside a batch')
+  const inBatch = (body: unknown) => answer('POST', '/parse/batch', { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body }] })
+  const batchDate = await inBatch({ when: { __type: 'Date', iso: 'x' } })
+  t.match(batchDate, { status: 400, json: { code: gate } }, 'inside a batch, the gate refuses the whole batch')
+  const batchPointer = await inBatch({ crate: { __type: 'Pointer', className: 'Crate' } })
+  t.match(batchPointer.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], `inside a batch, Parse's answer for the item (${JSON.stringify(batchPointer.json).slice(0, 200)})`)
   const stored = await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })
   t.same(Object.keys(stored.json).sort(), ['count', 'createdAt', 'meta', 'objectId', 'updatedAt'], 'nothing written')
+  // Without a trigger, PostgreSQL refused such a Date in its SQL: a 500. The gate refuses it on every class.
+  const note = await kit.request('POST', '/parse/classes/Note', { headers: masterHeaders, body: { title: 'dated' } })
+  for (const when of [{ __type: 'Date', iso: 'not a date' }, { __type: 'Date' }, { nested: [{ __type: 'Date', iso: 7 }] }]) {
+    const refused = await answer('PUT', `/parse/classes/Note/${note.json.objectId as string}`, { when })
+    t.equal(refused.status, 400, `a class without a trigger: ${JSON.stringify(when)} → 400 (${JSON.stringify(refused.json).slice(0, 200)})`)
+  }
   const valid = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { when: { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' }, place: { __type: 'GeoPoint', latitude: 10, longitude: 20 } } })
   t.equal(valid.status, 200, `valid typed values still save (${valid.text})`)
 })

@@ -3,7 +3,8 @@
 // as a bare string, AddRelation with a null pointer, Batch without a list of
 // ops and a body that is a number throw a TypeError, and PostgreSQL takes an
 // Increment of "x" into its SQL: each was a 500 (inside a transactional /batch
-// with the TypeError's text). The mount refuses them first.
+// with the TypeError's text), as was a Date whose iso is no date. The mount
+// refuses them first.
 import { isJsonObject } from './json-object.js'
 import { OBJECT_WRITE_PATH } from './acl-shape.js'
 
@@ -15,7 +16,24 @@ export function writeProblem (method: string, path: string, body: unknown): stri
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
   if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
   for (const [field, value] of Object.entries(body)) {
-    const problem = operationProblem(field, value)
+    const problem = operationProblem(field, value) ?? dateProblem(field, value, 0)
+    if (problem) return problem
+  }
+  return undefined
+}
+
+/**
+ * A Date whose iso is no date: PostgreSQL refused it in the SQL (a 500), and on a class with a
+ * beforeSave the SDK could not encode it (parse/operation-fit.ts). Looked for at any depth Parse stores.
+ */
+function dateProblem (field: string, value: unknown, depth: number): string | undefined {
+  if (value === null || typeof value !== 'object' || depth > 64) return undefined
+  if (!Array.isArray(value) && (value as { __type?: unknown }).__type === 'Date') {
+    const iso = (value as { iso?: unknown }).iso
+    return typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? undefined : `${field} holds a Date whose iso is not a date (got ${JSON.stringify(iso) ?? 'none'})`
+  }
+  for (const inner of Object.values(value)) {
+    const problem = dateProblem(field, inner, depth + 1)
     if (problem) return problem
   }
   return undefined
