@@ -5,7 +5,7 @@
 // the project's own `npm test` passes.
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { accessSync, chmodSync, constants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,10 +29,24 @@ const locked = (command: string[], waitMs: number): [string, string[]] =>
   flock ? ['flock', ['-w', String(Math.round(waitMs / 1000)), NPM_LOCK, ...command]] : [command[0], command.slice(1)]
 
 /** A folder the OS user postgres can traverse (the embedded database runs as that user under root). */
-function tempDir (prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix))
+function tempDir (prefix: string, under = tmpdir()): string {
+  const dir = mkdtempSync(path.join(under, prefix))
   chmodSync(dir, 0o755)
   return dir
+}
+
+/**
+ * Where the work folder goes: /dev/shm (memory) when it has room, the OS temp folder otherwise. The project's
+ * install writes some 30,000 files (368 MB) that are thrown away: on a disk that was 19 CPU-s of system time,
+ * on tmpfs 5 (and its removal next to nothing).
+ */
+function workRoot (): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK)
+    const { bavail, bsize } = statfsSync('/dev/shm')
+    if (bavail * bsize >= 2 * 1024 ** 3) return '/dev/shm'
+  } catch {} // no /dev/shm (not Linux) or not writable: the temp folder
+  return tmpdir()
 }
 
 /**
@@ -161,7 +175,7 @@ async function startServer (dir: string, command: string, args: string[], option
   }
 }
 
-const work = tempDir('fpk-cli-')
+const work = tempDir('fpk-cli-', workRoot())
 /**
  * The demo project's `npm run dev`: started once installed, ended by the Ctrl-C test.
  * `npx` and `projectTest`: commands started early, beside steps that do not touch
