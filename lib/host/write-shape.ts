@@ -8,15 +8,28 @@
 import { isJsonObject } from './json-object.js'
 import { OBJECT_WRITE_PATH } from './acl-shape.js'
 
+const CALL_PATH = /^\/(?:functions|jobs)\/[^/]+\/?$/i
+
 const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'RemoveRelation', 'Delete', 'Batch']
 
 /** Why Parse cannot take this save's body or one of its operations, or undefined. `method` is the one Parse runs (after `_method`). */
 export function writeProblem (method: string, path: string, body: unknown): string | undefined {
+  // A function or job of the application's cloud code that answers with a date it was sent: Parse's
+  // functions router encodes that answer outside any catch, so an Invalid Date ended the process.
+  if (method === 'POST' && CALL_PATH.test(path) && isJsonObject(body)) return firstDateProblem(body)
   if ((method !== 'POST' && method !== 'PUT') || !OBJECT_WRITE_PATH.test(path)) return undefined
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
   if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
   for (const [field, value] of Object.entries(body)) {
     const problem = operationProblem(field, value) ?? dateProblem(field, value, 0)
+    if (problem) return problem
+  }
+  return undefined
+}
+
+function firstDateProblem (body: Record<string, unknown>): string | undefined {
+  for (const [field, value] of Object.entries(body)) {
+    const problem = dateProblem(field, value, 0)
     if (problem) return problem
   }
   return undefined

@@ -7,6 +7,8 @@
 // - any other value in Parse's encoding, at any depth, is decoded as Parse's
 //   router decodes it.
 import type { preHandlerHookHandler } from 'fastify'
+import Parse from 'parse/node'
+import { KitError } from '../errors.js'
 import { fieldTypeName, type CloudFunctionOptions } from './options.js'
 
 interface ParseDate { __type: 'Date', iso: string }
@@ -38,12 +40,19 @@ export function decodeDates (params: Record<string, unknown>, declared: string[]
   for (const name of Object.keys(params)) {
     const value = params[name]
     if (declared.includes(name) && typeof value === 'string') params[name] = new Date(value)
-    else if (value !== null && typeof value === 'object') params[name] = decoded(value)
+    else if (value !== null && typeof value === 'object') params[name] = decoded(value, name)
   }
 }
 
-function decoded (value: object): unknown {
-  if (isParseDate(value)) return new Date(value.iso)
+/** A Date from Parse's encoding; an iso that is no date is the caller's mistake (an Invalid Date failed the answer with a 500). */
+function dateOf ({ iso }: ParseDate, name: string): Date {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) throw new KitError(Parse.Error.VALIDATION_ERROR, `${name} holds a Date whose iso is not a date (got ${JSON.stringify(iso).slice(0, 80)})`, 400)
+  return date
+}
+
+function decoded (value: object, name: string): unknown {
+  if (isParseDate(value)) return dateOf(value, name)
   // Only plain JSON reaches here (a parsed body or query string): arrays and objects, walked in
   // place with a list rather than recursion, as a client may nest as deep as the body limit allows.
   const pending = [value as Record<string, unknown>]
@@ -51,7 +60,7 @@ function decoded (value: object): unknown {
     for (const key of Object.keys(container)) {
       const inner = container[key]
       if (inner === null || typeof inner !== 'object') continue
-      if (isParseDate(inner)) container[key] = new Date(inner.iso)
+      if (isParseDate(inner)) container[key] = dateOf(inner, name)
       else pending.push(inner as Record<string, unknown>)
     }
   }
