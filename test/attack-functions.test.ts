@@ -3,7 +3,8 @@
 // twin, and a function of the application's own cloud code that Parse's
 // functions router serves. Before: the twin answered 500 (the Invalid Date
 // failed its answer), and Parse's router, encoding the echoed Invalid Date
-// outside any catch, never answered and ended the process.
+// outside any catch, never answered and ended the process (so it did with a
+// Pointer without objectId or a File without url).
 import t from 'tap'
 import Parse from 'parse/node'
 import { CloudFunction, Route, type CloudRequest } from '../lib/index.js'
@@ -36,9 +37,17 @@ t.test('a Date whose iso is no date is a 400 on every function route, and the se
     t.equal(raw.status, 400, `Parse's router: ${JSON.stringify(body)} → 400 (${JSON.stringify(raw.json).slice(0, 160)})`)
     t.match(raw.json, { code: Parse.Error.INVALID_JSON, error: /Request refused: at holds a Date whose iso is not a date/ })
   }
+  // Neither can the SDK encode a Pointer without objectId or a File without url: Parse's router never answered either.
+  for (const at of [{ __type: 'Pointer', className: 'Note' }, { list: [{ __type: 'File', name: 'a.txt' }] }]) {
+    const raw = await call('/parse/functions/rawEcho', { at })
+    t.equal(raw.status, 400, `Parse's router: ${JSON.stringify(at)} → 400 (${JSON.stringify(raw.json).slice(0, 160)})`)
+    t.match(raw.json, { code: Parse.Error.INVALID_JSON, error: /Request refused: at holds a (Pointer|File) without/ })
+  }
   const iso = '2026-01-02T03:04:05.000Z'
   const valid = { at: { __type: 'Date', iso } }
   t.match((await call('/parse/dates/echo', valid)).json, { at: iso, isDate: true }, 'a valid Date reaches the handler as a Date')
   t.match((await call('/parse/functions/echo', valid)).json, { result: { at: { __type: 'Date', iso }, isDate: true } })
   t.match((await call('/parse/functions/rawEcho', valid)).json, { result: { at: { __type: 'Date', iso } } }, 'and Parse\'s router still echoes it')
+  const pointer = { __type: 'Pointer', className: 'Note', objectId: 'abc' }
+  t.match((await call('/parse/functions/rawEcho', { at: pointer })).json, { result: { at: pointer } }, 'as a Pointer with its objectId')
 })

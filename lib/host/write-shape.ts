@@ -14,22 +14,22 @@ const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'R
 
 /** Why Parse cannot take this save's body or one of its operations, or undefined. `method` is the one Parse runs (after `_method`). */
 export function writeProblem (method: string, path: string, body: unknown): string | undefined {
-  // A function or job of the application's cloud code that answers with a date it was sent: Parse's
-  // functions router encodes that answer outside any catch, so an Invalid Date ended the process.
-  if (method === 'POST' && CALL_PATH.test(path) && isJsonObject(body)) return firstDateProblem(body)
+  // A function or job of the application's cloud code that answers with what it was sent: Parse's functions
+  // router encodes that answer outside any catch, so a value the SDK cannot encode ended the process.
+  if (method === 'POST' && CALL_PATH.test(path) && isJsonObject(body)) return firstTypedProblem(body, true)
   if ((method !== 'POST' && method !== 'PUT') || !OBJECT_WRITE_PATH.test(path)) return undefined
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
   if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
   for (const [field, value] of Object.entries(body)) {
-    const problem = operationProblem(field, value) ?? dateProblem(field, value, 0)
+    const problem = operationProblem(field, value)
     if (problem) return problem
   }
-  return undefined
+  return firstTypedProblem(body, false)
 }
 
-function firstDateProblem (body: Record<string, unknown>): string | undefined {
+function firstTypedProblem (body: Record<string, unknown>, call: boolean): string | undefined {
   for (const [field, value] of Object.entries(body)) {
-    const problem = dateProblem(field, value, 0)
+    const problem = typedProblem(field, value, 0, call)
     if (problem) return problem
   }
   return undefined
@@ -37,16 +37,21 @@ function firstDateProblem (body: Record<string, unknown>): string | undefined {
 
 /**
  * A Date whose iso is no date: PostgreSQL refused it in the SQL (a 500), and on a class with a
- * beforeSave the SDK could not encode it (parse/operation-fit.ts). Looked for at any depth Parse stores.
+ * beforeSave the SDK could not encode it (parse/operation-fit.ts). In a call's parameters (`call`),
+ * also a Pointer without objectId and a File without url, which no SDK sends and the SDK cannot
+ * encode back (a save may name a File by its name alone: Parse fills in the url). At any depth Parse stores.
  */
-function dateProblem (field: string, value: unknown, depth: number): string | undefined {
+function typedProblem (field: string, value: unknown, depth: number, call: boolean): string | undefined {
   if (value === null || typeof value !== 'object' || depth > 64) return undefined
-  if (!Array.isArray(value) && (value as { __type?: unknown }).__type === 'Date') {
+  const type = Array.isArray(value) ? undefined : (value as { __type?: unknown }).__type
+  if (type === 'Date') {
     const iso = (value as { iso?: unknown }).iso
     return typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? undefined : `${field} holds a Date whose iso is not a date (got ${JSON.stringify(iso) ?? 'none'})`
   }
+  if (call && type === 'Pointer' && typeof (value as { objectId?: unknown }).objectId !== 'string') return `${field} holds a Pointer without an objectId`
+  if (call && type === 'File' && typeof (value as { url?: unknown }).url !== 'string') return `${field} holds a File without a url (upload the file first)`
   for (const inner of Object.values(value)) {
-    const problem = dateProblem(field, inner, depth + 1)
+    const problem = typedProblem(field, inner, depth + 1, call)
     if (problem) return problem
   }
   return undefined
