@@ -13,6 +13,9 @@ import { Order } from '../fixtures/models/Order.js'
 import { APP_ID, MASTER_KEY, appHeaders, lane, masterHeaders, startKit } from './helpers/kit.js'
 import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.join(here, '..', 'fixtures')

@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url'
 import { freePort } from '../lib/storage/free-port.js'
 import { tempDir } from './helpers/kit.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 
