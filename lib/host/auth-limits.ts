@@ -21,6 +21,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import Parse from 'parse/node'
 import type { AuthRateLimit } from '../options.js'
 import { AttemptCounters, ATTEMPT_COUNTERS_CAPACITY, type Counted } from './attempt-counters.js'
+import { rateLimitAddress } from '../access/client-address.js'
 
 interface Store { incr (key: string, done: (error: Error | null, result: Counted | null) => void, timeWindow: number, max: number): void }
 export type StoreClass = new (params: { continueExceeding?: boolean, exponentialBackoff?: boolean }) => Store
@@ -119,7 +120,7 @@ export function authLimiter (limits: AuthRateLimit, Shared?: StoreClass, findUse
   return {
     async refuse (request, reply, attempts) {
       for (const attempt of attempts) {
-        if (await over(reply, `auth|ip|${request.ip}`, limits.maxPerAddress, 'from this address')) return true
+        if (await over(reply, `auth|ip|${rateLimitAddress(request.ip)}`, limits.maxPerAddress, 'from this address')) return true
         const accounts = new Set(await Promise.all(attempt.names.map(accountOf)))
         for (const account of accounts) {
           if (await over(reply, `auth|name|${account}`, limits.max, 'for this account')) return true

@@ -29,6 +29,7 @@ import { exposesHeadRoutes, getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
 import { FunctionAliases } from './function-aliases.js'
 import { mountPrefix } from '../mount-prefix.js'
+import { rateLimitAddress } from '../access/client-address.js'
 
 export interface DeclaredRoutesOptions {
   mountPath: string
@@ -424,7 +425,7 @@ function limiter (scope: FastifyInstance, fn: DeclaredFunction): preHandlerAsync
   return scope.rateLimit({
     max: limit.max,
     timeWindow: limit.windowMs,
-    keyGenerator: (request) => `${fn.name}|${request.ip}`,
+    keyGenerator: (request) => `${fn.name}|${rateLimitAddress(request.ip)}`,
     onExceeded: () => metricHooks().rateLimited(fn.name),
     allowList: (request) => (request as FastifyRequest)[kAdmission]?.verdict === 'master',
     errorResponseBuilder: (_request, context) => new KitError(
