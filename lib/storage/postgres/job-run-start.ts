@@ -25,10 +25,10 @@ const START = `WITH run AS (
 
 // As Parse's update of a job's end: status and finishedAt, the message only when there is one (else a progress message stays);
 // several runs' ends at once, each row's end, its lease's drop and, for a run that succeeded, its queued job's
-// completion (as pg-boss's complete: only while that job is active) in the same statement. The keys come as arrays
-// too: PostgreSQL counts a JSON recordset as 100 rows and joined it by scanning all of _JobStatus (its whole history
-// of runs) at every end up to tens of thousands of rows. Not the queues' names: a name known when the statement starts makes
-// each plan cheaper by the partitions it skips, so PostgreSQL planned it again at every call (0.5 ms of its CPU).
+// completion (as pg-boss's complete: only while that job is active) in the same statement. The rows' ids come as an
+// array too: PostgreSQL counts a JSON recordset as 100 rows and joined by it alone read all of _JobStatus (its whole
+// history of runs) at every end up to tens of thousands of rows. Not the queues' names: a name known when the
+// statement starts made each plan cheaper by the partitions it skips, so PostgreSQL planned it again at every call.
 const END = `WITH run AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS run (job_id text, status text, finished_at timestamptz, message text, queue text, queue_id uuid)
   ), ended AS (
@@ -36,7 +36,7 @@ const END = `WITH run AS (
     FROM run WHERE job."objectId" = ANY($2::text[]) AND job."objectId" = run.job_id
   ), completed AS (
     UPDATE ${QUEUE_SCHEMA}.job AS queued SET completed_on = now(), state = 'completed'
-    FROM run WHERE run.status = 'succeeded' AND queued.id = ANY($3::uuid[]) AND queued.name = run.queue AND queued.id = run.queue_id AND queued.state = 'active'
+    FROM run WHERE run.status = 'succeeded' AND queued.name = run.queue AND queued.id = run.queue_id AND queued.state = 'active'
   )
   DELETE FROM fpk_job_run_leases AS lease USING run WHERE lease.job_id = ANY($2::text[]) AND lease.job_id = run.job_id`
 
@@ -79,8 +79,7 @@ export interface RunEndOf extends RunEndRow { jobId: string, queued?: { queue: s
  */
 export async function endPostgresRuns (client: PgQueries, ends: RunEndOf[]): Promise<void> {
   const batch = ends.map((end) => ({ job_id: end.jobId, status: end.status, finished_at: end.finishedAt.toISOString(), message: end.message ?? null, queue: end.queued?.queue ?? null, queue_id: end.queued?.id ?? null }))
-  const queued = batch.flatMap((end) => end.queue_id === null ? [] : [end.queue_id])
-  await (client as unknown as NamedQueries).none({ name: 'fpk_end_runs', text: END, values: [JSON.stringify(batch), batch.map((end) => end.job_id), queued] })
+  await (client as unknown as NamedQueries).none({ name: 'fpk_end_runs', text: END, values: [JSON.stringify(batch), batch.map((end) => end.job_id)] })
 }
 
 /**
