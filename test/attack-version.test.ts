@@ -6,7 +6,7 @@
 // Runs on either database lane.
 import t from 'tap'
 import Parse from 'parse/node'
-import { BaseModel, BeforeSave, CONFLICT, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
+import { AfterSave, BaseModel, BeforeSave, CONFLICT, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
 import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/shared-postgres.js'
 import { scaled } from './helpers/time-scale.js'
@@ -31,6 +31,15 @@ class Tally extends BaseModel {
   static touch () {}
 }
 void Tally
+
+@ParseClass('Logged')
+class Logged extends BaseModel {
+  @ParseField({ type: 'File' }) declare attachment: Parse.File
+  @ParseField({ type: 'Pointer', targetClass: 'Crate' }) declare crate: Crate
+  @AfterSave()
+  static noted () {}
+}
+void Logged
 
 let shared: Promise<Kit> | undefined
 // One kit for the file, torn down when the file ends.
@@ -151,14 +160,14 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   const created = await kit.request('POST', '/parse/classes/Tally', { headers: appHeaders, body: { count: 1, meta: { x: 1 } } })
   t.equal(created.status, 201, created.text)
   const id = created.json.objectId as string
-  // A Date whose iso is no date is the gate's (107, on every class); the rest get past it to Parse.
+  // A Date whose iso is no date and a Pointer without objectId are the gate's (107, on every class); the rest get past it to Parse.
   const gate = Parse.Error.INVALID_JSON
   const bodies: Array<[Record<string, unknown>, number, RegExp]> = [
     [{ when: { __type: 'Date', iso: 'not a date' } }, gate, /when holds a Date whose iso is not a date/],
     [{ when: { __type: 'Date' } }, gate, /when holds a Date/],
     [{ meta: { at: { __type: 'Date', iso: 'not a date' } } }, gate, /meta holds a Date/],
     [{ tags: [{ __type: 'Date', iso: 'not a date' }] }, gate, /tags holds a Date/],
-    [{ crate: { __type: 'Pointer', className: 'Crate' } }, Parse.Error.INCORRECT_TYPE, /Tally\.crate: .*pointer/],
+    [{ crate: { __type: 'Pointer', className: 'Crate' } }, gate, /crate holds a Pointer without an objectId/],
     [{ crate: { __type: 'Object', className: 'Crate' } }, Parse.Error.INCORRECT_TYPE, /Tally\.crate: /],
     [{ attachment: { __type: 'File', name: 'a.txt' } }, Parse.Error.INCORRECT_TYPE, /Tally\.attachment: .*file/],
     [{ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } }, Parse.Error.INCORRECT_TYPE, /Tally: .*latitude/],
@@ -178,8 +187,8 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   const inBatch = (body: unknown) => answer('POST', '/parse/batch', { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body }] })
   const batchDate = await inBatch({ when: { __type: 'Date', iso: 'x' } })
   t.match(batchDate, { status: 400, json: { code: gate } }, 'inside a batch, the gate refuses the whole batch')
-  const batchPointer = await inBatch({ crate: { __type: 'Pointer', className: 'Crate' } })
-  t.match(batchPointer.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], `inside a batch, Parse's answer for the item (${JSON.stringify(batchPointer.json).slice(0, 200)})`)
+  const batchFile = await inBatch({ attachment: { __type: 'File', name: 'a.txt' } })
+  t.match(batchFile.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], `inside a batch, Parse's answer for the item (${JSON.stringify(batchFile.json).slice(0, 200)})`)
   const stored = await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })
   t.same(Object.keys(stored.json).sort(), ['count', 'createdAt', 'meta', 'objectId', 'updatedAt'], 'nothing written')
   // Without a trigger, PostgreSQL refused such a Date in its SQL: a 500. The gate refuses it on every class.
@@ -190,4 +199,19 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   }
   const valid = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { when: { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' }, place: { __type: 'GeoPoint', latitude: 10, longitude: 20 } } })
   t.equal(valid.status, 200, `valid typed values still save (${valid.text})`)
+})
+
+t.test('on a class with an afterSave only, a Pointer without objectId or a File without url ends in a 400, not the process', async (t) => {
+  const kit = await sharedKit()
+  const post = async (body: unknown) => {
+    const response = await fetch(kit.origin + '/parse/classes/Logged', { method: 'POST', headers: { ...appHeaders, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(scaled(10_000)) })
+    return { status: response.status, json: await response.json() as { code?: number, error?: string } }
+  }
+  const pointer = await post({ crate: { __type: 'Pointer', className: 'Crate' } })
+  t.match(pointer, { status: 400, json: { code: Parse.Error.INVALID_JSON, error: /crate holds a Pointer without an objectId/ } }, 'refused before the write')
+  // Parse fills a File's url into the answer, not into what its afterSave encodes: the row is stored, the answer is a 400.
+  const file = await post({ attachment: { __type: 'File', name: 'a.txt' } })
+  t.match(file, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Logged\.attachment: .*file/ } })
+  const withUrl = await post({ attachment: { __type: 'File', name: 'a.txt', url: 'http://127.0.0.1/parse/files/test-app/a.txt' } })
+  t.equal(withUrl.status, 201, `a File with its url saves (${JSON.stringify(withUrl.json)})`)
 })

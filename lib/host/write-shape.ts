@@ -37,9 +37,10 @@ function firstTypedProblem (body: Record<string, unknown>, call: boolean): strin
 
 /**
  * A Date whose iso is no date: PostgreSQL refused it in the SQL (a 500), and on a class with a
- * beforeSave the SDK could not encode it (parse/operation-fit.ts). In a call's parameters (`call`),
- * also a Pointer without objectId and a File without url, which no SDK sends and the SDK cannot
- * encode back (a save may name a File by its name alone: Parse fills in the url). At any depth Parse stores.
+ * beforeSave the SDK could not encode it (parse/operation-fit.ts). A Pointer without objectId, which no
+ * SDK sends and the SDK cannot encode (an afterSave or LiveQuery on its class ended the process). In a
+ * call's parameters (`call`) also a File without url; a save may name a File by its name alone (Parse
+ * fills in the url). At any depth Parse stores.
  */
 function typedProblem (field: string, value: unknown, depth: number, call: boolean): string | undefined {
   if (value === null || typeof value !== 'object' || depth > 64) return undefined
@@ -48,7 +49,7 @@ function typedProblem (field: string, value: unknown, depth: number, call: boole
     const iso = (value as { iso?: unknown }).iso
     return typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? undefined : `${field} holds a Date whose iso is not a date (got ${JSON.stringify(iso) ?? 'none'})`
   }
-  if (call && type === 'Pointer' && typeof (value as { objectId?: unknown }).objectId !== 'string') return `${field} holds a Pointer without an objectId`
+  if (type === 'Pointer' && typeof (value as { objectId?: unknown }).objectId !== 'string') return `${field} holds a Pointer without an objectId`
   if (call && type === 'File' && typeof (value as { url?: unknown }).url !== 'string') return `${field} holds a File without a url (upload the file first)`
   for (const inner of Object.values(value)) {
     const problem = typedProblem(field, inner, depth + 1, call)

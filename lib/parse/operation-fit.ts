@@ -10,7 +10,10 @@
 //   Parse's trigger runner, where nothing catches it: the request never
 //   answered and the rejection, unhandled, ended the process.
 // Both are answered here, before the trigger runs, as 400 (111), naming the
-// field where one is to blame. Classes without a beforeSave never get here.
+// field where one is to blame. After the write, for an afterSave or LiveQuery,
+// the same check turns the end of the process into a 400 for a row already
+// stored (a File sent by its name alone, whose url Parse has not filled in
+// there). Classes without either never get here.
 import Parse from 'parse/node'
 import { parseInternals, type RestWriteInstance } from './internals.js'
 
@@ -34,8 +37,9 @@ export function answerMisfitOperations (): void {
       if (error instanceof Parse.Error) throw error
       throw misfit(this) ?? unreadable(this.className, undefined, error)
     }
-    // Before the write (no response yet): what the trigger runner will encode must encode.
-    if (!this.response && built.updatedObject) checkEncodable(this.className, built.updatedObject)
+    // What the trigger runner will encode must encode: before the write (beforeSave), and after it (afterSave,
+    // LiveQuery), where a File saved by its name alone has no url yet: the save then answers 400 though stored.
+    if (built.updatedObject) checkEncodable(this.className, built.updatedObject)
     return built
   }
 }
