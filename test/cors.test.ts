@@ -22,7 +22,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import Parse from 'parse/node'
 import { mongoReplicaSet } from './helpers/mongo.js'
-import { copyTemplateCluster } from './helpers/pg-template.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 
 @ParseClass('Memo')
 class Memo extends BaseModel {}
@@ -332,13 +332,12 @@ async function sdk (kit: Kit, scenario: string, sessionToken = ''): Promise<any>
 }
 
 t.test('Parse SDK clients', async (t) => {
-  // A database of the test's own, so that the last subtest can restart the server on it.
+  // A database named here, so that the last subtest can restart the server on it (and a files directory beside it).
   const dataDir = path.join(tempDir(), 'postgres')
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
-  if (!mongo) await copyTemplateCluster(dataDir)
   const options = {
     dataDir,
-    ...(mongo ? { databaseURI: mongo.uri } : {}),
+    ...(mongo ? { databaseURI: mongo.uri } : await sharedPostgres(t)),
     models: [SdkMemo],
     functions: [SdkFunctions, DateFunctions],
     allowAuthRoutes: true,

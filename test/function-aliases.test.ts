@@ -16,7 +16,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import type { FastifyInstance, FastifyServerOptions, preSerializationHookHandler, preValidationHookHandler } from 'fastify'
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
-import { sharedPostgres } from './helpers/jobs-processes.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 
 const master = { useMasterKey: true }
 
@@ -121,7 +121,7 @@ const OTHER_SPELLINGS = { callers: ['app', 'master'], bodies: ['none', 'valid', 
 const HEADERS_COMPARED = ['content-type', 'content-length', 'allow', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'retry-after', 'access-control-allow-origin']
 
 /** Every answer, in order, as one line each: ids and dates a save makes differ between the two boots. */
-async function answers (parent: Test, server: FastifyServerOptions, replySerializer: boolean, databaseURI: string): Promise<{ lines: string[], ownTwinRoutes: boolean, metrics: string[] }> {
+async function answers (parent: Test, server: FastifyServerOptions, replySerializer: boolean): Promise<{ lines: string[], ownTwinRoutes: boolean, metrics: string[] }> {
   const lines: string[] = []
   let ownTwinRoutes = false
   let metrics: string[] = []
@@ -129,7 +129,6 @@ async function answers (parent: Test, server: FastifyServerOptions, replySeriali
     const kit = await startKit(t, {
       functions: [AliasFunctions, UnroutedFunctions],
       models: [AliasNote],
-      databaseURI,
       metrics: { defaultMetrics: false },
       cors: { origin: ['https://app.example.com'] }
     }, server, (app) => {
@@ -212,10 +211,9 @@ t.test('and with a router that ignores case, trailing and duplicate slashes, and
   compare(t, { caseSensitive: false, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true }, true))
 
 async function compare (t: Test, routerOptions: NonNullable<FastifyServerOptions['routerOptions']>, replySerializer: boolean): Promise<void> {
-  // One PostgreSQL server for both boots, a database each (what a boot writes, a user or a row, is its own).
-  const postgres = await sharedPostgres(t)
-  const shared = await answers(t, { ...quiet, routerOptions }, replySerializer, await postgres.database('twins_shared'))
-  const own = await answers(t, { ...quiet, routerOptions: { ...routerOptions, maxParamLength: 2 } }, replySerializer, await postgres.database('twins_own'))
+  // A database each on the process's one PostgreSQL (what a boot writes, a user or a row, is its own).
+  const shared = await answers(t, { ...quiet, routerOptions }, replySerializer)
+  const own = await answers(t, { ...quiet, routerOptions: { ...routerOptions, maxParamLength: 2 } }, replySerializer)
   t.notOk(shared.ownTwinRoutes, 'the twins of routed functions are served by the shared route')
   t.ok(own.ownTwinRoutes, 'with names longer than maxParamLength, each twin has routes of its own')
   t.equal(shared.lines.length, own.lines.length, `${shared.lines.length} requests each way`)
@@ -255,7 +253,7 @@ t.test('an application route on a twin\'s path fails the boot as a duplicate rou
     ['another spelling of the path, after the kit, on a router that takes it', loose, () => {}, (app) => { app.post('/parse/functions/CREATE/', own) }]
   ]
   // The boots fail once the kit adds its routes, after the database opened: one PostgreSQL server and database for all of them.
-  const databaseURI = await (await sharedPostgres(t)).database('duplicates')
+  const { databaseURI } = await sharedPostgres(t)
   for (const [label, server, before, after] of cases) {
     let app: FastifyInstance | undefined
     await t.rejects(startKit(t, { functions: [AliasFunctions], databaseURI }, server, (instance) => { app = instance; before(instance) }, after),

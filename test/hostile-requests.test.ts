@@ -25,6 +25,7 @@ import Fastify from 'fastify'
 import { kitPlugin } from '../plugin.js'
 import { resetKitConfig } from '../lib/config.js'
 import { clusterFromTemplate } from './helpers/pg-template.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 import { scaled } from './helpers/time-scale.js'
 
 // ── from test/edge-answers.test.ts ──
@@ -481,8 +482,10 @@ t.test('a malformed response schema still fails boot', async (t) => {
   })
   await t.rejects(
     (async () => {
-      await clusterFromTemplate(`${dir}/postgres`)
-      await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: `${dir}/postgres`, ephemeralDatabase: true })
+      // A database on the process's shared PostgreSQL (none on the MongoDB lane: a server of its own then).
+      const database = await sharedPostgres(t)
+      if (database.databaseURI === undefined) await clusterFromTemplate(`${dir}/postgres`)
+      await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: `${dir}/postgres`, ephemeralDatabase: true, ...database })
       await app.ready()
     })(),
     /serialization schema .*broken/

@@ -9,8 +9,8 @@ import pg from 'pg'
 import { BaseModel, ParseClass, ParseField, applyAllIndexes, applyFieldConstraints } from '../lib/index.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgCountStatement, pgDatabase } from '../lib/parse/adapter-internals.js'
-import path from 'node:path'
-import { lane, startKit, tempDir, masterHeaders } from './helpers/kit.js'
+import { lane, startKit, masterHeaders } from './helpers/kit.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 import { runSchemaWork, TableBusyError, whenTableFree } from '../lib/storage/postgres/schema-work.js'
 import { scaled } from './helpers/time-scale.js'
 
@@ -175,8 +175,9 @@ t.test('aclIndex is checked at import', async (t) => {
 
 // eslint-disable-next-line curly -- the whole subtest is the body
 if (lane.kind === 'postgres') t.test('the next real boot finds the invalid index, drops it and builds it again', async (t) => {
-  const dataDir = path.join(tempDir(), 'postgres')
-  const first = await startKit(t, { indexes: false, dataDir, ephemeralDatabase: false })
+  // One database for both boots, on the process's shared server.
+  const { databaseURI } = await sharedPostgres(t)
+  const first = await startKit(t, { indexes: false, databaseURI })
   const sql = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
   await sql.none('INSERT INTO "Ledger" ("objectId", "createdAt", "updatedAt", "spare") SELECT \'l\' || g, now(), now(), g % 3 FROM generate_series(1, 1000) g')
   // Interrupted: a build that failed half way, under a declared name.
@@ -186,7 +187,7 @@ if (lane.kind === 'postgres') t.test('the next real boot finds the invalid index
 
   const lines: string[] = []
   const stream = { write: (line: string) => { lines.push(JSON.parse(line).msg as string) } }
-  const second = await startKit(t, { dataDir, ephemeralDatabase: false }, { logger: { level: 'info', stream } })
+  const second = await startKit(t, { databaseURI }, { logger: { level: 'info', stream } })
   await second.app.kit.indexesApplied
   const again = (currentDatabase()!.adapter as unknown as { _client: Pg })._client
   t.match((await indexesOf(again)).get('Ledger_label_1'), { valid: true, def: /\(label\)/ }, 'valid, on the declared column')

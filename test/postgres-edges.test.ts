@@ -11,7 +11,7 @@
 import t, { type Test } from 'tap'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { appHeaders, lane, masterHeaders, startKit, tempDir, type HttpResult, type Kit } from './helpers/kit.js'
@@ -19,6 +19,7 @@ import { until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { clusterFromTemplate } from './helpers/pg-template.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import Parse from 'parse/node'
 import { BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, Route, asCaller, type CloudRequest } from '../lib/index.js'
@@ -435,9 +436,8 @@ t.test('with PostGIS: distance queries work', { skip: lane.kind === 'postgres' ?
   })
 
   t.test('three boots of an unchanged model with names past 63 bytes', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL identifiers and CHECK constraints' }, async (t) => {
-    const dir = tempDir()
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const same = { dataDir: path.join(dir, 'postgres'), allowedRoutes: [{ path: '/classes/*' }] }
+    // Three boots on one database of the process's shared server.
+    const same = { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/*' }] }
     const boot = async (versioned: boolean) => {
       declareLedger(versioned)
       const kit = await startKit(t, same)
