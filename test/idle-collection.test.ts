@@ -1,14 +1,11 @@
 // The idleCollection option (lib/host/idle-collection.ts): once a server that
 // has served requests goes quiet for the given seconds, one memory-reducing
 // collection gives the heap the load grew back; a server that served nothing
-// is left alone, and the timer stops with the server. The young generation
-// the collection shrinks grows back on the first request after it
-// (lib/host/young-generation.ts).
+// is left alone, and the timer stops with the server.
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { resolveOptions } from '../lib/options.js'
 import { collectAllGarbage } from '../lib/host/idle-collection.js'
-import { YoungGenerationRegrowth, youngGenerationSize } from '../lib/host/young-generation.js'
 import { startKit, appHeaders, masterHeaders } from './helpers/kit.js'
 import { sleep, until } from './helpers/until.js'
 import { scaled } from './helpers/time-scale.js'
@@ -42,53 +39,13 @@ t.test('the collection gives back the old space that dropped garbage grew', asyn
   t.equal(kept.length, 100_000)
 })
 
-/** Light requests: each allocates a few KB; the last few hundred are still alive (in flight) at any moment. */
-function lightRequests (count: number): void {
-  const inFlight: unknown[] = new Array(300)
-  for (let i = 0; i < count; i++) inFlight[i % 300] = { id: i, body: JSON.parse(`{"text":"request ${i}","n":[${i},2,3]}`), parts: new Array(64).fill(i) }
-}
-
-t.test('after the collection, light requests grow the young generation straight back to its size before it', async (t) => {
-  const MB = (bytes: number) => Math.round(bytes / 2 ** 20 * 10) / 10
-  lightRequests(400_000)
-  const young = new YoungGenerationRegrowth()
-  young.beforeCollection()
-  const before = youngGenerationSize()
+t.test('the event loop goes on after a collection: timers and a second collection still run', async (t) => {
+  // Disconnecting the inspector session inside HeapProfiler.collectGarbage's callback deadlocks the process (Node 20): this test would then time out.
   await collectAllGarbage()
-  young.afterCollection()
-  const shrunk = youngGenerationSize()
-  t.ok(shrunk < before, `the collection shrank it (${MB(before)} → ${MB(shrunk)} MB)`)
-  t.ok(young.owed, 'a regrowth is owed until work comes back')
-  t.notOk(young.settle(), 'nothing to put back before it was raised')
-  young.raise()
-  t.notOk(young.owed, 'raised once')
-  // V8's own doubling got 8 of 32 MB back over 20,000 such requests on Node 20 (16 on the bench server).
-  lightRequests(20_000)
-  t.ok(youngGenerationSize() >= before, `back to ${MB(before)} MB after 20,000 light requests (${MB(youngGenerationSize())} MB)`)
-  t.ok(young.settle(), "V8's own growth factor is put back once it has grown back")
-  t.notOk(young.settle(), 'and only once')
-})
-
-t.test('the regrowth is owed only when the collection shrank the young generation, and kept across a second collection', async (t) => {
-  let size = 32
-  const young = new YoungGenerationRegrowth(() => size)
-  young.beforeCollection()
-  young.afterCollection()
-  t.notOk(young.owed, 'not shrunk: nothing owed')
-  young.beforeCollection()
-  size = 1
-  young.afterCollection()
-  t.ok(young.owed)
-  // Another collection before any request: the target stays the size before the first one.
-  young.beforeCollection()
-  young.afterCollection()
-  t.ok(young.owed)
-  young.raise()
-  size = 16
-  t.notOk(young.settle(), 'not back yet: the factor stays raised')
-  size = 32
-  t.ok(young.settle(), 'back: put back')
-  t.notOk(young.owed)
+  let fired = false
+  await new Promise<void>((resolve) => setTimeout(() => { fired = true; resolve() }, 20))
+  t.ok(fired, 'a timer set after the collection fired')
+  t.ok((await collectAllGarbage()).ms >= 0, 'a second collection answered')
 })
 
 t.test('a busy period then quiet: one collection; none before any request or for health checks and scrapes, none after close', async (t) => {

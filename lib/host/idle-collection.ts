@@ -6,14 +6,11 @@
 // +75 % RSS after 60 s idle with a live heap back at its boot size. A plain
 // gc() does not shrink the heap either (it keeps the free pages for the next
 // growth); V8's memory-reducing collection, reached through the inspector
-// protocol's HeapProfiler.collectGarbage, compacts and releases them. It also
-// shrinks the young generation, which light requests would grow back only
-// slowly: young-generation.ts has it grow back on the next busy period's first
-// request. See docs/guides/production.md.
+// protocol's HeapProfiler.collectGarbage, compacts and releases them. No V8
+// flag is needed and none is changed. See docs/guides/production.md.
 import type { FastifyInstance } from 'fastify'
 import { mountPrefix } from '../mount-prefix.js'
 import { healthPathKind } from './health.js'
-import { YoungGenerationRegrowth } from './young-generation.js'
 
 export interface IdleCollectionSettings {
   /** Quiet seconds (no request arrived) after a busy period before the collection runs. */
@@ -45,6 +42,7 @@ export async function collectAllGarbage (): Promise<IdleCollectionResult> {
   try {
     await new Promise<void>((resolve, reject) => session.post('HeapProfiler.collectGarbage', (error) => error ? reject(error) : resolve()))
   } finally {
+    // After the await, never inside post's callback: on Node 20 a disconnect there waits on a lock V8 still holds, and the event loop stops for good.
     session.disconnect()
   }
   const MB = (bytes: number) => Math.round(bytes / 2 ** 20 * 10) / 10
@@ -57,10 +55,9 @@ export async function collectAllGarbage (): Promise<IdleCollectionResult> {
  * requests have arrived since the last collection and none for
  * `afterSeconds`, one collection runs. An idle server is never collected
  * again until it serves something; health checks and metrics scrapes do not
- * count. The first request after a collection has the young generation grow
- * back (young-generation.ts). The timer stops when the server closes.
+ * count. The timer stops when the server closes.
  */
-export function collectWhenIdle (fastify: FastifyInstance, settings: IdleCollectionSettings, collect = collectAllGarbage, young = new YoungGenerationRegrowth()): void {
+export function collectWhenIdle (fastify: FastifyInstance, settings: IdleCollectionSettings, collect = collectAllGarbage): void {
   let arrived = 0
   let seen = 0
   let quietSince = performance.now()
@@ -68,16 +65,12 @@ export function collectWhenIdle (fastify: FastifyInstance, settings: IdleCollect
   let running = false
   const probe = probeOf(settings)
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (!probe(request.url)) {
-      arrived++
-      if (young.owed) young.raise()
-    }
+    if (!probe(request.url)) arrived++
     done()
   })
   const waitMs = settings.afterSeconds * 1000
   const check = () => {
     const now = performance.now()
-    if (young.settle()) fastify.log.debug('idle: young generation grown back')
     if (arrived !== seen) {
       seen = arrived
       quietSince = now
@@ -87,14 +80,10 @@ export function collectWhenIdle (fastify: FastifyInstance, settings: IdleCollect
     if (!busy || running || now - quietSince < waitMs) return
     busy = false
     running = true
-    young.beforeCollection()
     collect().then(
       (result) => fastify.log.debug({ idleCollection: result }, 'idle: heap collected and given back'),
       (error: Error) => fastify.log.warn({ err: error }, 'idle collection failed')
-    ).finally(() => {
-      young.afterCollection()
-      running = false
-    })
+    ).finally(() => { running = false })
   }
   // A quarter of the wait: the collection comes between afterSeconds and 1.25× of it after the last request.
   const timer = setInterval(check, Math.max(250, waitMs / 4))
