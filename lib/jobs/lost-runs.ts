@@ -12,6 +12,12 @@
 // (on its own clock: the row's createdAt is another instance's), is reported the
 // same way: the bound is far beyond any healthy lease write, so a run that is
 // merely slow to take its lease is never reported.
+//
+// The row write of a report can answer an error and still land: the database
+// bound ends the caller's wait, not a statement waiting on a lock. The lease,
+// put back for a later look, says its taker began that write (marking), so the
+// look that retakes it and finds the row failed "instance lost" finishes the
+// report (its retry included) instead of taking the run for one that ended.
 import Parse from 'parse/node'
 import type { JobLeases, RunLease, UnleasedRun } from '../storage/job-lease.js'
 import { metricHooks } from '../metrics/hooks.js'
@@ -49,8 +55,11 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
   const failures = episode(log, 'error')
   const now = options.now ?? (() => performance.now())
   const sightings: UnleasedSightings = new Map()
+  /** Runs reported whose lease could not be dropped yet: dropped at the next look, never reported again. */
+  const reported = new Set<string>()
   let looking: Promise<void> | undefined
   const lookOnce = async () => {
+    for (const jobId of reported) await leases.dropRun(jobId).then(() => reported.delete(jobId), () => {})
     let lost: RunLease[]
     try {
       // Held while it is reported: until its row says failed, another instance's look for running rows
@@ -60,13 +69,15 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
       failures.happened(`[jobs] could not look for runs lost with their instance: ${(error as Error)?.message ?? String(error)} (later failures are counted until it works again)`)
       return
     }
-    for (const lease of lost) {
-      await reportLost(lease, options).then(
+    for (const taken of lost) {
+      const lease = { ...taken }
+      const report = reported.has(lease.jobId) ? Promise.resolve() : reportLost(lease, leases, options)
+      await report.then(
         // Its row says how it ended: the lease goes (one that stays expires, and the next taker finds the row ended).
-        () => leases.dropRun(lease.jobId).catch(() => {}),
+        () => leases.dropRun(lease.jobId).then(() => reported.delete(lease.jobId), () => { reported.add(lease.jobId) }),
         async (error: unknown) => {
           log.warn(`[jobs] ${lease.jobName}: run ${lease.jobId} lost its instance but could not be reported yet: ${(error as Error)?.message ?? String(error)}`)
-          // Put back, already expired: the next look tries again.
+          // Put back, already expired (marking, once its row write began): the next look tries again.
           await leases.holdRun(lease, 0).catch(() => {})
         })
     }
@@ -94,18 +105,26 @@ export function watchLostRuns (leases: JobLeases, options: LostRunsOptions): { s
   return { stop: () => clearInterval(timer), look }
 }
 
-async function reportLost (lease: RunLease, options: LostRunsOptions): Promise<void> {
+/** Reports a taken lease's run; `lease` is marked (and its hold renewed) before the row write, as the caller puts it back. */
+async function reportLost (lease: RunLease, leases: JobLeases, options: LostRunsOptions): Promise<void> {
   const { jobId, jobName, holder, attempt } = lease
   const row = await new Parse.Query('_JobStatus').get(jobId, { useMasterKey: true }).catch((error: { code?: number }) => {
     if (error?.code === Parse.Error.OBJECT_NOT_FOUND) return undefined
     throw error
   })
+  const status = row?.get('status')
+  // An earlier taker's row write (this lease's, marked before it) landed after its caller had an error.
+  const markedEarlier = lease.marking === true && status === 'failed' && row?.get('message') === LOST_MESSAGE
   // Its end was recorded (the lease outlived the write): nothing was lost.
-  if (row?.get('status') !== 'running') return
+  if (status !== 'running' && !markedEarlier) return
+  if (!markedEarlier) {
+    lease.marking = true
+    await leases.holdRun(lease, unleasedAfter(options.leaseMs))
+  }
   // First back to the queue (which fails only a job still active there), then the row: a failed write is tried again.
   const queued = queuedRun(lease.params?.[QUEUED_PARAM])
   if (queued) await options.failQueued(queued, `${LOST_MESSAGE} (${holder})`)
-  await row.save({ status: 'failed', message: LOST_MESSAGE, finishedAt: new Date() }, { useMasterKey: true })
+  if (!markedEarlier) await row!.save({ status: 'failed', message: LOST_MESSAGE, finishedAt: new Date() }, { useMasterKey: true })
   metricHooks().jobRunEnded(jobName, 'lost')
   if (queued) {
     options.log.warn(`[jobs] run ${jobId} of ${jobName} was lost with its instance (${holder}) during attempt ${queued.attempt} of ${queued.attempts}; marked failed "${LOST_MESSAGE}" and handed back to its queue`)

@@ -11,6 +11,12 @@ export interface RunLease {
   params: Record<string, unknown>
   attempt: number
   startedAt: Date
+  /**
+   * A taker of the expired lease began writing the run's row failed: found so
+   * again with the row failed, that write was its own and landed after its
+   * caller had given up on it (the rest of the report is still owed).
+   */
+  marking?: boolean
 }
 
 /** A run whose _JobStatus row said "running" with no lease long after it began: taken (marked failed) to be reported lost. */

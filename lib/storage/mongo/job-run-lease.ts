@@ -6,7 +6,7 @@ import type { RunLease } from '../lease-claim.js'
 
 const COLLECTION = 'fpk_job_run_leases'
 
-interface RunLeaseDocument { _id: string, jobName: string, holder: string, params: Record<string, unknown>, attempt: number, startedAt: Date, leaseUntil: Date }
+interface RunLeaseDocument { _id: string, jobName: string, holder: string, params: Record<string, unknown>, attempt: number, startedAt: Date, leaseUntil: Date, marking?: boolean }
 
 function runs (db: Db) {
   return db.collection<RunLeaseDocument>(COLLECTION)
@@ -14,7 +14,7 @@ function runs (db: Db) {
 
 export async function holdMongoRun (db: Db, lease: Omit<RunLease, 'startedAt'>, leaseMs: number): Promise<void> {
   await runs(db).updateOne({ _id: lease.jobId }, {
-    $set: { jobName: lease.jobName, holder: lease.holder, params: lease.params ?? {}, attempt: lease.attempt, leaseUntil: new Date(Date.now() + leaseMs) },
+    $set: { jobName: lease.jobName, holder: lease.holder, params: lease.params ?? {}, attempt: lease.attempt, leaseUntil: new Date(Date.now() + leaseMs), marking: lease.marking === true },
     $setOnInsert: { startedAt: new Date() }
   }, { upsert: true })
 }
@@ -46,7 +46,7 @@ export async function takeLostMongoRuns (db: Db, limit: number, holdMs: number):
     const found = await runs(db).findOneAndUpdate({ leaseUntil: { $lt: new Date() } }, { $set: { leaseUntil: new Date(Date.now() + holdMs) } })
     if (!found) break
     const { _id: jobId } = found
-    taken.push({ jobId, jobName: found.jobName, holder: found.holder, params: found.params, attempt: found.attempt, startedAt: found.startedAt })
+    taken.push({ jobId, jobName: found.jobName, holder: found.holder, params: found.params, attempt: found.attempt, startedAt: found.startedAt, marking: found.marking === true })
   }
   return taken
 }
