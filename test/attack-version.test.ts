@@ -32,12 +32,17 @@ class Tally extends BaseModel {
 }
 void Tally
 
+// The url each afterSave on Logged saw for its attachment.
+const loggedUrls: Array<string | undefined> = []
 @ParseClass('Logged')
 class Logged extends BaseModel {
   @ParseField({ type: 'File' }) declare attachment: Parse.File
   @ParseField({ type: 'Pointer', targetClass: 'Crate' }) declare crate: Crate
+  @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
   @AfterSave()
-  static noted () {}
+  static noted (request: Parse.Cloud.AfterSaveRequest) {
+    loggedUrls.push((request.object.get('attachment') as Parse.File | undefined)?.url())
+  }
 }
 void Logged
 
@@ -169,7 +174,8 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
     [{ tags: [{ __type: 'Date', iso: 'not a date' }] }, gate, /tags holds a Date/],
     [{ crate: { __type: 'Pointer', className: 'Crate' } }, gate, /crate holds a Pointer without an objectId/],
     [{ crate: { __type: 'Object', className: 'Crate' } }, Parse.Error.INCORRECT_TYPE, /Tally\.crate: /],
-    [{ attachment: { __type: 'File', name: 'a.txt' } }, Parse.Error.INCORRECT_TYPE, /Tally\.attachment: .*file/],
+    // A File by its name alone gets its url at the top level only (as in Parse's answer): nested, the SDK cannot encode it.
+    [{ meta: { file: { __type: 'File', name: 'a.txt' } } }, Parse.Error.INCORRECT_TYPE, /Tally\.meta: .*file/],
     [{ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } }, Parse.Error.INCORRECT_TYPE, /Tally: .*latitude/],
     [{ 'meta.x': null }, Parse.Error.INCORRECT_TYPE, /^Tally: a value of this save cannot be read as a Parse type$/]
   ]
@@ -187,7 +193,7 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   const inBatch = (body: unknown) => answer('POST', '/parse/batch', { requests: [{ method: 'PUT', path: `/parse/classes/Tally/${id}`, body }] })
   const batchDate = await inBatch({ when: { __type: 'Date', iso: 'x' } })
   t.match(batchDate, { status: 400, json: { code: gate } }, 'inside a batch, the gate refuses the whole batch')
-  const batchFile = await inBatch({ attachment: { __type: 'File', name: 'a.txt' } })
+  const batchFile = await inBatch({ meta: { file: { __type: 'File', name: 'a.txt' } } })
   t.match(batchFile.json, [{ error: { code: Parse.Error.INCORRECT_TYPE } }], `inside a batch, Parse's answer for the item (${JSON.stringify(batchFile.json).slice(0, 200)})`)
   const stored = await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })
   t.same(Object.keys(stored.json).sort(), ['count', 'createdAt', 'meta', 'objectId', 'updatedAt'], 'nothing written')
@@ -199,19 +205,44 @@ t.test('a typed value the SDK cannot encode is a 400 on a class with a beforeSav
   }
   const valid = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { when: { __type: 'Date', iso: '2026-01-02T03:04:05.000Z' }, place: { __type: 'GeoPoint', latitude: 10, longitude: 20 } } })
   t.equal(valid.status, 200, `valid typed values still save (${valid.text})`)
+  const byName = await kit.request('PUT', `/parse/classes/Tally/${id}`, { headers: appHeaders, body: { attachment: { __type: 'File', name: 'a.txt' } } })
+  t.equal(byName.status, 200, `a File by its name alone at the top level saves (${byName.text})`)
+  t.match((await kit.request('GET', `/parse/classes/Tally/${id}`, { headers: masterHeaders })).json, { attachment: { name: 'a.txt', url: /\/a\.txt$/ } })
 })
 
-t.test('on a class with an afterSave only, a Pointer without objectId or a File without url ends in a 400, not the process', async (t) => {
+t.test('on a class with an afterSave only, a File saved by its name alone stores and answers 201, the afterSave sees the url', async (t) => {
   const kit = await sharedKit()
-  const post = async (body: unknown) => {
-    const response = await fetch(kit.origin + '/parse/classes/Logged', { method: 'POST', headers: { ...appHeaders, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(scaled(10_000)) })
-    return { status: response.status, json: await response.json() as { code?: number, error?: string } }
+  const send = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(kit.origin + path, { method, headers: { ...appHeaders, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(scaled(10_000)) })
+    return { status: response.status, json: await response.json() as Record<string, unknown> }
   }
-  const pointer = await post({ crate: { __type: 'Pointer', className: 'Crate' } })
-  t.match(pointer, { status: 400, json: { code: Parse.Error.INVALID_JSON, error: /crate holds a Pointer without an objectId/ } }, 'refused before the write')
-  // Parse fills a File's url into the answer, not into what its afterSave encodes: the row is stored, the answer is a 400.
-  const file = await post({ attachment: { __type: 'File', name: 'a.txt' } })
-  t.match(file, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Logged\.attachment: .*file/ } })
-  const withUrl = await post({ attachment: { __type: 'File', name: 'a.txt', url: 'http://127.0.0.1/parse/files/test-app/a.txt' } })
+  const stored = async (id: string) => (await kit.request('GET', `/parse/classes/Logged/${id}`, { headers: masterHeaders })).json
+  const afterSaveSaw = async (count: number) => {
+    const until = Date.now() + scaled(5_000)
+    while (loggedUrls.length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+    return loggedUrls.at(-1)
+  }
+  const pointer = await send('POST', '/parse/classes/Logged', { crate: { __type: 'Pointer', className: 'Crate' } })
+  t.match(pointer, { status: 400, json: { code: Parse.Error.INVALID_JSON, error: /crate holds a Pointer without an objectId/ } }, 'a Pointer without objectId is refused before the write')
+  const url = /^http:\/\/[^/]+\/parse\/files\/[^/]+\/a\.txt$/
+  const created = await send('POST', '/parse/classes/Logged', { attachment: { __type: 'File', name: 'a.txt' } })
+  t.equal(created.status, 201, JSON.stringify(created.json))
+  const id = created.json.objectId as string
+  t.match(await afterSaveSaw(1), url, 'the afterSave sees the url Parse fills in')
+  t.match(await stored(id), { attachment: { __type: 'File', name: 'a.txt', url } }, 'stored, read back with its url')
+  const updated = await send('PUT', `/parse/classes/Logged/${id}`, { attachment: { __type: 'File', name: 'b.txt' } })
+  t.equal(updated.status, 200, JSON.stringify(updated.json))
+  t.match(await afterSaveSaw(2), /\/b\.txt$/, 'an update too')
+  const inBatch = await send('POST', '/parse/batch', { requests: [{ method: 'POST', path: '/parse/classes/Logged', body: { attachment: { __type: 'File', name: 'c.txt' } } }] })
+  t.match(inBatch.json, [{ success: { objectId: String } }], `inside a batch (${JSON.stringify(inBatch.json).slice(0, 200)})`)
+  t.match(await afterSaveSaw(3), /\/c\.txt$/, 'inside a batch, the afterSave sees the url')
+  // Parse fills in no url below the top level (nor in its answer): the afterSave could not encode it, so refused before the write.
+  const before = loggedUrls.length
+  const nested = await send('POST', '/parse/classes/Logged', { meta: { file: { __type: 'File', name: 'd.txt' } } })
+  t.match(nested, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Logged\.meta: .*file/ } }, 'a nested File without url: 400 naming the field')
+  const none = await kit.request('GET', '/parse/classes/Logged?where=' + encodeURIComponent(JSON.stringify({ meta: { $exists: true } })), { headers: masterHeaders })
+  t.same(none.json.results, [], 'nothing stored')
+  t.equal(loggedUrls.length, before, 'no afterSave ran')
+  const withUrl = await send('POST', '/parse/classes/Logged', { attachment: { __type: 'File', name: 'e.txt', url: 'http://127.0.0.1/parse/files/test-app/e.txt' } })
   t.equal(withUrl.status, 201, `a File with its url saves (${JSON.stringify(withUrl.json)})`)
 })

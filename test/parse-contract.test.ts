@@ -255,6 +255,23 @@ t.test('a create\'s RestWrite steps: parse/lean-create.ts runs the ordinary ones
   }
 })
 
+t.test('a File saved by its name alone: what parse/file-urls.ts relies on', async (t) => {
+  const write = parseSource('RestWrite.js')
+  // The fill runs in runBeforeSaveTrigger, the pre-write check in expandFilesForExistingObjects: both before the write (the step order above).
+  const files = parseSource('Controllers/FilesController.js')
+  t.match(files, /async expandFilesInObject\(config, object\) \{[^]*?for \(const key in object\) \{\s*const fileObject = object\[key\];\s*if \(fileObject && fileObject\['__type'\] === 'File'\) \{\s*if \(fileObject\['url'\]\) \{\s*continue;[^]*?fileObject\['url'\] = await this\.adapter\.getFileLocation\(config, filename\);/,
+    'FilesController#expandFilesInObject fills the url of a top-level File without one, through the adapter\'s getFileLocation')
+  t.match(write, /RestWrite\.prototype\.expandFilesForExistingObjects = async function \(\) \{\s*\/\/[^\n]*\n\s*if \(this\.response && this\.response\.response\) \{\s*await this\.config\.filesController\.expandFilesInObject\(this\.config, this\.response\.response\);/,
+    'Parse fills urls into a short-circuited answer only (a save\'s own data keeps name-only Files)')
+  t.match(write, /RestWrite\.prototype\.runAfterSaveTrigger = function \(\) \{\s*if \(!this\.response \|\| !this\.response\.response \|\| this\.runOptions\.many\) \{[^]*?const hasAfterSaveHook = triggers\.triggerExists\(this\.className, triggers\.Types\.afterSave, this\.config\.applicationId\);\s*const hasLiveQuery = this\.config\.liveQueryController\.hasLiveQuery\(this\.className\);[^]*?\} = this\.buildParseObjects\(\);/,
+    'runAfterSaveTrigger builds its object through buildParseObjects on the conditions file-urls.ts repeats')
+  t.match(parseSource('triggers.js'), /function triggerExists\(className, type, applicationId\) \{\s*return getTrigger\(className, type, applicationId\) != undefined;/, 'triggerExists is getTrigger != undefined')
+  // What is stored for a File is its name alone, so a filled-in url stores nothing different.
+  t.match(parseSource('Adapters/Storage/Postgres/PostgresStorageAdapter.js'), /if \(value\.__type === 'File'\) \{\s*return value\.name;/, 'PostgreSQL stores a File as its name')
+  t.match(parseSource('Adapters/Storage/Mongo/MongoTransform.js'), /JSONToDatabase\(json\) \{\s*return json\.name;\s*\},\s*isValidJSON\(value\) \{\s*return typeof value === 'object' && value !== null && value\.__type === 'File';/, 'MongoDB stores a File as its name')
+  t.throws(() => new Parse.Object('Thing').set('file', Parse.File.fromJSON({ __type: 'File', name: 'a.txt' })).toJSON(), /unsaved file/, 'the SDK cannot encode an object holding a File without url')
+})
+
 t.test('the denylist scan parse/keyword-scan.ts stands in for (Utils.objectContainsKeyValue)', async (t) => {
   const utils = parseSource('Utils.js')
   t.match(utils, /static checkProhibitedKeywords\(config, data\) \{\s*if \(config\?\.requestKeywordDenylist\) \{[^]*?for \(const keyword of config\.requestKeywordDenylist\) \{\s*const match = Utils\.objectContainsKeyValue\(data, keyword\.key, keyword\.value\);/,

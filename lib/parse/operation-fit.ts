@@ -10,12 +10,13 @@
 //   Parse's trigger runner, where nothing catches it: the request never
 //   answered and the rejection, unhandled, ended the process.
 // Both are answered here, before the trigger runs, as 400 (111), naming the
-// field where one is to blame. After the write, for an afterSave or LiveQuery,
-// the same check turns the end of the process into a 400 for a row already
-// stored (a File sent by its name alone, whose url Parse has not filled in
-// there). Classes without either never get here.
+// field where one is to blame. For an afterSave or LiveQuery the check runs
+// before the write too (file-urls.ts, which also gives a File saved by its
+// name alone its url first): a 400 with nothing stored, never a stored row
+// answered 400. Classes without a trigger or LiveQuery never get here.
 import Parse from 'parse/node'
 import { parseInternals, type RestWriteInstance } from './internals.js'
+import { fillFileUrls } from './file-urls.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.operation-fit')
 
@@ -25,6 +26,7 @@ type Build = (this: Write) => Built
 
 /** Wraps RestWrite#buildParseObjects (once per process). */
 export function answerMisfitOperations (): void {
+  fillFileUrls()
   const prototype = parseInternals().RestWrite.prototype as RestWriteInstance & { buildParseObjects: Build, [WRAPPED]?: true }
   if (prototype[WRAPPED]) return
   prototype[WRAPPED] = true
@@ -37,8 +39,8 @@ export function answerMisfitOperations (): void {
       if (error instanceof Parse.Error) throw error
       throw misfit(this) ?? unreadable(this.className, undefined, error)
     }
-    // What the trigger runner will encode must encode: before the write (beforeSave), and after it (afterSave,
-    // LiveQuery), where a File saved by its name alone has no url yet: the save then answers 400 though stored.
+    // What the trigger runner will encode must encode: for a beforeSave, and before the write for an afterSave or
+    // LiveQuery (file-urls.ts); after the write it holds by then, and a throw would answer 400 for a stored row.
     if (built.updatedObject) checkEncodable(this.className, built.updatedObject)
     return built
   }

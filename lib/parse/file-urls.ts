@@ -1,0 +1,57 @@
+// Parse's REST form lets a save name a File by its name alone; Parse stores
+// only the name and fills the url into its answer. Its afterSave and LiveQuery
+// runners, though, encode the saved object through the SDK, which cannot
+// encode a File without url: the row was stored and the save then failed
+// (before operation-fit.ts, the process ended). Here, before the beforeSave
+// and the write, a top-level File without url gets its url as Parse fills it
+// in the answer (its FilesController's expandFilesInObject: the files
+// adapter's getFileLocation, `fileKey`), so every trigger sees the url; the
+// row still stores the name alone. On a class with an afterSave or LiveQuery,
+// what the runner will encode is then checked before the write (a File
+// nested in an Object or Array keeps no url, as in Parse's answer): a 400,
+// nothing stored.
+import { parseInternals } from './internals.js'
+
+const WRAPPED = Symbol.for('fastify-parse-kit.file-urls')
+
+interface FilesConfig {
+  applicationId: string
+  filesController: { expandFilesInObject (config: unknown, object: unknown): Promise<void> }
+  liveQueryController: { hasLiveQuery (className: string): boolean }
+}
+interface Write {
+  config: FilesConfig
+  className: string
+  data?: Record<string, unknown>
+  runOptions?: { many?: boolean }
+  buildParseObjects (): unknown
+}
+type Step = (this: Write) => unknown
+
+/** Wraps RestWrite#runBeforeSaveTrigger and #expandFilesForExistingObjects (once per process). */
+export function fillFileUrls (): void {
+  const { RestWrite, triggers } = parseInternals()
+  const prototype = RestWrite.prototype as unknown as { runBeforeSaveTrigger: Step, expandFilesForExistingObjects: Step, [WRAPPED]?: true }
+  if (prototype[WRAPPED]) return
+  prototype[WRAPPED] = true
+  const beforeSave = prototype.runBeforeSaveTrigger
+  prototype.runBeforeSaveTrigger = async function (this: Write) {
+    if (this.data && hasFileWithoutUrl(this.data)) await this.config.filesController.expandFilesInObject(this.config, this.data)
+    return await beforeSave.call(this)
+  }
+  const beforeWrite = prototype.expandFilesForExistingObjects
+  prototype.expandFilesForExistingObjects = async function (this: Write) {
+    // runAfterSaveTrigger's own conditions; buildParseObjects (operation-fit.ts) throws the 400 for what cannot encode.
+    if (this.data && !this.runOptions?.many && (this.config.liveQueryController.hasLiveQuery(this.className) ||
+      triggers.getTrigger(this.className, triggers.Types.afterSave, this.config.applicationId) !== undefined)) this.buildParseObjects()
+    return await beforeWrite.call(this)
+  }
+}
+
+function hasFileWithoutUrl (data: Record<string, unknown>): boolean {
+  for (const key in data) {
+    const value = data[key] as { __type?: unknown, url?: unknown } | null
+    if (value !== null && typeof value === 'object' && value.__type === 'File' && !value.url) return true
+  }
+  return false
+}
