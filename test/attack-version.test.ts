@@ -46,10 +46,18 @@ class Logged extends BaseModel {
 }
 void Logged
 
+// A LiveQuery class without triggers: Parse's LiveQuery runner builds and encodes the saved object as an afterSave does.
+@ParseClass('Watched')
+class Watched extends BaseModel {
+  @ParseField({ type: 'File' }) declare attachment: Parse.File
+  @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
+}
+void Watched
+
 let shared: Promise<Kit> | undefined
 // One kit for the file, torn down when the file ends.
 const sharedKit = () => {
-  shared ??= (async () => startKit(t, { ...await sharedPostgres(t), allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] }))()
+  shared ??= (async () => startKit(t, { ...await sharedPostgres(t), liveQuery: { classNames: ['Watched'] }, allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] }))()
   return shared
 }
 
@@ -245,4 +253,17 @@ t.test('on a class with an afterSave only, a File saved by its name alone stores
   t.equal(loggedUrls.length, before, 'no afterSave ran')
   const withUrl = await send('POST', '/parse/classes/Logged', { attachment: { __type: 'File', name: 'e.txt', url: 'http://127.0.0.1/parse/files/test-app/e.txt' } })
   t.equal(withUrl.status, 201, `a File with its url saves (${JSON.stringify(withUrl.json)})`)
+})
+
+t.test('on a LiveQuery class, a File saved by its name alone stores and answers 201; nested, it is refused before the write', async (t) => {
+  const kit = await sharedKit()
+  const post = (body: unknown) => kit.request('POST', '/parse/classes/Watched', { headers: appHeaders, body })
+  const created = await post({ attachment: { __type: 'File', name: 'w.txt' } })
+  t.equal(created.status, 201, created.text)
+  const stored = await kit.request('GET', `/parse/classes/Watched/${created.json.objectId as string}`, { headers: masterHeaders })
+  t.match(stored.json, { attachment: { __type: 'File', name: 'w.txt', url: /\/w\.txt$/ } })
+  const nested = await post({ meta: { list: [{ __type: 'File', name: 'x.txt' }] } })
+  t.match({ status: nested.status, json: nested.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Watched\.meta: .*file/ } })
+  const count = await kit.request('GET', '/parse/classes/Watched?count=1&limit=0', { headers: masterHeaders })
+  t.equal(count.json.count, 1, 'nothing stored')
 })
