@@ -51,6 +51,7 @@ void Logged
 class Watched extends BaseModel {
   @ParseField({ type: 'File' }) declare attachment: Parse.File
   @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
+  @ParseField({ type: 'GeoPoint' }) declare place: Parse.GeoPoint
 }
 void Watched
 
@@ -264,6 +265,8 @@ t.test('on a LiveQuery class, a File saved by its name alone stores and answers 
   t.match(stored.json, { attachment: { __type: 'File', name: 'w.txt', url: /\/w\.txt$/ } })
   const nested = await post({ meta: { list: [{ __type: 'File', name: 'x.txt' }] } })
   t.match({ status: nested.status, json: nested.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Watched\.meta: .*file/ } })
+  const far = await post({ place: { __type: 'GeoPoint', latitude: 500, longitude: 0 } })
+  t.match({ status: far.status, json: far.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Watched: .*latitude/ } }, 'what the SDK cannot build is refused before the write too')
   const count = await kit.request('GET', '/parse/classes/Watched?count=1&limit=0', { headers: masterHeaders })
   t.equal(count.json.count, 1, 'nothing stored')
 })
