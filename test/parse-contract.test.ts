@@ -255,7 +255,7 @@ t.test('a create\'s RestWrite steps: parse/lean-create.ts runs the ordinary ones
   }
 })
 
-t.test('a File saved by its name alone: what parse/file-urls.ts relies on', async (t) => {
+t.test('a File saved by its name alone: what parse/name-only-files.ts relies on', async (t) => {
   const write = parseSource('RestWrite.js')
   // The fill runs in runBeforeSaveTrigger, the pre-write check in expandFilesForExistingObjects: both before the write (the step order above).
   const files = parseSource('Controllers/FilesController.js')
@@ -264,7 +264,7 @@ t.test('a File saved by its name alone: what parse/file-urls.ts relies on', asyn
   t.match(write, /RestWrite\.prototype\.expandFilesForExistingObjects = async function \(\) \{\s*\/\/[^\n]*\n\s*if \(this\.response && this\.response\.response\) \{\s*await this\.config\.filesController\.expandFilesInObject\(this\.config, this\.response\.response\);/,
     'Parse fills urls into a short-circuited answer only (a save\'s own data keeps name-only Files)')
   t.match(write, /RestWrite\.prototype\.runAfterSaveTrigger = function \(\) \{\s*if \(!this\.response \|\| !this\.response\.response \|\| this\.runOptions\.many\) \{[^]*?const hasAfterSaveHook = triggers\.triggerExists\(this\.className, triggers\.Types\.afterSave, this\.config\.applicationId\);\s*const hasLiveQuery = this\.config\.liveQueryController\.hasLiveQuery\(this\.className\);[^]*?\} = this\.buildParseObjects\(\);/,
-    'runAfterSaveTrigger builds its object through buildParseObjects on the conditions file-urls.ts repeats')
+    'runAfterSaveTrigger builds its object through buildParseObjects on the conditions name-only-files.ts repeats')
   t.match(parseSource('triggers.js'), /function triggerExists\(className, type, applicationId\) \{\s*return getTrigger\(className, type, applicationId\) != undefined;/, 'triggerExists is getTrigger != undefined')
   // What is stored for a File is its name alone, so a filled-in url stores nothing different.
   t.match(parseSource('Adapters/Storage/Postgres/PostgresStorageAdapter.js'), /if \(value\.__type === 'File'\) \{\s*return value\.name;/, 'PostgreSQL stores a File as its name')

@@ -11,12 +11,12 @@
 //   answered and the rejection, unhandled, ended the process.
 // Both are answered here, before the trigger runs, as 400 (111), naming the
 // field where one is to blame. For an afterSave or LiveQuery the check runs
-// before the write too (file-urls.ts, which also gives a File saved by its
+// before the write too (name-only-files.ts, which also gives a File saved by its
 // name alone its url first): a 400 with nothing stored, never a stored row
 // answered 400. Classes without a trigger or LiveQuery never get here.
 import Parse from 'parse/node'
 import { parseInternals, type RestWriteInstance } from './internals.js'
-import { fillFileUrls } from './file-urls.js'
+import { fillFileUrls } from './name-only-files.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.operation-fit')
 
@@ -40,7 +40,7 @@ export function answerMisfitOperations (): void {
       throw misfit(this) ?? unreadable(this.className, undefined, error)
     }
     // What the trigger runner will encode must encode: for a beforeSave, and before the write for an afterSave or
-    // LiveQuery (file-urls.ts); after the write it holds by then, and a throw would answer 400 for a stored row.
+    // LiveQuery (name-only-files.ts); after the write it holds by then, and a throw would answer 400 for a stored row.
     if (built.updatedObject) checkEncodable(this.className, built.updatedObject)
     return built
   }

@@ -12,7 +12,7 @@
 // nothing stored.
 import { parseInternals } from './internals.js'
 
-const WRAPPED = Symbol.for('fastify-parse-kit.file-urls')
+const WRAPPED = Symbol.for('fastify-parse-kit.name-only-files')
 
 interface FilesConfig {
   applicationId: string
