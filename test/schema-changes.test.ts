@@ -21,6 +21,7 @@ import type { Io } from '../cli/context.js'
 import { main } from '../cli/fpk.js'
 import { lane, masterHeaders, needsRealMongo, startKit, tempDir, type Kit } from './helpers/kit.js'
 import { mongoReplicaSet } from './helpers/mongo.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
 
 // The first version of the model.
 function declareFirst () {
@@ -137,7 +138,8 @@ t.test('boot, change every kind of declaration, boot again on the same database'
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
-  const same = { dataDir: path.join(dir, 'postgres'), ...(mongo ? { databaseURI: mongo.uri } : {}), allowedRoutes: [{ path: '/classes/*' }, { path: '/batch' }] }
+  // One database for every boot (a database on the process's shared PostgreSQL); the dataDir keeps the files beside it.
+  const same = { dataDir: path.join(dir, 'postgres'), ...(mongo ? { databaseURI: mongo.uri } : await sharedPostgres(t)), allowedRoutes: [{ path: '/classes/*' }, { path: '/batch' }] }
   const checks = async () => new Map((await pg().any(`
     SELECT c.conname AS name, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid
     WHERE r.relname = 'Mig' AND c.contype = 'c'`)).map((row) => [row.name as string, row.def as string]))
@@ -274,7 +276,7 @@ t.test('an older declaration booting after a newer one changes nothing and says 
   const dir = tempDir()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const mongo = lane.kind === 'mongo' ? await mongoReplicaSet(t) : undefined
-  const same = { dataDir: path.join(dir, 'postgres'), ...(mongo ? { databaseURI: mongo.uri } : {}), allowedRoutes: [{ path: '/classes/*' }] }
+  const same = { dataDir: path.join(dir, 'postgres'), ...(mongo ? { databaseURI: mongo.uri } : await sharedPostgres(t)), allowedRoutes: [{ path: '/classes/*' }] }
   const pg = () => (currentDatabase()!.adapter as unknown as { _client: Pg })._client
   const schemaLines = (lines: string[]) => lines.filter((line) => line.startsWith('[schema]'))
   const boot = async (declare: () => typeof Mig) => {
