@@ -95,8 +95,6 @@ export const AuthRateLimitSchema = Type.Object({
 /** kitPlugin's options: their type (KitOptions) and their shape check come from here. */
 /** A client's find asks at most this many rows unless maxClientLimit says otherwise: Parse alone has no bound. */
 export const DEFAULT_MAX_CLIENT_LIMIT = 1000
-/** Quiet seconds before the idle collection: its one-time cost is the next few thousand light requests' (docs/guides/production.md). */
-export const DEFAULT_IDLE_COLLECTION_SECONDS = 30
 
 export const KitOptionsSchema = Type.Object({
   /** Parse application id; every request must carry it. Env APP_ID. */
@@ -157,7 +155,7 @@ export const KitOptionsSchema = Type.Object({
   requestIdHeader: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.Literal(false)], { problem: "must be a header name such as 'x-request-id', or false" })),
   /** Cross-origin access under the mount path. Default: any origin, as Parse Server; false: none from the kit. An object is checked by its own schema (access/cors-policy.ts). */
   cors: Type.Optional(typed<boolean | CorsOptions>(Type.Unknown())),
-  /** Seconds without a request, after serving some, before one compacting garbage collection gives the load's heap back (host/idle-collection.ts). Default 30; false: V8 decides alone. */
+  /** Seconds without a request, after serving some, before one compacting garbage collection gives the load's heap back (host/idle-collection.ts). Default false: V8 decides alone. */
   idleCollection: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Literal(false)], { problem: 'must be a whole number of seconds from 1 to 86400, or false' })),
   /** The most rows a find on Parse's REST routes may ask without the master key (its `limit`); more is refused 400. Default 1000; false: no bound, as on Parse alone. */
   maxClientLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Literal(false)], { problem: 'must be a whole number of rows from 1 to 2147483647, or false' }))
@@ -277,7 +275,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     tracing: input.tracing ?? false,
     fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',
-    idleCollection: input.idleCollection === false ? false : { afterSeconds: input.idleCollection ?? DEFAULT_IDLE_COLLECTION_SECONDS },
+    idleCollection: input.idleCollection === undefined || input.idleCollection === false ? false : { afterSeconds: input.idleCollection },
     maxClientLimit: input.maxClientLimit ?? DEFAULT_MAX_CLIENT_LIMIT,
     production
   }

@@ -1,5 +1,5 @@
-// The idleCollection option (lib/host/idle-collection.ts, on by default): once
-// a server that has served requests goes quiet for the given seconds (30), one memory-reducing
+// The idleCollection option (lib/host/idle-collection.ts): once a server that
+// has served requests goes quiet for the given seconds, one memory-reducing
 // collection gives the heap the load grew back; a server that served nothing
 // is left alone, and the timer stops with the server.
 import t from 'tap'
@@ -12,8 +12,8 @@ import { scaled } from './helpers/time-scale.js'
 
 const base = { appId: 'a', masterKey: 'm' }
 
-t.test('idleCollection: 30 s by default; whole seconds or false; anything else refused at boot', async (t) => {
-  t.same(resolveOptions(base).idleCollection, { afterSeconds: 30 })
+t.test('idleCollection: off by default; whole seconds or false; anything else refused at boot', async (t) => {
+  t.equal(resolveOptions(base).idleCollection, false)
   t.equal(resolveOptions({ ...base, idleCollection: false }).idleCollection, false)
   t.same(resolveOptions({ ...base, idleCollection: 30 }).idleCollection, { afterSeconds: 30 })
   for (const bad of [0, -1, 1.5, 86_401, '30', true]) {

@@ -12,7 +12,7 @@
 // a last reading after glibc's malloc_trim(0), called in the server through
 // gdb: what the allocator held that it could give back.
 // Flags: --seconds=N (4), --rounds=N (3), --idle=N (60), --trim, --prebuilt (use .bench-build as it is).
-// Env: BENCH_SERVER_FLAGS (node flags for the server), BENCH_IDLE_COLLECTION=off or IDLE_COLLECTION=0 (the idle collection off; on by default), MALLOC_ARENA_MAX…
+// Env: BENCH_SERVER_FLAGS (node flags for the server), BENCH_IDLE_COLLECTION=off (test/bench/server.ts), MALLOC_ARENA_MAX…
 // Prints one line per reading; writes results/memory-stages.json.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -97,7 +97,7 @@ async function run (origin: string, scenario: Scenario): Promise<number> {
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 try {
   const server = await ready
-  log(`server up (flags: ${serverFlags.join(' ') || 'none'}; idleCollection ${process.env.BENCH_IDLE_COLLECTION === 'off' ? 'off' : `IDLE_COLLECTION=${process.env.IDLE_COLLECTION ?? 'unset (the kit default, 30 s)'}`}), load average ${loadAverage()}`)
+  log(`server up (flags: ${serverFlags.join(' ') || 'none'}; idleCollection ${process.env.BENCH_IDLE_COLLECTION === 'off' ? 'off' : `IDLE_COLLECTION=${process.env.IDLE_COLLECTION ?? 'unset (off)'}`}), load average ${loadAverage()}`)
   await reading('after boot')
   const all = buildScenarios(server)
   let requests = 0

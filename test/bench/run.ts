@@ -17,7 +17,7 @@
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
 // (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_SCALE_RATIO_ROUNDS (5 rounds of the boot ratio: kit with 0 and 1000 functions and bare Fastify, back to back), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
-// BENCH_IDLE_SECONDS (60: the idle pause after the load, issue 51's memory row), IDLE_COLLECTION (the example app's idleCollection seconds, as in a generated project: the kit's default 30 s when unset, 0 off), BENCH_IDLE_COLLECTION=off (off whatever the app says),
+// BENCH_IDLE_SECONDS (60: the idle pause after the load, issue 51's memory row), IDLE_COLLECTION=30 (the example app's idleCollection on, as a generated project's environment turns it on; off by default),
 // BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy),
 // BENCH_DATA_SIZES (1000,1000000) and the other BENCH_DATA_* of test/bench/data-size.ts.
 import { fork, execFileSync, type ChildProcess } from 'node:child_process'

@@ -43,7 +43,7 @@ const app = await buildExampleApp({
     allowedRoutes: [{ path: '/classes/Note', methods: ['POST'] }, { path: '/users/me', methods: ['GET'] }],
     // The fan-out's subscribers all come from this machine's address.
     ...(liveQuery ? { liveQuery: { classNames: ['Note'], maxConnectionsPerAddress: 1000 } } : {}),
-    // The example app's idleCollection (the kit's default, 30 s; IDLE_COLLECTION sets it, as in a generated project); BENCH_IDLE_COLLECTION=off forces it off.
+    // The example app's idleCollection (off unless IDLE_COLLECTION is set, as in a generated project); BENCH_IDLE_COLLECTION=off forces it off.
     ...(process.env.BENCH_IDLE_COLLECTION === 'off' ? { idleCollection: false as const } : {}),
     parseServerOptions: {
       // Scenario 3: the same handler as benchConstant, the way Parse users write it without the kit.

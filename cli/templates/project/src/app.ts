@@ -56,10 +56,10 @@ export async function buildApp (options: AppOptions = {}): Promise<FastifyInstan
     ...(env.corsOrigins ? { cors: { origin: env.corsOrigins } } : {}),
     // SHUTDOWN_DRAIN_MS: on SIGTERM, /health answers 503 this long while requests are still served (docs: Production).
     ...(env.shutdownDrainMs !== undefined ? { shutdown: { drainDelayMs: env.shutdownDrainMs } } : {}),
-    // IDLE_COLLECTION: seconds without a request after serving some before one compacting collection gives the
-    // heap a load grew back (V8 alone can keep it for minutes); unset: the kit's 30; 0: none, V8 decides
-    // (docs: Production, "Memory in a container").
-    ...(process.env.IDLE_COLLECTION ? { idleCollection: Number(process.env.IDLE_COLLECTION) > 0 ? Number(process.env.IDLE_COLLECTION) : false } : {}),
+    // IDLE_COLLECTION=30: 30 s without a request after serving some, one compacting collection gives the heap
+    // a load grew back (V8 alone can keep it for minutes), at a CPU cost on the requests after it
+    // (docs: Production, "Memory in a container"). Unset: V8 decides.
+    ...(Number(process.env.IDLE_COLLECTION) > 0 ? { idleCollection: Number(process.env.IDLE_COLLECTION) } : {}),
     ...options.kit
   })
   const seeded = env.seedOnBoot
