@@ -56,9 +56,16 @@ class Watched extends BaseModel {
 void Watched
 
 let shared: Promise<Kit> | undefined
+let roleSaves = 0
 // One kit for the file, torn down when the file ends.
 const sharedKit = () => {
-  shared ??= (async () => startKit(t, { ...await sharedPostgres(t), liveQuery: { classNames: ['Watched'] }, allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }] }))()
+  shared ??= (async () => startKit(t, {
+    ...await sharedPostgres(t),
+    liveQuery: { classNames: ['Watched'] },
+    allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }],
+    // An application's own afterSave on _Role (an audit trail; cluster mode adds one too).
+    parseServerOptions: { cloud: (parse: typeof Parse) => { parse.Cloud.afterSave(parse.Role, () => { roleSaves++ }) } }
+  }))()
   return shared
 }
 
@@ -269,4 +276,17 @@ t.test('on a LiveQuery class, a File saved by its name alone stores and answers 
   t.match({ status: far.status, json: far.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE, error: /Watched: .*latitude/ } }, 'what the SDK cannot build is refused before the write too')
   const count = await kit.request('GET', '/parse/classes/Watched?count=1&limit=0', { headers: masterHeaders })
   t.equal(count.json.count, 1, 'nothing stored')
+})
+
+t.test('on _Role with an afterSave, a role with its users is created and changed (the check before the write answers unencodable values only)', async (t) => {
+  const kit = await sharedKit()
+  const user = await kit.request('POST', '/parse/users', { headers: masterHeaders, body: { username: 'role-member', password: 'role-member-password' } })
+  t.equal(user.status, 201, user.text)
+  const member = { __type: 'Pointer', className: '_User', objectId: user.json.objectId }
+  const before = roleSaves
+  const role = await kit.request('POST', '/parse/roles', { headers: masterHeaders, body: { name: 'Auditors', ACL: { '*': { read: true } }, users: { __op: 'AddRelation', objects: [member] } } })
+  t.equal(role.status, 201, `created (${role.text})`)
+  const changed = await kit.request('PUT', `/parse/roles/${role.json.objectId as string}`, { headers: masterHeaders, body: { users: { __op: 'RemoveRelation', objects: [member] } } })
+  t.equal(changed.status, 200, `changed (${changed.text})`)
+  t.equal(roleSaves - before, 2, 'the afterSave ran for both')
 })

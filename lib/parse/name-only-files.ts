@@ -11,6 +11,7 @@
 // nested in an Object or Array keeps no url, as in Parse's answer): a 400,
 // nothing stored.
 import { parseInternals } from './internals.js'
+import { isUnfitSave } from './unfit-save.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.name-only-files')
 
@@ -43,7 +44,15 @@ export function fillFileUrls (): void {
   prototype.expandFilesForExistingObjects = async function (this: Write) {
     // runAfterSaveTrigger's own conditions; buildParseObjects (operation-fit.ts) throws the 400 for what cannot encode.
     if (this.data && !this.runOptions?.many && (this.config.liveQueryController.hasLiveQuery(this.className) ||
-      triggers.getTrigger(this.className, triggers.Types.afterSave, this.config.applicationId) !== undefined)) this.buildParseObjects()
+      triggers.getTrigger(this.className, triggers.Types.afterSave, this.config.applicationId) !== undefined)) {
+      try {
+        this.buildParseObjects()
+      } catch (error) {
+        // Only what the afterSave's encoding would fail on is answered here: the SDK's other checks of a built
+        // object (a _Role's name, refused once this stage has assigned the objectId) are not this stage's.
+        if (isUnfitSave(error)) throw error
+      }
+    }
     return await beforeWrite.call(this)
   }
 }

@@ -17,6 +17,7 @@
 import Parse from 'parse/node'
 import { parseInternals, type RestWriteInstance } from './internals.js'
 import { fillFileUrls } from './name-only-files.js'
+import { unfitSave } from './unfit-save.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.operation-fit')
 
@@ -54,7 +55,7 @@ function misfit ({ className, data, originalData }: Write): InstanceType<typeof 
     if (stored === undefined || stored === null) continue
     const takes = op === 'Increment' ? 'Number' : op === 'Add' || op === 'AddUnique' || op === 'Remove' ? 'Array' : undefined
     if (takes === undefined || kindOf(stored) === takes) continue
-    return new Parse.Error(Parse.Error.INCORRECT_TYPE, `schema mismatch for ${className}.${field}; expected ${kindOf(stored)} but got ${takes} (${String(op)} does not apply to the stored value)`)
+    return unfitSave(new Parse.Error(Parse.Error.INCORRECT_TYPE, `schema mismatch for ${className}.${field}; expected ${kindOf(stored)} but got ${takes} (${String(op)} does not apply to the stored value)`))
   }
   return undefined
 }
@@ -83,7 +84,7 @@ function unreadable (className: string, field: string | undefined, cause: unknow
   const why = cause instanceof Error ? cause.message : String(cause)
   // The SDK's own words ("Tried to encode an invalid date.") help the client; a JavaScript TypeError's do not.
   const said = /^Cannot read propert/.test(why) ? '' : ` (${why})`
-  return new Parse.Error(Parse.Error.INCORRECT_TYPE, `${field ? `${className}.${field}` : className}: a value of this save cannot be read as a Parse type${said}`)
+  return unfitSave(new Parse.Error(Parse.Error.INCORRECT_TYPE, `${field ? `${className}.${field}` : className}: a value of this save cannot be read as a Parse type${said}`))
 }
 
 function kindOf (value: unknown): string {
