@@ -57,6 +57,7 @@ void Watched
 
 let shared: Promise<Kit> | undefined
 let roleSaves = 0
+let userSaves = 0
 // One kit for the file, torn down when the file ends.
 const sharedKit = () => {
   shared ??= (async () => startKit(t, {
@@ -64,7 +65,12 @@ const sharedKit = () => {
     liveQuery: { classNames: ['Watched'] },
     allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }],
     // An application's own afterSave on _Role (an audit trail; cluster mode adds one too).
-    parseServerOptions: { cloud: (parse: typeof Parse) => { parse.Cloud.afterSave(parse.Role, () => { roleSaves++ }) } }
+    parseServerOptions: {
+      cloud: (parse: typeof Parse) => {
+        parse.Cloud.afterSave(parse.Role, () => { roleSaves++ })
+        parse.Cloud.afterSave(parse.User, () => { userSaves++ })
+      }
+    }
   }))()
   return shared
 }
@@ -289,4 +295,15 @@ t.test('on _Role with an afterSave, a role with its users is created and changed
   const changed = await kit.request('PUT', `/parse/roles/${role.json.objectId as string}`, { headers: masterHeaders, body: { users: { __op: 'RemoveRelation', objects: [member] } } })
   t.equal(changed.status, 200, `changed (${changed.text})`)
   t.equal(roleSaves - before, 2, 'the afterSave ran for both')
+})
+
+t.test('on _User with an afterSave, a sign-up and a change of the user go through', async (t) => {
+  const kit = await sharedKit()
+  const before = userSaves
+  const body = { username: 'after-save-user', password: 'after-save-password', email: 'after-save@example.com' }
+  const created = await kit.request('POST', '/parse/users', { headers: masterHeaders, body })
+  t.equal(created.status, 201, `signed up (${created.text})`)
+  const changed = await kit.request('PUT', `/parse/users/${created.json.objectId as string}`, { headers: masterHeaders, body: { email: 'changed@example.com', password: 'a-new-password' } })
+  t.equal(changed.status, 200, `changed (${changed.text})`)
+  t.equal(userSaves - before, 2, 'the afterSave ran for both')
 })
