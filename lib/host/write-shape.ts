@@ -41,6 +41,10 @@ function firstTypedProblem (body: Record<string, unknown>, call: boolean): strin
  * SDK sends and the SDK cannot encode (an afterSave or LiveQuery on its class ended the process). In a
  * call's parameters (`call`) also a File without url; a save may name a File by its name alone (Parse
  * fills in the url). At any depth Parse stores.
+ * In a save also what Parse stores but the SDK cannot read back: a GeoPoint that is no pair of numbers
+ * in range (text was PostgreSQL's 500), a Polygon that is no list of three or more such pairs, an
+ * Object without objectId, an operation below a field's own: stored, each made every read of the row
+ * through an afterFind, and its delete through a beforeDelete, answer 500.
  */
 function typedProblem (field: string, value: unknown, depth: number, call: boolean): string | undefined {
   if (value === null || typeof value !== 'object' || depth > 64) return undefined
@@ -51,11 +55,36 @@ function typedProblem (field: string, value: unknown, depth: number, call: boole
   }
   if (type === 'Pointer' && typeof (value as { objectId?: unknown }).objectId !== 'string') return `${field} holds a Pointer without an objectId`
   if (call && type === 'File' && typeof (value as { url?: unknown }).url !== 'string') return `${field} holds a File without a url (upload the file first)`
-  for (const inner of Object.values(value)) {
-    const problem = typedProblem(field, inner, depth + 1, call)
+  if (!call) {
+    const problem = unreadableProblem(field, value as Record<string, unknown>, type, depth)
+    if (problem) return problem
+  }
+  // A Batch's own operations are the field's, as it is.
+  const batch = depth === 0 && (value as { __op?: unknown }).__op === 'Batch' ? (value as { ops?: unknown }).ops : undefined
+  for (const inner of Array.isArray(batch) ? batch : Object.values(value)) {
+    const problem = typedProblem(field, inner, Array.isArray(batch) ? 0 : depth + 1, call)
     if (problem) return problem
   }
   return undefined
+}
+
+/** What a save stores that the Parse SDK cannot decode (depth 0 is the field's value, where an operation belongs). */
+function unreadableProblem (field: string, value: Record<string, unknown>, type: unknown, depth: number): string | undefined {
+  if (type === 'GeoPoint' && !isPoint(value.latitude, value.longitude)) {
+    return `${field} holds a GeoPoint that is not a latitude from -90 to 90 and a longitude from -180 to 180 (got ${JSON.stringify(value.latitude) ?? 'none'}, ${JSON.stringify(value.longitude) ?? 'none'})`
+  }
+  if (type === 'Polygon') {
+    const coordinates = value.coordinates
+    const fits = Array.isArray(coordinates) && coordinates.length >= 3 && coordinates.every((point) => Array.isArray(point) && point.length === 2 && isPoint(point[0], point[1]))
+    if (!fits) return `${field} holds a Polygon whose coordinates are not a list of three or more [latitude, longitude] pairs`
+  }
+  if (type === 'Object' && value.className !== undefined && typeof value.objectId !== 'string') return `${field} holds an Object without an objectId`
+  if (depth > 0 && typeof value.__op === 'string') return `${field} holds an operation (__op) inside its value; an operation applies to a whole field (use "${field}.<key>" for a key of an Object)`
+  return undefined
+}
+
+function isPoint (latitude: unknown, longitude: unknown): boolean {
+  return typeof latitude === 'number' && typeof longitude === 'number' && latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180
 }
 
 function operationProblem (field: string, value: unknown): string | undefined {

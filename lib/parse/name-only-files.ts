@@ -9,11 +9,14 @@
 // row still stores the name alone. On a class with an afterSave or LiveQuery,
 // what the runner will encode is then checked before the write (a File
 // nested in an Object or Array keeps no url, as in Parse's answer): a 400,
-// nothing stored.
+// nothing stored. So on a class with an afterFind, beforeDelete or
+// afterDelete, whose runners read the stored row through the SDK.
 import { parseInternals } from './internals.js'
 import { isUnfitSave } from './unfit-save.js'
 
 const WRAPPED = Symbol.for('fastify-parse-kit.name-only-files')
+/** Triggers that get the saved object, or the stored row, as the SDK reads it. */
+const READERS = ['afterSave', 'afterFind', 'beforeDelete', 'afterDelete'] as const
 
 interface FilesConfig {
   applicationId: string
@@ -42,9 +45,11 @@ export function fillFileUrls (): void {
   }
   const beforeWrite = prototype.expandFilesForExistingObjects
   prototype.expandFilesForExistingObjects = async function (this: Write) {
-    // runAfterSaveTrigger's own conditions; buildParseObjects (operation-fit.ts) throws the 400 for what cannot encode.
+    // runAfterSaveTrigger's own conditions, and the triggers that read the stored row through the SDK (an afterFind
+    // for every read, a beforeDelete or afterDelete for the delete: a row they cannot read answered 500 to everyone);
+    // buildParseObjects (operation-fit.ts) throws the 400 for what cannot encode.
     if (this.data && !this.runOptions?.many && (this.config.liveQueryController.hasLiveQuery(this.className) ||
-      triggers.getTrigger(this.className, triggers.Types.afterSave, this.config.applicationId) !== undefined)) {
+      READERS.some((type) => triggers.getTrigger(this.className, triggers.Types[type], this.config.applicationId) !== undefined))) {
       try {
         this.buildParseObjects()
       } catch (error) {

@@ -167,7 +167,7 @@ export interface BatchExports {
 export type TriggerHandler = (request: unknown) => unknown
 
 export interface TriggersExports {
-  Types: Record<'afterSave' | 'afterDelete', string>
+  Types: Record<'afterSave' | 'afterDelete' | 'afterFind' | 'beforeDelete', string>
   /** The function Parse.Cloud.job registered under `jobName`. */
   getJob (jobName: string, applicationId: string): TriggerHandler | undefined
   getTrigger (className: string, triggerType: string, applicationId: string): TriggerHandler | undefined
