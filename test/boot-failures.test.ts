@@ -17,7 +17,7 @@ import { freePort } from '../lib/storage/free-port.js'
 import { lane, startKit, tempDir } from './helpers/kit.js'
 import { BeforeSave } from '../lib/index.js'
 import { modelByName } from '../lib/model/registry.js'
-import { copyTemplateCluster } from './helpers/pg-template.js'
+import { clusterFromTemplate, copyTemplateCluster } from './helpers/pg-template.js'
 import { startEmbeddedPostgres } from '../lib/storage/postgres/embedded.js'
 import { openDatabase } from '../lib/storage/database.js'
 import { reportSubtestCost } from './helpers/subtest-cost.js'
@@ -99,6 +99,9 @@ function refusedBeforeParse (t: Test, child: Child): void {
 
 t.test('the example app: one log stream, pretty in development, secrets redacted in Parse\'s own lines; a second instance on its data directory fails in one line', async (t) => {
   const dir = tempDir()
+  // A copy of the initialised template cluster, not initdb: what is checked here is the log and the refused
+  // second instance; the example's first boot on a new data directory is test/start.test.ts's.
+  await clusterFromTemplate(path.join(dir, 'pg'))
   const port = await freePort()
   const masterKey = 'logging-test-master-key-123'
   // debug: Parse logs every request and response (its "verbose"), headers and bodies included.

@@ -8,7 +8,6 @@ import { register } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { compileErrors, validate } from '@readme/openapi-parser'
-import { createConfig, lintFromString } from '@redocly/openapi-core'
 import {
   BaseModel, CloudFunction, ParseClass, ParseField, ParseVersionField, ProtectedCloudFunction, Route, setupSwagger, Type, type CloudFunctionOptions
 } from '../lib/index.js'
@@ -20,11 +19,16 @@ import { buildExampleApp } from '../fixtures/app.js'
 import { APP_ID, MASTER_KEY, httpRequest, tempDir } from './helpers/kit.js'
 import { launchChromium, noChromium } from './helpers/browser.js'
 import { scaled } from './helpers/time-scale.js'
-import { clusterFromTemplate } from './helpers/pg-template.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const thisFile = fileURLToPath(import.meta.url)
 const CHILD_ROLE = 'FPK_DOCS_TEST_ROLE'
+/** The child's database, made on the parent's shared PostgreSQL. */
+const DATABASE_ENV = 'FPK_DOCS_TEST_DATABASE_URI'
 const EXAMPLE_MASTER_KEY = 'example-master-key-for-the-docs-test-7Qx2'
 const FIXTURE_PATHS = [
   '/functions/hello', '/notes/createNote', '/notes/deleteNote', '/notes/getNote', '/notes/listNotes', '/notes/updateNote',
@@ -39,7 +43,17 @@ interface Served {
   get (url: string): Promise<{ status: number, text: string, json: any, type: string }>
 }
 
-/** The example application (fixtures/app.ts) on its own embedded PostgreSQL, listening on loopback. */
+/**
+ * A database of its own for a kit of this file: on the test process's one PostgreSQL (shared-postgres.ts),
+ * or, in the child without @fastify/swagger-ui, on the parent's (its URI in DATABASE_ENV): a server less to start.
+ */
+async function kitDatabase (t: Test, dir: string): Promise<{ dataDir: string, ephemeralDatabase: true, databaseURI?: string }> {
+  const databaseURI = process.env[DATABASE_ENV] || (await sharedPostgres(t)).databaseURI
+  // The kit keeps its files beside dataDir, as startKit's kits do.
+  return { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, ...(databaseURI ? { databaseURI } : {}) }
+}
+
+/** The example application (fixtures/app.ts) on a database of its own, listening on loopback. */
 async function startExampleApp (t: Test, logLines?: string[]): Promise<Served> {
   resetKitConfig()
   process.env.DOCS_ENABLED = 'true'
@@ -48,9 +62,8 @@ async function startExampleApp (t: Test, logLines?: string[]): Promise<Served> {
   const logger = logLines
     ? { level: 'warn', stream: { write: (line: string) => { logLines.push(line) } } }
     : { level: process.env.TEST_LOG_LEVEL ?? 'error' }
-  await clusterFromTemplate(path.join(dir, 'postgres'))
   const app = await buildExampleApp({
-    kit: { dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true, masterKey: EXAMPLE_MASTER_KEY },
+    kit: { ...await kitDatabase(t, dir), masterKey: EXAMPLE_MASTER_KEY },
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default.
     fastify: { logger, pluginTimeout: 120_000 }
   })
@@ -80,8 +93,12 @@ async function assertValidOpenApi30 (t: Test, document: any): Promise<void> {
   t.ok(result.valid, result.valid ? 'valid OpenAPI 3.0 (@readme/openapi-parser)' : compileErrors(result))
 }
 
+/** Loaded when a lint runs: the child without @fastify/swagger-ui lints nothing (some 0.8 CPU-s to import). */
+const redocly = () => import('@redocly/openapi-core')
+
 /** Redocly's recommended rules, with operationId, license and unused components as errors. */
 async function assertLintClean (t: Test, document: any): Promise<void> {
+  const { createConfig, lintFromString } = await redocly()
   const config = await createConfig({
     extends: ['recommended'],
     rules: { 'operation-operationId': 'error', 'info-license': 'error', 'no-unused-components': 'error' }
@@ -379,8 +396,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     const dir = tempDir('fpk-docs-')
     // Parse's first boot on a busy machine can outlast Fastify's 10 s default plugin timeout.
     const app = Fastify({ logger: { level: process.env.TEST_LOG_LEVEL ?? 'error' }, pluginTimeout: 120_000 })
-    await clusterFromTemplate(path.join(dir, 'postgres'))
-    await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, dataDir: path.join(dir, 'postgres'), ephemeralDatabase: true })
+    await app.register(kitPlugin, { appId: APP_ID, masterKey: MASTER_KEY, ...await kitDatabase(t, dir) })
     await setupSwagger(app, {
       title: 'Shop',
       version: '3.1.0',
@@ -417,6 +433,7 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
     t.test('no lint error on the declared operations (several verbs, models: "all")', async (t) => {
       // Every model is listed on purpose here (models: "all"), so that rule is off; the
       // application's own routes say what they say; warnings (summaries, example.com) are the test's.
+      const { createConfig, lintFromString } = await redocly()
       const config = await createConfig({ extends: ['recommended'], rules: { 'operation-operationId': 'error', 'info-license': 'error', 'no-unused-components': 'off' } })
       const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config })
       const ours = problems.filter((problem) => problem.severity === 'error' && !/~1(status|custom~1ping)\//.test(problem.location[0]?.pointer ?? ''))
@@ -574,8 +591,9 @@ if (process.env[CHILD_ROLE] === 'without-ui') {
 
   t.test('without @fastify/swagger-ui installed', async (t) => {
     // A child process in which the package cannot be resolved at all (see withoutSwaggerUi).
+    const { databaseURI } = await sharedPostgres(t)
     await t.spawn(process.execPath, ['--import=tsx/esm', thisFile], {
-      env: { ...process.env, [CHILD_ROLE]: 'without-ui' },
+      env: { ...process.env, [CHILD_ROLE]: 'without-ui', ...(databaseURI ? { [DATABASE_ENV]: databaseURI } : {}) },
       cwd: path.join(here, '..')
     }, 'the UI path answers 404 and the JSON still serves')
   })
