@@ -17,7 +17,7 @@ class Listed extends BaseModel {
   @ParseField({ type: 'Polygon' }) declare area: Parse.Polygon
   @ParseField({ type: 'File' }) declare attachment: Parse.File
   @AfterFind()
-  static seen (request: Parse.Cloud.AfterFindRequest) { return request.objects }
+  static seen () {}
 }
 
 @ParseClass('Binned')
