@@ -250,6 +250,29 @@ if (lane.kind === 'mongo') {
     t.same(found.map((job) => job.state), ['completed'], 'completed, not left active for its expiry to run again')
   })
 
+  t.test('a batch whose runs\' ends completed their jobs sends no completion of the queue\'s own after it (it would find nothing to complete)', async (t) => {
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
+    const original = proto.query
+    const sent: Array<{ text: string, values: unknown[] }> = []
+    proto.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+      const query = config as { text?: string, values?: unknown[] } | undefined
+      if (query?.text) sent.push({ text: query.text, values: query.values ?? [] })
+      return original.call(this, config, ...rest)
+    }
+    t.teardown(() => { proto.query = original })
+    const queued = await enqueue('record', { n: 'no-second-completion' })
+    const ended = () => sent.findIndex((query) => query.text.includes('DELETE FROM fpk_job_run_leases AS lease USING run') && String(query.values[0]).includes(queued.id))
+    // The worker's next claim of the job's queue comes after pg-boss has handled the batch's end.
+    const claimAfter = () => sent.slice(ended() + 1).some((query) => query.text.includes('FOR UPDATE SKIP LOCKED') && query.values[0] === 'record')
+    await until('the run\'s end and the next claim after it', () => ended() >= 0 && claimAfter(), scaled(30_000))
+    proto.query = original
+    const completions = sent.filter((query) => query.text.includes('SET completed_on = now(),') && query.text.includes('UNNEST') && JSON.stringify(query.values[1] ?? null).includes(queued.id))
+    t.same(completions.length, 0, 'no completion statement for the job')
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const found = await client.any('SELECT state FROM pgboss.job WHERE id = $1 UNION ALL SELECT state FROM pgboss.archive WHERE id = $1', [queued.id])
+    t.same(found.map((job) => job.state), ['completed'], 'completed by its run\'s end')
+  })
+
   t.test('a batch\'s ends find their _JobStatus rows by key, not by reading every run the table holds', async (t) => {
     // The statement writing the ends, as sent, then planned against a _JobStatus holding a long history of runs.
     const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
@@ -294,6 +317,9 @@ if (lane.kind === 'mongo') {
     await until('its row to end', async () => (await row.fetch(master)).get('status') === 'succeeded', scaled(10_000))
     t.equal(row.get('source'), `queue ${queued.id} (attempt 1 of 1)`)
     t.same(row.getACL()?.toJSON(), {}, 'locked to the master key')
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const state = async () => (await client.any('SELECT state FROM pgboss.job WHERE id = $1 UNION ALL SELECT state FROM pgboss.archive WHERE id = $1', [queued.id])).map((job) => job.state)
+    await until('its job to be completed by the queue\'s own completion', async () => (await state()).includes('completed'), scaled(10_000))
   })
 
   t.test('finished jobs are swept after keepFinishedSeconds and deleteAfterSeconds', async (t) => {

@@ -9,7 +9,7 @@ import { Value } from '../typebox.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 import { JobUnknownError, QueueOffError } from '../errors.js'
 import { afterCommit } from '../storage/transaction.js'
-import { openQueueEngine, type DeadJob, type QueueEngine, type QueuedJob } from '../storage/queue.js'
+import { COMPLETED, openQueueEngine, type DeadJob, type QueueEngine, type QueuedEnd, type QueuedJob } from '../storage/queue.js'
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
 import { QUEUED_PARAM, queuedSource, type JobLogger, type QueuedRun } from './request.js'
@@ -189,9 +189,11 @@ export async function startQueue (state: KitState, database: Database, settings:
  * cannot go with the leases (no _JobStatus yet), the leases go first, then the
  * rows, and the leases are dropped in one write once every run's end is on its
  * row. Answers each job's failure (the queue fails it: retried, or dead when
- * spent), or undefined for one that succeeded.
+ * spent), COMPLETED for one that succeeded and whose end, written with its
+ * row, completed its job in the queue, or undefined for another success (the
+ * engine completes it).
  */
-async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[], log: JobLogger): Promise<Array<Error | undefined>> {
+async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[], log: JobLogger): Promise<QueuedEnd[]> {
   const runs = state.get(jobRunsPart)
   const context = runs.context
   const appId = state.appId!
@@ -215,7 +217,7 @@ async function runQueuedBatch (state: KitState, name: string, jobs: QueuedJob[],
   // A lease whose run's end is not on its row stays: another instance reports that run lost.
   if (leaseHeld && !together) await context!.leases.dropRuns(started.filter((_run, i) => ends[i].recorded).map((run) => run.jobId)).catch(() => {})
   return ends.map((end, i) => {
-    if (end.status === 'succeeded') return undefined
+    if (end.status === 'succeeded') return together && end.recorded ? COMPLETED : undefined
     const { job } = started[i]
     if (job.attempt >= job.attempts) log.error(`[queue] ${name}: job ${job.id} failed on its last attempt (${job.attempt} of ${job.attempts}): kept as dead (listDeadJobs / rerunDeadJob)`)
     return new Error(end.message ?? 'failed')

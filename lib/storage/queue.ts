@@ -4,6 +4,7 @@
 // queue on it fails at boot (see docs/internals/queues.md for why).
 import '../parse/defer-modules.js' // before pg-boss loads: cron expressions at their first use
 import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import PgBoss from 'pg-boss'
 import { QueueDatabaseError } from '../errors.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
@@ -39,6 +40,14 @@ export interface QueueDefinition {
 
 export interface DeadJob { id: string, data: Record<string, unknown>, diedAt: Date }
 
+/**
+ * How one run of a batch ended, as the engine needs it: its failure, undefined
+ * for a success the engine is to complete, or COMPLETED for a success whose
+ * end statement already completed its job in the queue.
+ */
+export type QueuedEnd = Error | undefined | typeof COMPLETED
+export const COMPLETED = 'completed'
+
 export interface QueueEngine {
   /** Creates (or updates) the queue of one job and its dead-letter queue. */
   define (name: string, definition: QueueDefinition): Promise<void>
@@ -46,10 +55,10 @@ export interface QueueEngine {
   send (name: string, data: Record<string, unknown>, options: QueueSendOptions): Promise<{ id: string, deduplicated: boolean }>
   /**
    * Runs the queue's jobs on this instance, in batches of up to `concurrency`
-   * (so at most that many at once): `run` answers each job's failure, or
-   * undefined for one that succeeded, in the batch's order.
+   * (so at most that many at once): `run` answers each job's end (QueuedEnd),
+   * in the batch's order.
    */
-  work (name: string, concurrency: number, run: (jobs: QueuedJob[]) => Promise<Array<Error | undefined>>): Promise<void>
+  work (name: string, concurrency: number, run: (jobs: QueuedJob[]) => Promise<QueuedEnd[]>): Promise<void>
   /** Ends a job as failed if it is still active (retried while it has retries, else dead). */
   fail (name: string, id: string, message: string): Promise<void>
   /** Tells one idle worker of the queue on this instance to look for a job now (one job was queued). */
@@ -115,12 +124,38 @@ export function statementNames (): (text: string) => string | undefined {
   }
 }
 
+/** pg-boss's completion of a worker's batch, as its worker sends it (its text is pg-boss's, compared whole). */
+const completeText = (createRequire(import.meta.url)('pg-boss/src/plans.js') as { completeJobs (schema: string): string }).completeJobs(QUEUE_SCHEMA)
+
+/**
+ * The batches whose every job the kit's own end statement already completed:
+ * pg-boss's worker still sends its completion after each batch, which would
+ * find nothing left to complete. Answered here without a round trip (one
+ * statement a batch). A batch is named by its ids; the mark lapses if that
+ * completion never comes (pg-boss failed the batch instead).
+ */
+function completedBatches (): { mark (ids: string[]): void, take (text: string, values: unknown[]): boolean } {
+  const marked = new Set<string>()
+  return {
+    mark (ids) {
+      const key = ids.join(',')
+      marked.add(key)
+      setTimeout(() => marked.delete(key), 5_000).unref()
+    },
+    take (text, values) {
+      if (marked.size === 0 || text !== completeText || !Array.isArray(values[1])) return false
+      return marked.delete(values[1].join(','))
+    }
+  }
+}
+
 /** pg-boss's SQL on pg-promise queries: parameters go to the server; a text without any may hold several statements. */
-function sqlOn (queries: unknown, nameOf: (text: string) => string | undefined): PgBoss.Db {
+function sqlOn (queries: unknown, nameOf: (text: string) => string | undefined, completed?: ReturnType<typeof completedBatches>): PgBoss.Db {
   const target = queries as ResultQueries
   return {
     executeSql: async (text, values) => {
       if (!values || values.length === 0) return { rows: (await target.result(text))?.rows ?? [] }
+      if (completed?.take(text, values)) return { rows: [{ count: '0' }] }
       const name = nameOf(text)
       const result = await target.result(name ? { name, text, values } : { text, values })
       return { rows: result?.rows ?? [] }
@@ -138,7 +173,8 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
   refuseQueueOn(database)
   const client = pgDatabase(database.adapter)!
   const nameOf = statementNames()
-  const db = sqlOn(client, nameOf)
+  const completed = completedBatches()
+  const db = sqlOn(client, nameOf, completed)
   const boss = new PgBoss({
     db,
     schema: QUEUE_SCHEMA,
@@ -214,20 +250,22 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       // completion of pg-boss's, whatever its size (a worker per slot cost a fetch and a completion a job).
       const worker = await boss.work<Record<string, unknown>>(name, { batchSize: concurrency, includeMetadata: true }, async (jobs) => {
         busy.add(worker)
-        let ends: Array<Error | undefined>
+        let ends: QueuedEnd[]
         try {
           ends = await run(jobs.map((job) => ({ id: job.id, data: job.data ?? {}, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 })))
         } finally {
           busy.delete(worker)
         }
-        const failed = ends.flatMap((end) => end ? [end.message] : [])
+        const failed = ends.flatMap((end) => end instanceof Error ? [end.message] : [])
         if (failed.length > 0) {
           // The runs that succeeded end first (completed is final: no retry of theirs can be active
           // again), then pg-boss fails what is still active of the batch: the failed runs, each once.
-          const done = jobs.filter((_job, i) => !ends[i]).map((job) => job.id)
+          const done = jobs.filter((_job, i) => ends[i] === undefined).map((job) => job.id)
           if (done.length > 0) await boss.complete(name, done)
           throw new Error(failed.join('; '))
         }
+        // Every job already completed by its run's end: pg-boss's completion that follows is answered here.
+        if (ends.every((end) => end === COMPLETED)) completed.mark(jobs.map((job) => job.id))
         // A full batch: straight to the next one (pg-boss otherwise waits out its polling interval).
         // A batch that took every waiting job: the next one after GATHER_MS, so that jobs queued one by one
         // meanwhile are claimed together (one claim, lease write, lease drop and completion for several).
