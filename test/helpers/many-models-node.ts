@@ -6,8 +6,10 @@
 // stored schema of the generated classes as Parse's adapter reads it.
 // With `twice`, the process boots a second kit once the first has closed, and
 // reports that one: for setup boots nobody counts (a cold boot, then the boot
-// that settles what it left), which need no process each.
-// argv: N version [report] [twice]. The database: DATABASE_URI, else embedded in KIT_DATA_DIR.
+// that settles what it left), which need no process each. With `again`, it
+// reports its boot, tells the parent (IPC) and boots again when the parent
+// answers: a second counted boot after a change the parent made meanwhile.
+// argv: N version [report] [twice] [again]. The database: DATABASE_URI, else embedded in KIT_DATA_DIR.
 import Fastify from 'fastify'
 import { kitPlugin } from '../../plugin.js'
 import { currentDatabase } from '../../lib/storage/database.js'
@@ -47,4 +49,10 @@ async function bootOnce (): Promise<ManyModelsBoot> {
 if (flags.includes('twice')) await bootOnce()
 const result = await bootOnce()
 process.stdout.write(`\n${MANY_MODELS_MARK}${JSON.stringify(result)}\n`)
+if (flags.includes('again')) {
+  // The parent changes something between the two boots (forkManyModelsBootTwice), then says go.
+  await new Promise<void>((resolve) => { process.once('message', () => resolve()); process.send!('booted') })
+  const second = await bootOnce()
+  process.stdout.write(`\n${MANY_MODELS_MARK}${JSON.stringify(second)}\n`)
+}
 process.exit(0)

@@ -89,6 +89,21 @@ export interface ManyModelsBoot {
  * from the sources' plain-JavaScript copy (compiled-sources.ts), not under tsx.
  */
 export async function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv, label: string, compiled = false): Promise<ManyModelsBoot> {
+  return (await forkBoots(args, env, label, compiled))[0]
+}
+
+/**
+ * Two boots of one process (`args` plus `again`): the first, then `between()`
+ * (a change to the database, say), then the second on the same declarations:
+ * a boot process less where the second boot needs no process of its own.
+ */
+export async function forkManyModelsBootTwice (args: string[], env: NodeJS.ProcessEnv, label: string, between: () => Promise<void>, compiled = false): Promise<[ManyModelsBoot, ManyModelsBoot]> {
+  const [first, second] = await forkBoots([...args, 'again'], env, label, compiled, between)
+  if (!second) throw new Error(`${label}: the second boot printed no result`)
+  return [first, second]
+}
+
+async function forkBoots (args: string[], env: NodeJS.ProcessEnv, label: string, compiled: boolean, between?: () => Promise<void>): Promise<ManyModelsBoot[]> {
   const source = path.join(ROOT, 'test', 'helpers', 'many-models-node.ts')
   const { file, execArgv } = compiled ? await childEntry(source) : { file: source, execArgv: ['--import', 'tsx/esm'] }
   return await new Promise((resolve, reject) => {
@@ -96,9 +111,14 @@ export async function forkManyModelsBoot (args: string[], env: NodeJS.ProcessEnv
     let output = ''
     child.stdout!.on('data', (chunk) => { output += chunk })
     child.stderr!.on('data', (chunk) => { output += chunk })
+    // The child says when its first boot has closed; it boots again once told to.
+    child.on('message', (message) => {
+      if (message !== 'booted' || !between) return
+      between().then(() => child.send('again'), (error: Error) => { output += `\nbetween the boots: ${error.stack}`; child.kill('SIGKILL') })
+    })
     child.on('exit', (code, signal) => {
-      const line = output.split('\n').find((text) => text.startsWith(MANY_MODELS_MARK))
-      if (code === 0 && line) resolve(JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
+      const results = output.split('\n').filter((text) => text.startsWith(MANY_MODELS_MARK)).map((line) => JSON.parse(line.slice(MANY_MODELS_MARK.length)) as ManyModelsBoot)
+      if (code === 0 && results.length > 0) resolve(results)
       else reject(new Error(`${label} failed (${signal ?? code}):\n${output.slice(-3000)}`))
     })
   })
