@@ -266,7 +266,7 @@ t.test('fpk new demo -y --no-install writes a project', async (t) => {
   const expected = [
     'package.json', 'tsconfig.json', '.env', '.env.example', '.gitignore', 'docker-compose.yml', 'README.md', 'AGENTS.md',
     'tsconfig.build.json', 'Dockerfile', 'src/env.ts', 'src/app.ts', 'src/server.ts', 'src/roles.ts', 'src/seed.ts', 'src/dashboard.ts', 'src/models/Note.ts', 'src/functions/notes.ts',
-    'test/smoke.test.ts'
+    'test/smoke.test.ts', 'test/harness.ts', 'test/run.ts'
   ]
   for (const file of expected) t.ok(existsSync(path.join(demo, file)), `${file} exists`)
   t.notOk(existsSync(path.join(demo, 'CLAUDE.md')), 'the default assistant file is AGENTS.md only')
@@ -696,10 +696,11 @@ t.test("g job CleanupDrafts, then the project's own npm test starts beside the b
   await shared.dev?.stop().catch(() => {}) // stopped by Ctrl-C above; the watcher must not restart for the job's files
   const job = await fpkHere(demo, 'g', 'job', 'CleanupDrafts')
   t.equal(job.code, 0, job.stderr)
-  // Its tsc --noEmit and five test files (each booting the app on a database of its own, free ports) share nothing
-  // with the steps until its own test below but the sources: the build writes dist/ (which tsconfig.json excludes),
-  // start:prod runs from a copy without tsx, the refused boots start nothing.
-  shared.projectTest = inBackground('npm', ['test'], { cwd: demo, timeoutMs: scaled(6 * 60_000) })
+  // Its tsc --noEmit and five test files (in one process, sharing one boot of the app on a database of its own, a
+  // free port) share nothing with the steps until its own test below but the sources: the build writes dist/ (which
+  // tsconfig.json excludes), start:prod runs from a copy without tsx, the refused boots start nothing. Parse's info
+  // lines show how many boots there were.
+  shared.projectTest = inBackground('npm', ['test'], { cwd: demo, env: userEnv({ TEST_LOG_LEVEL: 'info' }), timeoutMs: scaled(6 * 60_000) })
 })
 
 t.test('built with npm run build, served by start:prod from dist/ without tsx', async (t) => {
@@ -812,4 +813,6 @@ t.test("the generated project's own npm test passes", async (t) => {
   t.equal(result.code, 0, `${result.stdout}\n${result.stderr}`)
   t.match(result.stdout, /# pass 13/, 'the smoke test (3) and the tests g resource Product (3), g model Tag (2), g functions Tag (3) and g job CleanupDrafts (2) wrote')
   t.match(result.stdout, /# fail 0/)
+  const boots = result.stdout.match(/\[parse\] Running Migrations$/gm)?.length
+  t.equal(boots, 1, 'the five files share one boot of the app (test/run.ts runs them in one process)')
 })

@@ -10,7 +10,8 @@ const api = testApp(buildApp, '{{prefix}}-model')
 /** A call with the master key: Parse's own routes are closed to clients, open to it from this machine. */
 async function asMaster (method: string, url: string, body?: unknown): Promise<{ status: number, json: any }> {
   const { port } = api.app.server.address() as { port: number }
-  const headers: Record<string, string> = { 'X-Parse-Application-Id': process.env.APP_ID!, 'X-Parse-Master-Key': process.env.MASTER_KEY! }
+  const { appId, masterKey } = api.app.kit.options
+  const headers: Record<string, string> = { 'X-Parse-Application-Id': appId, 'X-Parse-Master-Key': masterKey }
   if (body !== undefined) headers['Content-Type'] = 'application/json'
   const response = await fetch(`http://127.0.0.1:${port}/parse${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
   return { status: response.status, json: await response.json() }

@@ -1,8 +1,11 @@
 // What every test file here shares: the whole application on a throwaway
 // embedded PostgreSQL, listening on a free port, called over HTTP as a client
 // would. `fpk g resource` writes this file when a project lacks it.
-// With ephemeralDatabase, each file's database is a copy of one template
-// cluster the kit makes once per machine (no initdb per file).
+// `npm test` runs every test file in one process (test/run.ts), and the files
+// share one boot of the app: a boot applies the schema and seeds, seconds each.
+// A file run alone (`node --import tsx --test test/tags.test.ts`) boots its own.
+// With ephemeralDatabase, the database is a copy of one template cluster the
+// kit makes once per machine (no initdb per boot).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -25,60 +28,105 @@ export interface TestApp {
   call (method: string, url: string, options?: { token?: string, body?: unknown }): Promise<Answer>
 }
 
-/**
- * Boots the app before this file's tests and closes it after them. `name`
- * tells the file's app id, keys and data directory apart; `base` is the path
- * every `call` starts with; `env` adds settings (src/env.ts reads them at build).
- */
+/** The settings every boot here has; a file's `env` is added on top. */
+const TEST_ENV: Record<string, string> = {
+  APP_ID: 'test-app',
+  MASTER_KEY: 'test-master-key',
+  SEED_ON_BOOT: 'true', // the demo user's session token
+  ADMIN_PASSWORD: 'test-admin-password',
+  DOCS_ENABLED: 'true'
+}
+
+interface Boot { app?: FastifyInstance, ready?: Promise<FastifyInstance>, users: number, dataDir: string }
+
+/** One boot per set of settings in this process: files with the same `env` (most pass none) share it. */
+const boots = new Map<string, Boot>()
+
 function mountOf (app: FastifyInstance): string {
   return app.kit.options.mountPath.replace(/\/$/, '')
 }
 
-export function testApp (buildApp: BuildApp, name: string, options: { base?: string, env?: Record<string, string> } = {}): TestApp {
-  const appId = `${name}-test-app`
-  const dataDir = mkdtempSync(path.join(tmpdir(), `${name}-test-`))
-  chmodSync(dataDir, 0o755) // run as root, PostgreSQL runs as the OS user postgres, which must reach it
-  let app: FastifyInstance | undefined
-  let origin = ''
-
-  before(async () => {
-    process.env.APP_ID = appId
-    process.env.MASTER_KEY = `${name}-test-master-key`
-    process.env.SEED_ON_BOOT = 'true' // the demo user's session token
-    process.env.ADMIN_PASSWORD = `${name}-test-admin-password`
-    delete process.env.DATABASE_URI // always the embedded database, never a real one
-    Object.assign(process.env, options.env)
-    app = await buildApp({
+/**
+ * Builds and starts the app (src/env.ts reads the settings at build): the
+ * common ones stay set for the whole process, as tests may read them; a
+ * file's own `env` only for its build.
+ */
+async function start (buildApp: BuildApp, extra: Record<string, string>, dataDir: string): Promise<FastifyInstance> {
+  delete process.env.DATABASE_URI // always the embedded database, never a real one
+  Object.assign(process.env, TEST_ENV)
+  const saved = Object.keys(extra).map((key) => [key, process.env[key]] as const)
+  Object.assign(process.env, extra)
+  try {
+    const app = await buildApp({
       // The app's own server options, with room for a boot on a busy machine (Fastify's default allows 10 s).
       fastify: kitServerOptions({ level: process.env.TEST_LOG_LEVEL || 'warn', pluginTimeout: 180_000 }),
       kit: { dataDir: path.join(dataDir, 'postgres'), ephemeralDatabase: true }
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = app.server.address() as { port: number }
-    origin = `http://127.0.0.1:${port}`
+    return app
+  } finally {
+    for (const [key, value] of saved) {
+      if (value === undefined) delete process.env[key]
+      else process.env[key] = value
+    }
+  }
+}
+
+/**
+ * The app for this file's tests: started before them (or shared with a file
+ * that started it with the same `env`), closed after the last file using it.
+ * `name` names the data directory of a boot this file starts; `base` is the
+ * path every `call` starts with; `env` adds settings, and a file passing one
+ * gets a boot of its own with them. Files sharing a boot share its database:
+ * a test asserts on the rows it made (filter by a value of its own), not on
+ * a table's total.
+ */
+export function testApp (buildApp: BuildApp, name: string, options: { base?: string, env?: Record<string, string> } = {}): TestApp {
+  const key = JSON.stringify(Object.entries(options.env ?? {}).sort())
+  let boot: Boot | undefined
+
+  before(async () => {
+    boot = boots.get(key)
+    if (!boot) {
+      const dataDir = mkdtempSync(path.join(tmpdir(), `${name}-test-`))
+      chmodSync(dataDir, 0o755) // run as root, PostgreSQL runs as the OS user postgres, which must reach it
+      boot = { users: 0, dataDir }
+      boots.set(key, boot)
+    }
+    boot.users++
+    boot.ready ??= start(buildApp, options.env ?? {}, boot.dataDir)
+    boot.app = await boot.ready
   })
 
   after(async () => {
-    await app?.close()
-    rmSync(dataDir, { recursive: true, force: true })
+    if (!boot || --boot.users > 0) return
+    boots.delete(key)
+    await boot.ready?.then((app) => app.close(), () => {})
+    rmSync(boot.dataDir, { recursive: true, force: true })
   })
 
+  /** A function of its own, not a method: `const { call } = testApp(…)` works. */
+  const running = (): FastifyInstance => {
+    if (!boot?.app) throw new Error('the app is built before the first test')
+    return boot.app
+  }
   return {
     get app () {
-      if (!app) throw new Error('the app is built before the first test')
-      return app
+      return running()
     },
     get token () {
-      return app?.demoToken
+      return boot?.app?.demoToken
     },
     get mount () {
-      return mountOf(this.app)
+      return mountOf(running())
     },
     async call (method, url, call = {}) {
-      const headers: Record<string, string> = { 'X-Parse-Application-Id': appId }
+      const app = running()
+      const headers: Record<string, string> = { 'X-Parse-Application-Id': app.kit.options.appId }
       if (call.token) headers['X-Parse-Session-Token'] = call.token
       if (call.body !== undefined) headers['Content-Type'] = 'application/json'
-      const response = await fetch(origin + (options.base ?? '') + url, { method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) })
+      const { port } = app.server.address() as { port: number }
+      const response = await fetch(`http://127.0.0.1:${port}${options.base ?? ''}${url}`, { method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) })
       const text = await response.text()
       return { status: response.status, text, json: text ? JSON.parse(text) : undefined }
     }

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import { buildApp } from '../src/app.js'
 import { testApp } from './harness.js'
 
-const api = testApp(buildApp, 'smoke', { env: { DOCS_ENABLED: 'true' } })
+const api = testApp(buildApp, 'smoke')
 const { call } = api
 
 test('health, seeded data and a demo session', async () => {
