@@ -7,14 +7,15 @@
 // - test/parse-sdk-clients.test.ts: what Parse JavaScript SDK clients get through the kit.
 // Each part boots its own kit(s) with its own options; the classes of all parts
 // are declared in the one process, under distinct names.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { BaseModel, CloudFunction, ParseClass, Route, type CloudRequest, ParseField, Type } from '../lib/index.js'
 import { resolveOptions } from '../lib/options.js'
 import { APP_ID, appHeaders, startKit, masterHeaders, MASTER_KEY, lane, tempDir, type Kit } from './helpers/kit.js'
 import { scaled } from './helpers/time-scale.js'
-import { launchChromium, noChromium, serveStatic } from './helpers/browser.js'
+import { CHROMIUM, noChromium, serveStatic } from './helpers/browser.js'
+import type { Browser, BrowserContext } from 'playwright-core'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseMarkdown } from './helpers/markdown.js'
@@ -23,6 +24,31 @@ import { promisify } from 'node:util'
 import Parse from 'parse/node'
 import { mongoReplicaSet } from './helpers/mongo.js'
 import { sharedPostgres } from './helpers/shared-postgres.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
+
+let chromium: Promise<Browser> | undefined
+/**
+ * A fresh browser context (profile) on the one headless Chromium the file's browser tests share
+ * (a launch costs CPU of its own); the context, and with it its connections to the kit, is closed
+ * when the test ends, the browser when the file does.
+ */
+async function chromiumContext (test: Test): Promise<BrowserContext> {
+  chromium ??= (async () => {
+    const { chromium: launcher } = await import('playwright-core')
+    const browser = await launcher.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    })
+    t.teardown(() => browser.close())
+    return browser
+  })()
+  const context = await (await chromium).newContext({ viewport: { width: 1280, height: 900 } })
+  test.teardown(() => context.close())
+  return context
+}
 
 @ParseClass('Memo')
 class Memo extends BaseModel {}
@@ -92,7 +118,7 @@ t.test('an allow-list: declared endpoints and Parse routes share it', async (t) 
   })
 
   t.test('from web pages in headless Chromium', { skip: noChromium() }, async (t) => {
-    const context = await launchChromium(t)
+    const context = await chromiumContext(t)
     const callFrom = async (pageOrigin: string) => {
       const page = await context.newPage()
       await page.goto(pageOrigin + '/')
@@ -275,7 +301,7 @@ t.test('the browser snippet runs as written against the example app', { skip: no
 
   const parseBrowserBuild = readFileSync(createRequire(import.meta.url).resolve('parse/dist/parse.min.js'))
   const pageOrigin = await serveStatic(t, { '/': { type: 'text/html', body: SNIPPET_PAGE }, '/parse.min.js': { type: 'text/javascript', body: parseBrowserBuild } })
-  const browser = await launchChromium(t)
+  const browser = await chromiumContext(t)
   const page = await browser.newPage()
   await page.goto(pageOrigin)
   const printed = await page.evaluate(`(async () => {
@@ -325,8 +351,9 @@ class DateFunctions {
   }
 }
 
-async function sdk (kit: Kit, scenario: string, sessionToken = ''): Promise<any> {
-  const args = [path.join(here, 'helpers', 'sdk-scenario.mjs'), `${kit.origin}/parse`, APP_ID, MASTER_KEY, scenario, sessionToken]
+/** The answers of SDK scenarios run in order in one child process (each child pays for Node and the SDK), by name. */
+async function sdk (kit: Kit, scenarios: string[], sessionToken = ''): Promise<Record<string, any>> {
+  const args = [path.join(here, 'helpers', 'sdk-scenario.mjs'), `${kit.origin}/parse`, APP_ID, MASTER_KEY, scenarios.join(','), sessionToken]
   const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: scaled(120_000) })
   return JSON.parse(stdout)
 }
@@ -353,9 +380,12 @@ t.test('Parse SDK clients', async (t) => {
   // A class created at run time, not declared (Parse refuses class creation to clients by default: allowClientClassCreation).
   const note = await kit.request('POST', '/parse/classes/SdkNote', { headers: masterHeaders, body: { first: 1 } })
   t.equal(note.status, 201, note.text)
+  // The first boot's SDK scenarios, in the order of the subtests below, from one child; each
+  // subtest checks its own. newFields signs a user up in the SDK, so it is last (before the restart).
+  const sdkAnswers = await sdk(kit, ['startJob', 'uploads', 'copyFile', 'cloudRunObject', 'cloudRunDates', 'newFields'], user.token)
 
   t.test('Parse.Cloud.startJob answers the job status id, and the status can be read', async (t) => {
-    const answer = await sdk(kit, 'startJob')
+    const answer = sdkAnswers.startJob
     t.ok(answer.ok, JSON.stringify(answer))
     t.type(answer.id, 'string', 'the id came through X-Parse-Job-Status-Id')
     t.equal(answer.status, 'succeeded')
@@ -366,7 +396,7 @@ t.test('Parse SDK clients', async (t) => {
   })
 
   t.test('byte-array and base64 uploads with credentials in the body are admitted as Parse admits them', async (t) => {
-    const answer = await sdk(kit, 'uploads', user.token)
+    const answer = sdkAnswers.uploads
     t.ok(answer.ok, JSON.stringify(answer))
     t.match(answer.bytes, /\/parse\/files\/test-app\/.*bytes\.txt$/)
     t.equal(answer.content, 'hello', 'the base64 upload stored its bytes')
@@ -400,7 +430,7 @@ t.test('Parse SDK clients', async (t) => {
   })
 
   t.test('a copied Parse.File saves: the server\'s own host is an allowed file URL domain', async (t) => {
-    const answer = await sdk(kit, 'copyFile')
+    const answer = sdkAnswers.copyFile
     t.ok(answer.ok, JSON.stringify(answer))
     t.match(answer.url, /^http:\/\/127\.0\.0\.1:\d+\/parse\/files\//)
     const elsewhere = await kit.request('POST', '/parse/classes/Holder', {
@@ -412,14 +442,14 @@ t.test('Parse SDK clients', async (t) => {
   })
 
   t.test('Parse.Cloud.run of a function with returns gives a Parse.Object', async (t) => {
-    const answer = await sdk(kit, 'cloudRunObject')
+    const answer = sdkAnswers.cloudRunObject
     t.ok(answer.ok, JSON.stringify(answer))
     t.match(answer, { isParseObject: true, className: 'SdkMemo', text: 'from the SDK', createdAt: true })
     t.type(answer.id, 'string')
   })
 
   t.test('Parse.Cloud.run with JS Dates: a declared Date param and undeclared ones reach the handler as Dates', async (t) => {
-    const answer = await sdk(kit, 'cloudRunDates')
+    const answer = sdkAnswers.cloudRunDates
     t.match(answer, { ok: true, whenIsDate: true, when: '2026-12-24T10:00:00.000Z', alsoIsDate: true, nestedIsDate: true }, JSON.stringify(answer))
     t.equal(answer.echoIsDate, true, 'a returned Date comes back to Parse.Cloud.run as a Date ({__type: "Date", iso} on /functions, as Parse answers)')
     const iso = '2026-12-24T10:00:00.000Z'
@@ -446,11 +476,11 @@ t.test('Parse SDK clients', async (t) => {
 
   // Last: the server restarts on the same database (its second Defined Schemas migration).
   t.test('after a restart, clients still add fields where Parse alone lets them; declared classes stay closed', async (t) => {
-    const before = await sdk(kit, 'newFields')
+    const before = sdkAnswers.newFields
     t.match(before, { ok: true, signUp: 'saved', note: 'saved', memo: Parse.Error.OPERATION_FORBIDDEN }, 'first boot')
     await kit.app.close()
     kit = await startKit(t, options)
-    const after = await sdk(kit, 'newFields')
+    const { newFields: after } = await sdk(kit, ['newFields'])
     t.match(after, { ok: true, signUp: 'saved', phone: '555-0100', note: 'saved' }, 'a sign-up with a new field and a new field on an undeclared class: 201, as on Parse alone')
     t.equal(after.memo, Parse.Error.OPERATION_FORBIDDEN, 'a declared class keeps addField closed')
     const addField = async (className: string) => (await kit.request('GET', `/parse/schemas/${className}`, { headers: masterHeaders })).json?.classLevelPermissions?.addField
