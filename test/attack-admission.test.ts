@@ -19,6 +19,9 @@ import { mapRequestTarget } from '../lib/access/request-target.js'
 import { closestPath } from '../lib/suggest.js'
 import { rawRequest } from './helpers/raw-http.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 // Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
 const { AuthModule } = parseInternals()
 

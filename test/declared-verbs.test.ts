@@ -14,6 +14,9 @@ import t, { type Test } from 'tap'
 import type { FastifyServerOptions } from 'fastify'
 import { CloudFunction, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const REST_KEY = 'verbs-rest-key'
 const ORIGIN = 'https://app.example.com'

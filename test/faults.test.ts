@@ -22,6 +22,9 @@ import { withoutQueryBound } from '../lib/storage/postgres/bounded.js'
 import { DATABASE_BUSY, DATABASE_BUSY_MESSAGE, isDatabaseUnavailable } from '../lib/storage/unavailable.js'
 import { resolveOptions } from '../lib/options.js'
 import { boundedMongoOptions } from '../lib/storage/mongo/bounded.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 // Parse Server's deep modules (lib/parse/internals.ts loads them at the first call).
 const { SchemaCache } = parseInternals()
 

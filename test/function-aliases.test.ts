@@ -17,6 +17,9 @@ import type { FastifyInstance, FastifyServerOptions, preSerializationHookHandler
 import { BaseModel, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
 import { APP_ID, MASTER_KEY, startKit } from './helpers/kit.js'
 import { sharedPostgres } from './helpers/shared-postgres.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 const master = { useMasterKey: true }
 

@@ -23,6 +23,9 @@ import { freePort } from '../lib/storage/free-port.js'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { redisAnswers } from './helpers/redis-ping.js'
 import { scaled } from './helpers/time-scale.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 // ── live-query ──
 // LiveQuery: a subscription with a session token receives only rows that token

@@ -27,6 +27,9 @@ import { planSchemaChanges } from '../lib/storage/schema-plan.js'
 import { postgresRegex } from '../lib/model/postgres-regex.js'
 import { pgIdentifier } from '../lib/storage/postgres/identifiers.js'
 import { postgisCluster, postgisMissing } from './helpers/postgis.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 // ── from test/database-refusals.test.ts ──
 // PostgreSQL refusing or stalling, short of going away: a database that takes

@@ -32,6 +32,9 @@ import { MongoNetworkError, MongoServerError } from 'mongodb'
 import { mongoStorageAdapterClass } from '../lib/parse/internals.js'
 import { wrapAdapter } from '../lib/storage/adapter.js'
 import { lockingQuery as lockingSql } from '../lib/storage/postgres/reads.js'
+import { reportSubtestCost } from './helpers/subtest-cost.js'
+
+reportSubtestCost(t) // FPK_SUBTEST_COST=1: what each case costs
 
 // ── from test/version-blind-write.test.ts ──
 // A versioned class refuses an update that carries no version (a blind write),
