@@ -64,6 +64,12 @@ export function ParseClass (className: string, options: ClassOptions = {}) {
     if (!(target.prototype instanceof Parse.Object)) {
       throw new ModelDeclarationError(`@ParseClass('${className}') on ${target.name}: the class must extend BaseModel (or Parse.Object / Parse.User)`)
     }
+    // Parse Server builds every user (a session's, request.user) as the class registered for _User and calls
+    // Parse.User's methods on it: a BaseModel there answered 500 to a logged-in user's file upload (_isLinked)
+    // and to every handler's asCaller (getSessionToken).
+    if (className === '_User' && !(target.prototype instanceof Parse.User)) {
+      throw new ModelDeclarationError(`@ParseClass('_User') on ${target.name}: a _User model must extend Parse.User (class ${target.name} extends Parse.User), not BaseModel: Parse Server builds every user as this class and calls Parse.User's methods on it`)
+    }
     const fields = takePendingFields(target)
     checkClassOptions(className, target.name, options, fields)
     const file = declaringFile()

@@ -1,0 +1,79 @@
+// The login, sign-up and session routes (allowAuthRoutes) against a client
+// that sends odd bodies, with the application's own _User model and its
+// login triggers. A _User model declared on BaseModel made Parse Server build
+// every user as a plain Parse.Object: a logged-in user's file upload answered
+// 500 (Parse calls the user's _isLinked) and so did every handler's
+// asCaller (getSessionToken); it is now refused at declaration.
+import t from 'tap'
+import Parse from 'parse/node'
+import { AfterLogin, AfterLogout, asCaller, BaseModel, BeforeLogin, CloudFunction, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+
+const logins: string[] = []
+
+@ParseClass('_User')
+class Member extends Parse.User {
+  @ParseField({ type: 'String' }) declare nick: string
+  @BeforeLogin()
+  static checked (request: Parse.Cloud.TriggerRequest) { logins.push(`before ${String(request.object.get('username'))}`) }
+
+  @AfterLogin()
+  static noted (request: Parse.Cloud.TriggerRequest) { logins.push(`after ${String(request.object.get('username'))}`) }
+
+  @AfterLogout()
+  static left () { logins.push('logout') }
+}
+void Member
+
+@Route('me')
+class MeFunctions {
+  @CloudFunction({ methods: ['GET'], requiresAuth: true })
+  static async whoami (request: CloudRequest) {
+    const user = await new Parse.Query(Parse.User).get(String(request.user?.id), asCaller(request))
+    return { id: user.id, isUser: request.user instanceof Parse.User }
+  }
+}
+void MeFunctions
+
+t.test('a _User model must extend Parse.User', async (t) => {
+  t.throws(() => ParseClass('_User')(class Person extends BaseModel {}), /@ParseClass\('_User'\) on Person: a _User model must extend Parse\.User \(class Person extends Parse\.User\)/)
+})
+
+t.test('with a _User model on Parse.User, a logged-in user uploads files and handlers act as the caller; odd login bodies are 4xx', async (t) => {
+  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }] })
+  const user = await kit.signUp('member-one')
+  const as = { ...appHeaders, 'x-parse-session-token': user.token }
+  const upload = await kit.request('POST', '/parse/files/note.txt', { headers: as, body: 'hello', contentType: 'text/plain' })
+  t.equal(upload.status, 201, `a logged-in upload (${upload.text.slice(0, 200)})`)
+  const me = await kit.request('GET', '/parse/me/whoami', { headers: as })
+  t.equal(me.status, 200, me.text)
+  t.same(me.json, { id: user.id, isUser: true }, 'asCaller reads with the caller\'s session')
+  t.ok(logins.includes('before member-one') && logins.includes('after member-one'), `the login triggers ran (${logins.join(', ')})`)
+
+  const odd: Array<[string, unknown]> = [
+    ['/parse/login', { username: {}, password: 'x' }],
+    ['/parse/login', { username: 'member-one', password: {} }],
+    ['/parse/login', { username: { $regex: '.*' }, password: 'x' }],
+    ['/parse/login', { email: { $ne: 1 }, password: 'x' }],
+    ['/parse/users', { username: {}, password: 'x' }],
+    ['/parse/users', { authData: { anonymous: { id: {} } } }],
+    ['/parse/users', { authData: { anonymous: null } }],
+    ['/parse/users', { authData: { nobody: { id: 'a' } } }],
+    ['/parse/users', { authData: 'x' }],
+    ['/parse/users', { username: 'member-two', password: 'p', email: ['a@b.c'] }]
+  ]
+  for (const [path, body] of odd) {
+    const refused = await kit.request('POST', path, { headers: appHeaders, body })
+    t.ok(refused.status >= 400 && refused.status < 500, `${path} ${JSON.stringify(body)} → ${refused.status} (${refused.text.slice(0, 160)})`)
+    t.type(refused.json?.code, 'number')
+  }
+  const noSession = await kit.request('GET', '/parse/sessions/me', { headers: appHeaders })
+  t.equal(noSession.status, 400, noSession.text)
+  const badLogout = await kit.request('POST', '/parse/logout', { headers: { ...appHeaders, 'x-parse-session-token': 'r:nope' }, body: {} })
+  t.equal(badLogout.status, 400, badLogout.text)
+  const logout = await kit.request('POST', '/parse/logout', { headers: as, body: {} })
+  t.equal(logout.status, 200, logout.text)
+  t.ok(logins.includes('logout'), 'the afterLogout ran')
+  const stored = await kit.request('GET', `/parse/users/${user.id}`, { headers: masterHeaders })
+  t.equal(stored.status, 200, 'the server still answers')
+})
