@@ -91,15 +91,13 @@ export class FunctionAliases {
     alias.steps[verb] = steps
   }
 
-  /** For a 405 on a twin path: whether the router maps this spelling to the twin, as it did to the twin's own route. */
-  reaches (fn: DeclaredFunction): (url: string) => boolean {
-    return (url) => {
-      const alias = this.byLooseKey.get(looseKey(url))
-      if (alias !== undefined && alias.fn === fn) return this.namedBy(alias, url, 'POST')
-      // A twin on routes of its own: the router maps the spelling to them.
-      const route = this.scope.findRoute({ method: 'POST', url })
-      return route !== null && !('*' in route.params) && !('name' in route.params)
-    }
+  /** For a 405 on a twin path: whether the router maps this spelling to `fn`'s twin, as it did to the twin's own route. */
+  reaches (fn: DeclaredFunction, url: string): boolean {
+    const alias = this.byLooseKey.get(looseKey(url))
+    if (alias !== undefined && alias.fn === fn) return this.namedBy(alias, url, 'POST')
+    // A twin on routes of its own: the router maps the spelling to them.
+    const route = this.scope.findRoute({ method: 'POST', url })
+    return route !== null && !('*' in route.params) && !('name' in route.params)
   }
 
   /** Registers the shared routes, once every twin is added; `compile` makes a 200 answer's serialiser. */

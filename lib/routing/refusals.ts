@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import type { IncomingMessage } from 'node:http'
 import Parse from 'parse/node'
 import type { HttpMethod } from './options.js'
+import type { DeclaredFunction } from './registry.js'
 import { looseKey } from './loose-key.js'
 import { addTrueConstraint } from './true-constraint.js'
 
@@ -24,8 +25,13 @@ export interface Refusal {
   refused: HttpMethod[]
   /** Verbs the 405 names (Allow adds HEAD when GET is there). */
   allowed: HttpMethod[]
-  /** Whether the router maps this spelling to the path's own routes; unset: asked of the router for `served`. */
-  reaches?: (url: string) => boolean
+  /** The function whose /functions twin this path is, when the twins' shared route serves it; unset: the path's own routes. */
+  twin: DeclaredFunction | undefined
+}
+
+/** Whether the router maps a spelling of a twin's path to that twin (function-aliases.ts). */
+export interface TwinReach {
+  reaches (fn: DeclaredFunction, url: string): boolean
 }
 
 /** The hooks a refusal runs before its 405: the declared routes' app id check. */
@@ -40,6 +46,7 @@ export type RefusalGuards = Pick<RouteShorthandOptions, 'onRequest' | 'preValida
  */
 export class Refusals {
   private readonly byKey = new Map<string, Refusal>()
+  private twins: TwinReach | undefined
 
   constructor (private readonly scope: FastifyInstance) {
     addTrueConstraint(scope, CONSTRAINT, (request) => this.refusalOf(request) !== undefined)
@@ -50,8 +57,9 @@ export class Refusals {
    * collide (they differ only in case, say) keep a refusal route of their own,
    * as every path had before.
    */
-  answer (base: string, refusals: Refusal[], guards: RefusalGuards): void {
+  answer (base: string, refusals: Refusal[], guards: RefusalGuards, twins?: TwinReach): void {
     const { scope, byKey } = this
+    this.twins = twins
     // Each path's key once: a thousand functions give two thousand refused paths.
     const keys = refusals.map((refusal) => looseKey(refusal.url))
     const clashing = new Set<string>()
@@ -98,7 +106,7 @@ export class Refusals {
     const refusal = this.byKey.get(looseKey(url))
     if (refusal === undefined || !refusal.refused.includes(request.method as HttpMethod)) return undefined
     // The loose key matches more spellings than the router does: this one must reach the path's own route.
-    const reaches = refusal.reaches ? refusal.reaches(url) : this.reachesOwnRoute(refusal.served, url)
+    const reaches = refusal.twin !== undefined && this.twins !== undefined ? this.twins.reaches(refusal.twin, url) : this.reachesOwnRoute(refusal.served, url)
     return reaches ? refusal : undefined
   }
 

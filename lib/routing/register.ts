@@ -27,7 +27,7 @@ import { dateFields, decodeDates, parseDatesAsIso } from './parse-dates.js'
 import { parseDatesToIso } from './answer-dates.js'
 import { exposesHeadRoutes, getVerbs } from './head-route.js'
 import { Refusals, type Refusal, type RefusalGuards } from './refusals.js'
-import { FunctionAliases } from './function-aliases.js'
+import { FunctionAliases, type AliasSteps } from './function-aliases.js'
 import { mountPrefix } from '../mount-prefix.js'
 import { rateLimitAddress } from '../access/client-address.js'
 
@@ -103,7 +103,7 @@ export async function registerDeclaredRoutes (fastify: FastifyInstance, options:
     aliases.register(shared.serializers.compile)
     // A verb a path does not take is answered only to a caller with the right app id.
     const guards: RefusalGuards = { onRequest: refuseWrongAppIdHeader(admitter), preValidation: admitInPreValidation(admitter) }
-    answerer.answer(base, shared.refusals, guards)
+    answerer.answer(base, shared.refusals, guards, aliases)
   })
   aliases?.refuseLaterRoutes(fastify)
   return functions
@@ -193,7 +193,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
     if (inBody.length > 0) route(shared, parts, inBody, twin, functionsAnswer(parts), response)
   }
-  refuseVerbs(shared, verbListsOf(shared, twinVerbs), twin, 'POST', aliased ? aliases.reaches(fn) : undefined)
+  refuseVerbs(shared, verbListsOf(shared, twinVerbs), twin, 'POST', aliased ? fn : undefined)
 }
 
 const DEFAULT_METHODS: HttpMethod[] = ['POST']
@@ -278,19 +278,36 @@ function alias (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET',
   const { schema } = parts
   const inQuery = verb === 'GET'
   const validate = schema ? shared.validation.forRoute()({ schema: schema as FastifySchema, method: verb, url, httpPart: inQuery ? 'querystring' : 'body' }) : undefined
-  // Every key in the literal (no spread): one fast object per twin verb.
-  shared.aliases.add(parts.fn, url, verb, {
-    onRequest: parts.onRequest,
-    preValidation: hooksFor(parts, inQuery),
-    validate,
-    handler: functionsAnswer(parts),
-    ownRoute: ownRoute(shared, parts, verb, url, answer)
-  }, answer)
+  shared.aliases.add(parts.fn, url, verb, new TwinSteps(shared, parts, verb, url, answer, hooksFor(parts, inQuery), validate), answer)
 }
 
-/** The twin's own route for one verb, registered only when the shared route cannot serve it (made here: tsx names a function written inline as a property). */
-function ownRoute (shared: SharedParts, parts: FunctionParts, verb: 'POST' | 'GET', url: string, answer?: object): () => void {
-  return () => route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
+/**
+ * A twin's steps for one verb. Its handler is made on the twin's first call and its own
+ * route only when the shared route cannot serve it: a class, so that a thousand twins'
+ * boot makes neither closure (one object per twin verb, its methods on the prototype).
+ */
+class TwinSteps implements AliasSteps {
+  readonly onRequest: onRequestHookHandler
+  constructor (
+    private readonly shared: SharedParts,
+    private readonly parts: FunctionParts,
+    private readonly verb: 'POST' | 'GET',
+    private readonly url: string,
+    private readonly answer: object | undefined,
+    readonly preValidation: preHandlerHookHandler[],
+    readonly validate: AliasSteps['validate']
+  ) {
+    this.onRequest = parts.onRequest
+  }
+
+  get handler (): RouteHandlerMethod {
+    return functionsAnswer(this.parts)
+  }
+
+  ownRoute (): void {
+    const { shared, parts, verb, url, answer } = this
+    route(shared, parts, [verb], url, functionsAnswer(parts), answer ? { 200: answer } : undefined)
+  }
 }
 
 /** The refused and allowed verbs of a path taking `taken`: made once per list of verbs, not once per path. */
@@ -308,9 +325,9 @@ function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {
 }
 
 /** Verbs the path does not take: answered 405 by Refusals#answer, once every path is known. */
-function refuseVerbs (shared: SharedParts, { refused, allowed }: VerbLists, url: string, served: HttpMethod, reaches?: (url: string) => boolean): void {
-  // Every key in the literal (reaches undefined when unset): one shape for every refusal.
-  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, reaches })
+function refuseVerbs (shared: SharedParts, { refused, allowed }: VerbLists, url: string, served: HttpMethod, twin?: DeclaredFunction): void {
+  // Every key in the literal (twin undefined when unset): one shape for every refusal.
+  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, twin })
 }
 
 function isQueryOnly (methods: HttpMethod[]): boolean {
@@ -490,8 +507,12 @@ function entityHandler (fn: DeclaredFunction, dates: string[]): RouteHandlerMeth
       else reply.send(isoDates ? isoDates(result) : result)
     })
   }
-  // Parse objects serialise through their toJSON(): objectId, ISO dates, pointers.
-  return answering(fn, dates, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify(result ?? null)) })
+  return answering(fn, dates, sendAsJson)
+}
+
+/** Parse objects serialise through their toJSON(): objectId, ISO dates, pointers. (One function for every route: none made per function.) */
+function sendAsJson (reply: FastifyReply, result: unknown): void {
+  reply.type(JSON_TYPE).send(JSON.stringify(result ?? null))
 }
 
 function functionsHandler (fn: DeclaredFunction, dates: string[]): RouteHandlerMethod {
@@ -505,8 +526,12 @@ function functionsHandler (fn: DeclaredFunction, dates: string[]): RouteHandlerM
       else reply.send({ result: isoDates(taggedIfParseObject(result)) })
     })
   }
-  // Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it.
-  return answering(fn, dates, (reply, result) => { reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) })) })
+  return answering(fn, dates, sendAsCloudRun)
+}
+
+/** Exactly Parse's answer, so Parse.Cloud.run in the SDKs decodes it. */
+function sendAsCloudRun (reply: FastifyReply, result: unknown): void {
+  reply.type(JSON_TYPE).send(JSON.stringify({ result: encodeLikeCloudRun(taggedIfCreatedRow(result)) }))
 }
 
 function taggedIfParseObject (result: unknown): unknown {
