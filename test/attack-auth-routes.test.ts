@@ -40,7 +40,8 @@ t.test('a _User model must extend Parse.User', async (t) => {
 })
 
 t.test('with a _User model on Parse.User, a logged-in user uploads files and handlers act as the caller; odd login bodies are 4xx', async (t) => {
-  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }] })
+  // /installations is closed by default; a push application opens it.
+  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }, { path: '/installations' }, { path: '/installations/*' }] })
   const user = await kit.signUp('member-one')
   const as = { ...appHeaders, 'x-parse-session-token': user.token }
   const upload = await kit.request('POST', '/parse/files/note.txt', { headers: as, body: 'hello', contentType: 'text/plain' })
@@ -74,6 +75,24 @@ t.test('with a _User model on Parse.User, a logged-in user uploads files and han
   const logout = await kit.request('POST', '/parse/logout', { headers: as, body: {} })
   t.equal(logout.status, 200, logout.text)
   t.ok(logins.includes('logout'), 'the afterLogout ran')
+
+  // Parse read installationId as text (a TypeError) and looked a number deviceToken up in PostgreSQL: both 500.
+  const installations: Array<[string, string, unknown, RegExp]> = [
+    ['POST', '/parse/installations', { deviceType: 'ios', installationId: {} }, /installationId must be a string \(got \{\}\)/],
+    ['POST', '/parse/installations', { deviceType: 'ios', installationId: 5 }, /installationId must be a string/],
+    ['POST', '/parse/installations', { deviceType: 'ios', installationId: 'device-a', deviceToken: 5 }, /deviceToken must be a string \(got 5\)/],
+    ['PUT', '/parse/installations/abc', { installationId: {} }, /installationId must be a string/]
+  ]
+  for (const [method, path, body, error] of installations) {
+    const refused = await kit.request(method, path, { headers: appHeaders, body })
+    t.equal(refused.status, 400, `${method} ${path} ${JSON.stringify(body)} → 400 (${refused.text.slice(0, 160)})`)
+    t.match(refused.json, { code: Parse.Error.INVALID_JSON, error })
+  }
+  const batched = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests: [{ method: 'POST', path: '/parse/installations', body: { deviceType: 'ios', installationId: 7 } }] } })
+  t.match({ status: batched.status, json: batched.json }, { status: 400, json: { code: Parse.Error.INVALID_JSON, error: /installationId must be a string/ } }, `inside a /batch (${batched.text.slice(0, 160)})`)
+  const installed = await kit.request('POST', '/parse/installations', { headers: appHeaders, body: { deviceType: 'ios', installationId: 'device-b', deviceToken: 'token-b' } })
+  t.equal(installed.status, 201, `an installation as the SDKs send it (${installed.text.slice(0, 160)})`)
+
   const stored = await kit.request('GET', `/parse/users/${user.id}`, { headers: masterHeaders })
   t.equal(stored.status, 200, 'the server still answers')
 })

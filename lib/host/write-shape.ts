@@ -10,6 +10,8 @@ import { OBJECT_WRITE_PATH } from './acl-shape.js'
 
 const CALL_PATH = /^\/(?:functions|jobs)\/[^/]+\/?$/i
 
+const INSTALLATION_PATH = /^\/installations(?:\/[^/]+)?\/?$/i
+
 const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'RemoveRelation', 'Delete', 'Batch']
 
 /** Why Parse cannot take this save's body or one of its operations, or undefined. `method` is the one Parse runs (after `_method`). */
@@ -20,6 +22,10 @@ export function writeProblem (method: string, path: string, body: unknown): stri
   if ((method !== 'POST' && method !== 'PUT') || !OBJECT_WRITE_PATH.test(path)) return undefined
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
   if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
+  if (INSTALLATION_PATH.test(path)) {
+    const problem = installationProblem(body)
+    if (problem) return problem
+  }
   for (const [field, value] of Object.entries(body)) {
     const problem = operationProblem(field, value)
     if (problem) return problem
@@ -65,6 +71,16 @@ function typedProblem (field: string, value: unknown, depth: number, call: boole
     const problem = typedProblem(field, inner, Array.isArray(batch) ? 0 : depth + 1, call)
     if (problem) return problem
   }
+  return undefined
+}
+
+/**
+ * Parse reads an installation's installationId as text (toLowerCase: a TypeError, 500) and looks its
+ * deviceToken up before its schema check (a number there was PostgreSQL's 500).
+ */
+function installationProblem (body: Record<string, unknown>): string | undefined {
+  if ('installationId' in body && typeof body.installationId !== 'string') return `installationId must be a string (got ${JSON.stringify(body.installationId) ?? 'none'})`
+  if (typeof body.deviceToken === 'number' || typeof body.deviceToken === 'boolean') return `deviceToken must be a string (got ${JSON.stringify(body.deviceToken)})`
   return undefined
 }
 
