@@ -318,8 +318,8 @@ t.test('MongoDB transient transaction errors become CONFLICT before Parse hides 
   t.throws(() => adapter.handleError(new MongoServerError({ message: 'bad', code: 2 })), { message: 'bad' }, 'other errors pass through')
 })
 
-t.test('transaction edges', async (t) => {
-  const kit = await startKit(t)
+// Run below, on the kit 'transactions and optimistic locking' uses too (the same options: none).
+async function transactionEdges (t: Test, kit: Kit): Promise<void> {
   const pair = async (tag: string) => Parse.Object.saveAll([
     new Crate({ label: `${tag}-a`, quantity: 1 }),
     new Crate({ label: `${tag}-b`, quantity: 2 })
@@ -399,7 +399,7 @@ t.test('transaction edges', async (t) => {
     const [error] = await catchError(Promise.all([transaction, lone]))
     t.notOk(error, `both finish: ${String(error)} ${(error as { cause?: unknown })?.cause ?? ''}`)
   })
-})
+}
 
 // ── from test/transactions.test.ts ──
 // Transactions and the version field against the real server and database.
@@ -458,9 +458,15 @@ class ShopFunctions {
 
 const count = (note: string) => new Parse.Query(Ledger).equalTo('note', note).count(master)
 
-t.test('transactions and optimistic locking', async (t) => {
-  t.same(declaredFunctions().filter((fn) => fn.owner === ShopFunctions).map((fn) => fn.label).sort(), ['ShopFunctions.buyOne', 'ShopFunctions.saveMany', 'ShopFunctions.saveTwoThenThrow', 'ShopFunctions.setQuantity'], '@CloudFunction declared ShopFunctions')
+// One boot serves both parts (each part's classes and rows are its own): a kit boot less.
+t.test('transaction edges, and transactions, on one kit', async (t) => {
   const kit = await startKit(t)
+  await t.test('transaction edges', (t) => transactionEdges(t, kit))
+  await t.test('transactions and optimistic locking', (t) => transactions(t, kit))
+})
+
+async function transactions (t: Test, kit: Kit): Promise<void> {
+  t.same(declaredFunctions().filter((fn) => fn.owner === ShopFunctions).map((fn) => fn.label).sort(), ['ShopFunctions.buyOne', 'ShopFunctions.saveMany', 'ShopFunctions.saveTwoThenThrow', 'ShopFunctions.setQuantity'], '@CloudFunction declared ShopFunctions')
   const call = (url: string, body: unknown) => kit.request('POST', url, { headers: appHeaders, body })
 
   t.test('a body that saves two objects and then throws leaves neither', async (t) => {
@@ -566,7 +572,7 @@ t.test('transactions and optimistic locking', async (t) => {
       .then(() => 'saved', (error: Parse.Error) => error.code)
     t.equal(stale, CONFLICT)
   })
-})
+}
 
 t.test('a @Transactional with directAccess off fails boot with what to change', async (t) => {
   await t.rejects(startKit(t, { parseServerOptions: { directAccess: false } }), /@Transactional needs Parse Server option directAccess: true/)
