@@ -7,7 +7,7 @@
 import t from 'tap'
 import Parse from 'parse/node'
 import { AfterDelete, AfterFind, BaseModel, BeforeDelete, ParseClass, ParseField } from '../lib/index.js'
-import { appHeaders, startKit, type Kit } from './helpers/kit.js'
+import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
 
 @ParseClass('Listed')
 class Listed extends BaseModel {
@@ -41,7 +41,21 @@ class Plain extends BaseModel {
   @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
   @ParseField({ type: 'Relation', targetClass: 'Plain' }) declare related: unknown
 }
-void [Listed, Binned, Swept, Plain]
+// A class clients may not read (its CLP), pointed at and related to from an open one.
+@ParseClass('Vault', { clp: { find: {}, get: {}, count: {}, create: {}, update: {}, delete: {} } })
+class Vault extends BaseModel {
+  @ParseField({ type: 'String' }) declare code: string
+}
+
+@ParseClass('Door')
+class Door extends BaseModel {
+  @ParseField({ type: 'String' }) declare name: string
+  @ParseField({ type: 'Pointer', targetClass: 'Vault' }) declare vault: Vault
+  @ParseField({ type: 'Relation', targetClass: 'Vault' }) declare vaults: Parse.Relation<Door, Vault>
+  @AfterFind()
+  static seen () {}
+}
+void [Listed, Binned, Swept, Plain, Door]
 
 let shared: Promise<Kit> | undefined
 const sharedKit = () => {
@@ -143,4 +157,41 @@ t.test('a File named by its name alone inside an Object or Array is refused on a
   // A class without such triggers keeps Parse's behaviour: stored as sent.
   const plain = await kit.request('POST', '/parse/classes/Plain', { headers: appHeaders, body: { meta: { file: { __type: 'File', name: 'a.txt' } } } })
   t.equal(plain.status, 201, plain.text)
+})
+
+t.test('a find comparing a field with a value of another type is a 400, with an afterFind or without (was PostgreSQL\'s 500)', async (t) => {
+  const kit = await sharedKit()
+  const wheres: unknown[] = [
+    { meta: { $ne: [1] } },
+    { createdAt: { $gt: { __type: 'Date', iso: 5 } } }
+  ]
+  for (const className of ['Listed', 'Plain']) {
+    for (const where of wheres) {
+      const refused = await kit.request('GET', `/parse/classes/${className}?where=${encodeURIComponent(JSON.stringify(where))}`, { headers: appHeaders })
+      t.equal(refused.status, 400, `${className} ${JSON.stringify(where)} → 400 (${refused.text.slice(0, 200)})`)
+      t.match(refused.json, { code: Parse.Error.INVALID_QUERY, error: /^PostgreSQL cannot run this query: a value is compared with a field of another type \(operator does not exist: / })
+    }
+  }
+})
+
+t.test('a find on an open class does not read a class its CLP closes, through include, $inQuery, $select or redirectClassNameForKey', async (t) => {
+  const kit = await sharedKit()
+  const vault = await kit.request('POST', '/parse/classes/Vault', { headers: masterHeaders, body: { code: 'hidden-code' } })
+  t.equal(vault.status, 201, vault.text)
+  const pointer = { __type: 'Pointer', className: 'Vault', objectId: vault.json.objectId as string }
+  const door = await kit.request('POST', '/parse/classes/Door', { headers: masterHeaders, body: { name: 'front', vault: pointer, vaults: { __op: 'AddRelation', objects: [pointer] } } })
+  t.equal(door.status, 201, door.text)
+  const reads = [
+    'include=vault',
+    'include=*',
+    `where=${encodeURIComponent(JSON.stringify({ vault: { $inQuery: { className: 'Vault', where: { code: 'hidden-code' } } } }))}`,
+    `where=${encodeURIComponent(JSON.stringify({ name: { $select: { query: { className: 'Vault', where: {} }, key: 'code' } } }))}`,
+    'redirectClassNameForKey=vaults'
+  ]
+  for (const query of reads) {
+    const read = await kit.request('GET', `/parse/classes/Door?${query}`, { headers: appHeaders })
+    t.notMatch(read.text, /hidden-code/, `${decodeURIComponent(query)}: ${read.status} (${read.text.slice(0, 200)})`)
+  }
+  const master = await kit.request('GET', '/parse/classes/Door?include=vault', { headers: masterHeaders })
+  t.match(master.text, /hidden-code/, 'the master key reads it (the include itself works)')
 })

@@ -26,6 +26,11 @@ export function explainReadError (error: unknown): never {
   if (code === UNDEFINED_FUNCTION && /operator does not exist: \w+ ->>? /.test(text)) {
     throw refused(`a subfield ("field.sub") is read from a field that is not an Object (${text})`)
   }
+  // A comparison of a field with a value of another type that Parse passed on as it was
+  // ({"$ne": [1]} on a String, {"$gt": {"__type": "Date", "iso": 5}} on a Date). PostGIS's own are geo.ts's.
+  if (code === UNDEFINED_FUNCTION && /^operator does not exist: /.test(text) && !/geometry|geography/i.test(text)) {
+    throw refused(`a value is compared with a field of another type (${text}); compare each field with values of its own type`)
+  }
   if (code === SYNTAX_ERROR) {
     throw refused(`${text}; a null inside $in, $nin or $all, or a $select or $dontSelect key the inner query's class does not have, cannot be compared`)
   }
