@@ -200,7 +200,8 @@ export class FunctionAliases {
     })
   }
 
-  private looseKeyOf (twinUrl: string): string {
+  /** A twin path's loose key (loose-key.ts), kept from `takes` for `add` and the path's refusal. */
+  looseKeyOf (twinUrl: string): string {
     const last = this.lastLoose
     if (last.url !== twinUrl) {
       last.url = twinUrl

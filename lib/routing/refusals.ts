@@ -25,6 +25,8 @@ export interface Refusal {
   refused: HttpMethod[]
   /** Verbs the 405 names (Allow adds HEAD when GET is there). */
   allowed: HttpMethod[]
+  /** The path's loose key when already made (a twin's, by function-aliases.ts); unset: made here. */
+  key: string | undefined
   /** The function whose /functions twin this path is, when the twins' shared route serves it; unset: the path's own routes. */
   twin: DeclaredFunction | undefined
 }
@@ -61,7 +63,7 @@ export class Refusals {
     const { scope, byKey } = this
     this.twins = twins
     // Each path's key once: a thousand functions give two thousand refused paths.
-    const keys = refusals.map((refusal) => looseKey(refusal.url))
+    const keys = refusals.map((refusal) => refusal.key ?? looseKey(refusal.url))
     const clashing = new Set<string>()
     refusals.forEach((refusal, i) => {
       if (byKey.has(keys[i])) clashing.add(keys[i])

@@ -172,7 +172,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const handler = entityHandler(fn, dates)
     if (inQuery.length > 0) route(shared, parts, inQuery, url, handler, response)
     if (inBody.length > 0) route(shared, parts, inBody, url, handler, response)
-    refuseVerbs(shared, verbListsOf(shared, declared), url, served[0])
+    refuseVerbs(shared, verbListsOf(shared, declared), url, served[0], undefined, undefined)
   }
   // Parse's /functions twin: POST always (the verb Parse.Cloud.run sends; a body-less
   // read is harmless), GET only for functions that declare GET, every other verb 405.
@@ -193,7 +193,7 @@ function registerFunction (shared: SharedParts, fn: DeclaredFunction): void {
     const inBody = twinVerbs.filter((method) => method !== 'POST' && !QUERY_METHODS.has(method))
     if (inBody.length > 0) route(shared, parts, inBody, twin, functionsAnswer(parts), response)
   }
-  refuseVerbs(shared, verbListsOf(shared, twinVerbs), twin, 'POST', aliased ? fn : undefined)
+  refuseVerbs(shared, verbListsOf(shared, twinVerbs), twin, 'POST', fn.prefix !== undefined ? aliases.looseKeyOf(twin) : undefined, aliased ? fn : undefined)
 }
 
 const DEFAULT_METHODS: HttpMethod[] = ['POST']
@@ -325,9 +325,9 @@ function refusedVerbs (taken: readonly HttpMethod[]): HttpMethod[] {
 }
 
 /** Verbs the path does not take: answered 405 by Refusals#answer, once every path is known. */
-function refuseVerbs (shared: SharedParts, { refused, allowed }: VerbLists, url: string, served: HttpMethod, twin?: DeclaredFunction): void {
-  // Every key in the literal (twin undefined when unset): one shape for every refusal.
-  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, twin })
+function refuseVerbs (shared: SharedParts, { refused, allowed }: VerbLists, url: string, served: HttpMethod, key: string | undefined, twin: DeclaredFunction | undefined): void {
+  // Every key in the literal (undefined when unset): one shape for every refusal.
+  if (refused.length > 0) shared.refusals.push({ url, served, refused, allowed, key, twin })
 }
 
 function isQueryOnly (methods: HttpMethod[]): boolean {
