@@ -1,9 +1,10 @@
 // What every test file here shares: the whole application on a throwaway
 // embedded PostgreSQL, listening on a free port, called over HTTP as a client
 // would. `fpk g resource` writes this file when a project lacks it.
-// `npm test` runs every test file in one process (test/run.ts), and the files
-// share one boot of the app: a boot applies the schema and seeds, seconds each.
-// A file run alone (`node --import tsx --test test/tags.test.ts`) boots its own.
+// `npm test` runs the test files one after the other in one process
+// (test/run.ts), and they share one boot of the app: a boot applies the schema
+// and seeds, seconds each. A file run alone
+// (`node --import tsx --test test/tags.test.ts`) boots and closes its own.
 // With ephemeralDatabase, the database is a copy of one template cluster the
 // kit makes once per machine (no initdb per boot).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
@@ -37,10 +38,28 @@ const TEST_ENV: Record<string, string> = {
   DOCS_ENABLED: 'true'
 }
 
-interface Boot { app?: FastifyInstance, ready?: Promise<FastifyInstance>, users: number, dataDir: string }
+/** The app running in this process: Parse Server keeps process-wide state, so one at a time. */
+let current: { key: string, ready: Promise<FastifyInstance>, dataDir: string } | undefined
+/** Under test/run.ts: the boot outlives each file, for the next one with the same settings. */
+let shared = false
 
-/** One boot per set of settings in this process: files with the same `env` (most pass none) share it. */
-const boots = new Map<string, Boot>()
+/** Closes the running app and removes its data directory. */
+async function closeBoot (): Promise<void> {
+  const boot = current
+  current = undefined
+  if (!boot) return
+  await boot.ready.then((app) => app.close(), () => {})
+  rmSync(boot.dataDir, { recursive: true, force: true })
+}
+
+/**
+ * Called by test/run.ts before it loads the test files: one boot serves every
+ * file with the same settings, closed after the last test.
+ */
+export function shareOneBoot (): void {
+  shared = true
+  after(closeBoot)
+}
 
 function mountOf (app: FastifyInstance): string {
   return app.kit.options.mountPath.replace(/\/$/, '')
@@ -73,49 +92,43 @@ async function start (buildApp: BuildApp, extra: Record<string, string>, dataDir
 }
 
 /**
- * The app for this file's tests: started before them (or shared with a file
- * that started it with the same `env`), closed after the last file using it.
- * `name` names the data directory of a boot this file starts; `base` is the
- * path every `call` starts with; `env` adds settings, and a file passing one
- * gets a boot of its own with them. Files sharing a boot share its database:
- * a test asserts on the rows it made (filter by a value of its own), not on
- * a table's total.
+ * The app for this file's tests, started before them: under test/run.ts the
+ * one the file before it started, when its settings are the same. `name`
+ * names the data directory of a boot this file starts; `base` is the path
+ * every `call` starts with; `env` adds settings (a different `env` means a
+ * boot of its own: the running app is closed first). Files sharing a boot
+ * share its database: a test asserts on the rows it made (filter by a value
+ * of its own), not on a table's total.
  */
 export function testApp (buildApp: BuildApp, name: string, options: { base?: string, env?: Record<string, string> } = {}): TestApp {
   const key = JSON.stringify(Object.entries(options.env ?? {}).sort())
-  let boot: Boot | undefined
+  let app: FastifyInstance | undefined
 
   before(async () => {
-    boot = boots.get(key)
-    if (!boot) {
+    if (current?.key !== key) {
+      await closeBoot()
       const dataDir = mkdtempSync(path.join(tmpdir(), `${name}-test-`))
       chmodSync(dataDir, 0o755) // run as root, PostgreSQL runs as the OS user postgres, which must reach it
-      boot = { users: 0, dataDir }
-      boots.set(key, boot)
+      current = { key, ready: start(buildApp, options.env ?? {}, dataDir), dataDir }
     }
-    boot.users++
-    boot.ready ??= start(buildApp, options.env ?? {}, boot.dataDir)
-    boot.app = await boot.ready
+    app = await current.ready
   })
 
   after(async () => {
-    if (!boot || --boot.users > 0) return
-    boots.delete(key)
-    await boot.ready?.then((app) => app.close(), () => {})
-    rmSync(boot.dataDir, { recursive: true, force: true })
+    if (!shared) await closeBoot()
   })
 
   /** A function of its own, not a method: `const { call } = testApp(…)` works. */
   const running = (): FastifyInstance => {
-    if (!boot?.app) throw new Error('the app is built before the first test')
-    return boot.app
+    if (!app) throw new Error('the app is built before the first test')
+    return app
   }
   return {
     get app () {
       return running()
     },
     get token () {
-      return boot?.app?.demoToken
+      return app?.demoToken
     },
     get mount () {
       return mountOf(running())
