@@ -8,6 +8,7 @@ import { parseServerPackage } from '../parse/parse-main.js'
 import { LiveQuerySocketServer, type LiveQueryLimits } from './live-query-socket.js'
 import { DEFAULT_REQUEST_ID_HEADER, requestIdFrom } from './request-ids.js'
 import { liveQueryStats, type LiveQueryStats } from '../parse/live-query-stats.js'
+import { listsThroughBeforeSubscribe } from '../parse/live-query-subscribe.js'
 
 export interface LiveQueryOptions extends LiveQueryLimits {
   /** Classes whose changes are pushed to subscribers. */
@@ -45,6 +46,7 @@ export async function startLiveQuery (fastify: FastifyInstance, settings: { appI
     // Cluster mode: events from every instance arrive through Redis.
     ...(settings.pubSubAdapter ? { pubSubAdapter: settings.pubSubAdapter } : {})
   } as never, settings.parseOptions as never) as unknown as { shutdown (): Promise<void> }
+  listsThroughBeforeSubscribe(server, settings.appId)
   let closing: Promise<void> | undefined
   return {
     shutdown: () => {
