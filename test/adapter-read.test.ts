@@ -6,7 +6,7 @@
 // - test/read-path.test.ts (merged here): The read path of declared endpoints: rows read through queryRows (one schema …
 // - test/create-row.test.ts (merged here): createRow (lib/model/create-row.ts) against the SDK save it replaces in a …
 // - test/paging.test.ts (merged here, in a block of its own at the end; it held test/count-modes.test.ts): keyset paging over HTTP and queryRows' count modes, each compared with Parse's own answers
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Parse from 'parse/node'
 import { AfterFind, Type, type Static, BaseModel, BeforeFind, ParseClass, ParseField, addUsersToRole, pageOf, pageRows, pagingFields, queryRows, withTransaction, CloudFunction, Route, asCaller, type CloudRequest, type CountMode, type QueryCaller, AfterSave, BeforeSave, createRow, requireUser } from '../lib/index.js'
 import { adapterRead } from '../lib/parse/adapter-read.js'
@@ -968,8 +968,8 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
     return await Parse.Object.saveAll(rows.map((fields) => new Ledger(fields as never)), { useMasterKey: true })
   }
 
-  t.test('keyset paging over HTTP', async (t) => {
-    const kit = await startKit(t)
+  // Run at the end of this block, on the one kit it shares with the two parts below.
+  const keysetPaging = async (t: Test, kit: Kit): Promise<void> => {
     const alice = await kit.signUp('pager-alice')
     const bob = await kit.signUp('pager-bob')
 
@@ -1117,11 +1117,10 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
       t.same(schema.properties.countKind.enum, ['exact', 'estimated', 'atLeast'])
       t.same(pagingFields.after.type, String)
     })
-  })
+  }
 
-  t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', { skip: needsRealMongo() || (lane.kind === 'mongo' ? 'EXPLAIN of PostgreSQL' : false) }, async (t) => {
-    // A database of its own on the file's shared server (its plan is the table's: its statistics are per database).
-    await startKit(t)
+  // On the block's one kit (a database on the file's shared server: its plan is the table's, whose statistics are per database).
+  const deepPage = async (t: Test): Promise<void> => {
     type Pg = { none (sql: string, values?: unknown): Promise<null>, any (sql: string, values?: unknown): Promise<Array<Record<string, any>>>, one (sql: string, values?: unknown): Promise<Record<string, any>> }
     const adapter = currentDatabase()!.adapter as unknown as { _client: Pg, _pgp: { as: { format (sql: string, values?: unknown): string } } }
     const pg = adapter._client
@@ -1213,7 +1212,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
       }
       t.comment(`${who}: exact count ${exact.ms.toFixed(1)} ms, capped at 1000 ${capped.ms.toFixed(1)} ms, estimated ${estimated.ms.toFixed(1)} ms (${estimated.count})`)
     }
-  })
+  }
 
   // ── from test/count-modes.test.ts ──
   // queryRows' count modes, each for the master key, a session user and an
@@ -1265,8 +1264,7 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
     }
   }
 
-  t.test('count modes', async (t) => {
-    const kit = await startKit(t)
+  const countModes = async (t: Test, kit: Kit): Promise<void> => {
     const alice = await kit.signUp('counter-alice')
     for (const className of ['Tally', 'TriggeredTally', 'NarrowedTally']) {
       // 30 rows: even n public, odd n alice's own.
@@ -1402,5 +1400,14 @@ t.test('createRow answers and stores what the SDK save it replaces does, for eve
         t.same(rest, expected, `count=${mode}`)
       }
     })
+  }
+
+  // Paging, the 120,000-row case and count modes boot with the same options (none): one kit serves
+  // the three (each reads classes and rows of its own), two boots less.
+  t.test('paging and counts, on one kit', async (t) => {
+    const kit = await startKit(t)
+    await t.test('keyset paging over HTTP', (t) => keysetPaging(t, kit))
+    await t.test('a page 10,000 rows deep reads the index, not the table (120,000 rows)', { skip: needsRealMongo() || (lane.kind === 'mongo' ? 'EXPLAIN of PostgreSQL' : false) }, (t) => deepPage(t))
+    await t.test('count modes', (t) => countModes(t, kit))
   })
 }
