@@ -103,8 +103,8 @@ interface ResultQueries { result (query: string | { name?: string, text: string,
  * How long a worker whose batch took every waiting job waits before it claims
  * again (at most its polling interval). Jobs queued one at a time, as orders
  * come in, are then claimed a few at once rather than each alone: a batch
- * costs three statements (claim, its runs' leases and rows, completion)
- * whatever its size. The price: a job queued while a batch runs may wait this much
+ * costs three statements (claim, its runs' leases and rows, their ends with
+ * the jobs' completion) whatever its size. The price: a job queued while a batch runs may wait this much
  * longer to start.
  */
 const GATHER_MS = 100
@@ -246,8 +246,9 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       return { id: String(rows[0]?.id ?? ''), deduplicated: true }
     },
     async work (name, concurrency, run) {
-      // One worker a queue, taking up to `concurrency` jobs a fetch: a batch costs one fetch and one
-      // completion of pg-boss's, whatever its size (a worker per slot cost a fetch and a completion a job).
+      // One worker a queue, taking up to `concurrency` jobs a fetch: a batch costs one fetch of pg-boss's
+      // whatever its size (a worker per slot cost a fetch and a completion a job); its completion goes
+      // with the runs' ends (job-run-start.ts), and pg-boss's own is answered here (completedBatches).
       const worker = await boss.work<Record<string, unknown>>(name, { batchSize: concurrency, includeMetadata: true }, async (jobs) => {
         busy.add(worker)
         let ends: QueuedEnd[]
