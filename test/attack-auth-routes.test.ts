@@ -14,6 +14,7 @@ const logins: string[] = []
 @ParseClass('_User')
 class Member extends Parse.User {
   @ParseField({ type: 'String' }) declare nick: string
+  @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
   @BeforeLogin()
   static checked (request: Parse.Cloud.TriggerRequest) { logins.push(`before ${String(request.object.get('username'))}`) }
 
@@ -41,7 +42,7 @@ t.test('a _User model must extend Parse.User', async (t) => {
 
 t.test('with a _User model on Parse.User, a logged-in user uploads files and handlers act as the caller; odd login bodies are 4xx', async (t) => {
   // /installations is closed by default; a push application opens it.
-  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }, { path: '/installations' }, { path: '/installations/*' }] })
+  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }, { path: '/installations' }, { path: '/installations/*' }, { path: '/classes/_User/*', methods: ['PUT'] }] })
   const user = await kit.signUp('member-one')
   const as = { ...appHeaders, 'x-parse-session-token': user.token }
   const upload = await kit.request('POST', '/parse/files/note.txt', { headers: as, body: 'hello', contentType: 'text/plain' })
@@ -68,6 +69,16 @@ t.test('with a _User model on Parse.User, a logged-in user uploads files and han
     t.ok(refused.status >= 400 && refused.status < 500, `${path} ${JSON.stringify(body)} → ${refused.status} (${refused.text.slice(0, 160)})`)
     t.type(refused.json?.code, 'number')
   }
+  // A user's own save (the SDK's user.save()) of a File without url inside an Object: before, stored, and from then
+  // on Parse could not build that user for any request with its session (400 "Unknown error", login 500).
+  const nestedFile = await kit.request('PUT', `/parse/classes/_User/${user.id}`, { headers: as, body: { meta: { file: { __type: 'File', name: 'x.txt' } } } })
+  t.equal(nestedFile.status, 400, `a nested File without url on one's own user (${nestedFile.text.slice(0, 160)})`)
+  t.match(nestedFile.json, { code: Parse.Error.INVALID_JSON, error: /meta holds a File without a url/ })
+  const stillMe = await kit.request('GET', '/parse/users/me', { headers: as })
+  t.equal(stillMe.status, 200, `the session still answers (${stillMe.text.slice(0, 160)})`)
+  const again = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'member-one', password: 'member-one-password-1' } })
+  t.equal(again.status, 200, `the user still logs in (${again.text.slice(0, 160)})`)
+
   const noSession = await kit.request('GET', '/parse/sessions/me', { headers: appHeaders })
   t.equal(noSession.status, 400, noSession.text)
   const badLogout = await kit.request('POST', '/parse/logout', { headers: { ...appHeaders, 'x-parse-session-token': 'r:nope' }, body: {} })

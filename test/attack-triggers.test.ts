@@ -139,24 +139,29 @@ t.test('what the SDK reads still saves, reads through the afterFind and deletes 
   }
 })
 
-t.test('a File named by its name alone inside an Object or Array is refused on a class with an afterFind or a delete trigger, as on an afterSave\'s', async (t) => {
+t.test('a File named by its name alone inside an Object or Array is refused on every class (Parse keeps no url there: no SDK reads the row back)', async (t) => {
   const kit = await sharedKit()
   const nested: Array<[string, string, unknown]> = [
     ['Listed', 'meta', { file: { __type: 'File', name: 'a.txt' } }],
     ['Listed', 'tags', [{ __type: 'File', name: 'a.txt' }]],
+    ['Listed', 'meta.file', { __type: 'File', name: 'a.txt' }],
     ['Binned', 'meta', { file: { __type: 'File', name: 'a.txt' } }],
-    ['Swept', 'meta', { file: { __type: 'File', name: 'a.txt' } }]
+    ['Swept', 'meta', { file: { __type: 'File', name: 'a.txt' } }],
+    ['Plain', 'meta', { file: { __type: 'File', name: 'a.txt' } }]
   ]
   for (const [className, field, value] of nested) {
     const refused = await kit.request('POST', `/parse/classes/${className}`, { headers: appHeaders, body: { [field]: value } })
     t.equal(refused.status, 400, `${className} ${field} → 400 (${refused.text.slice(0, 200)})`)
-    t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error: new RegExp(`${className}\\.${field}: a value of this save cannot be read as a Parse type`) })
+    t.match(refused.json, { code: GATE, error: new RegExp(`${field.replace('.', '\\.')} holds a File without a url inside an Object or Array`) })
   }
+  const added = await kit.request('POST', '/parse/classes/Listed', { headers: appHeaders, body: { tags: { __op: 'Add', objects: [{ __type: 'File', name: 'a.txt' }] } } })
+  t.match({ status: added.status, json: added.json }, { status: 400, json: { code: GATE, error: /tags holds a File without a url/ } }, 'added to an Array too')
   const listed = await kit.request('GET', '/parse/classes/Listed', { headers: appHeaders })
   t.equal(listed.status, 200, `the class still lists (${listed.text.slice(0, 200)})`)
-  // A class without such triggers keeps Parse's behaviour: stored as sent.
-  const plain = await kit.request('POST', '/parse/classes/Plain', { headers: appHeaders, body: { meta: { file: { __type: 'File', name: 'a.txt' } } } })
-  t.equal(plain.status, 201, plain.text)
+  const withUrl = await kit.request('POST', '/parse/classes/Listed', { headers: appHeaders, body: { meta: { file: { __type: 'File', name: 'a.txt', url: 'http://127.0.0.1:1337/parse/files/test-app/a.txt' } } } })
+  t.equal(withUrl.status, 201, `nested with its url (${withUrl.text.slice(0, 200)})`)
+  const read = await kit.request('GET', `/parse/classes/Listed/${withUrl.json.objectId as string}`, { headers: appHeaders })
+  t.equal(read.status, 200, `reads through the afterFind (${read.text.slice(0, 200)})`)
 })
 
 t.test('a find comparing a field with a value of another type is a 400, with an afterFind or without (was PostgreSQL\'s 500)', async (t) => {

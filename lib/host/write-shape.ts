@@ -49,8 +49,9 @@ function firstTypedProblem (body: Record<string, unknown>, call: boolean): strin
  * fills in the url). At any depth Parse stores.
  * In a save also what Parse stores but the SDK cannot read back: a GeoPoint that is no pair of numbers
  * in range (text was PostgreSQL's 500), a Polygon that is no list of three or more such pairs, an
- * Object without objectId, an operation below a field's own: stored, each made every read of the row
- * through an afterFind, and its delete through a beforeDelete, answer 500.
+ * Object without objectId, an operation below a field's own, a File without url below the top level:
+ * stored, each made every read of the row through an afterFind, and its delete through a beforeDelete,
+ * answer 500 (on _User, every request with the user's session: Parse builds the user through the SDK).
  */
 function typedProblem (field: string, value: unknown, depth: number, call: boolean): string | undefined {
   if (value === null || typeof value !== 'object' || depth > 64) return undefined
@@ -95,6 +96,8 @@ function unreadableProblem (field: string, value: Record<string, unknown>, type:
     if (!fits) return `${field} holds a Polygon whose coordinates are not a list of three or more [latitude, longitude] pairs`
   }
   if (type === 'Object' && value.className !== undefined && typeof value.objectId !== 'string') return `${field} holds an Object without an objectId`
+  // Parse fills in the url of a top-level File named alone; below it the row keeps a File the SDK cannot encode.
+  if (type === 'File' && typeof value.url !== 'string' && (depth > 0 || field.includes('.'))) return `${field} holds a File without a url inside an Object or Array (upload the file and send its url, or put the file in a field of its own)`
   if (depth > 0 && typeof value.__op === 'string') return `${field} holds an operation (__op) inside its value; an operation applies to a whole field (use "${field}.<key>" for a key of an Object)`
   return undefined
 }
