@@ -370,6 +370,9 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     await sleep(1_000)
 
     state.phase = 'frozen'
+    // A request's own time beside the Redis bound: 1 s on a quiet machine, stretched with the load as every
+    // wait of the suite (at most 4 s: still well short of the 10 s a request waiting on the frozen Redis takes).
+    const slackMs = scaled(1_000)
     own!.signal('SIGSTOP')
     t.teardown(() => own!.signal('SIGCONT'))
     await sleep(10_000)
@@ -386,7 +389,7 @@ t.test('two instances sharing PostgreSQL and Redis', { skip }, async (t) => {
     t.comment(`calls: ${calls.length}, during the freeze: ${frozen.length}, slowest then: ${slowest.ms} ms (${slowest.what})`)
     t.ok(frozen.length >= 40, `requests kept being answered during the freeze (${frozen.length})`)
     t.same(calls.filter((call) => typeof call.status !== 'number' || call.status >= 500), [], 'no request failed or answered 5xx')
-    t.same(frozen.filter((call) => call.ms > REDIS_BOUND_MS + 1_000), [], `every request during the freeze answered within the Redis bound (${REDIS_BOUND_MS} ms) plus 1 s`)
+    t.same(frozen.filter((call) => call.ms > REDIS_BOUND_MS + slackMs), [], `every request during the freeze answered within the Redis bound (${REDIS_BOUND_MS} ms) plus ${slackMs} ms`)
     for (const [i, instance] of both.entries()) {
       t.equal(instance.logs().split('[redis] lost').length - lostBefore[i], 1, `${i === 0 ? 'A' : 'B'} logged the freeze once`)
     }
