@@ -79,6 +79,14 @@ t.test('with a _User model on Parse.User, a logged-in user uploads files and han
   const again = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'member-one', password: 'member-one-password-1' } })
   t.equal(again.status, 200, `the user still logs in (${again.text.slice(0, 160)})`)
 
+  // Parse refused an authData id that is not text at sign-up and on a save of the user (162) but stored it through a login with a password.
+  const login = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'member-one', password: 'member-one-password-1', authData: { anonymous: { id: {} } } } })
+  t.match({ status: login.status, json: login.json }, { status: 400, json: { code: Parse.Error.INVALID_JSON, error: /authData\.anonymous\.id must be a string \(got \{\}\)/ } }, `a login with an authData id that is not text (${login.text.slice(0, 160)})`)
+  const ownAuthData = await kit.request('PUT', `/parse/classes/_User/${user.id}`, { headers: as, body: { authData: { anonymous: { id: [1] } } } })
+  t.match({ status: ownAuthData.status, json: ownAuthData.json }, { status: 400, json: { code: Parse.Error.INVALID_VALUE } }, `as Parse refuses it on one's own user (${ownAuthData.text.slice(0, 160)})`)
+  const linked = await kit.request('GET', `/parse/users/${user.id}`, { headers: masterHeaders })
+  t.notOk(linked.json?.authData, `nothing linked (${linked.text.slice(0, 200)})`)
+
   const noSession = await kit.request('GET', '/parse/sessions/me', { headers: appHeaders })
   t.equal(noSession.status, 400, noSession.text)
   const badLogout = await kit.request('POST', '/parse/logout', { headers: { ...appHeaders, 'x-parse-session-token': 'r:nope' }, body: {} })

@@ -10,6 +10,7 @@ import { OBJECT_WRITE_PATH } from './acl-shape.js'
 
 const CALL_PATH = /^\/(?:functions|jobs)\/[^/]+\/?$/i
 
+const LOGIN_PATH = /^\/login\/?$/i
 const INSTALLATION_PATH = /^\/installations(?:\/[^/]+)?\/?$/i
 
 const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'RemoveRelation', 'Delete', 'Batch']
@@ -19,6 +20,7 @@ export function writeProblem (method: string, path: string, body: unknown): stri
   // A function or job of the application's cloud code that answers with what it was sent: Parse's functions
   // router encodes that answer outside any catch, so a value the SDK cannot encode ended the process.
   if (method === 'POST' && CALL_PATH.test(path) && isJsonObject(body)) return firstTypedProblem(body, true)
+  if (method === 'POST' && LOGIN_PATH.test(path) && isJsonObject(body)) return authDataProblem(body.authData)
   if ((method !== 'POST' && method !== 'PUT') || !OBJECT_WRITE_PATH.test(path)) return undefined
   if (typeof body === 'number' || typeof body === 'boolean') return `the body of a save must be a JSON object (got ${typeof body})`
   if (!isJsonObject(body)) return undefined // Parse answers the other shapes itself
@@ -82,6 +84,19 @@ function typedProblem (field: string, value: unknown, depth: number, call: boole
 function installationProblem (body: Record<string, unknown>): string | undefined {
   if ('installationId' in body && typeof body.installationId !== 'string') return `installationId must be a string (got ${JSON.stringify(body.installationId) ?? 'none'})`
   if (typeof body.deviceToken === 'number' || typeof body.deviceToken === 'boolean') return `deviceToken must be a string (got ${JSON.stringify(body.deviceToken)})`
+  return undefined
+}
+
+/**
+ * Parse refuses a sign-up or user save whose authData names an id that is not text (162), but a
+ * login with a password took such authData and stored it on the user.
+ */
+function authDataProblem (authData: unknown): string | undefined {
+  if (!isJsonObject(authData)) return undefined
+  for (const [provider, data] of Object.entries(authData)) {
+    const id = isJsonObject(data) ? data.id : undefined
+    if (id !== undefined && id !== null && typeof id !== 'string') return `authData.${provider}.id must be a string (got ${JSON.stringify(id)})`
+  }
   return undefined
 }
 
