@@ -7,7 +7,7 @@
 // is left is the kit's own work and allocation. The heap growth is allocation
 // only while no collection runs: start node with a large young generation
 // (--min-semi-space-size=256 --max-semi-space-size=256) to read it so.
-// Prints one line: functions, CPU ms, heap growth MB, garbage collections.
+// Prints one line: functions, CPU ms, heap growth MB, garbage collections and their pauses (ms).
 import { PerformanceObserver } from 'node:perf_hooks'
 import Fastify from 'fastify'
 import { registerDeclaredRoutes } from '../../lib/routing/register.js'
@@ -20,8 +20,13 @@ const withoutRoutes = process.argv.includes('--no-routes')
 
 declareGeneratedFunctions(count)
 
-const collections = { count: 0 }
-new PerformanceObserver((list) => { collections.count += list.getEntries().length }).observe({ entryTypes: ['gc'] })
+const collections = { count: 0, pauseMs: 0 }
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    collections.count++
+    collections.pauseMs += entry.duration
+  }
+}).observe({ entryTypes: ['gc'] })
 
 const app = Fastify({ logger: { level: 'warn' } })
 // The scope inherits route() from the instance: a no-op here leaves the kit's own work alone.
@@ -34,5 +39,5 @@ const { user, system } = process.cpuUsage(cpu)
 const heapGrowth = process.memoryUsage().heapUsed - heapBefore
 // Let the observer hear of the last collection before reading its count.
 await new Promise((resolve) => setTimeout(resolve, 5))
-console.log(`functions ${count}${withoutRoutes ? ' (no routes)' : ''}: CPU ${((user + system) / 1000).toFixed(1)} ms, heap +${(heapGrowth / 1e6).toFixed(2)} MB, ${collections.count} collections`)
+console.log(`functions ${count}${withoutRoutes ? ' (no routes)' : ''}: CPU ${((user + system) / 1000).toFixed(1)} ms, heap +${(heapGrowth / 1e6).toFixed(2)} MB, ${collections.count} collections (${collections.pauseMs.toFixed(1)} ms)`)
 await app.close()
