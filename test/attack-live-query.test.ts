@@ -3,11 +3,10 @@
 // SDK's withJSON, which takes both as text, and every such subscription was
 // refused (141, "json.keys.split is not a function").
 import t from 'tap'
-import { once } from 'node:events'
 import Parse from 'parse/node'
-import WebSocket from 'ws'
 import { BaseModel, BeforeSubscribe, ParseClass, ParseField } from '../lib/index.js'
 import { APP_ID, appHeaders, startKit } from './helpers/kit.js'
+import { openLiveQuerySocket, type LiveQuerySocket } from './helpers/live-query-socket.js'
 import { scaled } from './helpers/time-scale.js'
 
 const subscribed: unknown[] = []
@@ -22,23 +21,10 @@ class Board extends BaseModel {
 }
 void Board
 
-interface Client { ws: WebSocket, messages: Array<Record<string, any>>, next (predicate: (message: Record<string, any>) => boolean): Promise<Record<string, any>> }
+type Client = LiveQuerySocket
 
 async function open (url: string): Promise<Client> {
-  const ws = new WebSocket(url)
-  const messages: Array<Record<string, any>> = []
-  ws.on('message', (data) => messages.push(JSON.parse(data.toString())))
-  await once(ws, 'open')
-  const next = (predicate: (message: Record<string, any>) => boolean) => new Promise<Record<string, any>>((resolve, reject) => {
-    const started = Date.now()
-    const check = () => {
-      const found = messages.find(predicate)
-      if (found) return resolve(found)
-      if (Date.now() - started > scaled(10_000)) return reject(new Error(`no such message; got ${JSON.stringify(messages)}`))
-      setTimeout(check, 20)
-    }
-    check()
-  })
+  const { ws, messages, next } = await openLiveQuerySocket(url, scaled(10_000))
   ws.send(JSON.stringify({ op: 'connect', applicationId: APP_ID }))
   await next((message) => message.op === 'connected')
   return { ws, messages, next }

@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs'
 import { freePort } from '../lib/storage/free-port.js'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { redisAnswers } from './helpers/redis-ping.js'
+import { openLiveQuerySocket, type LiveQuerySocket } from './helpers/live-query-socket.js'
 import { scaled } from './helpers/time-scale.js'
 import { reportSubtestCost } from './helpers/subtest-cost.js'
 
@@ -419,25 +420,8 @@ t.test('cluster mode and LiveQuery: Redis state, connections and subscriptions',
   /** Generous: the machine is shared. */
   const WAIT_MS = 20_000
 
-  interface Client { ws: WebSocket, messages: Array<Record<string, any>>, next (predicate: (message: Record<string, any>) => boolean): Promise<Record<string, any>> }
-
-  async function open (url: string): Promise<Client> {
-    const ws = new WebSocket(url)
-    const messages: Array<Record<string, any>> = []
-    ws.on('message', (data) => messages.push(JSON.parse(data.toString())))
-    await once(ws, 'open')
-    const next = (predicate: (message: Record<string, any>) => boolean) => new Promise<Record<string, any>>((resolve, reject) => {
-      const started = Date.now()
-      const check = () => {
-        const found = messages.find(predicate)
-        if (found) return resolve(found)
-        if (Date.now() - started > WAIT_MS) return reject(new Error(`no such message; got ${JSON.stringify(messages)}`))
-        setTimeout(check, 20)
-      }
-      check()
-    })
-    return { ws, messages, next }
-  }
+  type Client = LiveQuerySocket
+  const open = (url: string): Promise<Client> => openLiveQuerySocket(url, WAIT_MS)
 
   async function connected (url: string): Promise<Client> {
     const client = await open(url)
