@@ -40,6 +40,15 @@ t.test('a _User model must extend Parse.User', async (t) => {
   t.throws(() => ParseClass('_User')(class Person extends BaseModel {}), /@ParseClass\('_User'\) on Person: a _User model must extend Parse\.User \(class Person extends Parse\.User\)/)
 })
 
+// The role helpers (addUsersToRole, seed memberships) call getUsers()/getRoles() on every _Role row, and the SDK's
+// session and installation rows carry their own methods: a BaseModel registered there broke them.
+t.test('a _Role, _Session or _Installation model must extend the SDK\'s class for it', async (t) => {
+  for (const [className, sdk] of [['_Role', 'Parse.Role'], ['_Session', 'Parse.Session'], ['_Installation', 'Parse.Installation']]) {
+    const pattern = new RegExp(`@ParseClass\\('${className}'\\) on Plain: a ${className} model must extend ${sdk.replace('.', '\\.')} \\(class Plain extends ${sdk.replace('.', '\\.')}\\)`)
+    t.throws(() => ParseClass(className)(class Plain extends BaseModel {}), pattern, className)
+  }
+})
+
 t.test('with a _User model on Parse.User, a logged-in user uploads files and handlers act as the caller; odd login bodies are 4xx', async (t) => {
   // /installations is closed by default; a push application opens it.
   const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/files/*', methods: ['POST'] }, { path: '/installations' }, { path: '/installations/*' }, { path: '/classes/_User/*', methods: ['PUT'] }] })

@@ -58,18 +58,33 @@ function declareField (prototype: object, field: FieldDefinition): void {
   })
 }
 
+/**
+ * Parse's system classes that the SDK builds as classes of its own: Parse Server and the kit build every row of
+ * one as the registered class and call the SDK class's methods on it. A BaseModel there answered 500 to a
+ * logged-in user's file upload (_isLinked) and to every handler's asCaller (getSessionToken) for _User; the
+ * role helpers (addUsersToRole, seed memberships) call getUsers() and getRoles() on a _Role.
+ */
+const SDK_CLASS_OF: Record<string, { sdk: () => abstract new (...args: never[]) => object, name: string }> = {
+  _User: { sdk: () => Parse.User, name: 'Parse.User' },
+  _Role: { sdk: () => Parse.Role, name: 'Parse.Role' },
+  _Session: { sdk: () => Parse.Session, name: 'Parse.Session' },
+  _Installation: { sdk: () => Parse.Installation, name: 'Parse.Installation' }
+}
+
+function refuseSystemClassOnPlainModel (className: string, target: { name: string, prototype: unknown }): void {
+  const own = Object.hasOwn(SDK_CLASS_OF, className) ? SDK_CLASS_OF[className] : undefined
+  if (!own || target.prototype instanceof own.sdk()) return
+  const noun = className.slice(1)
+  throw new ModelDeclarationError(`@ParseClass('${className}') on ${target.name}: a ${className} model must extend ${own.name} (class ${target.name} extends ${own.name}), not BaseModel: Parse Server and the kit build every ${noun.toLowerCase()} row as this class and call ${own.name}'s methods on it`)
+}
+
 export function ParseClass (className: string, options: ClassOptions = {}) {
   return function <T extends ModelClass> (target: T, context?: unknown): T {
     assertLegacyDecorator('@ParseClass', context)
     if (!(target.prototype instanceof Parse.Object)) {
       throw new ModelDeclarationError(`@ParseClass('${className}') on ${target.name}: the class must extend BaseModel (or Parse.Object / Parse.User)`)
     }
-    // Parse Server builds every user (a session's, request.user) as the class registered for _User and calls
-    // Parse.User's methods on it: a BaseModel there answered 500 to a logged-in user's file upload (_isLinked)
-    // and to every handler's asCaller (getSessionToken).
-    if (className === '_User' && !(target.prototype instanceof Parse.User)) {
-      throw new ModelDeclarationError(`@ParseClass('_User') on ${target.name}: a _User model must extend Parse.User (class ${target.name} extends Parse.User), not BaseModel: Parse Server builds every user as this class and calls Parse.User's methods on it`)
-    }
+    refuseSystemClassOnPlainModel(className, target)
     const fields = takePendingFields(target)
     checkClassOptions(className, target.name, options, fields)
     const file = declaringFile()
