@@ -40,7 +40,7 @@ t.test('names Parse refuses fail when the model file is imported', async (t) => 
   t.throws(() => ParseField({ type: 'String' })(Probe.prototype, '2fast'), /Parse refuses the field name "2fast"/)
   t.throws(() => ParseField({ type: 'String' })(Probe.prototype, 'length'), /Parse refuses the field name "length"/)
   t.throws(() => ParseClass('_Secret')(Probe), /@ParseClass\('_Secret'\) on Probe: Parse refuses the class name/)
-  t.doesNotThrow(() => ParseClass('_Installation')(class Installation extends BaseModel {}), 'Parse system classes may be declared')
+  t.doesNotThrow(() => ParseClass('_Installation')(class Installation extends Parse.Installation {}), 'Parse system classes may be declared, on the SDK class for them')
 })
 
 t.test('@ParseField stacked on @ParseVersionField is refused at import', async (t) => {
