@@ -276,13 +276,17 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (badClass) return reply.code(400).send({ code: Parse.Error.INVALID_CLASS_NAME, error: `Request refused: ${badClass}.` })
   const badWrite = writeProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, writeProblem) : undefined)
   if (badWrite) return reply.code(400).send({ code: Parse.Error.INVALID_JSON, error: `Request refused: ${badWrite}.` })
-  if (EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, '')) && options.emailMissing.length > 0) {
-    return reply.code(400).send({
-      code: Parse.Error.OPERATION_FORBIDDEN,
-      error: `Password reset and email verification are not set up on this server: set Parse Server option${options.emailMissing.length > 1 ? 's' : ''} ` +
-        `${options.emailMissing.join(', ')} (parseServerOptions).`
-    })
-  }
+  // Inside a /batch too: there Parse answers the missing setup with code 1 and its own wording.
+  const emailOff = (_method: string, innerPath: string) => emailNotSetUp(innerPath, options.emailMissing)
+  const noEmail = emailOff(method, path) ?? (batch ? innerProblem(request, options, emailOff) : undefined)
+  if (noEmail) return reply.code(400).send({ code: Parse.Error.OPERATION_FORBIDDEN, error: noEmail })
+}
+
+/** Why an email route (password reset, verification) cannot run here: the Parse Server options it lacks. */
+function emailNotSetUp (path: string, missing: string[]): string | undefined {
+  if (missing.length === 0 || !EMAIL_ROUTES.has(path.toLowerCase().replace(/\/$/, ''))) return undefined
+  return `Password reset and email verification are not set up on this server: set Parse Server option${missing.length > 1 ? 's' : ''} ` +
+    `${missing.join(', ')} (parseServerOptions).`
 }
 
 const isBatch = (method: string, path: string) => method === 'POST' && path.toLowerCase().replace(/\/$/, '') === '/batch'
