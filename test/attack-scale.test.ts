@@ -1,0 +1,106 @@
+// The data-at-scale surfaces against a hostile client: finds with huge
+// `where` lists, counts and limits at their bounds, keyset cursors replayed
+// by another caller or on another list, and odd session tokens. One kit.
+// Runs on either database lane.
+import t from 'tap'
+import Parse from 'parse/node'
+import { BaseModel, CloudFunction, pageRows, pagingFields, ParseClass, ParseField, Route, type CloudRequest } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+
+@ParseClass('Heap', { protectedFields: { '*': ['secret'] } })
+class Heap extends BaseModel {
+  @ParseField({ type: 'Number' }) declare seq: number
+  @ParseField({ type: 'String' }) declare label: string
+  @ParseField({ type: 'String' }) declare secret: string
+}
+
+@Route('heap')
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- declared for its decorators only
+class HeapFunctions {
+  @CloudFunction({ methods: ['GET'], validation: { fields: { ...pagingFields, sortBy: { type: String, options: ['createdAt', 'seq', 'secret'] } } } })
+  static async list (request: CloudRequest<{ limit?: number, after?: string, sortBy?: string }>) {
+    return pageRows(new Parse.Query(Heap), request, { limit: request.params.limit, sortBy: request.params.sortBy, count: 'exact' })
+  }
+
+  @CloudFunction({ methods: ['GET', 'POST'], requiresAuth: true })
+  static async whoami (request: CloudRequest) {
+    return { user: request.user?.id ?? null }
+  }
+}
+
+type Page = { results: Array<{ objectId: string, seq?: number, secret?: string }>, next: string | null, count?: number }
+
+t.test('data at scale, as a hostile client', async (t) => {
+  const kit = await startKit(t, { allowAuthRoutes: true, allowedRoutes: [{ path: '/classes/Heap', methods: ['GET', 'POST'] }, { path: '/batch', methods: ['POST'] }] })
+  const alice = await kit.signUp('scale-alice')
+  const asAlice = { ...appHeaders, 'x-parse-session-token': alice.token }
+  // Twelve rows: the even ones public, the odd ones alice's alone.
+  await Parse.Object.saveAll(Array.from({ length: 12 }, (_, i) => {
+    const row = new Heap({ seq: i % 4, label: `row ${i}`, secret: `secret ${i}` } as never)
+    if (i % 2 === 1) row.setACL(new Parse.ACL({ [alice.id]: { read: true } } as never))
+    return row
+  }), { useMasterKey: true })
+
+  t.test('a where of more values than the databases take is 400 naming where, not a 500', async (t) => {
+    const many = (n: number, of: (i: number) => unknown = (i) => i) => Array.from({ length: n }, (_, i) => of(i))
+    const refusal = { code: 102, error: 'Request refused: where holds more than 10000 values (each item of a $in list is one): split it into several queries.' }
+    // A GET with its where in the body (the SDKs' POST with _method: GET): the query string is bounded by the header size.
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['$in of 100,000 numbers, counted', { where: { seq: { $in: many(100_000) } }, count: 1, limit: 0 }],
+      ['$in of 100,000 ids', { where: { objectId: { $in: many(100_000, (i) => `id${i}`) } } }],
+      ['$nin of 100,000 strings', { where: { label: { $nin: many(100_000, (i) => `x${i}`) } } }],
+      ['$or of 60,000 branches', { where: { $or: many(60_000, (i) => ({ seq: i })) } }],
+      ['two lists of 6,000', { where: { seq: { $in: many(6000) }, label: { $nin: many(6000, String) } } }]
+    ]
+    for (const [name, query] of cases) {
+      for (const [who, headers] of [['anonymous', appHeaders], ['master key', masterHeaders]] as const) {
+        const answer = await kit.request('POST', '/parse/classes/Heap', { headers, body: { _method: 'GET', ...query } })
+        t.equal(answer.status, 400, `${name}, ${who}: 400`)
+        t.same(answer.json, refusal, `${name}, ${who}: names where`)
+      }
+    }
+    const inBatch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests: [{ method: 'GET', path: '/parse/classes/Heap', body: { where: { seq: { $in: many(100_000) } } } }] } })
+    t.equal(inBatch.status, 400, 'inside a /batch: 400')
+    t.same(inBatch.json, refusal)
+    // At the bound: answered.
+    const atBound = await kit.request('POST', '/parse/classes/Heap', { headers: appHeaders, body: { _method: 'GET', where: { seq: { $in: many(10_000) } }, count: 1, limit: 0 } })
+    t.equal(atBound.status, 200, atBound.text.slice(0, 200))
+    t.equal(atBound.json.count, 6, '10,000 values: the public rows counted')
+  })
+
+  t.test('held: a cursor replayed by another caller reads only what that caller may read', async (t) => {
+    const first = (await kit.request('GET', '/parse/heap/list?sortBy=seq&limit=3', { headers: asAlice })).json as Page
+    t.equal(first.count, 12, 'alice counts every row')
+    t.ok(first.next)
+    const anonymous = await kit.request('GET', `/parse/heap/list?sortBy=seq&limit=20&after=${encodeURIComponent(first.next!)}`, { headers: appHeaders })
+    t.equal(anonymous.status, 200)
+    const page = anonymous.json as Page
+    const publicIds = new Set((await new Parse.Query(Heap).find()).map((row) => row.id))
+    t.equal(page.count, 6, 'anonymous: the public rows counted')
+    t.ok(page.results.length > 0 && page.results.every((row) => publicIds.has(row.objectId)), 'anonymous: public rows only')
+    t.ok(page.results.every((row) => row.secret === undefined), 'no protected field')
+  })
+
+  t.test('held: a list ordered by a protected field is refused for a caller it is hidden from', async (t) => {
+    const answer = await kit.request('GET', '/parse/heap/list?sortBy=secret&limit=2', { headers: asAlice })
+    t.equal(answer.status, 400)
+    t.same(answer.json, { code: 119, error: 'Permission denied' })
+    const master = await kit.request('GET', '/parse/heap/list?sortBy=secret&limit=2', { headers: masterHeaders })
+    t.equal(master.status, 200, 'the master key may')
+  })
+
+  t.test('held: odd session tokens are 4xx on /users/me and on a declared function', async (t) => {
+    const tokens = ['r:', `r:${'x'.repeat(8000)}`, 'r:\u00e9\u00e9', `${alice.token}, ${alice.token}`]
+    for (const token of tokens) {
+      for (const path of ['/parse/users/me', '/parse/functions/whoami']) {
+        const answer = await kit.request('GET', path, { headers: { ...appHeaders, 'x-parse-session-token': Buffer.from(token, 'utf8').toString('latin1') } })
+        t.same([answer.status, answer.json], [400, { code: 209, error: 'Invalid session token' }], `${path}, ${JSON.stringify(token.slice(0, 12))}…: 209`)
+      }
+    }
+    for (const token of [5, [alice.token], { a: 1 }, null, '']) {
+      const answer = await kit.request('POST', '/parse/functions/whoami', { contentType: 'text/plain', body: JSON.stringify({ _ApplicationId: 'test-app', _SessionToken: token }) })
+      t.equal(answer.status, 400, `text/plain _SessionToken ${JSON.stringify(token)}: 400`)
+      t.equal(answer.json.code, 101, 'no session: authentication required')
+    }
+  })
+})
