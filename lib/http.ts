@@ -124,6 +124,8 @@ function readLimited (payload: NodeJS.ReadableStream, limit: number, declared: s
  * A declared function's customErrorMessage replaces the text of its validation refusals too (the code stays 142).
  */
 export function replyWithParseShape (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  // A handler's `throw null`: reading it failed here, and Fastify answered its own 500 shape with this file's TypeError.
+  if (error === null || error === undefined) error = new Error(`a handler threw ${String(error)}`)
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
     const config = request.routeOptions.config

@@ -39,7 +39,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
       let outcome: Outcome
       try {
         const value = await inSpan(`fpk.job ${name}`, { 'fpk.job.name': name, 'fpk.job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log))
-        outcome = { status: 'succeeded', message: typeof value === 'string' ? value : undefined }
+        outcome = { status: 'succeeded', message: typeof value === 'string' ? storable(value) : undefined }
       } catch (error) {
         outcome = { status: 'failed', message: messageOf(error), error }
       }
@@ -166,6 +166,23 @@ function sleep (ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
+/**
+ * What a run ended with, as text its _JobStatus row can hold. A job may throw
+ * anything: an object without a prototype (String() throws: the run's end was
+ * never written and the rejection ended the process), an Error whose message
+ * is not text or holds a NUL character (the row's save was refused: the row
+ * said "running" until another instance reported the run lost and ran it again).
+ */
 function messageOf (error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  try {
+    const message = error instanceof Error ? error.message : error
+    return storable(typeof message === 'string' ? message : String(message))
+  } catch {
+    return 'threw a value that cannot be written as text'
+  }
+}
+
+/** PostgreSQL stores no NUL character: it becomes U+FFFD in a run's message. */
+function storable (text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text
 }

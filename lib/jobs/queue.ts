@@ -9,6 +9,7 @@ import { Value } from '../typebox.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 import { JobUnknownError, QueueOffError } from '../errors.js'
 import { afterCommit } from '../storage/transaction.js'
+import { nulPath } from '../storage/nul.js'
 import { COMPLETED, openQueueEngine, type DeadJob, type QueueEngine, type QueuedEnd, type QueuedJob } from '../storage/queue.js'
 import type { Database } from '../storage/database.js'
 import { declaredJobs, jobName, type JobDeclaration } from './registry.js'
@@ -76,31 +77,64 @@ export async function enqueue (name: string, params: Record<string, unknown> = {
   checkParams(name, declaration, params)
   const startAfter = startOf(name, options)
   const retries = options.retries ?? declaration.options.retries ?? 0
-  if (!Number.isInteger(retries) || retries < 0) throw new JobUnknownError(`enqueue("${name}"): option "retries" must be a whole number ≥ 0 (got ${JSON.stringify(options.retries)})`)
-  if (options.priority !== undefined && !Number.isInteger(options.priority)) throw new JobUnknownError(`enqueue("${name}"): option "priority" must be a whole number (got ${JSON.stringify(options.priority)})`)
-  if (options.dedupeKey !== undefined && (typeof options.dedupeKey !== 'string' || options.dedupeKey === '')) throw new JobUnknownError(`enqueue("${name}"): option "dedupeKey" must be a non-empty string`)
+  // The queue's columns are PostgreSQL integers: a value past them failed the statement (22003) as a bare error.
+  if (!isInt32(retries) || retries < 0) throw new JobUnknownError(`enqueue("${name}"): option "retries" must be a whole number from 0 to ${INT32_MAX} (got ${shown(options.retries)})`)
+  if (options.priority !== undefined && !isInt32(options.priority)) throw new JobUnknownError(`enqueue("${name}"): option "priority" must be a whole number from ${-INT32_MAX - 1} to ${INT32_MAX} (got ${shown(options.priority)})`)
+  checkDedupeKey(name, options.dedupeKey)
+  const backoffMs = options.backoffMs ?? declaration.options.backoffMs
+  if (backoffMs !== undefined && !(typeof backoffMs === 'number' && backoffMs >= 0 && backoffSeconds(backoffMs) <= INT32_MAX)) {
+    throw new JobUnknownError(`enqueue("${name}"): option "backoffMs" must be a number of milliseconds from 0 to ${INT32_MAX * 1000} (got ${shown(options.backoffMs)})`)
+  }
   const queued = await engine.send(name, { params }, {
     startAfter,
     dedupeKey: options.dedupeKey,
     priority: options.priority,
     retries,
-    backoffSeconds: backoffSeconds(options.backoffMs ?? declaration.options.backoffMs)
+    backoffSeconds: backoffSeconds(backoffMs)
   })
   // This instance's idle workers look at once (after the commit, inside a transaction).
   if (!startAfter) await afterCommit(() => engine.wake(name))
   return queued
 }
 
+const INT32_MAX = 2_147_483_647
+/** The first instant PostgreSQL cannot read from the ISO text the queue sends (year 10000: "+010000-…"). */
+const LAST_START_MS = Date.UTC(10_000, 0, 1)
+/** Longest dedupe key: the queue keeps it in a unique index, whose entries PostgreSQL bounds to about 2.7 kB. */
+const DEDUPE_KEY_MAX = 512
+
+function isInt32 (value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= -INT32_MAX - 1 && (value as number) <= INT32_MAX
+}
+
+/** An option's value in a refusal (BigInt and other values JSON cannot write included). */
+function shown (value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return typeof value
+  }
+}
+
+function checkDedupeKey (name: string, key: unknown): void {
+  if (key === undefined) return
+  if (typeof key !== 'string' || key === '' || key.length > DEDUPE_KEY_MAX || key.includes('\u0000')) {
+    throw new JobUnknownError(`enqueue("${name}"): option "dedupeKey" must be a non-empty string of at most ${DEDUPE_KEY_MAX} characters without the NUL character (got ${typeof key === 'string' ? `${key.length} characters` : typeof key})`)
+  }
+}
+
 function startOf (name: string, options: EnqueueOptions): Date | undefined {
   const { delayMs, runAt } = options
-  if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
-    throw new JobUnknownError(`enqueue("${name}"): option "delayMs" must be a number of milliseconds ≥ 0 (got ${JSON.stringify(delayMs)})`)
+  if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || Date.now() + delayMs >= LAST_START_MS)) {
+    throw new JobUnknownError(`enqueue("${name}"): option "delayMs" must be a number of milliseconds ≥ 0 that ends before the year 10000 (got ${shown(delayMs)})`)
   }
-  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()))) {
-    throw new JobUnknownError(`enqueue("${name}"): option "runAt" must be a valid Date`)
+  if (runAt !== undefined && (!(runAt instanceof Date) || Number.isNaN(runAt.getTime()) || runAt.getTime() >= LAST_START_MS)) {
+    throw new JobUnknownError(`enqueue("${name}"): option "runAt" must be a valid Date before the year 10000`)
   }
   if (delayMs !== undefined && runAt !== undefined) throw new JobUnknownError(`enqueue("${name}"): give "delayMs" or "runAt", not both`)
-  if (runAt) return runAt
+  // A time already past runs as soon as a worker looks (any year, as PostgreSQL reads it: now).
+  if (runAt) return runAt.getTime() > Date.now() ? runAt : new Date()
   return delayMs ? new Date(Date.now() + delayMs) : undefined
 }
 
@@ -109,11 +143,30 @@ function checkParams (name: string, declaration: JobDeclaration, params: unknown
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: params must be an object`)
   }
+  checkJson(name, params)
   const schema = declaration.options.params
   if (!schema || Value.Check(schema, params)) return
   const first = Value.Errors(schema, params).First()
   const param = first?.path.replace(/^\//, '').replace(/\//g, '.') || '(params)'
   throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: param ${param}: ${first?.message ?? 'does not fit the declaration'}`)
+}
+
+/** A NUL character as JSON writes it (\u0000), not the text "\u0000" (which JSON writes with its backslash escaped). */
+const JSON_NUL = /(?<!\\)(?:\\\\)*\\u0000/
+
+/**
+ * The params as the queue will store them (jsonb): a BigInt or a cycle failed
+ * the send with a bare error (a cycle only at the database's read timeout, 10 s
+ * later), and PostgreSQL's jsonb takes no NUL character (22P05).
+ */
+function checkJson (name: string, params: object): void {
+  let text: string
+  try {
+    text = JSON.stringify(params)
+  } catch (error) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: params must be JSON (${(error as Error)?.message?.split('\n')[0] ?? 'not serializable'})`)
+  }
+  if (JSON_NUL.test(text)) throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${name}: param ${nulPath(JSON.parse(text)) ?? '(params)'} must not contain the NUL character (\\u0000)`)
 }
 
 /** Whether enqueue() works in the running kit (jobs.queue on PostgreSQL, booted): code that also runs without a queue picks its way with it. */

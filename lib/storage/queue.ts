@@ -83,6 +83,8 @@ export interface QueueEngineSettings {
   deadLetterDays: number
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** The dead-letter queue of a job's queue. */
 export function deadLetterQueue (name: string): string {
   return `${name}__dead`
@@ -296,6 +298,8 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       return rows.map((row) => ({ id: String(row.id), data: row.data ?? {}, diedAt: new Date(row.created_on) }))
     },
     async rerun (name, id) {
+      // The queue's ids are UUIDs: any other text is no dead job (PostgreSQL refused it, 22P02).
+      if (typeof id !== 'string' || !UUID.test(id)) return undefined
       const dead = deadLetterQueue(name)
       // One transaction: the dead copy goes only with the new job in.
       return await client.tx(async (t) => {

@@ -1,0 +1,137 @@
+// Jobs, queued work and handler results attacked as an application would:
+// what a job throws or returns (an object without a prototype, an Error whose
+// message is not text or holds a NUL character), a handler's `throw null`,
+// enqueue options past what the queue's columns hold, params JSON cannot
+// write, and ids that are not the queue's. Before: a run left its _JobStatus
+// row "running" (or ended the process), `throw null` answered Fastify's own
+// 500 shape, and enqueue failed with PostgreSQL's bare errors. One kit.
+import t from 'tap'
+import Parse from 'parse/node'
+import { CloudFunction, Job, Route, enqueue, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
+import { currentDatabase } from '../lib/storage/database.js'
+import { pgDatabase } from '../lib/parse/adapter-internals.js'
+import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
+import { until } from './helpers/until.js'
+import { scaled } from './helpers/time-scale.js'
+
+/** What the job `odd` does, by its params' `kind`. */
+const outcomes: Record<string, () => unknown> = {
+  bareObject: () => { throw Object.create(null) },
+  objectMessage: () => { const error = new Error('x'); (error as { message: unknown }).message = { a: 1 }; throw error },
+  nulMessage: () => { throw new Error('bad\u0000text') },
+  nulResult: () => 'done\u0000',
+  fine: () => 'fine'
+}
+
+class OddJobs {
+  @Job()
+  static odd (request: JobRequest<{ kind: string }>) { return outcomes[request.params.kind]() }
+
+  @Job()
+  static bounded () {}
+}
+
+@Route('odd')
+class OddFunctions {
+  @CloudFunction({ methods: ['POST'] })
+  static throws (request: CloudRequest) {
+    throw (request.params.what === 'null' ? null : undefined)
+  }
+}
+void OddJobs
+void OddFunctions
+
+t.test('jobs, queued work and handler results at their edges', async (t) => {
+  const unhandled: unknown[] = []
+  const record = (reason: unknown) => { unhandled.push(reason) }
+  process.on('unhandledRejection', record)
+  t.teardown(() => { process.off('unhandledRejection', record) })
+  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), functions: [OddJobs, OddFunctions], jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
+  const master = { useMasterKey: true } as const
+  const rowEnd = async (jobId: string) => {
+    const row = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
+    await until(`run ${jobId} to end`, async () => (await row.fetch(master)).get('status') !== 'running', scaled(20_000))
+    return [row.get('status'), row.get('message')]
+  }
+
+  t.test('a job that throws or returns what its row cannot hold as is: the run ends, recorded, and the process lives', async (t) => {
+    const expected: Record<string, [string, string]> = {
+      bareObject: ['failed', 'threw a value that cannot be written as text'],
+      objectMessage: ['failed', '[object Object]'],
+      nulMessage: ['failed', 'bad\uFFFDtext'],
+      nulResult: ['succeeded', 'done\uFFFD']
+    }
+    for (const [kind, end] of Object.entries(expected)) {
+      const started = await kit.request('POST', '/parse/jobs/odd', { headers: masterHeaders, body: { kind } })
+      t.equal(started.status, 200, started.text)
+      t.same(await rowEnd(started.headers.get('x-parse-job-status-id')!), end, `started by hand, ${kind}: ${end.join(', ')}`)
+    }
+    // Queued: each run ends on its row, and the queue's worker goes on to the next job.
+    for (const kind of [...Object.keys(expected), 'fine']) await enqueue('odd', { kind })
+    const runs = () => new Parse.Query('_JobStatus').equalTo('jobName', 'odd').startsWith('source', 'queue').limit(100).find(master)
+    await until('the queued runs to end', async () => (await runs()).filter((row) => row.get('status') !== 'running').length === 5, scaled(30_000))
+    t.same((await runs()).map((row) => row.get('params').kind + ' ' + row.get('status')).sort(), [
+      'bareObject failed', 'fine succeeded', 'nulMessage failed', 'nulResult succeeded', 'objectMessage failed'
+    ])
+    t.same(unhandled, [], 'no unhandled rejection')
+  })
+
+  t.test('a handler that throws null or undefined answers the kit\'s 500 shape, on both routes', async (t) => {
+    for (const what of ['null', 'undefined']) {
+      for (const url of ['/parse/odd/throws', '/parse/functions/throws']) {
+        const answer = await kit.request('POST', url, { headers: appHeaders, body: { what } })
+        t.equal(answer.status, 500, `${url} throw ${what}`)
+        t.same(answer.json, { code: Parse.Error.INTERNAL_SERVER_ERROR, error: 'Internal server error' }, `${url} throw ${what}: ${answer.text}`)
+      }
+    }
+  })
+
+  t.test('enqueue options past what the queue holds, and params JSON cannot write, are refused naming the option; nothing is queued', async (t) => {
+    const circular: Record<string, unknown> = {}
+    circular.self = circular
+    const refused: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [
+      ['priority 1e10', {}, { priority: 1e10 }, /option "priority" must be a whole number from -2147483648 to 2147483647/],
+      ['priority 1.5', {}, { priority: 1.5 }, /option "priority"/],
+      ['retries 1e10', {}, { retries: 1e10 }, /option "retries" must be a whole number from 0 to 2147483647/],
+      ['retries -1', {}, { retries: -1 }, /option "retries"/],
+      ['backoffMs NaN', {}, { backoffMs: Number.NaN }, /option "backoffMs" must be a number of milliseconds/],
+      ['backoffMs -5000', {}, { backoffMs: -5000 }, /option "backoffMs"/],
+      ['backoffMs 1e15', {}, { backoffMs: 1e15 }, /option "backoffMs"/],
+      ['backoffMs "5"', {}, { backoffMs: '5' }, /option "backoffMs"/],
+      ['delayMs 1e15', {}, { delayMs: 1e15 }, /option "delayMs" must be a number of milliseconds ≥ 0 that ends before the year 10000/],
+      ['delayMs 1e16', {}, { delayMs: 1e16 }, /option "delayMs"/],
+      ['delayMs -1', {}, { delayMs: -1 }, /option "delayMs"/],
+      ['runAt year 275760', {}, { runAt: new Date(8.64e15) }, /option "runAt" must be a valid Date before the year 10000/],
+      ['runAt text', {}, { runAt: '2030-01-01' }, /option "runAt"/],
+      ['dedupeKey with NUL', {}, { dedupeKey: 'a\u0000b' }, /option "dedupeKey" must be a non-empty string of at most 512 characters without the NUL character/],
+      ['dedupeKey 10 kB', {}, { dedupeKey: 'k'.repeat(10_000) }, /option "dedupeKey".*\(got 10000 characters\)/],
+      ['dedupeKey object', {}, { dedupeKey: {} }, /option "dedupeKey"/],
+      ['params BigInt', { n: 1n }, {}, /^bounded: params must be JSON \(Do not know how to serialize a BigInt\)$/],
+      ['params circular', circular, {}, /^bounded: params must be JSON \(Converting circular structure to JSON/],
+      ['params NUL', { deep: [{ text: 'a\u0000' }] }, {}, /^bounded: param deep\/0\/text must not contain the NUL character/],
+      ['params NUL key', { 'k\u0000': 1 }, {}, /^bounded: param k\\u0000 must not contain the NUL character/]
+    ]
+    for (const [what, params, options, message] of refused) {
+      const error = await enqueue('bounded', params, options).then(() => undefined, (caught: unknown) => caught as { code?: unknown, message?: string })
+      t.match(error, { message }, `${what}: ${error?.message}`)
+      t.ok(error?.code === 'FPK_ERR_JOB_UNKNOWN' || error?.code === Parse.Error.VALIDATION_ERROR, `${what}: FPK_ERR_JOB_UNKNOWN or 142 (${String(error?.code)})`)
+    }
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    t.same(await client.any('SELECT id FROM pgboss.job WHERE name = $1', ['bounded']), [], 'nothing queued')
+    // At the bounds: stored, and a past runAt runs now.
+    const text = { text: 'a \\u0000 that is text', n: Number.NaN }
+    await enqueue('bounded', text, { priority: -2_147_483_648, retries: 2_147_483_647, dedupeKey: 'k'.repeat(512), delayMs: 60_000 })
+    const past = await enqueue('bounded', {}, { runAt: new Date(-1e15) })
+    const [stored] = await client.any('SELECT data FROM pgboss.job WHERE name = $1 AND singleton_key = $2', ['bounded', `dedupe:${'k'.repeat(512)}`])
+    t.same(stored.data, { params: { text: 'a \\u0000 that is text', n: null } }, 'the text "\\u0000" is no NUL character')
+    await until('the past runAt to run', async () => (await client.any('SELECT 1 FROM pgboss.job WHERE id = $1 AND state = \'completed\' UNION ALL SELECT 1 FROM pgboss.archive WHERE id = $1', [past.id])).length > 0, scaled(30_000))
+  })
+
+  t.test('a dead job id that is not the queue\'s is no dead job, by hand and through kitRerunDeadJobs', async (t) => {
+    t.equal(await rerunDeadJob('bounded', 'not-a-uuid'), undefined)
+    t.equal(await rerunDeadJob('bounded', {} as unknown as string), undefined)
+    const started = await kit.request('POST', '/parse/jobs/kitRerunDeadJobs', { headers: masterHeaders, body: { job: 'bounded', id: 'not-a-uuid' } })
+    t.same(await rowEnd(started.headers.get('x-parse-job-status-id')!), ['succeeded', 'no dead job not-a-uuid of bounded'])
+  })
+})
