@@ -16,7 +16,7 @@
 // results/data-size.json, latest.* untouched), --only=<labels or keys>
 // (e.g. --only=6,6' : those scenarios and the ratios between them).
 // Env: BENCH_SECONDS (4), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE_SIZES
-// (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_SCALE_RATIO_ROUNDS (5 rounds of the boot ratio: kit with 0 and 1000 functions and bare Fastify, back to back), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
+// (10,100,1000), BENCH_SCALE_REPEATS (3 boots per size), BENCH_SCALE_RATIO_ROUNDS (9 rounds of the boot ratio: kit with 0 and 1000 functions and bare Fastify, back to back), BENCH_FSYNC=1, BENCH_SERVER_FLAGS (node flags for the server process),
 // BENCH_IDLE_SECONDS (60: the idle pause after the load, issue 51's memory row), IDLE_COLLECTION=30 (the example app's idleCollection on, as a generated project's environment turns it on; off by default),
 // BENCH_NOTE (a sentence printed at the top of latest.md, e.g. that the machine was busy),
 // BENCH_DATA_SIZES (1000,1000000) and the other BENCH_DATA_* of test/bench/data-size.ts.
@@ -59,7 +59,7 @@ const settings = {
   scaleSizes: [...new Set([0, ...(process.env.BENCH_SCALE_SIZES ?? '10,100,1000').split(',').map(Number)])].sort((a, b) => a - b),
   scaleRepeats: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_REPEATS ?? 3)),
   // Issue 51's boot ratio: rounds of the kit with 0 and 1000 functions and bare Fastify, back to back.
-  scaleRatioRounds: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_RATIO_ROUNDS ?? 5)),
+  scaleRatioRounds: quick ? 1 : Math.max(1, Number(process.env.BENCH_SCALE_RATIO_ROUNDS ?? 9)),
   profile: !args.has('--no-profile') && !memoryOnly,
   // The NestJS peer: unless --no-nest, or --only names none of its scenarios (labels N…, keys nest…).
   nest: !args.has('--no-nest') && (!only || only.some((name) => /^(N|nest)/.test(name))),
