@@ -265,6 +265,8 @@ async function startParse (b: Booting): Promise<void> {
     overrides
   })
   await schema.verify()
+  // Before the lock is released: another instance's Parse start redefines what this changes.
+  await database.afterParseStart()
   await releaseSchemaLock()
   lockSchemas(state, schema.config.lockSchemas === true)
   boundClientFields(state, schema.config.maxClientFields)

@@ -126,6 +126,8 @@ function operationProblem (field: string, value: unknown): string | undefined {
   const op = value.__op
   if (typeof op !== 'string' || !OPERATIONS.includes(op)) return `unknown __op ${JSON.stringify(op)} on ${field}; Parse takes ${OPERATIONS.join(', ')}`
   if (op === 'Increment' && typeof value.amount !== 'number') return `Increment on ${field} needs a number amount (got ${JSON.stringify(value.amount)})`
+  // PostgreSQL took a value that is not a list into jsonb_array_elements (a 500); MongoDB's adapter answers 107.
+  if ((op === 'Add' || op === 'AddUnique' || op === 'Remove') && !Array.isArray(value.objects)) return `${op} on ${field} needs objects: a list of values (got ${JSON.stringify(value.objects) ?? 'none'})`
   if ((op === 'AddRelation' || op === 'RemoveRelation') && !(Array.isArray(value.objects) && value.objects.length > 0 && value.objects.every(isJsonObject))) {
     return `${op} on ${field} needs objects: a list of pointers such as {"__type": "Pointer", "className": …, "objectId": …}`
   }

@@ -10,6 +10,7 @@ import { sessionFor, transactionScope } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
 import { refuseNul } from './nul.js'
+import { writeDataError } from './postgres/write-errors.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
@@ -61,7 +62,8 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
         const run = () => property === 'findOneAndUpdate' ? versionedUpdate(proxy, method, args) : method.apply(proxy, args)
         return withConflicts(run, args[at] == null).catch((error: unknown) => {
-          throw constraintViolation(error, args[0] as string, property === 'createObject' ? args[2] : args[3]) ?? error
+          throw constraintViolation(error, args[0] as string, property === 'createObject' ? args[2] : args[3]) ??
+            (kind === 'postgres' ? writeDataError(error, args[0] as string) : undefined) ?? error
         })
       }
     }

@@ -10,6 +10,7 @@ import { pingPostgres, postgresPoolSize, postgresProbe, waitForPostgresPool } fr
 import { boundedPoolOptions } from './postgres/bounded.js'
 import { markConnectionWaits } from './postgres/connection-waits.js'
 import { holdPostgresSchemaLock } from './postgres/schema-lock.js'
+import { keepArrayOrder } from './postgres/array-operations.js'
 import { pgDatabase } from '../parse/adapter-internals.js'
 import { wrapAdapter } from './adapter.js'
 import { pingMongo, probeMongo } from './mongo/probe.js'
@@ -60,6 +61,8 @@ interface OpenDatabase {
    * instance doing the same.
    */
   holdSchemaLock(onWait?: () => void): Promise<() => Promise<void>>
+  /** Call once Parse Server has started: redefines what Parse's initialization defined that the kit does otherwise (PostgreSQL's array functions). */
+  afterParseStart(): Promise<void>
   /** Call after Parse Server has shut down: waits for connections to close, then stops an embedded server. */
   close(): Promise<void>
 }
@@ -202,6 +205,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
         held.add(once)
         return once
       },
+      afterParseStart: async () => keepArrayOrder(pgDatabase(raw)!),
       async close () {
         availability.close()
         await Promise.all([...held].map((release) => release()))
@@ -227,6 +231,7 @@ function connect (uri: string, embedded: EmbeddedPostgres | undefined, filesDir:
     availability,
     poolSize,
     holdSchemaLock: async () => async () => {},
+    afterParseStart: async () => {},
     async close () {
       availability.close()
       // Parse's shutdown closes both clients; after a failed boot nobody did. Closing twice is harmless.

@@ -29,8 +29,20 @@ export function stampVersion (request: { object: Parse.Object, original?: Parse.
     throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: an update must carry the ${field} it was read at (objects fetched through the SDK send it). Fetch the object first, or use the master key to overwrite.`)
   }
   const read = request.object.get(field)
-  const base = typeof read === 'number' && Number.isInteger(read) && read >= 0 ? read : 0
+  // A version no read gives ("1", 1.5, -1, {}) was a 409 the client could never get past by reloading.
+  if (request.object.dirtyKeys().includes(field) && read !== undefined && read !== null && !isVersionNumber(read)) {
+    throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${request.object.className} uses optimistic locking: ${field} takes the whole number the object was read at (got ${describe(read)}).`)
+  }
+  const base = isVersionNumber(read) ? read : 0
   request.object.set(field, base + 1)
+}
+
+function isVersionNumber (value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0
+}
+
+function describe (value: unknown): string {
+  return value instanceof Date ? 'a Date' : (JSON.stringify(value) ?? typeof value).slice(0, 40)
 }
 
 /** The filter a versioned update adds: the stored version must be the one the save was based on. */

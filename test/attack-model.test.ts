@@ -1,0 +1,137 @@
+// The model surface as a client attacks it: array operations on what is
+// stored, operations whose objects are no list, numbers past what PostgreSQL
+// stores, and versions that no read gives. One kit for the file; runs on
+// either database lane (the parts the MongoDB stand-in cannot run are skipped
+// there with the reason).
+import t from 'tap'
+import Parse from 'parse/node'
+import { BaseModel, ParseClass, ParseField, ParseVersionField } from '../lib/index.js'
+import { appHeaders, lane, masterHeaders, needsRealMongo, startKit, type Kit } from './helpers/kit.js'
+import { sharedPostgres } from './helpers/shared-postgres.js'
+
+@ParseClass('Shelf')
+class Shelf extends BaseModel {
+  @ParseField({ type: 'Array' }) declare items: unknown[]
+  @ParseField({ type: 'Number' }) declare count: number
+  @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
+}
+void Shelf
+
+@ParseClass('Ledger')
+class Ledger extends BaseModel {
+  @ParseField({ type: 'Number' }) declare amount: number
+  @ParseVersionField() declare version: number
+}
+void Ledger
+
+let shared: Promise<Kit> | undefined
+const sharedKit = () => {
+  shared ??= (async () => startKit(t, {
+    ...await sharedPostgres(t),
+    allowedRoutes: [{ path: '/classes/*' }, { path: '/batch', methods: ['POST'] }]
+  }))()
+  return shared
+}
+
+const STORED = ['c', 'a', 'b', 'a', { k: 1 }, { k: 1 }, 'z']
+
+async function shelfWith (kit: Kit, items: unknown[]): Promise<{ id: string, items: () => Promise<unknown> }> {
+  const created = await kit.request('POST', '/parse/classes/Shelf', { headers: appHeaders, body: { items, count: 1, meta: { n: 1 } } })
+  if (created.status !== 201) throw new Error(created.text)
+  const id = created.json.objectId as string
+  return { id, items: async () => (await kit.request('GET', `/parse/classes/Shelf/${id}`, { headers: masterHeaders })).json.items }
+}
+
+t.test('Add appends to the stored array as it is: order and duplicates kept', { skip: needsRealMongo() }, async (t) => {
+  // Before: PostgreSQL's array_add took DISTINCT of the stored array: ["z","c","a","b",{"k":1},"d"], in the hash's order.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, STORED)
+  const added = await kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body: { items: { __op: 'Add', objects: ['d', 'a'] } } })
+  t.equal(added.status, 200, added.text)
+  t.same(await shelf.items(), [...STORED, 'd', 'a'])
+  t.same(added.json.items, [...STORED, 'd', 'a'], 'the answer says what is stored')
+})
+
+t.test('AddUnique appends each value not there yet, once, and keeps the stored array as it is', async (t) => {
+  // Before: array_add_unique took DISTINCT of both: the stored duplicates went and the order was lost.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, STORED)
+  const added = await kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body: { items: { __op: 'AddUnique', objects: ['d', 'a', { k: 1 }, 'e', 'd', { k: 2 }] } } })
+  t.equal(added.status, 200, added.text)
+  t.same(await shelf.items(), [...STORED, 'd', 'e', { k: 2 }])
+  const batch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { transaction: true, requests: [{ method: 'PUT', path: `/parse/classes/Shelf/${shelf.id}`, body: { items: { __op: 'AddUnique', objects: ['f', 'c'] } } }] } })
+  t.equal(batch.status, 200, batch.text)
+  t.same(await shelf.items(), [...STORED, 'd', 'e', { k: 2 }, 'f'], 'inside a transactional batch too')
+})
+
+t.test('Add, AddUnique and Remove whose objects are no list are 400 (107), not 500', async (t) => {
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, ['a'])
+  for (const op of ['Add', 'AddUnique', 'Remove']) {
+    for (const objects of [5, 'x', { a: 1 }, null, undefined]) {
+      const body = { items: { __op: op, objects } }
+      const refused = await kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body })
+      t.equal(refused.status, 400, `${JSON.stringify(body)} → 400 (${refused.text.slice(0, 160)})`)
+      t.match(refused.json, { code: Parse.Error.INVALID_JSON, error: new RegExp(`${op} on items needs objects: a list`) })
+    }
+  }
+  const inBatch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { transaction: true, requests: [{ method: 'PUT', path: `/parse/classes/Shelf/${shelf.id}`, body: { items: { __op: 'AddUnique', objects: 'x' } } }] } })
+  t.match({ status: inBatch.status, json: inBatch.json }, { status: 400, json: { code: Parse.Error.INVALID_JSON } }, `inside a batch (${inBatch.text.slice(0, 160)})`)
+  t.same(await shelf.items(), ['a'], 'nothing written')
+})
+
+t.test('on PostgreSQL, a save PostgreSQL cannot store as a number is 400 (111), not 500', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL\'s data exceptions' }, async (t) => {
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, [])
+  const put = (body: unknown) => kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body })
+  t.equal((await put({ count: 1e308, meta: { n: 1.5, s: 'text' } })).status, 200)
+  const cases: Array<[string, unknown]> = [
+    ['an Increment past the largest Number', { count: { __op: 'Increment', amount: 1e308 } }],
+    ['an Increment of an Object\'s key that holds a fraction', { 'meta.n': { __op: 'Increment', amount: 1 } }],
+    ['an Increment of an Object\'s key that holds text', { 'meta.s': { __op: 'Increment', amount: 1 } }]
+  ]
+  for (const [what, body] of cases) {
+    const refused = await put(body)
+    t.equal(refused.status, 400, `${what} → 400 (${refused.text.slice(0, 200)})`)
+    t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error: /^Shelf: PostgreSQL cannot store this save/ })
+  }
+  const batch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { transaction: true, requests: [{ method: 'PUT', path: `/parse/classes/Shelf/${shelf.id}`, body: { count: { __op: 'Increment', amount: 1e308 } } }] } })
+  t.match({ status: batch.status, json: batch.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE } }, `inside a transactional batch (${batch.text.slice(0, 200)})`)
+  const stored = await kit.request('GET', `/parse/classes/Shelf/${shelf.id}`, { headers: masterHeaders })
+  t.match(stored.json, { count: 1e308, meta: { n: 1.5, s: 'text' } }, 'nothing written')
+  const fits = await put({ count: { __op: 'Increment', amount: -1e308 } })
+  t.equal(fits.status, 200, `an Increment within range still applies (${fits.text})`)
+})
+
+t.test('a version no read gives is 400 (142) naming it, not a conflict a reload never ends', async (t) => {
+  const kit = await sharedKit()
+  const created = await kit.request('POST', '/parse/classes/Ledger', { headers: appHeaders, body: { amount: 1 } })
+  t.equal(created.status, 201, created.text)
+  const id = created.json.objectId as string
+  const refusedVersion = /Ledger uses optimistic locking: version takes the whole number the object was read at/
+  // Before: each answered 409 CONFLICT; the client reloads, reads 1, sends "1" again, and never gets through.
+  for (const version of ['1', 1.5, -1, true, {}, [1], { __type: 'Date', iso: '2026-01-01T00:00:00.000Z' }]) {
+    for (const headers of [appHeaders, masterHeaders]) {
+      const refused = await kit.request('PUT', `/parse/classes/Ledger/${id}`, { headers, body: { amount: 2, version } })
+      t.equal(refused.status, 400, `version ${JSON.stringify(version)}${headers === masterHeaders ? ' (master key)' : ''} → 400 (${refused.text.slice(0, 160)})`)
+      t.match(refused.json, { code: Parse.Error.VALIDATION_ERROR, error: refusedVersion })
+    }
+  }
+  const batch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { requests: [{ method: 'PUT', path: `/parse/classes/Ledger/${id}`, body: { amount: 3, version: '1' } }] } })
+  t.match(batch.json, [{ error: { code: Parse.Error.VALIDATION_ERROR, error: refusedVersion } }], `inside a batch (${batch.text.slice(0, 160)})`)
+  const stale = await kit.request('PUT', `/parse/classes/Ledger/${id}`, { headers: appHeaders, body: { amount: 4, version: 7 } })
+  t.equal(stale.status, 409, 'a whole number that is not the stored one is still a conflict')
+  const saved = await kit.request('PUT', `/parse/classes/Ledger/${id}`, { headers: appHeaders, body: { amount: 5, version: 1 } })
+  t.equal(saved.status, 200, saved.text)
+  t.match((await kit.request('GET', `/parse/classes/Ledger/${id}`, { headers: masterHeaders })).json, { amount: 5, version: 2 })
+})
+
+t.test('two updates sent with the same version: exactly one wins', async (t) => {
+  const kit = await sharedKit()
+  const created = await kit.request('POST', '/parse/classes/Ledger', { headers: appHeaders, body: { amount: 1 } })
+  const id = created.json.objectId as string
+  const answers = await Promise.all([10, 11, 12, 13].map((amount) => kit.request('PUT', `/parse/classes/Ledger/${id}`, { headers: appHeaders, body: { amount, version: 1 } })))
+  t.same(answers.map((answer) => answer.status).sort(), [200, 409, 409, 409], answers.map((answer) => answer.text.slice(0, 80)).join(' | '))
+  const winner = [10, 11, 12, 13][answers.findIndex((answer) => answer.status === 200)]
+  t.match((await kit.request('GET', `/parse/classes/Ledger/${id}`, { headers: masterHeaders })).json, { amount: winner, version: 2 })
+})
