@@ -7,7 +7,8 @@
 // 500 shape, and enqueue failed with PostgreSQL's bare errors. One kit.
 import t from 'tap'
 import Parse from 'parse/node'
-import { CloudFunction, Job, Route, enqueue, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
+import { CloudFunction, Job, Route, Transactional, afterCommit, enqueue, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
+import { CONFLICT } from '../lib/errors.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
@@ -38,7 +39,19 @@ class OddFunctions {
   static throws (request: CloudRequest) {
     throw (request.params.what === 'null' ? null : undefined)
   }
+
+  /** Saves one row, then an afterCommit callback throws a conflict: the committed body must not run again. */
+  @CloudFunction({ methods: ['POST'] })
+  @Transactional()
+  static async lateConflict (request: CloudRequest) {
+    bodies.push(request.params.tag as string)
+    await new Parse.Object('LateConflict').save({ tag: request.params.tag }, { useMasterKey: true })
+    await afterCommit(() => { throw new Parse.Error(CONFLICT, 'the email service said conflict') })
+    return 'saved'
+  }
 }
+
+const bodies: string[] = []
 void OddJobs
 void OddFunctions
 
@@ -85,6 +98,13 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
         t.same(answer.json, { code: Parse.Error.INTERNAL_SERVER_ERROR, error: 'Internal server error' }, `${url} throw ${what}: ${answer.text}`)
       }
     }
+  })
+
+  t.test('an afterCommit callback that throws a conflict: the committed body runs once, and its error is the answer', async (t) => {
+    const answer = await kit.request('POST', '/parse/odd/lateConflict', { headers: appHeaders, body: { tag: 'once' } })
+    t.same([answer.status, answer.json], [409, { code: CONFLICT, error: 'the email service said conflict' }])
+    t.same(bodies, ['once'], 'one run of the body')
+    t.equal(await new Parse.Query('LateConflict').equalTo('tag', 'once').count({ useMasterKey: true }), 1, 'one row committed')
   })
 
   t.test('enqueue options past what the queue holds, and params JSON cannot write, are refused naming the option; nothing is queued', async (t) => {

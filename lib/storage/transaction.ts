@@ -113,9 +113,11 @@ async function runWithRetries<T> (runner: TransactionRunner, adapter: Transactio
     try {
       return await runOnce(runner, adapter, body)
     } catch (error) {
+      // The body has committed: its afterCommit callback's error is the answer, never a reason to run it again.
+      if (error instanceof CallbackFailure) throw error.failure
       // A lost database is not a conflict (MongoDB labels network errors transient too): answer 503 at once.
       if (isDatabaseUnavailable(error)) throw error
-      const retryable = isTransient(error) || (error as { code?: unknown }).code === CONFLICT
+      const retryable = isTransient(error) || (error as { code?: unknown } | null)?.code === CONFLICT
       if (!retryable) throw error
       if (attempt >= attempts) {
         metricHooks().transactionConflicted()
@@ -141,11 +143,22 @@ async function runOnce<T> (runner: TransactionRunner, storage: TransactionalAdap
     }
     await storage.commitTransactionalSession(scope.session).catch((error: unknown) => { throw scope.conflict ?? error })
     // After the commit: side effects, not part of the transaction's bounded call.
-    for (const callback of scope.afterCommit) await outsideDeadline(callback)
+    for (const callback of scope.afterCommit) {
+      try {
+        await outsideDeadline(callback)
+      } catch (failure) {
+        throw new CallbackFailure(failure)
+      }
+    }
     return result
   } finally {
     runner.release()
   }
+}
+
+/** An afterCommit callback failed after the commit (a conflict it throws ran the whole body again before). */
+class CallbackFailure {
+  constructor (readonly failure: unknown) {}
 }
 
 /** A short, jittered pause so re-runs of colliding transactions do not collide again. */
