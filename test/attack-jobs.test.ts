@@ -9,6 +9,7 @@ import t from 'tap'
 import Parse from 'parse/node'
 import { CloudFunction, Job, Route, Transactional, afterCommit, enqueue, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
 import { CONFLICT } from '../lib/errors.js'
+import { dashboardTicks } from '../lib/jobs/ticks.js'
 import { currentDatabase } from '../lib/storage/database.js'
 import { pgDatabase } from '../lib/parse/adapter-internals.js'
 import { appHeaders, masterHeaders, startKit, type Kit } from './helpers/kit.js'
@@ -54,6 +55,15 @@ class OddFunctions {
 const bodies: string[] = []
 void OddJobs
 void OddFunctions
+
+t.test('a Dashboard schedule repeating more often than once a second ticks once a second', async (t) => {
+  const after = new Date('2026-03-04T05:06:07.000Z')
+  for (const [repeatMinutes, stepMs] of [[0.0001, 1000], [1 / 120, 1000], [0.05, 3000], [1, 60_000]]) {
+    const next = dashboardTicks({ objectId: 'x', jobName: 'x', repeatMinutes })
+    const first = next(after)!
+    t.equal(next(first)!.getTime() - first.getTime(), stepMs, `repeatMinutes ${repeatMinutes}: ${stepMs} ms between ticks`)
+  }
+})
 
 t.test('jobs, queued work and handler results at their edges', async (t) => {
   const unhandled: unknown[] = []
