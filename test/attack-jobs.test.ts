@@ -7,7 +7,7 @@
 // 500 shape, and enqueue failed with PostgreSQL's bare errors. One kit.
 import t from 'tap'
 import Parse from 'parse/node'
-import { CloudFunction, Job, Route, Transactional, afterCommit, enqueue, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
+import { CloudFunction, Job, Route, Transactional, afterCommit, enqueue, listDeadJobs, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
 import { CONFLICT } from '../lib/errors.js'
 import { dashboardTicks } from '../lib/jobs/ticks.js'
 import { currentDatabase } from '../lib/storage/database.js'
@@ -32,6 +32,9 @@ class OddJobs {
 
   @Job()
   static bounded () {}
+
+  @Job()
+  static doomed () { throw new Error('always fails') }
 }
 
 @Route('odd')
@@ -163,5 +166,25 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     t.equal(await rerunDeadJob('bounded', {} as unknown as string), undefined)
     const started = await kit.request('POST', '/parse/jobs/kitRerunDeadJobs', { headers: masterHeaders, body: { job: 'bounded', id: 'not-a-uuid' } })
     t.same(await rowEnd(started.headers.get('x-parse-job-status-id')!), ['succeeded', 'no dead job not-a-uuid of bounded'])
+  })
+
+  t.test('kitRerunDeadJobs with a dryRun or id it cannot read re-runs nothing; one dead job re-run twice at once is queued once', async (t) => {
+    for (const item of ['a', 'b']) await enqueue('doomed', { item })
+    let dead: Array<{ id: string }> = []
+    await until('two dead jobs', async () => { dead = await listDeadJobs('doomed'); return dead.length === 2 }, scaled(30_000))
+    const refused: Array<[Record<string, unknown>, string]> = [
+      [{ job: 'doomed', dryRun: 'true' }, '"dryRun" must be true or false (got "true"): nothing was re-run'],
+      [{ job: 'doomed', id: 5 }, '"id" must be a dead job\'s id, as text (got 5): nothing was re-run']
+    ]
+    for (const [body, message] of refused) {
+      const started = await kit.request('POST', '/parse/jobs/kitRerunDeadJobs', { headers: masterHeaders, body })
+      t.same(await rowEnd(started.headers.get('x-parse-job-status-id')!), ['failed', message], JSON.stringify(body))
+    }
+    t.equal((await listDeadJobs('doomed')).length, 2, 'both still dead')
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const [{ now }] = await client.any('SELECT now() AS now')
+    const again = await Promise.all([rerunDeadJob('doomed', dead[0].id), rerunDeadJob('doomed', dead[0].id)])
+    t.equal(again.filter((queued) => queued !== undefined).length, 1, 'one of the two re-runs queued it')
+    t.same(await client.any('SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND created_on >= $2', ['doomed', now]), [{ n: 1 }], 'one job queued')
   })
 })

@@ -18,6 +18,9 @@ export function rerunDeadJobsJob (): BuiltInJob {
     method: async (request) => {
       const { job, id, dryRun } = request.params as { job?: unknown, id?: unknown, dryRun?: unknown }
       if (typeof job !== 'string' || job === '') throw new Error('give the queued job\'s name: { "job": "sendOrderConfirmation" } (and "id" for one dead job, "dryRun": true to list them)')
+      // A dryRun of "true" (text, as a Dashboard parameter may be typed) re-ran every dead job it was meant to list.
+      if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new Error(`"dryRun" must be true or false (got ${JSON.stringify(dryRun)}): nothing was re-run`)
+      if (id !== undefined && typeof id !== 'string') throw new Error(`"id" must be a dead job's id, as text (got ${JSON.stringify(id)}): nothing was re-run`)
       const dead = (await listDeadJobs(job)).filter((entry) => id === undefined || entry.id === id)
       if (dead.length === 0) return id === undefined ? `no dead jobs of ${job}` : `no dead job ${String(id)} of ${job}`
       const listed = dead.slice(0, LISTED).map((entry) => `${entry.id} ${JSON.stringify(entry.params)}`).join('; ')
