@@ -127,14 +127,25 @@ function positionOf (row: Record<string, unknown>, sortBy: string): CursorPositi
   throw new Error(`pageRows: sortBy ${sortBy} must be a String, Number or Date field that every listed row has; row ${objectId} has ${JSON.stringify(value)}`)
 }
 
-/** The keyset condition after `after`, beside the query's own conditions. */
+/**
+ * The keyset condition after `after`, beside the query's own conditions. A
+ * date's position is its millisecond (what Parse answers), but a row written
+ * by SQL may hold microseconds: it lies past its own millisecond, and
+ * `>= v AND (> v OR objectId > id)` listed it again on every page (ascending)
+ * or skipped its millisecond's other rows (descending). So a date's
+ * millisecond is one place, its rows in objectId order: the bound past it is
+ * its last microsecond (`v.mmm999`), the same condition for the whole
+ * milliseconds Parse writes (and for MongoDB, which keeps milliseconds).
+ */
 function afterPosition (where: Record<string, unknown>, sortBy: string, descending: boolean, after: CursorPosition): Record<string, unknown> {
-  const value = after.kind === 'date' ? { __type: 'Date', iso: after.value } : after.value
+  const [first, last] = after.kind === 'date'
+    ? [{ __type: 'Date', iso: after.value }, { __type: 'Date', iso: new Date(after.value).toISOString().replace(/Z$/, '999Z') }]
+    : [after.value, after.value]
   const [orEqual, strictly] = descending ? ['$lte', '$lt'] : ['$gte', '$gt']
   return withConditions(
     where,
-    { [sortBy]: { [orEqual]: value } },
-    { $or: [{ [sortBy]: { [strictly]: value } }, { objectId: { [strictly]: after.objectId } }] }
+    { [sortBy]: { [orEqual]: descending ? last : first } },
+    { $or: [{ [sortBy]: { [strictly]: descending ? first : last } }, { objectId: { [strictly]: after.objectId } }] }
   )
 }
 
