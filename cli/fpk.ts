@@ -122,7 +122,16 @@ export async function main (argv: string[] = process.argv, io: Io = processIo())
       io.err(`fpk: ${error.message}\n`)
       return error.exitCode
     }
+    // The file system's refusals (EACCES, ENOSPC, ENOTDIR, …) are the user's to act on: their message names the path.
+    if (isSystemError(error)) {
+      io.err(`fpk: ${error.message}\n`)
+      return 1
+    }
     io.err(`fpk: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`)
     return 1
   }
+}
+
+function isSystemError (error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string' && typeof (error as NodeJS.ErrnoException).code === 'string'
 }

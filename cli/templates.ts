@@ -2,7 +2,7 @@
 // File names: a leading "_" becomes "." (npm would drop .gitignore, .npmrc and
 // friends from the published package), and a trailing ".tmpl" is removed (so
 // no tool mistakes a template package.json or tsconfig.json for a real one).
-import { existsSync } from 'node:fs'
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError } from './context.js'
@@ -65,11 +65,40 @@ export async function writeNewFiles (files: OutputFile[], options: { force?: boo
     throw new CliError(`${list} already exist${existing.length === 1 ? 's' : ''}: nothing was written. Use -f to overwrite.`)
   }
   for (const file of files) {
-    await mkdir(path.dirname(file.path), { recursive: true })
-    await writeFile(file.path, file.content, { mode: file.mode })
-    if (file.mode !== undefined) await chmod(file.path, file.mode)
+    const problem = unwritable(file.path, options.cwd)
+    if (problem) throw new CliError(`${problem}: nothing was written.`)
+  }
+  for (const file of files) {
+    try {
+      await mkdir(path.dirname(file.path), { recursive: true })
+      await writeFile(file.path, file.content, { mode: file.mode })
+      if (file.mode !== undefined) await chmod(file.path, file.mode)
+    } catch (error) {
+      // What the checks above could not foresee (a full disk, a name too long for the file system).
+      throw new CliError(`could not write ${displayPath(file.path, options.cwd)}: ${(error as Error).message}`)
+    }
   }
   return new Set(existing.map((file) => file.path))
+}
+
+/**
+ * Why `file` cannot be written, checked before anything is, so a refusal
+ * leaves the project as it was: a folder in its way, a file where a folder
+ * must be, a folder the user may not write in, a name too long.
+ */
+function unwritable (file: string, cwd: string): string | undefined {
+  const shown = (target: string) => displayPath(target, cwd)
+  if (path.basename(file).length > 255) return `${shown(file)}: the file name is longer than 255 characters`
+  if (existsSync(file) && statSync(file).isDirectory()) return `${shown(file)} is a folder`
+  let dir = path.dirname(file)
+  while (!existsSync(dir)) dir = path.dirname(dir)
+  if (!statSync(dir).isDirectory()) return `${shown(dir)} is a file, not a folder`
+  try {
+    accessSync(dir, constants.W_OK)
+  } catch {
+    return `${shown(dir)} is not writable`
+  }
+  return undefined
 }
 
 /** A path as the user would type it from `cwd`. */

@@ -21,7 +21,7 @@ import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs
 import { ShutdownOptionsSchema, resolveShutdown, type ShutdownSettings } from './shutdown.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { RedisOptionsSchema, redisCommandTimeoutMs, redisURL, type RedisOptions } from './cluster/redis-options.js'
-import { OptionInvalidError, OptionUnknownError } from './errors.js'
+import { EnvInvalidError, OptionInvalidError, OptionUnknownError } from './errors.js'
 import { checkDatabaseURI, databasePoolSize, databaseTimeout, POOL_SIZE_PROBLEM, TIMEOUT_PROBLEM } from './storage/database-options.js'
 import { mountPrefix } from './mount-prefix.js'
 import { resolveMetricsOption, type MetricsOptions, type ResolvedMetrics } from './metrics/options.js'
@@ -237,13 +237,16 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   if (!nonEmptyString(masterKey)) throw optionError('masterKey', 'required: pass masterKey or set MASTER_KEY. Without it the master key would be refused with no explanation.')
   if (masterKey === appId) throw optionError('masterKey', 'must differ from appId')
   const mountPath = normaliseMountPath(input.mountPath ?? kit.mountPath)
-  const port = process.env.PORT ?? '1337'
-  const serverURL = input.serverURL ?? `http://127.0.0.1:${port}${mountPrefix(mountPath)}`
-  if (!/^https?:\/\//.test(serverURL)) throw optionError('serverURL', `must be an http(s) URL (got "${serverURL}")`)
+  // A space, "?", "#", "%" or a route pattern's ":"/"*" makes a mount no request can reach (or one Fastify reads as a parameter).
+  if (!/^[A-Za-z0-9._~/-]+$/.test(mountPath)) throw optionError('mountPath', `must be a path of letters, digits and "-", ".", "_", "~", "/" (the option, configureKit or MOUNT_PATH; got ${JSON.stringify(mountPath)})`)
+  const serverURL = input.serverURL ?? `http://127.0.0.1:${portFromEnv(process.env.PORT)}${mountPrefix(mountPath)}`
+  if (!/^https?:\/\/[^/?#]/.test(serverURL) || !URL.canParse(serverURL)) throw optionError('serverURL', `must be an http(s) URL with a host and a port from 1 to 65535 (got "${serverURL}")`)
   const databaseURI = input.databaseURI ?? (process.env.DATABASE_URI || undefined)
   const allowAuthRoutes = input.allowAuthRoutes ?? kit.allowAuthRoutes
   const production = process.env.NODE_ENV === 'production'
   checkDatabaseURI(databaseURI, production, optionError)
+  const uriProblem = databaseURI === undefined ? undefined : connectionStringProblem(databaseURI)
+  if (uriProblem) throw optionError('databaseURI', `${uriProblem} (from the option or DATABASE_URI)`)
   return {
     appId,
     masterKey,
@@ -279,6 +282,39 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     maxClientLimit: input.maxClientLimit ?? DEFAULT_MAX_CLIENT_LIMIT,
     production
   }
+}
+
+/** PORT, which the default serverURL is built from: the drivers and Parse would fail on a bad one at the first request, not here. */
+function portFromEnv (value: string | undefined): string {
+  if (value === undefined || value === '') return '1337'
+  if (!/^\d{1,5}$/.test(value.trim()) || Number(value) > 65535) throw new EnvInvalidError(`PORT must be a port number from 0 to 65535 (got ${JSON.stringify(value)}); the default serverURL is built from it`)
+  return value.trim()
+}
+
+/**
+ * What a connection string's authority may not hold, whichever database it
+ * names (RFC 3986): the drivers refuse these with a bare TypeError ("Invalid
+ * URL") or MongoParseError, or read another password than the one meant. The
+ * URI is not echoed: with an unescaped "@" the redaction would miss part of the password.
+ */
+export function connectionStringProblem (uri: string): string | undefined {
+  const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(uri)?.[0].length ?? 0
+  const authority = /^[^/?#]*/.exec(uri.slice(start))![0]
+  // An "@" after the authority: a "/", "?" or "#" in the password ended it early.
+  const cut = uri.slice(start + authority.length).includes('@')
+  const at = authority.lastIndexOf('@')
+  const userinfo = at === -1 ? '' : authority.slice(0, at)
+  if (userinfo.includes('@')) return 'the user or password holds an "@": write it as %40'
+  if (/%(?![0-9A-Fa-f]{2})/.test(userinfo)) return 'the user or password holds a "%" that starts no %XX escape: write it as %25'
+  for (const host of authority.slice(at + 1).split(',')) {
+    const port = /^(?:\[[^\]]*\]|[^:[\]]*)(?::(.*))?$/.exec(host)
+    if (!port) return `host "${host}" is not a host name, an IPv4 address or a bracketed IPv6 address`
+    const number = port[1]
+    if (number !== undefined && number !== '' && !(/^\d{1,5}$/.test(number) && Number(number) >= 1 && Number(number) <= 65535)) {
+      return `port "${number}" is not a number from 1 to 65535${cut ? ' (a "/", "?" or "#" in the password must be written %2F, %3F, %23)' : ''}`
+    }
+  }
+  return undefined
 }
 
 /** FPK_FAST_PATHS: 'false' or 'true' (unset: true); anything else is a mistake, refused at boot. */

@@ -1,7 +1,7 @@
 // `fpk generate resource|model|functions|job <Name>` (`g` for short).
 // Generation only creates files: models and functions are discovered at boot,
 // so no registration file is edited.
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, type Io } from '../context.js'
@@ -117,7 +117,7 @@ async function harnessFor (test: string): Promise<OutputFile[]> {
 async function findDeclaration (name: string, layout: Layout, targets: string[]): Promise<string | undefined> {
   const declaration = new RegExp(`@ParseClass\\(\\s*['"\`]${name}['"\`]`)
   for (const dir of new Set([layout.modelsDir, layout.functionsDir])) {
-    if (!existsSync(dir)) continue
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) continue // a file in its place is refused when writing
     const entries = await readdir(dir, { withFileTypes: true, recursive: true })
     for (const entry of entries) {
       if (!entry.isFile() || !/\.(ts|mts|js|mjs)$/.test(entry.name)) continue
@@ -157,8 +157,8 @@ export async function generateJob (io: Io, input: string, options: GenerateOptio
     const test = path.join(root, 'test', `${names.kebab}-job.test.ts`)
     files.push({ path: test, content: await renderTemplate('job/test.ts', { ...values, appImport: importSpecifier(test, app) }) }, ...await harnessFor(test))
   }
-  await writeNewFiles(files, { force: options.force, cwd: io.cwd })
-  const lines = files.map((file) => `  created ${displayPath(file.path, io.cwd)}`)
+  const overwritten = await writeNewFiles(files, { force: options.force, cwd: io.cwd })
+  const lines = files.map((file) => `  ${overwritten.has(file.path) ? 'overwritten' : 'created'} ${displayPath(file.path, io.cwd)}`)
   lines.push(
     '',
     `Job ${names.jobName}: run it from Parse Dashboard (Jobs → Run now) or with POST ${await projectMountPath(root)}/jobs/${names.jobName} and the master key;`,
@@ -171,7 +171,7 @@ export async function generateJob (io: Io, input: string, options: GenerateOptio
 async function findJob (jobName: string, layout: Layout, targets: string[]): Promise<string | undefined> {
   const declaration = new RegExp(`@(Job|Cron)\\([^\\n]*\\n\\s*(@[^\\n]*\\n\\s*)*static\\s+(async\\s+)?${jobName}\\s*\\(`)
   for (const dir of new Set([layout.modelsDir, layout.functionsDir])) {
-    if (!existsSync(dir)) continue
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) continue // a file in its place is refused when writing
     for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
       if (!entry.isFile() || !/\.(ts|mts|js|mjs)$/.test(entry.name)) continue
       const file = path.join(entry.parentPath, entry.name)

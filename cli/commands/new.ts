@@ -2,7 +2,7 @@
 // sample Note resource, seeding, docs, a MongoDB compose file, a smoke test
 // and assistant instruction files.
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { CliError, type Io } from '../context.js'
 import { kitDependency, kitRange, projectOverrides, VENDOR_DIR } from '../kit.js'
@@ -26,12 +26,18 @@ export interface NewOptions {
 
 /** npm's rules for a package name, kept to what also makes a good folder name. */
 const PROJECT_NAME = /^[a-z0-9][a-z0-9._-]*$/
+/** Names npm refuses for a package, though they pass the pattern above. */
+const RESERVED_NAMES = new Set(['node_modules', 'favicon.ico'])
 
 export async function newProject (io: Io, name: string, options: NewOptions = {}): Promise<void> {
   if (!PROJECT_NAME.test(name) || name.length > 214) {
     throw new CliError(`"${name}" is not a usable project name: use lowercase letters, digits, ".", "_" and "-", starting with a letter or digit (e.g. my-api). It names the folder and the package.`)
   }
+  if (RESERVED_NAMES.has(name)) throw new CliError(`"${name}" is not a usable project name: npm refuses it as a package name. Choose another (e.g. my-api).`)
   const dir = path.resolve(io.cwd, name)
+  if (existsSync(dir) && !statSync(dir).isDirectory()) {
+    throw new CliError(`${displayPath(dir, io.cwd)} exists and is a file, not a folder: choose another name or move the file.`)
+  }
   if (existsSync(dir) && readdirSync(dir).length > 0 && !options.force) {
     throw new CliError(`${displayPath(dir, io.cwd)} already exists and is not empty: choose another name, remove it, or use -f to write into it.`)
   }

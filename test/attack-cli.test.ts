@@ -1,0 +1,187 @@
+// The CLI and the kit's options as a user and an operator get them wrong: every
+// mistake is one line naming what to change (fpk: … for the CLI, an FPK_ERR_*
+// code for the kit), no stack trace, and a refused `fpk g` writes nothing.
+// In-process: the CLI's main() with a captured terminal, resolveOptions() with
+// the environment set per case; no project is installed or booted here.
+import t, { type Test } from 'tap'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { main } from '../cli/fpk.js'
+import { resolveOptions } from '../lib/options.js'
+
+interface Run { code: number, out: string, err: string }
+
+async function fpk (cwd: string, ...args: string[]): Promise<Run> {
+  let out = ''
+  let err = ''
+  const code = await main(['node', 'fpk', ...args], {
+    cwd,
+    env: {},
+    out: (text) => { out += text },
+    err: (text) => { err += text },
+    interactive: false,
+    fancyProgress: false,
+    ask: async () => ''
+  })
+  return { code, out, err }
+}
+
+/** Refused: exit 1, one `fpk: …` line matching `message`, no stack frame. */
+function refused (t: Test, run: Run, message: RegExp, what: string): void {
+  t.equal(run.code, 1, `${what}: exit 1`)
+  t.match(run.err, message, `${what}: says what to change`)
+  t.equal(run.err.trimEnd().split('\n').length, 1, `${what}: one line (got ${JSON.stringify(run.err)})`)
+  t.notMatch(run.err, /\n\s+at |unexpected error/, `${what}: no stack trace`)
+}
+
+/** A folder with a package.json: what `fpk g` takes for a project. */
+function project (t: Test): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fpk-attack-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(path.join(dir, 'package.json'), '{"name":"p"}')
+  return dir
+}
+
+t.test('fpk new: a name that is a file, or one npm refuses, is one line and writes nothing', async (t) => {
+  const dir = project(t)
+  writeFileSync(path.join(dir, 'notes'), 'a file of the user\'s')
+  refused(t, await fpk(dir, 'new', 'notes', '-y', '--no-install', '--ai=0'), /^fpk: notes exists and is a file, not a folder/, 'a file of that name')
+  t.equal(readFileSync(path.join(dir, 'notes'), 'utf8'), 'a file of the user\'s')
+  for (const name of ['node_modules', 'favicon.ico']) {
+    refused(t, await fpk(dir, 'new', name, '-y', '--no-install', '--ai=0', '--kit', path.join(dir, 'missing.tgz')), /npm refuses it as a package name/, name)
+    t.notOk(existsSync(path.join(dir, name)), `${name}: no folder`)
+  }
+  // Held before: names that are no npm package name never reach the file system.
+  for (const name of ['../x', 'a/b', '/abs', '', 'My Api', 'Ünïcode', '.hidden', 'x'.repeat(215)]) {
+    refused(t, await fpk(dir, 'new', name, '-y', '--no-install', '--ai=0'), /is not a usable project name/, JSON.stringify(name.slice(0, 20)))
+  }
+  t.same(readdirSync(dir).sort(), ['notes', 'package.json'], 'nothing written beside')
+})
+
+t.test('fpk g: a file where a folder must be, a folder where a file must be, a file name too long: one line, nothing written', async (t) => {
+  const dir = project(t)
+  writeFileSync(path.join(dir, 'functions'), 'not a folder')
+  refused(t, await fpk(dir, 'g', 'resource', 'Product'), /^fpk: functions is a file, not a folder: nothing was written\.$/m, 'functions/ is a file')
+  t.notOk(existsSync(path.join(dir, 'models')), 'the model was not written either')
+
+  rmSync(path.join(dir, 'functions'))
+  mkdirSync(path.join(dir, 'models', 'Tag.ts'), { recursive: true })
+  refused(t, await fpk(dir, 'g', 'model', 'Tag', '-f'), /^fpk: models\/Tag\.ts is a folder: nothing was written\.$/m, 'the model file is a folder (-f)')
+
+  // "AbAb…" is 200 characters; its route prefix "ab-ab-…" names the functions file: over 255.
+  const long = 'Ab'.repeat(100)
+  refused(t, await fpk(dir, 'g', 'resource', long), /the file name is longer than 255 characters: nothing was written/, 'a 200-character name')
+  t.notOk(existsSync(path.join(dir, 'models', `${long}.ts`)), 'no model file for it')
+
+  const readOnly = path.join(dir, 'locked')
+  mkdirSync(readOnly)
+  writeFileSync(path.join(readOnly, 'package.json'), '{"name":"locked"}')
+  chmodSync(readOnly, 0o555)
+  t.teardown(() => chmodSync(readOnly, 0o755))
+  // root writes anywhere: the check is the operating system's, so only another user can see it refuse.
+  if (process.getuid?.() !== 0) {
+    refused(t, await fpk(readOnly, 'g', 'model', 'Tag'), /^fpk: locked is not writable: nothing was written\.$|^fpk: \. is not writable/m, 'a read-only project')
+  }
+})
+
+t.test('fpk g job -f says which files it overwrote', async (t) => {
+  const dir = project(t)
+  t.equal((await fpk(dir, 'g', 'job', 'Cleanup')).code, 0)
+  const job = path.join(dir, 'functions', 'cleanup-job.ts')
+  writeFileSync(job, '// the user\'s own work\n')
+  refused(t, await fpk(dir, 'g', 'job', 'Cleanup'), /already exists: nothing was written\. Use -f to overwrite\./, 'without -f')
+  const again = await fpk(dir, 'g', 'job', 'Cleanup', '-f')
+  t.equal(again.code, 0)
+  t.match(again.out, /^ {2}overwritten functions\/cleanup-job\.ts$/m, 'the replaced file is listed as overwritten')
+  t.notMatch(again.out, /created functions\/cleanup-job\.ts/)
+})
+
+t.test('held: odd class names, help, unknown flags and missing arguments', async (t) => {
+  const dir = project(t)
+  const names: Array<[string, RegExp]> = [
+    ['../x', /is not a PascalCase name/], ['a/b', /is not a PascalCase name/], ['/abs', /is not a PascalCase name/],
+    ['', /is not a PascalCase name/], ['My Note', /Did you mean MyNote\?/], ['order-line', /Did you mean OrderLine\?/],
+    ['1Product', /is not a PascalCase name/], ['__proto__', /is reserved: class names starting with "_"/],
+    ['User', /built-in _User class/], ['Object', /shadow the JavaScript global Object/], ['Parse', /would clash with Parse/],
+    ['Function', /shadow the JavaScript global Function/]
+  ]
+  for (const [name, message] of names) refused(t, await fpk(dir, 'g', 'resource', name), message, `g resource ${JSON.stringify(name)}`)
+  t.same(readdirSync(dir), ['package.json'], 'none of them wrote a file')
+
+  t.equal((await fpk(dir, 'g', 'model', 'Note')).code, 0)
+  refused(t, await fpk(dir, 'g', 'model', 'Note'), /models\/Note\.ts already exists: nothing was written/, 'Note twice')
+  t.equal((await fpk(dir, 'g', 'resource', 'Class')).code, 0, '"Class": a keyword as the camel name becomes classRecord')
+  t.match(readFileSync(path.join(dir, 'functions', 'classes.ts'), 'utf8'), /classRecord/)
+
+  for (const command of [[], ['new'], ['g'], ['g', 'resource'], ['g', 'job'], ['ai'], ['schema', 'plan'], ['client']]) {
+    const help = await fpk(dir, ...command, '--help')
+    t.equal(help.code, 0, `fpk ${command.join(' ')} --help: exit 0`)
+    t.match(help.out, /^Usage: fpk/, 'usage on stdout')
+  }
+  for (const [args, message] of [
+    [['ai', '--bogus'], /unknown option '--bogus'/], [['g', 'resource'], /missing required argument 'Name'/],
+    [['new'], /missing required argument 'name'/], [['frob'], /unknown command 'frob'/], [['ai', '7'], /unknown assistant "7"/]
+  ] as Array<[string[], RegExp]>) {
+    const run = await fpk(dir, ...args)
+    t.equal(run.code, 1, `fpk ${args.join(' ')}: exit 1`)
+    t.match(run.err, message)
+    t.notMatch(run.err, /\n\s+at /, 'no stack trace')
+  }
+})
+
+t.test('the environment and options an operator sets: one FPK_ERR_* line before anything starts', async (t) => {
+  const names = ['PORT', 'MOUNT_PATH', 'mountPath', 'DATABASE_URI'] as const
+  const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]))
+  t.teardown(() => { for (const name of names) { if (saved[name] === undefined) delete process.env[name]; else process.env[name] = saved[name] } })
+  for (const name of names) delete process.env[name]
+  const base = { appId: 'a', masterKey: 'm', databaseURI: 'postgres://u:p@127.0.0.1/db' }
+
+  for (const port of ['abc', '99999', '-1', '80x']) {
+    process.env.PORT = port
+    t.throws(() => resolveOptions(base), { code: 'FPK_ERR_ENV_INVALID', message: `PORT must be a port number from 0 to 65535 (got "${port}"); the default serverURL is built from it` }, `PORT=${port}`)
+  }
+  t.equal(resolveOptions({ ...base, serverURL: 'https://api.example.com/parse' }).serverURL, 'https://api.example.com/parse', 'a serverURL of its own does not read PORT')
+  process.env.PORT = '8080'
+  t.equal(resolveOptions(base).serverURL, 'http://127.0.0.1:8080/parse')
+  delete process.env.PORT
+
+  for (const serverURL of ['http://127.0.0.1:99999/parse', 'http://', 'https:///parse']) {
+    t.throws(() => resolveOptions({ ...base, serverURL }), { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "serverURL": must be an http\(s\) URL with a host and a port/ }, serverURL)
+  }
+
+  for (const mountPath of ['/parse?x=1', '/a b', '/p#x', '/api/:version', '/files/*', '/caf%C3%A9']) {
+    t.throws(() => resolveOptions({ ...base, mountPath }), { code: 'FPK_ERR_OPTION_INVALID', message: /^kitPlugin option "mountPath": must be a path of letters, digits/ }, `mountPath ${mountPath}`)
+  }
+  process.env.MOUNT_PATH = '/parse?x'
+  t.throws(() => resolveOptions(base), { code: 'FPK_ERR_OPTION_INVALID', message: /"mountPath".*MOUNT_PATH; got "\/parse\?x"/ }, 'MOUNT_PATH')
+  delete process.env.MOUNT_PATH
+  for (const mountPath of ['/', '/v1', '/api/parse', 'parse/', '/my_app.v2~x']) t.ok(resolveOptions({ ...base, mountPath }), `mountPath ${mountPath}`)
+
+  const refusedURIs: Array<[string, RegExp]> = [
+    ['postgres://u:pw@127.0.0.1:99999/db', /port "99999" is not a number from 1 to 65535 \(from the option or DATABASE_URI\)$/],
+    ['postgres://127.0.0.1:abc/db', /port "abc"/],
+    ['postgres://u:pw@127.0.0.1:0/db', /port "0"/],
+    ['postgres://u:p@ss@127.0.0.1/db', /the user or password holds an "@": write it as %40/],
+    ['postgres://u:100%@127.0.0.1/db', /holds a "%" that starts no %XX escape: write it as %25/],
+    ['postgres://u:pa/ss@127.0.0.1:5432/db', /port "pa" .*a "\/", "\?" or "#" in the password must be written %2F, %3F, %23/],
+    ['postgres://u:p@[::1/db', /host "\[::1" is not a host name/],
+    ['mongodb://127.0.0.1:99999/x', /port "99999"/],
+    ['mongodb://u:p@ss@127.0.0.1/x', /holds an "@"/],
+    ['mongodb://h1:27017,h2:nope/x', /port "nope"/]
+  ]
+  for (const [databaseURI, message] of refusedURIs) {
+    const error = (() => { try { resolveOptions({ ...base, databaseURI }) } catch (error) { return error as Error & { code?: string } } })()
+    t.equal(error?.code, 'FPK_ERR_OPTION_INVALID', databaseURI)
+    t.match(error?.message, /^kitPlugin option "databaseURI": /)
+    t.match(error?.message, message)
+    t.notMatch(error?.message, /pw|ss@/, 'the password is not in the message')
+  }
+  process.env.DATABASE_URI = 'postgres://u:p@ss@127.0.0.1/db'
+  t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm' }), { code: 'FPK_ERR_OPTION_INVALID', message: /holds an "@"/ }, 'from DATABASE_URI too')
+  delete process.env.DATABASE_URI
+  for (const databaseURI of [
+    'postgres://u:p%40ss%25@127.0.0.1:5432/db?sslmode=require', 'postgresql://127.0.0.1/db', 'postgres://u@%2Fvar%2Frun%2Fpostgresql/db',
+    'postgres:///db?host=/tmp', 'postgres://u:p@[::1]:5432/db', 'mongodb://u:p@h1:27017,h2:27018/x?replicaSet=rs', 'mongodb+srv://u:p%40s@cluster0.example.net/db'
+  ]) t.equal(resolveOptions({ ...base, databaseURI }).databaseURI, databaseURI, `accepted: ${databaseURI}`)
+})
