@@ -135,3 +135,44 @@ t.test('two updates sent with the same version: exactly one wins', async (t) => 
   const winner = [10, 11, 12, 13][answers.findIndex((answer) => answer.status === 200)]
   t.match((await kit.request('GET', `/parse/classes/Ledger/${id}`, { headers: masterHeaders })).json, { amount: winner, version: 2 })
 })
+
+t.test('on PostgreSQL, an operation it cannot apply to a key inside an Object is 400 (111), not stored as the value', { skip: lane.kind === 'postgres' ? false : 'MongoDB applies them ($push, $addToSet, $pull, a deeper $inc)' }, async (t) => {
+  // Before: {"meta": {"list": {"__op": "Add", "objects": [2]}}} was stored and answered 200.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, [])
+  const put = (body: unknown) => kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body })
+  t.equal((await put({ meta: { list: [1], n: 1, deep: { m: 1 } } })).status, 200)
+  const cases: Array<[string, unknown]> = [
+    ['meta.list', { __op: 'Add', objects: [2] }],
+    ['meta.list', { __op: 'AddUnique', objects: [3] }],
+    ['meta.list', { __op: 'Remove', objects: [1] }],
+    ['meta.list', { __op: 'Batch', ops: [{ __op: 'Add', objects: [1] }] }],
+    ['meta.deep.m', { __op: 'Increment', amount: 1 }],
+    ['meta.deep.m', { __op: 'Delete' }]
+  ]
+  for (const [key, operation] of cases) {
+    const refused = await put({ [key]: operation })
+    t.equal(refused.status, 400, `${key}: ${JSON.stringify(operation)} → 400 (${refused.text.slice(0, 200)})`)
+    t.match(refused.json, { code: Parse.Error.INCORRECT_TYPE, error: new RegExp(`^Shelf\\.${key.replace(/\./g, '\\.')}: PostgreSQL applies only Increment and Delete to a key inside an Object`) })
+  }
+  const batch = await kit.request('POST', '/parse/batch', { headers: appHeaders, body: { transaction: true, requests: [{ method: 'PUT', path: `/parse/classes/Shelf/${shelf.id}`, body: { 'meta.list': { __op: 'Add', objects: [2] } } }] } })
+  t.match({ status: batch.status, json: batch.json }, { status: 400, json: { code: Parse.Error.INCORRECT_TYPE } }, `inside a transactional batch (${batch.text.slice(0, 200)})`)
+  const stored = async () => (await kit.request('GET', `/parse/classes/Shelf/${shelf.id}`, { headers: masterHeaders })).json.meta
+  t.same(await stored(), { list: [1], n: 1, deep: { m: 1 } }, 'nothing written')
+  t.equal((await put({ 'meta.n': { __op: 'Increment', amount: 2 }, 'meta.deep': { __op: 'Delete' } })).status, 200, 'Increment and Delete one level down still apply')
+  t.same(await stored(), { list: [1], n: 3 })
+})
+
+t.test('AddRelation or RemoveRelation on a key inside an Object is 400 (107), not 500', async (t) => {
+  // Before: Parse wrote to a join table named after "meta.r": PostgreSQL has none (500); MongoDB made one no query reads.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, [])
+  const pointer = { __type: 'Pointer', className: 'Shelf', objectId: shelf.id }
+  for (const op of ['AddRelation', 'RemoveRelation']) {
+    for (const [method, url] of [['PUT', `/parse/classes/Shelf/${shelf.id}`], ['POST', '/parse/classes/Shelf']]) {
+      const refused = await kit.request(method, url, { headers: appHeaders, body: { 'meta.r': { __op: op, objects: [pointer] } } })
+      t.equal(refused.status, 400, `${method} ${op} on meta.r → 400 (${refused.text.slice(0, 200)})`)
+      t.match(refused.json, { code: Parse.Error.INVALID_JSON, error: new RegExp(`${op} on meta\\.r: a Relation is a field of its own`) })
+    }
+  }
+})

@@ -128,6 +128,8 @@ function operationProblem (field: string, value: unknown): string | undefined {
   if (op === 'Increment' && typeof value.amount !== 'number') return `Increment on ${field} needs a number amount (got ${JSON.stringify(value.amount)})`
   // PostgreSQL took a value that is not a list into jsonb_array_elements (a 500); MongoDB's adapter answers 107.
   if ((op === 'Add' || op === 'AddUnique' || op === 'Remove') && !Array.isArray(value.objects)) return `${op} on ${field} needs objects: a list of values (got ${JSON.stringify(value.objects) ?? 'none'})`
+  // Parse wrote a key's relation to a join table named after the dotted key: PostgreSQL has none (a 500), MongoDB made one no query reads.
+  if ((op === 'AddRelation' || op === 'RemoveRelation') && field.includes('.')) return `${op} on ${field}: a Relation is a field of its own, not a key inside an Object`
   if ((op === 'AddRelation' || op === 'RemoveRelation') && !(Array.isArray(value.objects) && value.objects.length > 0 && value.objects.every(isJsonObject))) {
     return `${op} on ${field} needs objects: a list of pointers such as {"__type": "Pointer", "className": …, "objectId": …}`
   }

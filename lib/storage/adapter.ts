@@ -10,7 +10,7 @@ import { sessionFor, transactionScope } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
 import { refuseNul } from './nul.js'
-import { writeDataError } from './postgres/write-errors.js'
+import { keyOperationProblem, writeDataError } from './postgres/write-errors.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
@@ -58,6 +58,8 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         refuseNul(args[0], 'className')
         refuseNul(args[2])
         if (at === 4) refuseNul(args[3])
+        const keyOperation = kind === 'postgres' ? keyOperationProblem(property, args[0] as string, args[3]) : undefined
+        if (keyOperation) throw keyOperation
         // Parse passes null when it has no session of its own.
         if (args[at] == null) args[at] = sessionFor(args[0] as string) ?? args[at]
         const run = () => property === 'findOneAndUpdate' ? versionedUpdate(proxy, method, args) : method.apply(proxy, args)
