@@ -7,7 +7,7 @@
 // 500 shape, and enqueue failed with PostgreSQL's bare errors. One kit.
 import t from 'tap'
 import Parse from 'parse/node'
-import { CloudFunction, Job, Route, Transactional, afterCommit, enqueue, listDeadJobs, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
+import { CloudFunction, Job, Route, Transactional, Type, afterCommit, enqueue, listDeadJobs, rerunDeadJob, type CloudRequest, type JobRequest } from '../lib/index.js'
 import { CONFLICT } from '../lib/errors.js'
 import { dashboardTicks } from '../lib/jobs/ticks.js'
 import { currentDatabase } from '../lib/storage/database.js'
@@ -35,7 +35,16 @@ class OddJobs {
 
   @Job()
   static doomed () { throw new Error('always fails') }
+
+  /** Written to its declaration: fails on every attempt unless its Dates are Dates. */
+  @Job({ params: Type.Object({ at: Type.Date(), later: Type.Optional(Type.Object({ list: Type.Array(Type.Date()) })), note: Type.String() }) })
+  static dated (request: JobRequest<{ at: Date, later?: { list: Date[] }, note: string }>) {
+    const { at, later, note } = request.params
+    datedRuns.push([at.getTime(), ...(later?.list ?? []).map((date) => date.getTime()), note])
+  }
 }
+
+const datedRuns: unknown[][] = []
 
 @Route('odd')
 class OddFunctions {
@@ -159,6 +168,15 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     const [stored] = await client.any('SELECT data FROM pgboss.job WHERE name = $1 AND singleton_key = $2', ['bounded', `dedupe:${'k'.repeat(512)}`])
     t.same(stored.data, { params: { text: 'a \\u0000 that is text', n: null } }, 'the text "\\u0000" is no NUL character')
     await until('the past runAt to run', async () => (await client.any('SELECT 1 FROM pgboss.job WHERE id = $1 AND state = \'completed\' UNION ALL SELECT 1 FROM pgboss.archive WHERE id = $1', [past.id])).length > 0, scaled(30_000))
+  })
+
+  t.test('a queued run of a job that declares Date params gets them as Dates, as its declaration says', async (t) => {
+    const at = new Date('2026-05-06T07:08:09.010Z')
+    const queued = await enqueue('dated', { at, later: { list: [at] }, note: '2026-05-06T07:08:09.010Z' })
+    await until('the dated run', () => datedRuns.length > 0, scaled(30_000))
+    t.same(datedRuns, [[at.getTime(), at.getTime(), '2026-05-06T07:08:09.010Z']], 'Dates where declared, text where declared')
+    const [row] = await new Parse.Query('_JobStatus').equalTo('jobName', 'dated').find(master)
+    t.same([row.get('source'), row.get('params')], [`queue ${queued.id} (attempt 1 of 1)`, { at: at.toISOString(), later: { list: [at.toISOString()] }, note: '2026-05-06T07:08:09.010Z' }], 'its row keeps the params as queued')
   })
 
   t.test('a dead job id that is not the queue\'s is no dead job, by hand and through kitRerunDeadJobs', async (t) => {

@@ -11,6 +11,7 @@ import { currentJobRuns, INTERRUPTED_MESSAGE, markInterrupted } from './runs.js'
 import { metricHooks, type JobRunStatus } from '../metrics/hooks.js'
 import { inSpan } from '../tracing/spans.js'
 import { endJobRun } from '../parse/parse-calls.js'
+import { queuedDateReviver } from './queued-dates.js'
 import { currentKitState } from '../kit-state.js'
 
 export type JobMethod = (request: JobRequest) => unknown
@@ -22,6 +23,7 @@ export interface BuiltInJob { name: string, method: JobMethod, options: JobOptio
 const LATE_STOP_WARNING_MS = 1_000
 
 export function jobHandler (name: string, method: JobMethod, options: JobOptions): (request: ParseJobRequest) => Promise<unknown> {
+  const reviveDates = queuedDateReviver(options.params)
   return (parseRequest) => {
     const runs = currentJobRuns()
     const run = runs.begin(parseRequest.jobId, name)
@@ -38,7 +40,7 @@ export function jobHandler (name: string, method: JobMethod, options: JobOptions
       }
       let outcome: Outcome
       try {
-        const value = await inSpan(`fpk.job ${name}`, { 'fpk.job.name': name, 'fpk.job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log))
+        const value = await inSpan(`fpk.job ${name}`, { 'fpk.job.name': name, 'fpk.job.id': jobId }, () => attempts(parseRequest, name, method, options, run.controller.signal, log, reviveDates))
         outcome = { status: 'succeeded', message: typeof value === 'string' ? storable(value) : undefined }
       } catch (error) {
         outcome = { status: 'failed', message: messageOf(error), error }
@@ -75,8 +77,8 @@ async function recordOutcome (parseRequest: ParseJobRequest, outcome: Outcome): 
   else await endJobRun(currentKitState().appId!, parseRequest.jobId, end)
 }
 
-async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger): Promise<unknown> {
-  const { params, scheduledAt, schedule, firstAttempt, queued } = splitParams(parseRequest.params, parseRequest.jobName)
+async function attempts (parseRequest: ParseJobRequest, name: string, method: JobMethod, options: JobOptions, shutdown: AbortSignal, log: JobLogger, reviveDates?: (params: Record<string, unknown>) => Record<string, unknown>): Promise<unknown> {
+  const { params: given, scheduledAt, schedule, firstAttempt, queued } = splitParams(parseRequest.params, parseRequest.jobName)
   const runs = currentJobRuns()
   const context = runs.context
   if (context && !parseRequest.leaseHeld) {
@@ -86,7 +88,9 @@ async function attempts (parseRequest: ParseJobRequest, name: string, method: Jo
       log.warn(`[jobs] ${name}: run ${parseRequest.jobId} could not take its lease yet (${messageOf(error)}): tried again with each renewal`)
     })
   }
-  if (!parseRequest.rowComplete) await recordRun(parseRequest.jobId, params, queued ? queuedSource(queued) : schedule && `schedule ${schedule}`)
+  if (!parseRequest.rowComplete) await recordRun(parseRequest.jobId, given, queued ? queuedSource(queued) : schedule && `schedule ${schedule}`)
+  // Checked against the declaration at enqueue, then written as JSON: the declared Dates are Dates again (a copy; the row keeps the text).
+  const params = queued && reviveDates ? reviveDates(structuredClone(given)) : given
   // A queued run is one attempt: the queue retries it as a run of its own, on any instance.
   const retries = queued ? queued.attempts - 1 : options.retries ?? 0
   const backoffMs = options.backoffMs ?? 1000
