@@ -93,6 +93,7 @@ function plainConstraint (type: string, constraint: unknown): boolean {
   return entries.length > 0 && entries.every(([operator, value]) => {
     if (!OPERATORS.has(operator)) return false
     if (operator === '$exists') return typeof value === 'boolean'
+    if (operator === '$ne' && value === null) return true // has a value (pageRows' condition on its sort key)
     if (operator === '$in' || operator === '$nin') return Array.isArray(value) && value.length > 0 && value.every((item) => plainValue(type, item))
     return plainValue(type, value)
   })

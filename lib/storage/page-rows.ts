@@ -66,7 +66,8 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   const own = json.where ?? {}
   const binding = cursorBinding(query.className, sortBy, descending, own)
   // A row without a sort value has no place in the order (and no cursor): such rows are not listed, nor counted.
-  const where = ALWAYS_SET.has(sortBy) ? own : withConditions(own, { [sortBy]: { $exists: true } })
+  // `$ne: null`, not `$exists`: MongoDB keeps a null a client saved, and `$exists` lists it (a 500 at a page's end).
+  const where = ALWAYS_SET.has(sortBy) ? own : withConditions(own, { [sortBy]: { $ne: null } })
   const after = cursorOf(params[param], binding, param)
 
   const { where: _where, limit: _limit, count: _count, ...rest } = json
