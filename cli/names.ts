@@ -41,7 +41,8 @@ export interface ResourceNames {
   methods: { create: string, list: string, get: string, update: string, delete: string }
 }
 
-export function resourceNames (input: string): ResourceNames {
+/** `routed`: the names serve endpoints (g resource, g functions), so the route prefix must be one the kit accepts; a model alone has none. */
+export function resourceNames (input: string, routed = true): ResourceNames {
   const name = input.trim()
   if (name.startsWith('_')) {
     throw new CliError(`"${name}" is reserved: class names starting with "_" belong to Parse Server (_User, _Role, _Session, _Installation, …). Choose another name.`)
@@ -63,9 +64,9 @@ export function resourceNames (input: string): ResourceNames {
   }
   const prefix = kebabPlural(name)
   try {
-    checkPrefix(prefix, name)
+    if (routed) checkPrefix(prefix, name)
   } catch (error) {
-    throw new CliError(`"${name}" cannot be a resource: ${(error as Error).message}`)
+    throw new CliError(`"${name}" cannot be a resource: ${(error as Error).message} (fpk g model ${name} makes the model alone)`)
   }
   const plural = pluralName(name)
   const camel = name[0].toLowerCase() + name.slice(1)

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { main } from '../cli/fpk.js'
 import { resolveOptions } from '../lib/options.js'
+import { Route } from '../lib/index.js'
 
 interface Run { code: number, out: string, err: string }
 
@@ -85,6 +86,23 @@ t.test('fpk g: a file where a folder must be, a folder where a file must be, a f
   }
 })
 
+t.test('a route prefix that is one of Parse\'s own paths is refused at import; fpk g resource refuses it, fpk g model does not', async (t) => {
+  for (const prefix of ['users', 'sessions', 'classes', 'jobs', 'health', 'batch', 'users/extra']) {
+    t.throws(() => Route(prefix)(class Handlers {}), {
+      code: 'FPK_ERR_ROUTE_DECLARATION',
+      message: new RegExp(`^@Route on Handlers: route prefix "${prefix}" is Parse Server's own path \\{mount\\}/${prefix.split('/')[0]}/…`)
+    }, `@Route('${prefix}')`)
+  }
+  for (const prefix of ['user-profiles', 'my-users', 'notes', 'health-checks']) t.doesNotThrow(() => Route(prefix)(class Handlers {}), `@Route('${prefix}')`)
+  const dir = project(t)
+  for (const name of ['Class', 'Job', 'Hook', 'App']) {
+    refused(t, await fpk(dir, 'g', 'resource', name), /cannot be a resource: .* is Parse Server's own path .*\(fpk g model \w+ makes the model alone\)$/m, `g resource ${name}`)
+  }
+  t.same(readdirSync(dir), ['package.json'], 'nothing written')
+  t.equal((await fpk(dir, 'g', 'model', 'Job')).code, 0, 'g model Job: a model has no route')
+  refused(t, await fpk(dir, 'g', 'functions', 'Job'), /"Job" cannot be a resource/, 'g functions Job')
+})
+
 t.test('fpk g job -f says which files it overwrote', async (t) => {
   const dir = project(t)
   t.equal((await fpk(dir, 'g', 'job', 'Cleanup')).code, 0)
@@ -111,8 +129,8 @@ t.test('held: odd class names, help, unknown flags and missing arguments', async
 
   t.equal((await fpk(dir, 'g', 'model', 'Note')).code, 0)
   refused(t, await fpk(dir, 'g', 'model', 'Note'), /models\/Note\.ts already exists: nothing was written/, 'Note twice')
-  t.equal((await fpk(dir, 'g', 'resource', 'Class')).code, 0, '"Class": a keyword as the camel name becomes classRecord')
-  t.match(readFileSync(path.join(dir, 'functions', 'classes.ts'), 'utf8'), /classRecord/)
+  t.equal((await fpk(dir, 'g', 'resource', 'Constructor')).code, 0, '"Constructor": an ordinary name')
+  t.equal((await fpk(dir, 'g', 'model', 'Class')).code, 0, '"Class": a keyword as the camel name')
 
   for (const command of [[], ['new'], ['g'], ['g', 'resource'], ['g', 'job'], ['ai'], ['schema', 'plan'], ['client']]) {
     const help = await fpk(dir, ...command, '--help')

@@ -17,7 +17,7 @@ export interface GenerateOptions {
 }
 
 export async function generate (io: Io, kind: GenerateKind, input: string, options: GenerateOptions = {}): Promise<void> {
-  const names = resourceNames(input)
+  const names = resourceNames(input, kind !== 'model')
   const root = findProjectRoot(io.cwd)
   if (!root) throw new CliError(`no package.json in ${io.cwd} or above: run fpk g ${kind} inside a project (fpk new <name> creates one).`)
   const layout = detectLayout(root)
