@@ -1,9 +1,12 @@
 // The opaque cursor of a keyset page: the last row's sort value and objectId,
-// signed with an HMAC keyed from the master key and bound to the list it came
-// from (class, sort field and direction, the query's own conditions). A cursor
-// edited by hand, cut short, or taken from another list or filter does not
-// verify, and the list refuses it as bad input.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+// sealed (AES-256-GCM) with a key derived from the master key and bound to
+// the list it came from (class, sort field and direction, the query's own
+// conditions). Sealed, not only signed: the sort value may be a field the
+// list does not answer (its `returns` or `keys` leave it out), and a cursor
+// travels in URLs and their logs. A cursor edited by hand, cut short, or
+// taken from another list or filter does not open, and the list refuses it
+// as bad input.
+import { createCipheriv, createDecipheriv, createHash, createHmac } from 'node:crypto'
 import { getKitConfig } from '../config.js'
 
 /** The last row's position: its sort value (a Date as its ISO text) and objectId. */
@@ -15,7 +18,8 @@ export interface CursorPosition {
 
 const KINDS = { d: 'date', n: 'number', s: 'string' } as const
 const LETTERS = { date: 'd', number: 'n', string: 's' } as const
-const MAC_BYTES = 16
+const IV_BYTES = 12
+const TAG_BYTES = 16
 
 /** What a cursor is bound to: the same list gives the same text. */
 export function cursorBinding (className: string, sortBy: string, descending: boolean, where: unknown): string {
@@ -24,23 +28,30 @@ export function cursorBinding (className: string, sortBy: string, descending: bo
 }
 
 export function encodeCursor (position: CursorPosition, binding: string): string {
-  const payload = Buffer.from(JSON.stringify([LETTERS[position.kind], position.value, position.objectId])).toString('base64url')
-  return `${payload}.${mac(payload, binding).toString('base64url')}`
+  const plain = Buffer.from(JSON.stringify([LETTERS[position.kind], position.value, position.objectId]))
+  const keys = cursorKeys()
+  // The nonce is a MAC of what it seals: the same page gives the same cursor, and two positions never share one.
+  const iv = createHmac('sha256', keys.nonce).update(binding).update('\n').update(plain).digest().subarray(0, IV_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', keys.seal, iv, { authTagLength: TAG_BYTES }).setAAD(Buffer.from(binding))
+  const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final()])
+  return `${sealed.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`
 }
 
 /** The position a cursor carries, or undefined when it is not one this list issued. */
 export function decodeCursor (token: string, binding: string): CursorPosition | undefined {
   const dot = token.indexOf('.')
   if (dot <= 0 || dot !== token.lastIndexOf('.')) return undefined
-  const payload = token.slice(0, dot)
-  const given = Buffer.from(token.slice(dot + 1), 'base64url')
-  const expected = mac(payload, binding)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
+  const sealed = Buffer.from(token.slice(0, dot), 'base64url')
+  const tag = Buffer.from(token.slice(dot + 1), 'base64url')
+  if (sealed.length <= IV_BYTES || tag.length !== TAG_BYTES) return undefined
   let decoded: unknown
   try {
-    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+    const decipher = createDecipheriv('aes-256-gcm', cursorKeys().seal, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES })
+    decipher.setAAD(Buffer.from(binding)).setAuthTag(tag)
+    const plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES)), decipher.final()])
+    decoded = JSON.parse(plain.toString('utf8'))
   } catch {
-    return undefined
+    return undefined // not sealed by this list (final() checks the tag), or not JSON
   }
   if (!Array.isArray(decoded) || decoded.length !== 3) return undefined
   const [letter, value, objectId] = decoded as [unknown, unknown, unknown]
@@ -51,17 +62,19 @@ export function decodeCursor (token: string, binding: string): CursorPosition | 
   return { kind, value: value as string | number, objectId }
 }
 
-function mac (payload: string, binding: string): Buffer {
-  return createHmac('sha256', cursorKey()).update(`${binding}\n${payload}`).digest().subarray(0, MAC_BYTES)
-}
-
-/** The signing key, derived from the master key once per master key (not per page). */
-let derived: { masterKey: string, key: Buffer } | undefined
-function cursorKey (): Buffer {
+/** The sealing key and the nonce key, derived from the master key once per master key (not per page). */
+let derived: { masterKey: string, seal: Buffer, nonce: Buffer } | undefined
+function cursorKeys (): { seal: Buffer, nonce: Buffer } {
   const masterKey = getKitConfig().masterKey
-  if (!masterKey) throw new Error('pageRows: no master key is configured, and cursors are signed with a key derived from it')
-  if (derived?.masterKey !== masterKey) derived = { masterKey, key: createHmac('sha256', masterKey).update('fastify-parse-kit page cursor').digest() }
-  return derived.key
+  if (!masterKey) throw new Error('pageRows: no master key is configured, and cursors are sealed with a key derived from it')
+  if (derived?.masterKey !== masterKey) {
+    derived = {
+      masterKey,
+      seal: createHmac('sha256', masterKey).update('fastify-parse-kit page cursor').digest(),
+      nonce: createHmac('sha256', masterKey).update('fastify-parse-kit page cursor nonce').digest()
+    }
+  }
+  return derived
 }
 
 /** JSON with object keys in order, so equal conditions hash alike however they were built. */

@@ -41,6 +41,11 @@ const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/
 const DATE_FIELDS = new Set(['createdAt', 'updatedAt'])
 /** Fields every row has. */
 const ALWAYS_SET = new Set(['objectId', 'createdAt', 'updatedAt'])
+/**
+ * The longest cursor read: what a sort value of some 12,000 characters gives (a longer one
+ * cannot travel in a URL either); 1024 refused the cursor of a 750-character String, and the list stopped there.
+ */
+const MAX_CURSOR_CHARS = 16_384
 /** Parse's query operator for "all of" (a name, not a private member). */
 const AND = '$and'
 
@@ -112,7 +117,7 @@ function refuse (param: string): never {
 /** The position a request's cursor carries; undefined for the first page; a refusal for anything not issued by this list. */
 function cursorOf (given: unknown, binding: string, param: string): CursorPosition | undefined {
   if (given === undefined || given === null || given === '') return undefined
-  if (typeof given !== 'string' || given.length > 1024) refuse(param)
+  if (typeof given !== 'string' || given.length > MAX_CURSOR_CHARS) refuse(param)
   return decodeCursor(given, binding) ?? refuse(param)
 }
 
