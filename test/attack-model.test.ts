@@ -14,6 +14,8 @@ class Shelf extends BaseModel {
   @ParseField({ type: 'Array' }) declare items: unknown[]
   @ParseField({ type: 'Number' }) declare count: number
   @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
+  @ParseField({ type: 'Pointer', targetClass: 'Shelf' }) declare next: Shelf
+  @ParseField({ type: 'String' }) declare label: string
 }
 void Shelf
 
@@ -175,4 +177,27 @@ t.test('AddRelation or RemoveRelation on a key inside an Object is 400 (107), no
       t.match(refused.json, { code: Parse.Error.INVALID_JSON, error: new RegExp(`${op} on meta\\.r: a Relation is a field of its own`) })
     }
   }
+})
+
+t.test('an empty $in, and a $inQuery or $select whose inner query finds nothing, match no row (not every row without the field)', async (t) => {
+  // Before, on PostgreSQL: Parse wrote an empty $in as `field IS NULL`, so each query below answered the row without a next.
+  const kit = await sharedKit()
+  const post = async (body: Record<string, unknown>) => (await kit.request('POST', '/parse/classes/Shelf', { headers: appHeaders, body: { label: 'empty-in', ...body } })).json.objectId as string
+  const loose = await post({})
+  const linked = await post({ next: { __type: 'Pointer', className: 'Shelf', objectId: loose } })
+  const find = async (where: unknown, extra: Record<string, string> = {}) => {
+    const answer = await kit.request('GET', '/parse/classes/Shelf?' + new URLSearchParams({ where: JSON.stringify({ $and: [{ label: 'empty-in' }, where] }), ...extra }), { headers: appHeaders })
+    t.equal(answer.status, 200, answer.text.slice(0, 200))
+    return extra.count ? answer.json.count as number : (answer.json.results as Array<{ objectId: string }>).map((row) => row.objectId).sort()
+  }
+  const nothing = { where: { label: 'no such label' }, className: 'Shelf' }
+  t.same(await find({ next: { $in: [] } }), [], '$in: [] on a Pointer')
+  t.same(await find({ items: { $in: [] } }), [], '$in: [] on an Array')
+  t.same(await find({ next: { $inQuery: nothing } }), [], '$inQuery finding nothing')
+  t.same(await find({ label: { $select: { query: nothing, key: 'label' } } }), [], '$select finding nothing')
+  t.same(await find({ next: { $in: [] } }, { count: '1', limit: '0' }), 0, 'counted')
+  t.same(await find({ $or: [{ next: { $in: [] } }, { objectId: linked }] }), [linked], 'an $or branch with it matches nothing, the other still matches')
+  t.same(await find({ $nor: [{ next: { $in: [] } }] }), [loose, linked].sort(), 'under $nor it excludes nothing')
+  t.same(await find({ next: { $nin: [] } }), [loose, linked].sort(), '$nin: [] excludes nothing')
+  t.same(await find({ next: { $inQuery: { where: { objectId: loose }, className: 'Shelf' } } }), [linked], 'a $inQuery that finds a row still matches')
 })

@@ -14,6 +14,7 @@ import { keyOperationProblem, writeDataError } from './postgres/write-errors.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
+import { emptyInMatchesNothing } from './postgres/empty-in.js'
 import { onTransaction as mongoReads } from './mongo/reads.js'
 import { explainMongoReadError } from './mongo/read-errors.js'
 import { explainQueryShape } from './query-shape-error.js'
@@ -111,6 +112,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         refuseNul(args[3]) // find's options (sort, keys), distinct's field name
         // Counts are exact: without a condition Parse would answer the table's size estimate.
         if (property === 'count' && args[4] === undefined) args[4] = false
+        if (kind === 'postgres' && property !== 'aggregate') args[2] = emptyInMatchesNothing(args[2])
         const session = sessionFor(args[0] as string)
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
         const explain = (error: unknown): never => {
