@@ -119,6 +119,8 @@ export const KitNotRunningError = createError<[message: string]>('FPK_ERR_KIT_NO
 export const SeedRemoteError = createError<[message: string]>('FPK_ERR_SEED_REMOTE', '%s')
 /** An environment variable the example app or a generated project reads has a value it cannot use. */
 export const EnvInvalidError = createError<[message: string]>('FPK_ERR_ENV_INVALID', '%s')
+/** A file of a models/functions directory threw while it was imported (not one of the kit's declaration checks, which carry their own codes). */
+export const DeclarationImportError = createError<[message: string]>('FPK_ERR_DECLARATION_IMPORT', '%s')
 
 /** Every boot-time error class by name, as Fastify exports its own `errorCodes`. */
 export const kitErrorCodes = {
@@ -153,5 +155,6 @@ export const kitErrorCodes = {
   FPK_ERR_PORT_UNAVAILABLE: PortUnavailableError,
   FPK_ERR_KIT_NOT_RUNNING: KitNotRunningError,
   FPK_ERR_SEED_REMOTE: SeedRemoteError,
-  FPK_ERR_ENV_INVALID: EnvInvalidError
+  FPK_ERR_ENV_INVALID: EnvInvalidError,
+  FPK_ERR_DECLARATION_IMPORT: DeclarationImportError
 } as const

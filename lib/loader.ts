@@ -4,7 +4,7 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Declarations } from './options.js'
-import { OptionInvalidError } from './errors.js'
+import { DeclarationImportError, OptionInvalidError } from './errors.js'
 import { decoratorsConfigError } from './decorators-config.js'
 
 const LOADABLE = /\.(ts|mts|js|mjs|cjs)$/
@@ -38,6 +38,22 @@ async function importDeclarations (file: string): Promise<void> {
     await import(pathToFileURL(file).href)
   } catch (error) {
     // The transform fails before any decorator runs (fields declared with `declare`, parameter decorators): name the flag, not the syntax.
-    throw decoratorsConfigError(error, file) ?? error
+    const config = decoratorsConfigError(error, file)
+    if (config) throw config
+    const code = (error as { code?: unknown } | null)?.code
+    if (typeof code === 'string' && code.startsWith('FPK_ERR_')) throw error
+    // The application's own mistake (a throw at the top of the file, a syntax error, a missing import): say which file.
+    throw importFailure(file, error)
   }
+}
+
+function importFailure (file: string, error: unknown): Error {
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : `a ${typeof error} (${String(error)})`
+  const relative = path.relative(process.cwd(), file)
+  const shown = relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative
+  const failure = new DeclarationImportError(`${shown} threw while it was imported: ${what}`)
+  failure.cause = error
+  // DEBUG=1 prints the stack: the file's own frames, not the loader's.
+  if (error instanceof Error && error.stack) failure.stack = `${failure.name} [${failure.code}]: ${failure.message}\nCaused by: ${error.stack}`
+  return failure
 }

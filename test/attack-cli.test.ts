@@ -10,6 +10,8 @@ import path from 'node:path'
 import { main } from '../cli/fpk.js'
 import { resolveOptions } from '../lib/options.js'
 import { Route } from '../lib/index.js'
+import { loadDeclarations } from '../lib/loader.js'
+import { bootFailureText } from '../lib/host/startup.js'
 
 interface Run { code: number, out: string, err: string }
 
@@ -101,6 +103,37 @@ t.test('a route prefix that is one of Parse\'s own paths is refused at import; f
   t.same(readdirSync(dir), ['package.json'], 'nothing written')
   t.equal((await fpk(dir, 'g', 'model', 'Job')).code, 0, 'g model Job: a model has no route')
   refused(t, await fpk(dir, 'g', 'functions', 'Job'), /"Job" cannot be a resource/, 'g functions Job')
+})
+
+t.test('a declarations file that throws at import: one FPK_ERR_DECLARATION_IMPORT line naming the file', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fpk-attack-cli-models-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}') // as in a project: its .ts files are ES modules
+  const cases: Array<[file: string, source: string, what: RegExp]> = [
+    ['Broken.ts', "throw new Error('the configuration file is missing')\n", /Error: the configuration file is missing$/],
+    ['Typo.ts', 'export const x = (\n', /SyntaxError|TransformError|Error: /],
+    ['Missing.ts', "import './not-there.js'\n", /Cannot find module|ERR_MODULE_NOT_FOUND|not-there/],
+    ['Odd.ts', "throw 'a string'\n", /a string \(a string\)$/]
+  ]
+  for (const [file, source, what] of cases) {
+    const folder = path.join(dir, file.replace(/\.ts$/, ''))
+    mkdirSync(folder)
+    writeFileSync(path.join(folder, file), source)
+    const error = await loadDeclarations(folder).then(() => undefined, (error: Error & { code?: string }) => error)
+    t.equal(error?.code, 'FPK_ERR_DECLARATION_IMPORT', file)
+    t.match(error?.message, new RegExp(`${file.replace('.', '\\.')} threw while it was imported: `), `${file}: names the file`)
+    t.match(error?.message, what, `${file}: says what it threw`)
+    t.match(bootFailureText(error, {}), /^Cannot start: .* \(FPK_ERR_DECLARATION_IMPORT\)\n$/, `${file}: one boot line`)
+  }
+  // The kit's own checks keep their codes (held).
+  const declared = path.join(dir, 'declared')
+  mkdirSync(declared)
+  writeFileSync(path.join(declared, 'Twice.ts'), [
+    `import { Route } from ${JSON.stringify(path.resolve('lib/index.js'))}`,
+    "Route('users')(class Members {})", ''
+  ].join('\n'))
+  await t.rejects(loadDeclarations(declared), { code: 'FPK_ERR_ROUTE_DECLARATION' }, 'a declaration check keeps its code')
+  await t.rejects(loadDeclarations(path.join(dir, 'nowhere')), { code: 'FPK_ERR_OPTION_INVALID', message: /Cannot read declarations directory/ }, 'a folder that does not exist (held)')
 })
 
 t.test('fpk g job -f says which files it overwrote', async (t) => {
