@@ -179,6 +179,27 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     t.same([row.get('source'), row.get('params')], [`queue ${queued.id} (attempt 1 of 1)`, { at: at.toISOString(), later: { list: [at.toISOString()] }, note: '2026-05-06T07:08:09.010Z' }], 'its row keeps the params as queued')
   })
 
+  t.test('Parse\'s job routes with a job name or schedule of another shape answer 400 (107), not 500', async (t) => {
+    const refused: Array<[string, string, unknown, string]> = [
+      ['POST', '/parse/jobs', { jobName: {} }, 'jobName must be the name of a job, as text (got object)'],
+      ['POST', '/parse/jobs', { jobName: 5 }, 'jobName must be the name of a job, as text (got number)'],
+      ['POST', '/parse/jobs', {}, 'jobName must be the name of a job, as text (got none)'],
+      ['POST', '/parse/cloud_code/jobs', {}, 'job_schedule must be an object such as {"jobName": "…"} (got none)'],
+      ['POST', '/parse/cloud_code/jobs', { job_schedule: null }, 'job_schedule must be an object such as {"jobName": "…"} (got null)'],
+      ['POST', '/parse/cloud_code/jobs', { job_schedule: { jobName: ['odd'] } }, 'job_schedule.jobName must be the name of a job, as text (got a list)'],
+      ['PUT', '/parse/cloud_code/jobs/abc', { job_schedule: 'x' }, 'job_schedule must be an object such as {"jobName": "…"} (got string)'],
+      ['PUT', '/parse/cloud_code/jobs/abc', { job_schedule: { jobName: {} } }, 'job_schedule.jobName must be the name of a job, as text (got object)']
+    ]
+    for (const [method, url, body, message] of refused) {
+      const answer = await kit.request(method, url, { headers: masterHeaders, body })
+      t.same([answer.status, answer.json], [400, { code: Parse.Error.INVALID_JSON, error: `Request refused: ${message}.` }], `${method} ${url} ${JSON.stringify(body)}`)
+    }
+    const run = await kit.request('POST', '/parse/jobs', { headers: masterHeaders, body: { jobName: 'odd', input: { kind: 'fine' }, when: 0 } })
+    t.same([run.status, await rowEnd(run.headers.get('x-parse-job-status-id')!)], [200, ['succeeded', 'fine']], 'the Dashboard\'s run of a job still runs it')
+    const scheduled = await kit.request('POST', '/parse/cloud_code/jobs', { headers: masterHeaders, body: { job_schedule: { jobName: 'odd', params: '{"kind":"fine"}', startAfter: '2099-01-01T00:00:00.000Z' } } })
+    t.match([scheduled.status, scheduled.json], [201, { objectId: /./ }], 'and a schedule is written')
+  })
+
   t.test('a dead job id that is not the queue\'s is no dead job, by hand and through kitRerunDeadJobs', async (t) => {
     t.equal(await rerunDeadJob('bounded', 'not-a-uuid'), undefined)
     t.equal(await rerunDeadJob('bounded', {} as unknown as string), undefined)

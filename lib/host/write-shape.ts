@@ -7,6 +7,7 @@
 // refuses them first.
 import { isJsonObject } from './json-object.js'
 import { OBJECT_WRITE_PATH } from './acl-shape.js'
+import { jobRouteProblem } from './job-route-shape.js'
 
 const CALL_PATH = /^\/(?:functions|jobs)\/[^/]+\/?$/i
 
@@ -17,6 +18,8 @@ const OPERATIONS = ['Increment', 'Add', 'AddUnique', 'Remove', 'AddRelation', 'R
 
 /** Why Parse cannot take this save's body or one of its operations, or undefined. `method` is the one Parse runs (after `_method`). */
 export function writeProblem (method: string, path: string, body: unknown): string | undefined {
+  const jobProblem = jobRouteProblem(method, path, body)
+  if (jobProblem) return jobProblem
   // A function or job of the application's cloud code that answers with what it was sent: Parse's functions
   // router encodes that answer outside any catch, so a value the SDK cannot encode ended the process.
   if (method === 'POST' && CALL_PATH.test(path) && isJsonObject(body)) return firstTypedProblem(body, true)
