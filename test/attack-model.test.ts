@@ -201,3 +201,22 @@ t.test('an empty $in, and a $inQuery or $select whose inner query finds nothing,
   t.same(await find({ next: { $nin: [] } }), [loose, linked].sort(), '$nin: [] excludes nothing')
   t.same(await find({ next: { $inQuery: { where: { objectId: loose }, className: 'Shelf' } } }), [linked], 'a $inQuery that finds a row still matches')
 })
+
+t.test('on PostgreSQL, $text on a field that is not text, or with a $language it has no configuration for, is 400 (102), not 500', { skip: lane.kind === 'postgres' ? false : 'PostgreSQL\'s text search' }, async (t) => {
+  const kit = await sharedKit()
+  await shelfWith(kit, [])
+  const cases: Array<[string, unknown]> = [
+    ['a Number field', { count: { $text: { $search: { $term: 'x' } } } }],
+    ['an unknown $language', { label: { $text: { $search: { $term: 'x', $language: 'no-such-language' } } } }],
+    ['a $language with a quote', { label: { $text: { $search: { $term: 'x', $language: "english'" } } } }]
+  ]
+  for (const [what, where] of cases) {
+    for (const extra of [{}, { count: '1', limit: '0' }]) {
+      const refused = await kit.request('GET', '/parse/classes/Shelf?' + new URLSearchParams({ where: JSON.stringify(where), ...extra }), { headers: appHeaders })
+      t.equal(refused.status, 400, `${what}${'count' in extra ? ', counted' : ''} → 400 (${refused.text.slice(0, 200)})`)
+      t.match(refused.json, { code: Parse.Error.INVALID_QUERY, error: /^PostgreSQL cannot run this query: \$text/ })
+    }
+  }
+  const found = await kit.request('GET', '/parse/classes/Shelf?' + new URLSearchParams({ where: JSON.stringify({ label: { $text: { $search: { $term: 'x', $language: 'simple' } } } }) }), { headers: appHeaders })
+  t.equal(found.status, 200, `a configuration PostgreSQL has still searches (${found.text.slice(0, 200)})`)
+})

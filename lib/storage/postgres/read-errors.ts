@@ -10,6 +10,8 @@ const INVALID_REGULAR_EXPRESSION = '2201B'
 const DATA_EXCEPTION_CLASS = '22'
 /** 42883 undefined_function: Parse reads a subfield ("label.sub") with ->> whatever the field's type; text has no such operator. */
 const UNDEFINED_FUNCTION = '42883'
+/** 42704 undefined_object: $text's $language names a text search configuration PostgreSQL does not have. */
+const UNDEFINED_OBJECT = '42704'
 /** 42601 syntax_error: Parse writes `IN ()` for a list it emptied (a null in $in or $nin, a $select key the inner class lacks). */
 const SYNTAX_ERROR = '42601'
 
@@ -30,6 +32,13 @@ export function explainReadError (error: unknown): never {
   // ({"$ne": [1]} on a String, {"$gt": {"__type": "Date", "iso": 5}} on a Date). PostGIS's own are geo.ts's.
   if (code === UNDEFINED_FUNCTION && /^operator does not exist: /.test(text) && !/geometry|geography/i.test(text)) {
     throw refused(`a value is compared with a field of another type (${text}); compare each field with values of its own type`)
+  }
+  // $text on a field that is not text: Parse writes to_tsvector(<language>, "<field>") whatever the field's type.
+  if (code === UNDEFINED_FUNCTION && /^function to_tsvector\(/.test(text)) {
+    throw refused(`$text searches a String field (${text})`)
+  }
+  if (code === UNDEFINED_OBJECT && /^text search configuration /.test(text)) {
+    throw refused(`$text's $language is not a text search configuration PostgreSQL has (${text}); use one such as "english", "simple" or "german"`)
   }
   if (code === SYNTAX_ERROR) {
     throw refused(`${text}; a null inside $in, $nin or $all, or a $select or $dontSelect key the inner query's class does not have, cannot be compared`)
