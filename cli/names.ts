@@ -15,8 +15,8 @@ const PARSE_CLASSES: Record<string, string> = {
   Installation: '_Installation'
 }
 
-/** Identifiers the generated files import: a class of the same name would not compile. */
-const IMPORTED_BY_TEMPLATES = new Set(['Parse', 'BaseModel', 'BeforeSave', 'ParseClass', 'ParseField', 'CloudFunction', 'Route', 'CloudRequest'])
+/** Identifiers the generated files import or declare: a class of the same name would not compile (Type, Static, Deleted did not). */
+const IMPORTED_BY_TEMPLATES = new Set(['Parse', 'BaseModel', 'BeforeSave', 'ParseClass', 'ParseField', 'CloudFunction', 'Route', 'CloudRequest', 'Type', 'Static', 'Deleted'])
 
 /** Keywords, and the local names the resource template already uses. */
 const UNUSABLE_VARIABLES = new Set([
@@ -57,7 +57,7 @@ export function resourceNames (input: string, routed = true): ResourceNames {
     throw new CliError(`"${name}" is reserved: it stands for Parse Server's built-in ${parseClass} class, which a model cannot redeclare. Choose another name (e.g. ${name}Profile).`)
   }
   if (IMPORTED_BY_TEMPLATES.has(name)) {
-    throw new CliError(`"${name}" would clash with ${name}, which the generated files import. Choose another name.`)
+    throw new CliError(`"${name}" would clash with ${name}, which the generated files import or declare. Choose another name.`)
   }
   if (Object.prototype.hasOwnProperty.call(globalThis, name)) {
     throw new CliError(`"${name}" would shadow the JavaScript global ${name}. Choose another name.`)

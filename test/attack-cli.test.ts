@@ -136,6 +136,29 @@ t.test('a declarations file that throws at import: one FPK_ERR_DECLARATION_IMPOR
   await t.rejects(loadDeclarations(path.join(dir, 'nowhere')), { code: 'FPK_ERR_OPTION_INVALID', message: /Cannot read declarations directory/ }, 'a folder that does not exist (held)')
 })
 
+t.test('fpk g resource refuses every PascalCase name the templates import or declare (Type, Static, Deleted did not compile)', async (t) => {
+  const templates = path.resolve('cli/templates/resource')
+  const used = new Set<string>()
+  for (const file of readdirSync(templates)) {
+    const source = readFileSync(path.join(templates, file), 'utf8')
+    for (const [, list] of source.matchAll(/^import (?:type )?\{([^}]*)\}/gm)) {
+      for (const item of list.split(',')) {
+        const name = item.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim()
+        if (/^[A-Z]/.test(name)) used.add(name)
+      }
+    }
+    for (const [, name] of source.matchAll(/^(?:export )?(?:const|let|class|interface|type|function) ([A-Z][A-Za-z0-9]*)\b/gm)) used.add(name)
+    for (const [, name] of source.matchAll(/^import ([A-Z][A-Za-z0-9]*) from/gm)) used.add(name)
+  }
+  t.ok(used.has('Type') && used.has('Deleted'), 'the scan finds the imports and declarations')
+  const dir = project(t)
+  for (const name of used) {
+    const run = await fpk(dir, 'g', 'resource', name)
+    t.equal(run.code, 1, `g resource ${name} is refused`)
+  }
+  t.same(readdirSync(dir), ['package.json'], 'nothing written')
+})
+
 t.test('fpk g job -f says which files it overwrote', async (t) => {
   const dir = project(t)
   t.equal((await fpk(dir, 'g', 'job', 'Cleanup')).code, 0)
