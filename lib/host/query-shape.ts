@@ -7,10 +7,10 @@
 // numbers past what the databases take (`limit=1e20`) were 500s too: both
 // must lie in 0…2147483647, which every database lane takes.
 // A `where` of 100,000 values (`$in`, `$nin`, a long `$or`) was a 500 on
-// PostgreSQL (one statement parameter each, past what the driver takes):
-// at most MAX_WHERE_VALUES values are taken, on every database.
+// PostgreSQL: at most MAX_WHERE_VALUES are taken (storage/where-values.ts).
 
 import { isJsonObject } from './json-object.js'
+import { TOO_MANY_WHERE_VALUES, tooManyWhereValues } from '../storage/where-values.js'
 
 /** Parse's routes that run a find: /classes/{name}, /aggregate/{name} and the special classes' own. */
 const FIND_PATH = /^\/(?:(?:classes|aggregate)\/[^/]+|users|roles|sessions|installations|push_audiences)\/?$/i
@@ -41,25 +41,7 @@ export function findQueryProblem (method: string, path: string, query: unknown, 
     }
   }
   if (!isJsonObject(where)) return `where must be a JSON object (got ${where === null ? 'null' : Array.isArray(where) ? 'an array' : typeof where})`
-  return logicalProblem(where, 0) ?? (valuesOver(where, MAX_WHERE_VALUES) ? `where holds more than ${MAX_WHERE_VALUES} values (each item of a $in list is one): split it into several queries` : undefined)
-}
-
-/** The most values (numbers, strings, booleans, nulls at any depth) a find's `where` may hold. */
-export const MAX_WHERE_VALUES = 10_000
-
-/** Whether `value` holds more than `budget` values; stops counting once past it. */
-function valuesOver (value: unknown, budget: number): boolean {
-  let left = budget
-  const stack: unknown[] = [value]
-  while (stack.length > 0) {
-    const next = stack.pop()
-    if (next !== null && typeof next === 'object') {
-      for (const inner of Object.values(next)) stack.push(inner)
-    } else if (--left < 0) {
-      return true
-    }
-  }
-  return false
+  return logicalProblem(where, 0) ?? (tooManyWhereValues(where) ? TOO_MANY_WHERE_VALUES : undefined)
 }
 
 /**
