@@ -80,7 +80,8 @@ export function buildProgram (io: Io, outcome: Outcome = { exitCode: 0 }): Comma
     .description('TypeScript types for a typed API client (openapi-fetch), generated from the OpenAPI document by openapi-typescript')
     .option('--out <file>', 'where to write the types', DEFAULT_CLIENT_OUT)
     .option('--from <url or file>', 'the OpenAPI document (default: the running server\'s http://127.0.0.1:$PORT$DOCS_PATH/json)')
-    .action((options: { out?: string, from?: string }) => client(io, options))
+    .option('-f, --force', 'replace a file at --out that fpk client did not write')
+    .action((options: { out?: string, from?: string, force?: boolean }) => client(io, options))
 
   program.command('ai')
     .description('write assistant instruction files about this kit\'s rules and traps')
