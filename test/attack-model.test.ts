@@ -220,3 +220,21 @@ t.test('on PostgreSQL, $text on a field that is not text, or with a $language it
   const found = await kit.request('GET', '/parse/classes/Shelf?' + new URLSearchParams({ where: JSON.stringify({ label: { $text: { $search: { $term: 'x', $language: 'simple' } } } }) }), { headers: appHeaders })
   t.equal(found.status, 200, `a configuration PostgreSQL has still searches (${found.text.slice(0, 200)})`)
 })
+
+t.test('a dotted key with "$" inside an Object is 400 (107): Parse refuses that key when the Object is sent whole', async (t) => {
+  // Before: "meta.$x" was stored (200) and every later save sending meta back whole (the SDK's, after a change to meta) answered 121.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, [])
+  const put = (body: unknown) => kit.request('PUT', `/parse/classes/Shelf/${shelf.id}`, { headers: appHeaders, body })
+  for (const key of ['meta.$x', 'meta.a.$where', 'meta.x$']) {
+    for (const value of [1, { __op: 'Increment', amount: 1 }, { __op: 'Delete' }]) {
+      const refused = await put({ [key]: value })
+      t.equal(refused.status, 400, `${key}: ${JSON.stringify(value)} → 400 (${refused.text.slice(0, 160)})`)
+      t.match(refused.json, { code: Parse.Error.INVALID_JSON, error: /a key inside an Object must not contain "\$"/ })
+    }
+  }
+  const whole = await put({ meta: { $x: 1 } })
+  t.match({ status: whole.status, code: whole.json.code }, { status: 400, code: Parse.Error.INVALID_NESTED_KEY }, 'the same key sent inside the Object: Parse\'s own 121')
+  t.same((await kit.request('GET', `/parse/classes/Shelf/${shelf.id}`, { headers: masterHeaders })).json.meta, { n: 1 }, 'nothing written')
+  t.equal((await put({ 'meta.plain': 1 })).status, 200, 'a dotted key without "$" still saves')
+})

@@ -32,10 +32,20 @@ export function writeProblem (method: string, path: string, body: unknown): stri
     if (problem) return problem
   }
   for (const [field, value] of Object.entries(body)) {
-    const problem = operationProblem(field, value)
+    const problem = nestedKeyProblem(field) ?? operationProblem(field, value)
     if (problem) return problem
   }
   return firstTypedProblem(body, false)
+}
+
+/**
+ * Parse refuses a key with "$" inside an Object it is sent ({"meta": {"$x": 1}}: 121), but stored one
+ * written through a dotted key ("meta.$x"), after which every save sending that Object back was 121.
+ */
+function nestedKeyProblem (field: string): string | undefined {
+  const dot = field.indexOf('.')
+  if (dot < 0 || !field.includes('$', dot)) return undefined
+  return `${field}: a key inside an Object must not contain "$" (Parse refuses such a key when the Object is sent whole)`
 }
 
 function firstTypedProblem (body: Record<string, unknown>, call: boolean): string | undefined {
