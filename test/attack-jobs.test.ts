@@ -82,7 +82,12 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
   const record = (reason: unknown) => { unhandled.push(reason) }
   process.on('unhandledRejection', record)
   t.teardown(() => { process.off('unhandledRejection', record) })
-  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), functions: [OddJobs, OddFunctions], jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
+  // Jobs of the application's own cloud code, which Parse runs and records without the kit's wrapper.
+  const cloud = (parse: typeof Parse) => {
+    parse.Cloud.job('rawNulError', () => { throw new Error('bad\u0000text') })
+    parse.Cloud.job('rawNulResult', () => 'done\u0000')
+  }
+  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), parseServerOptions: { cloud }, functions: [OddJobs, OddFunctions], jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
   const master = { useMasterKey: true } as const
   const rowEnd = async (jobId: string) => {
     const row = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
@@ -109,6 +114,15 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     t.same((await runs()).map((row) => row.get('params').kind + ' ' + row.get('status')).sort(), [
       'bareObject failed', 'fine succeeded', 'nulMessage failed', 'nulResult succeeded', 'objectMessage failed'
     ])
+    t.same(unhandled, [], 'no unhandled rejection')
+  })
+
+  t.test('a job of the application\'s own cloud code whose end holds NUL: Parse\'s row ends, and the process lives', async (t) => {
+    for (const [name, end] of [['rawNulError', 'failed'], ['rawNulResult', 'succeeded']]) {
+      const started = await kit.request('POST', `/parse/jobs/${name}`, { headers: masterHeaders, body: {} })
+      const [status, message] = await rowEnd(started.headers.get('x-parse-job-status-id')!)
+      t.equal(status, end, `${name}: ${end} (${JSON.stringify(message)})`)
+    }
     t.same(unhandled, [], 'no unhandled rejection')
   })
 

@@ -9,7 +9,7 @@ import { CONFLICT, CONFLICT_MESSAGE } from '../errors.js'
 import { sessionFor, transactionScope } from './scope.js'
 import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
-import { refuseNul } from './nul.js'
+import { refuseNul, replaceNul } from './nul.js'
 import { keyOperationProblem, writeDataError } from './postgres/write-errors.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
@@ -57,6 +57,9 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
       const at = WRITES[property]
       return async function (...args: unknown[]) {
         refuseNul(args[0], 'className')
+        // A job's end as Parse writes it (its message: what the job threw or returned): Parse does not catch a
+        // refusal there, so the row stayed "running" and the rejection ended the process. Kept, with U+FFFD.
+        if (args[0] === '_JobStatus' && property !== 'deleteObjectsByQuery') args[at - 1] = replaceNul(args[at - 1])
         refuseNul(args[2])
         if (at === 4) refuseNul(args[3])
         const keyOperation = kind === 'postgres' ? keyOperationProblem(property, args[0] as string, args[3]) : undefined

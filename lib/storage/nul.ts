@@ -45,3 +45,16 @@ export function refuseNul (value: unknown, prefix = ''): void {
     throw new Parse.Error(Parse.Error.VALIDATION_ERROR, `${path} must not contain the NUL character (\\u0000)`)
   }
 }
+
+/**
+ * `value` with every NUL character in its strings made U+FFFD (a copy, only
+ * where one is found): for Parse's own job bookkeeping, whose writes nothing
+ * catches, where a refusal would leave a run "running" (see adapter.ts).
+ */
+export function replaceNul (value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.includes(NUL) ? value.replaceAll(NUL, '\uFFFD') : value
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH || value instanceof Date || ArrayBuffer.isView(value)) return value
+  if (nulPath(value) === undefined) return value
+  if (Array.isArray(value)) return value.map((item) => replaceNul(item, depth + 1))
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll(NUL, '\uFFFD'), replaceNul(item, depth + 1)]))
+}
