@@ -14,6 +14,8 @@ class Heap extends BaseModel {
   @ParseField({ type: 'String' }) declare label: string
   @ParseField({ type: 'String' }) declare secret: string
   @ParseField({ type: 'Date' }) declare at: Date
+  @ParseField({ type: 'GeoPoint' }) declare place: Parse.GeoPoint
+  @ParseField({ type: 'Polygon' }) declare area: Parse.Polygon
 }
 
 @Route('heap')
@@ -144,6 +146,21 @@ t.test('data at scale, as a hostile client', async (t) => {
     t.ok(walked.ended, 'the walk reaches the last page')
     t.equal(new Set(walked.ids).size, walked.ids.length, 'no row twice')
     t.ok(walked.ids.length >= 5, 'the long labels are listed')
+  })
+
+  t.test('a list ordered by a GeoPoint or Polygon field is 400 on PostgreSQL, not a 500', async (t) => {
+    for (const field of ['place', 'area']) {
+      for (const query of [`order=${field}&limit=2`, `order=-${field},seq&limit=2&count=1`]) {
+        const answer = await kit.request('GET', `/parse/classes/Heap?${query}`, { headers: appHeaders })
+        if (lane.kind === 'mongo') {
+          t.equal(answer.status, 200, `${query}: MongoDB orders it`)
+          continue
+        }
+        t.equal(answer.status, 400, `${query}: 400 (was 500)`)
+        t.equal(answer.json.code, 102)
+        t.match(answer.json.error, /^PostgreSQL cannot run this query: a GeoPoint or Polygon field cannot order a list \(could not identify an ordering operator for type (point|polygon)\)/)
+      }
+    }
   })
 
   t.test('held: a cursor replayed by another caller reads only what that caller may read', async (t) => {

@@ -33,6 +33,10 @@ export function explainReadError (error: unknown): never {
   if (code === UNDEFINED_FUNCTION && /^operator does not exist: /.test(text) && !/geometry|geography/i.test(text)) {
     throw refused(`a value is compared with a field of another type (${text}); compare each field with values of its own type`)
   }
+  // An order on a GeoPoint or Polygon field: PostgreSQL's point and polygon types have no order.
+  if (code === UNDEFINED_FUNCTION && /^could not identify an ordering operator for type /.test(text)) {
+    throw refused(`a GeoPoint or Polygon field cannot order a list (${text}); order by a String, Number, Date or Boolean field`)
+  }
   // $text on a field that is not text: Parse writes to_tsvector(<language>, "<field>") whatever the field's type.
   if (code === UNDEFINED_FUNCTION && /^function to_tsvector\(/.test(text)) {
     throw refused(`$text searches a String field (${text})`)
