@@ -211,7 +211,8 @@ t.test('on PostgreSQL, $text on a field that is not text, or with a $language it
     ['a $language with a quote', { label: { $text: { $search: { $term: 'x', $language: "english'" } } } }]
   ]
   for (const [what, where] of cases) {
-    for (const extra of [{}, { count: '1', limit: '0' }]) {
+    const extras: Array<Record<string, string>> = [{}, { count: '1', limit: '0' }]
+    for (const extra of extras) {
       const refused = await kit.request('GET', '/parse/classes/Shelf?' + new URLSearchParams({ where: JSON.stringify(where), ...extra }), { headers: appHeaders })
       t.equal(refused.status, 400, `${what}${'count' in extra ? ', counted' : ''} → 400 (${refused.text.slice(0, 200)})`)
       t.match(refused.json, { code: Parse.Error.INVALID_QUERY, error: /^PostgreSQL cannot run this query: \$text/ })
