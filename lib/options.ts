@@ -24,6 +24,8 @@ import { RedisOptionsSchema, redisCommandTimeoutMs, redisURL, type RedisOptions 
 import { EnvInvalidError, OptionInvalidError, OptionUnknownError } from './errors.js'
 import { checkDatabaseURI, databasePoolSize, databaseTimeout, POOL_SIZE_PROBLEM, TIMEOUT_PROBLEM } from './storage/database-options.js'
 import { mountPrefix } from './mount-prefix.js'
+import { unknownParseServerOption } from './parse/option-names.js'
+import { closestPath } from './suggest.js'
 import { resolveMetricsOption, type MetricsOptions, type ResolvedMetrics } from './metrics/options.js'
 
 export type Declarations = Array<abstract new (...args: never[]) => unknown> | string | string[]
@@ -355,6 +357,12 @@ function liveQuery (value: KitOptions['liveQuery']): ResolvedOptions['liveQuery'
 
 function parseServerOptions (input: KitOptions): Record<string, unknown> {
   const options = input.parseServerOptions ?? {}
+  // Parse logs a misspelt key and boots on its default (a session length of a year for `sessionLenght`).
+  const unknown = unknownParseServerOption(options)
+  if (unknown) {
+    const closest = closestPath(unknown.key, unknown.known)
+    throw optionError(`parseServerOptions.${unknown.path}`, `is not a Parse Server option${closest === undefined ? '' : `; did you mean "${closest}"?`} (Parse Server's options: https://parseplatform.org/parse-server/api/master/ParseServerOptions.html)`, 'unknown')
+  }
   const problem = options.masterKeyIps === undefined ? undefined : ipRangesProblem(options.masterKeyIps)
   if (problem) throw optionError('parseServerOptions.masterKeyIps', problem)
   // Parse applies its trustProxy only when it runs its own server; hosted here, Fastify's decides the caller's address.

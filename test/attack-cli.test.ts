@@ -268,6 +268,25 @@ t.test('the environment and options an operator sets: one FPK_ERR_* line before 
     t.match(error?.message, message)
     t.notMatch(error?.message, /pw|ss@/, 'the password is not in the message')
   }
+  const unknownParse: Array<[object, string, RegExp]> = [
+    [{ sessionLenght: 3600 }, 'sessionLenght', /did you mean "sessionLength"\?/],
+    [{ accountLockout: { treshold: 3, duration: 5 } }, 'accountLockout.treshold', /did you mean "threshold"\?/],
+    [{ passwordPolicy: { maxPasswordAge: 30, resetTokenValidityDuraton: 60 } }, 'passwordPolicy.resetTokenValidityDuraton', /did you mean "resetTokenValidityDuration"\?/],
+    [{ rateLimit: [{ requestPath: '/x', requestTimeWindow: 1000, requestCount: 1, reqestMethods: ['GET'] }] }, 'rateLimit[0].reqestMethods', /did you mean "requestMethods"\?/],
+    [{ fileUpload: { enableForPublik: true } }, 'fileUpload.enableForPublik', /did you mean "enableForPublic"\?/]
+  ]
+  for (const [parseServerOptions, where, hint] of unknownParse) {
+    t.throws(() => resolveOptions({ ...base, parseServerOptions } as never), { code: 'FPK_ERR_OPTION_UNKNOWN', message: new RegExp(`^kitPlugin option "parseServerOptions\\.${where.replace(/[.[\]]/g, '\\$&')}": is not a Parse Server option`) }, where)
+    t.throws(() => resolveOptions({ ...base, parseServerOptions } as never), { message: hint })
+  }
+  t.ok(resolveOptions({
+    ...base,
+    parseServerOptions: {
+      sessionLength: 3600, directAccess: true, maxLimit: 100, accountLockout: { threshold: 3, duration: 5 }, passwordPolicy: { maxPasswordAge: 30 },
+      fileUpload: { enableForPublic: true }, rateLimit: [{ requestPath: '/x', requestTimeWindow: 1000, requestCount: 1 }],
+      databaseOptions: { maxPoolSize: 5, anyDriverOption: 1 }, schema: { lockSchemas: true }
+    }
+  } as never), 'Parse\'s own keys pass; databaseOptions go to the driver and schema has its own check')
   process.env.DATABASE_URI = 'postgres://u:p@ss@127.0.0.1/db'
   t.throws(() => resolveOptions({ appId: 'a', masterKey: 'm' }), { code: 'FPK_ERR_OPTION_INVALID', message: /holds an "@"/ }, 'from DATABASE_URI too')
   delete process.env.DATABASE_URI
