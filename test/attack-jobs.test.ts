@@ -193,7 +193,7 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     t.same([row.get('source'), row.get('params')], [`queue ${queued.id} (attempt 1 of 1)`, { at: at.toISOString(), later: { list: [at.toISOString()] }, note: '2026-05-06T07:08:09.010Z' }], 'its row keeps the params as queued')
   })
 
-  t.test('Parse\'s job routes with a job name or schedule of another shape answer 400 (107), not 500', async (t) => {
+  t.test('Parse\'s job routes with a job name or schedule of another shape answer 400 (107), a schedule of a job that is not there 400 (141), not 500', async (t) => {
     const refused: Array<[string, string, unknown, string]> = [
       ['POST', '/parse/jobs', { jobName: {} }, 'jobName must be the name of a job, as text (got object)'],
       ['POST', '/parse/jobs', { jobName: 5 }, 'jobName must be the name of a job, as text (got number)'],
@@ -208,10 +208,16 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
       const answer = await kit.request(method, url, { headers: masterHeaders, body })
       t.same([answer.status, answer.json], [400, { code: Parse.Error.INVALID_JSON, error: `Request refused: ${message}.` }], `${method} ${url} ${JSON.stringify(body)}`)
     }
+    for (const [method, url] of [['POST', '/parse/cloud_code/jobs'], ['PUT', '/parse/cloud_code/jobs/abc']]) {
+      const unknown = await kit.request(method, url, { headers: masterHeaders, body: { job_schedule: { jobName: 'undeclared' } } })
+      t.same([unknown.status, unknown.json], [400, { code: Parse.Error.SCRIPT_FAILED, error: 'Request refused: job_schedule.jobName names no job of this application ("undeclared").' }], `${method} ${url}: a schedule of a job that is not there`)
+    }
     const run = await kit.request('POST', '/parse/jobs', { headers: masterHeaders, body: { jobName: 'odd', input: { kind: 'fine' }, when: 0 } })
     t.same([run.status, await rowEnd(run.headers.get('x-parse-job-status-id')!)], [200, ['succeeded', 'fine']], 'the Dashboard\'s run of a job still runs it')
     const scheduled = await kit.request('POST', '/parse/cloud_code/jobs', { headers: masterHeaders, body: { job_schedule: { jobName: 'odd', params: '{"kind":"fine"}', startAfter: '2099-01-01T00:00:00.000Z' } } })
     t.match([scheduled.status, scheduled.json], [201, { objectId: /./ }], 'and a schedule is written')
+    const raw = await kit.request('POST', '/parse/cloud_code/jobs', { headers: masterHeaders, body: { job_schedule: { jobName: 'rawNulResult', startAfter: '2099-01-01T00:00:00.000Z' } } })
+    t.equal(raw.status, 201, 'so is one of a job of the application\'s own cloud code')
   })
 
   t.test('a dead job id that is not the queue\'s is no dead job, by hand and through kitRerunDeadJobs', async (t) => {

@@ -2,7 +2,8 @@
 // the Dashboard's "Run now"; POST /cloud_code/jobs and PUT /cloud_code/jobs/:id,
 // its schedules) read the job's name and the schedule without checking their
 // shape: a jobName that is not text, a job_schedule missing or not an object,
-// each was a 500 (a TypeError inside Parse, or its "not deployed" code 1).
+// each was a 500 (a TypeError inside Parse), and so was a schedule naming a
+// job Parse does not have (its "Cannot Schedule a job that is not deployed", code 1).
 import { isJsonObject } from './json-object.js'
 
 const RUN_PATH = /^\/jobs\/?$/i
@@ -26,4 +27,11 @@ function shapeOf (value: unknown): string {
   if (value === undefined) return 'none'
   if (value === null) return 'null'
   return Array.isArray(value) ? 'a list' : typeof value
+}
+
+/** A Dashboard schedule (POST /cloud_code/jobs, PUT /cloud_code/jobs/:id) naming a job `isJob` does not know: its name, or undefined. */
+export function unknownScheduledJob (method: string, path: string, body: unknown, isJob: (name: string) => boolean): string | undefined {
+  if ((method !== 'POST' && method !== 'PUT') || !SCHEDULE_PATH.test(path) || !isJsonObject(body) || !isJsonObject(body.job_schedule)) return undefined
+  const name = body.job_schedule.jobName
+  return typeof name === 'string' && !isJob(name) ? name : undefined
 }

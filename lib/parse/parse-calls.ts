@@ -144,6 +144,11 @@ export async function jobStatusWriter (appId: string): Promise<JobStatusWriter> 
   }
 }
 
+/** Whether Parse has a job of this name (the kit's @Job, a built-in, or the application's own Parse.Cloud.job). */
+export function jobRegistered (appId: string, jobName: string): boolean {
+  return parseInternals().triggers.getJob(jobName, appId) !== undefined
+}
+
 function registeredJob (appId: string, jobName: string): (request: StartedJobRequest) => unknown {
   const job = parseInternals().triggers.getJob(jobName, appId)
   if (!job) throw new Error(`the job "${jobName}" is not registered with Parse (application ${appId})`)
