@@ -212,6 +212,8 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
       const unknown = await kit.request(method, url, { headers: masterHeaders, body: { job_schedule: { jobName: 'undeclared' } } })
       t.same([unknown.status, unknown.json], [400, { code: Parse.Error.SCRIPT_FAILED, error: 'Request refused: job_schedule.jobName names no job of this application ("undeclared").' }], `${method} ${url}: a schedule of a job that is not there`)
     }
+    const inBatch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests: [{ method: 'POST', path: '/parse/cloud_code/jobs', body: { job_schedule: { jobName: 'undeclared' } } }] } })
+    t.same([inBatch.status, inBatch.json?.code], [400, Parse.Error.SCRIPT_FAILED], `inside a /batch too: ${inBatch.text}`)
     const run = await kit.request('POST', '/parse/jobs', { headers: masterHeaders, body: { jobName: 'odd', input: { kind: 'fine' }, when: 0 } })
     t.same([run.status, await rowEnd(run.headers.get('x-parse-job-status-id')!)], [200, ['succeeded', 'fine']], 'the Dashboard\'s run of a job still runs it')
     const scheduled = await kit.request('POST', '/parse/cloud_code/jobs', { headers: masterHeaders, body: { job_schedule: { jobName: 'odd', params: '{"kind":"fine"}', startAfter: '2099-01-01T00:00:00.000Z' } } })
