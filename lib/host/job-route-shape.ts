@@ -5,6 +5,7 @@
 // each was a 500 (a TypeError inside Parse), and so was a schedule naming a
 // job Parse does not have (its "Cannot Schedule a job that is not deployed", code 1).
 import { isJsonObject } from './json-object.js'
+import { jobRegistered } from '../parse/parse-calls.js'
 
 const RUN_PATH = /^\/jobs\/?$/i
 const SCHEDULE_PATH = /^\/cloud_code\/jobs(?:\/[^/]+)?\/?$/i
@@ -29,9 +30,9 @@ function shapeOf (value: unknown): string {
   return Array.isArray(value) ? 'a list' : typeof value
 }
 
-/** A Dashboard schedule (POST /cloud_code/jobs, PUT /cloud_code/jobs/:id) naming a job `isJob` does not know: its name, or undefined. */
-export function unknownScheduledJob (method: string, path: string, body: unknown, isJob: (name: string) => boolean): string | undefined {
+/** A Dashboard schedule (POST /cloud_code/jobs, PUT /cloud_code/jobs/:id) naming a job Parse does not have for `appId`: its name, or undefined. */
+export function unknownScheduledJob (method: string, path: string, body: unknown, appId: string): string | undefined {
   if ((method !== 'POST' && method !== 'PUT') || !SCHEDULE_PATH.test(path) || !isJsonObject(body) || !isJsonObject(body.job_schedule)) return undefined
   const name = body.job_schedule.jobName
-  return typeof name === 'string' && !isJob(name) ? name : undefined
+  return typeof name === 'string' && !jobRegistered(appId, name) ? name : undefined
 }

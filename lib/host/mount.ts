@@ -17,7 +17,7 @@ import { readBodyAsParseDoes, replyWithParseShape, type UploadBody } from '../ht
 import { mapRequestTarget, targetRefusal, targetsMount } from '../access/request-target.js'
 import { compileRoutes, parseRoutes } from './parse-routes.js'
 import type { ParseHost } from './parse-server.js'
-import { batchRoutingPath, jobRegistered } from '../parse/parse-calls.js'
+import { batchRoutingPath } from '../parse/parse-calls.js'
 import { answerHealth, healthPathKind } from './health.js'
 import { failedFileReadsAs503, refuseWhileUnavailable, unavailableAs503 } from './unavailable.js'
 import { internalErrorAsKitShape } from './internal-error-shape.js'
@@ -277,8 +277,7 @@ async function gate (request: FastifyRequest, reply: FastifyReply, options: Gate
   if (badClass) return reply.code(400).send({ code: Parse.Error.INVALID_CLASS_NAME, error: `Request refused: ${badClass}.` })
   const badWrite = writeProblem(method, path, request.body) ?? (batch ? innerProblem(request, options, writeProblem) : undefined)
   if (badWrite) return reply.code(400).send({ code: Parse.Error.INVALID_JSON, error: `Request refused: ${badWrite}.` })
-  const isJob = (name: string) => jobRegistered(options.appId, name)
-  const unknownJob = unknownScheduledJob(method, path, request.body, isJob) ?? (batch ? innerProblem(request, options, (inner, innerPath, body) => unknownScheduledJob(inner, innerPath, body, isJob)) : undefined)
+  const unknownJob = unknownScheduledJob(method, path, request.body, options.appId) ?? (batch ? innerProblem(request, options, (inner, innerPath, body) => unknownScheduledJob(inner, innerPath, body, options.appId)) : undefined)
   if (unknownJob !== undefined) return reply.code(400).send({ code: Parse.Error.SCRIPT_FAILED, error: `Request refused: job_schedule.jobName names no job of this application (${JSON.stringify(unknownJob)}).` })
   // Inside a /batch too: there Parse answers the missing setup with code 1 and its own wording.
   const emailOff = (_method: string, innerPath: string) => emailNotSetUp(innerPath, options.emailMissing)
