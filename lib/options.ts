@@ -227,6 +227,16 @@ function optionError (option: string, problem: string, kind: 'unknown' | 'invali
   return kind === 'unknown' ? new OptionUnknownError(message) : new OptionInvalidError(message)
 }
 
+/** The metrics route beside the docs' routes: a path no request can reach, or one the docs already serve, fails only when Fastify registers the second route (FST_ERR_DUPLICATED_ROUTE, naming neither option). */
+function checkMetricsPath (metrics: ResolvedMetrics | undefined, docs: ResolvedOptions['docs']): ResolvedMetrics | undefined {
+  if (!metrics) return metrics
+  if (!/^[A-Za-z0-9._~/-]+$/.test(metrics.path)) throw optionError('metrics.path', `must be a path of letters, digits and "-", ".", "_", "~", "/" (got ${JSON.stringify(metrics.path)})`)
+  if (docs && (metrics.path === docs.path || metrics.path.startsWith(`${docs.path === '/' ? '' : docs.path}/`))) {
+    throw optionError('metrics.path', `"${metrics.path}" is served by the API documentation (docs.path "${docs.path}"): choose another, e.g. '/metrics'`)
+  }
+  return metrics
+}
+
 export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const shape = checkShape(input)
   if (shape) throw optionError(dottedName(shape.path), shape.problem, shape.kind)
@@ -249,6 +259,7 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   checkDatabaseURI(databaseURI, production, optionError)
   const uriProblem = databaseURI === undefined ? undefined : connectionStringProblem(databaseURI)
   if (uriProblem) throw optionError('databaseURI', `${uriProblem} (from the option or DATABASE_URI)`)
+  const docs = resolveDocsOption(input.docs, mountPath)
   return {
     appId,
     masterKey,
@@ -270,13 +281,13 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
     schema: resolveSchemaOption(input.schema, input.parseServerOptions?.schema, optionError),
     indexes: input.indexes ?? true,
     liveQuery: liveQuery(input.liveQuery),
-    docs: resolveDocsOption(input.docs, mountPath),
+    docs,
     redis: redisURL(input.redis, optionError),
     redisCommandTimeoutMs: redisCommandTimeoutMs(input.redis),
     cors: resolveCors(input.cors, (option, problem, kind) => optionError(option === '' ? 'cors' : `cors.${option}`, problem, kind)),
     jobs: resolveJobsOptions(input.jobs),
     shutdown: resolveShutdown(input.shutdown, production, (problem) => optionError('shutdown.drainDelayMs', problem)),
-    metrics: resolveMetricsOption(input.metrics, mountPath, optionError),
+    metrics: checkMetricsPath(resolveMetricsOption(input.metrics, mountPath, optionError), docs),
     tracing: input.tracing ?? false,
     fastPaths: input.fastPaths ?? fastPathsFromEnv(process.env.FPK_FAST_PATHS),
     requestIdHeader: typeof input.requestIdHeader === 'string' ? input.requestIdHeader.toLowerCase() : input.requestIdHeader ?? 'x-request-id',

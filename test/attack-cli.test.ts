@@ -268,6 +268,11 @@ t.test('the environment and options an operator sets: one FPK_ERR_* line before 
     t.match(error?.message, message)
     t.notMatch(error?.message, /pw|ss@/, 'the password is not in the message')
   }
+  const docs = { title: 'API', version: '1' }
+  t.throws(() => resolveOptions({ ...base, docs: { ...docs, path: '/m' }, metrics: { path: '/m' } }), { code: 'FPK_ERR_OPTION_INVALID', message: 'kitPlugin option "metrics.path": "/m" is served by the API documentation (docs.path "/m"): choose another, e.g. \'/metrics\'' }, 'metrics at the docs path (was a boot that timed out in fastifySwagger)')
+  t.throws(() => resolveOptions({ ...base, docs, metrics: { path: '/api-docs/json' } }), { message: /"metrics\.path": "\/api-docs\/json" is served by the API documentation/ }, 'metrics under the docs path')
+  t.throws(() => resolveOptions({ ...base, metrics: { path: '/me trics' } }), { code: 'FPK_ERR_OPTION_INVALID', message: /"metrics\.path": must be a path of letters/ }, 'a metrics path no request reaches')
+  t.equal((resolveOptions({ ...base, docs, metrics: { path: '/api-docs-metrics' } }).metrics as { path: string }).path, '/api-docs-metrics', 'a path that only starts like the docs path')
   const unknownParse: Array<[object, string, RegExp]> = [
     [{ sessionLenght: 3600 }, 'sessionLenght', /did you mean "sessionLength"\?/],
     [{ accountLockout: { treshold: 3, duration: 5 } }, 'accountLockout.treshold', /did you mean "threshold"\?/],
