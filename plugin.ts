@@ -206,6 +206,7 @@ function booting (fastify: FastifyInstance, options: ResolvedOptions, state: Kit
       lockSchemas(state, false)
       functionsServed(state, false)
       useTransactionalAdapter(state, undefined)
+      b.queue?.release()
       const opened: Opened = { database, cluster: b.cluster, parse: b.parse, metrics: b.metrics, liveQuery: b.liveQuery, stopJobs: b.stopJobs }
       await closeOpened(opened)
     }

@@ -65,6 +65,8 @@ class OddFunctions {
 }
 
 const bodies: string[] = []
+/** The drain of the kit's close (the last case closes it): requests are still served, and may enqueue. */
+const DRAIN_MS = scaled(2_000)
 void OddJobs
 void OddFunctions
 
@@ -87,7 +89,7 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     parse.Cloud.job('rawNulError', () => { throw new Error('bad\u0000text') })
     parse.Cloud.job('rawNulResult', () => 'done\u0000')
   }
-  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), parseServerOptions: { cloud }, functions: [OddJobs, OddFunctions], jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
+  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), parseServerOptions: { cloud }, functions: [OddJobs, OddFunctions], shutdown: { drainDelayMs: DRAIN_MS }, jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
   const master = { useMasterKey: true } as const
   const rowEnd = async (jobId: string) => {
     const row = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
@@ -247,5 +249,20 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     const again = await Promise.all([rerunDeadJob('doomed', dead[0].id), rerunDeadJob('doomed', dead[0].id)])
     t.equal(again.filter((queued) => queued !== undefined).length, 1, 'one of the two re-runs queued it')
     t.same(await client.any('SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND created_on >= $2', ['doomed', now]), [{ n: 1 }], 'one job queued')
+  })
+  t.test('during the drain of a close, enqueue still queues: an order placed then keeps its job (run by the next instance)', async (t) => {
+    const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    const began = Date.now()
+    const closing = kit.app.close()
+    const failures: string[] = []
+    let sent = 0
+    // Through the drain, as requests still served would: once the queue's workers had stopped, each was FPK_ERR_QUEUE_OFF.
+    while (Date.now() - began < DRAIN_MS * 0.8) {
+      await enqueue('bounded', { during: 'drain', n: sent++ }).catch((error: Error) => { failures.push(error.message) })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    t.same(failures.slice(0, 1), [], `none of ${sent} refused`)
+    t.same(await client.any("SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'bounded' AND data->'params'->>'during' = 'drain'"), [{ n: sent }], 'each one queued')
+    await closing
   })
 })

@@ -44,8 +44,10 @@ export interface Enqueued {
 export interface QueueHost {
   /** This instance takes no more jobs; runs going on continue. */
   pause (): Promise<void>
-  /** Stops the engine (after the jobs' grace): runs still active are handed back, to be retried. */
+  /** Stops the engine's workers (after the jobs' grace): runs still active are handed back, to be retried. enqueue still works. */
   stop (): Promise<void>
+  /** The kit closes its database: enqueue answers FPK_ERR_QUEUE_OFF from now on. */
+  release (): void
 }
 
 /** The running kit's queue engine, when it runs one. */
@@ -228,8 +230,10 @@ export async function startQueue (state: KitState, database: Database, settings:
   }
   return {
     pause: () => engine.pause(),
-    async stop () {
-      await engine.stop()
+    // Requests are still served while the kit drains, and a job they queue is kept for the next instance:
+    // enqueue works until the database closes (it refused with FPK_ERR_QUEUE_OFF once the workers stopped).
+    stop: () => engine.stop(),
+    release () {
       if (part.engine === engine) part.engine = undefined
     }
   }
