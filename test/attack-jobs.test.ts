@@ -36,6 +36,10 @@ class OddJobs {
   @Job()
   static doomed () { throw new Error('always fails') }
 
+  /** A day's limit: longer than the queue's engine keeps a run active (it failed the boot). */
+  @Job({ timeoutMs: 24 * 60 * 60_000 })
+  static daily () {}
+
   /** Written to its declaration: fails on every attempt unless its Dates are Dates. */
   @Job({ params: Type.Object({ at: Type.Date(), later: Type.Optional(Type.Object({ list: Type.Array(Type.Date()) })), note: Type.String() }) })
   static dated (request: JobRequest<{ at: Date, later?: { list: Date[] }, note: string }>) {
@@ -77,6 +81,12 @@ t.test('a Dashboard schedule repeating more often than once a second ticks once 
     const first = next(after)!
     t.equal(next(first)!.getTime() - first.getTime(), stepMs, `repeatMinutes ${repeatMinutes}: ${stepMs} ms between ticks`)
   }
+})
+
+t.test('@Job retries and backoffMs past what the queue\'s columns hold fail at import', async (t) => {
+  const declare = (options: Record<string, unknown>) => () => { Job(options)(class {}, 'x', { value: () => {} }) }
+  t.throws(declare({ retries: 1e10 }), { code: 'FPK_ERR_JOB_DECLARATION', message: /option "retries" must be at most 2147483647 \(got 10000000000\)/ })
+  t.throws(declare({ backoffMs: 1e15 }), { code: 'FPK_ERR_JOB_DECLARATION', message: /option "backoffMs" must be at most 2147483647000/ })
 })
 
 t.test('jobs, queued work and handler results at their edges', async (t) => {

@@ -43,11 +43,15 @@ function knownKeys (where: string, options: object, known: string[]): void {
   }
 }
 
-function wholeNumber (where: string, option: string, value: unknown, min: number): void {
+/** A PostgreSQL integer: the queue keeps retries (and the pause, in seconds) in such columns, and refused more at boot. */
+const INT32_MAX = 2_147_483_647
+
+function wholeNumber (where: string, option: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new JobDeclarationError(`${where}: option "${option}" must be a whole number ≥ ${min} (got ${JSON.stringify(value)})`)
   }
+  if (value > max) throw new JobDeclarationError(`${where}: option "${option}" must be at most ${max} (got ${value})`)
 }
 
 export function checkName (where: string, name: unknown): void {
@@ -64,8 +68,8 @@ export function checkJobOptions (where: string, options: unknown): JobOptions {
   checkName(where, value.name)
   if (value.description !== undefined && typeof value.description !== 'string') throw new JobDeclarationError(`${where}: option "description" must be a string`)
   wholeNumber(where, 'timeoutMs', value.timeoutMs, 1)
-  wholeNumber(where, 'retries', value.retries, 0)
-  wholeNumber(where, 'backoffMs', value.backoffMs, 0)
+  wholeNumber(where, 'retries', value.retries, 0, INT32_MAX)
+  wholeNumber(where, 'backoffMs', value.backoffMs, 0, INT32_MAX * 1000)
   wholeNumber(where, 'concurrency', value.concurrency, 1)
   if (value.params !== undefined && (value.params as { [Kind]?: unknown, type?: unknown })[Kind] !== 'Object') {
     throw new JobDeclarationError(`${where}: option "params" must be a TypeBox object such as Type.Object({ orderId: Type.String() })`)

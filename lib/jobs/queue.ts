@@ -214,7 +214,8 @@ export async function startQueue (state: KitState, database: Database, settings:
       await engine.define(jobName(declaration), {
         retries,
         backoffSeconds: backoffSeconds(backoffMs),
-        expireSeconds: timeoutMs === undefined ? NO_LIMIT_EXPIRY_SECONDS : Math.ceil(timeoutMs / 1000) + EXPIRY_MARGIN_SECONDS
+        // The engine takes less than 24 h: a longer limit (timeoutMs of a day) failed the boot with its assertion.
+        expireSeconds: timeoutMs === undefined ? NO_LIMIT_EXPIRY_SECONDS : Math.min(Math.ceil(timeoutMs / 1000) + EXPIRY_MARGIN_SECONDS, NO_LIMIT_EXPIRY_SECONDS)
       })
     }
     part.engine = engine
