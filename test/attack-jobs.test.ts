@@ -83,9 +83,10 @@ t.test('a Dashboard schedule repeating more often than once a second ticks once 
   }
 })
 
-t.test('@Job retries and backoffMs past what the queue\'s columns hold fail at import', async (t) => {
+t.test('@Job retries and backoffMs past what the queue\'s columns hold, and timeoutMs past what a timer holds, fail at import', async (t) => {
   const declare = (options: Record<string, unknown>) => () => { Job(options)(class {}, 'x', { value: () => {} }) }
   t.throws(declare({ retries: 1e10 }), { code: 'FPK_ERR_JOB_DECLARATION', message: /option "retries" must be at most 2147483647 \(got 10000000000\)/ })
+  t.throws(declare({ timeoutMs: 30 * 86_400_000 }), { code: 'FPK_ERR_JOB_DECLARATION', message: /option "timeoutMs" must be at most 2147483647 \(got 2592000000\)/ })
   t.throws(declare({ backoffMs: 1e15 }), { code: 'FPK_ERR_JOB_DECLARATION', message: /option "backoffMs" must be at most 2147483647000/ })
 })
 

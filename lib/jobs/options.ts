@@ -67,7 +67,8 @@ export function checkJobOptions (where: string, options: unknown): JobOptions {
   const value = options as JobOptions
   checkName(where, value.name)
   if (value.description !== undefined && typeof value.description !== 'string') throw new JobDeclarationError(`${where}: option "description" must be a string`)
-  wholeNumber(where, 'timeoutMs', value.timeoutMs, 1)
+  // A timer takes at most 2^31-1 ms (24.8 days): a longer one fired at once, and every attempt timed out.
+  wholeNumber(where, 'timeoutMs', value.timeoutMs, 1, INT32_MAX)
   wholeNumber(where, 'retries', value.retries, 0, INT32_MAX)
   wholeNumber(where, 'backoffMs', value.backoffMs, 0, INT32_MAX * 1000)
   wholeNumber(where, 'concurrency', value.concurrency, 1)
