@@ -36,6 +36,13 @@ class OddJobs {
   @Job()
   static doomed () { throw new Error('always fails') }
 
+  /** Its retry waits 3e9 ms, longer than a timer takes (it was retried at once). */
+  @Job({ retries: 1, backoffMs: 3e9 })
+  static patient () {
+    patientAttempts.count++
+    throw new Error('not yet')
+  }
+
   /** A day's limit: longer than the queue's engine keeps a run active (it failed the boot). */
   @Job({ timeoutMs: 24 * 60 * 60_000 })
   static daily () {}
@@ -49,6 +56,7 @@ class OddJobs {
 }
 
 const datedRuns: unknown[][] = []
+const patientAttempts = { count: 0 }
 
 @Route('odd')
 class OddFunctions {
@@ -100,7 +108,7 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     parse.Cloud.job('rawNulError', () => { throw new Error('bad\u0000text') })
     parse.Cloud.job('rawNulResult', () => 'done\u0000')
   }
-  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), parseServerOptions: { cloud }, functions: [OddJobs, OddFunctions], shutdown: { drainDelayMs: DRAIN_MS }, jobs: { queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
+  const kit: Kit = await startKit(t, { ...await sharedPostgres(t), parseServerOptions: { cloud }, functions: [OddJobs, OddFunctions], shutdown: { drainDelayMs: DRAIN_MS }, jobs: { shutdownGraceMs: 500, queue: { pollingIntervalSeconds: 0.5, maintenanceIntervalSeconds: 1 } } })
   const master = { useMasterKey: true } as const
   const rowEnd = async (jobId: string) => {
     const row = Parse.Object.fromJSON({ className: '_JobStatus', objectId: jobId })
@@ -137,6 +145,15 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
       t.equal(status, end, `${name}: ${end} (${JSON.stringify(message)})`)
     }
     t.same(unhandled, [], 'no unhandled rejection')
+  })
+
+  t.test('a retry whose pause is longer than a timer takes waits, and is not run at once', async (t) => {
+    const started = await kit.request('POST', '/parse/jobs/patient', { headers: masterHeaders, body: {} })
+    const row = Parse.Object.fromJSON({ className: '_JobStatus', objectId: started.headers.get('x-parse-job-status-id')! })
+    await until('the first attempt to fail', async () => /retrying in 3000000000 ms/.test((await row.fetch(master)).get('message') ?? ''), scaled(10_000))
+    await new Promise((resolve) => setTimeout(resolve, scaled(300)))
+    t.equal(patientAttempts.count, 1, 'one attempt so far')
+    t.equal(row.get('status'), 'running', 'the run waits for its retry')
   })
 
   t.test('a handler that throws null or undefined answers the kit\'s 500 shape, on both routes', async (t) => {

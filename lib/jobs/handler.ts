@@ -162,10 +162,17 @@ async function withinTime (body: () => unknown, timeoutMs: number | undefined, c
   }
 }
 
+/** Longest delay a Node timer takes: a longer one fires at once (a retry's doubled pause past 24.8 days retried at once). */
+const LONGEST_TIMER_MS = 2_147_483_647
+
 function sleep (ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    timer.unref()
+    let timer: NodeJS.Timeout
+    const wait = (left: number) => {
+      timer = setTimeout(() => left > LONGEST_TIMER_MS ? wait(left - LONGEST_TIMER_MS) : resolve(), Math.min(left, LONGEST_TIMER_MS))
+      timer.unref()
+    }
+    wait(ms)
     signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
   })
 }
