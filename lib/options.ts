@@ -21,7 +21,7 @@ import { JobsOptionsSchema, resolveJobsOptions, type JobsSettings } from './jobs
 import { ShutdownOptionsSchema, resolveShutdown, type ShutdownSettings } from './shutdown.js'
 import { dottedName, optionChecker, typed } from './option-schema.js'
 import { RedisOptionsSchema, redisCommandTimeoutMs, redisURL, type RedisOptions } from './cluster/redis-options.js'
-import { EnvInvalidError, OptionInvalidError, OptionUnknownError } from './errors.js'
+import { DocsOptionInvalidError, EnvInvalidError, OptionInvalidError, OptionUnknownError } from './errors.js'
 import { checkDatabaseURI, databasePoolSize, databaseTimeout, POOL_SIZE_PROBLEM, TIMEOUT_PROBLEM } from './storage/database-options.js'
 import { mountPrefix } from './mount-prefix.js'
 import { unknownParseServerOption } from './parse/option-names.js'
@@ -260,6 +260,8 @@ export function resolveOptions (input: KitOptions = {}): ResolvedOptions {
   const uriProblem = databaseURI === undefined ? undefined : connectionStringProblem(databaseURI)
   if (uriProblem) throw optionError('databaseURI', `${uriProblem} (from the option or DATABASE_URI)`)
   const docs = resolveDocsOption(input.docs, mountPath)
+  // Swagger UI's routes and Parse's mount on one path: the boot waited out Fastify's plugin timeout in fastifySwagger.
+  if (docs && docs.path === mountPath) throw new DocsOptionInvalidError(`kitPlugin option "docs.path": "${docs.path}" is the mount path, where Parse Server answers: choose another, e.g. '/api-docs' (a path under the mount works)`)
   return {
     appId,
     masterKey,

@@ -292,6 +292,9 @@ t.test('the environment and options an operator sets: one FPK_ERR_* line before 
   t.throws(() => resolveOptions({ ...base, docs, metrics: { path: '/api-docs/json' } }), { message: /"metrics\.path": "\/api-docs\/json" is served by the API documentation/ }, 'metrics under the docs path')
   t.throws(() => resolveOptions({ ...base, metrics: { path: '/me trics' } }), { code: 'FPK_ERR_OPTION_INVALID', message: /"metrics\.path": must be a path of letters/ }, 'a metrics path no request reaches')
   t.equal((resolveOptions({ ...base, docs, metrics: { path: '/api-docs-metrics' } }).metrics as { path: string }).path, '/api-docs-metrics', 'a path that only starts like the docs path')
+  t.throws(() => resolveOptions({ ...base, docs: { ...docs, path: '/parse' } }), { code: 'FPK_ERR_DOCS_OPTION_INVALID', message: /^kitPlugin option "docs\.path": "\/parse" is the mount path/ }, 'docs at the mount path (was a boot that timed out in fastifySwagger)')
+  t.throws(() => resolveOptions({ ...base, mountPath: '/api', docs: { ...docs, path: '/api/' } }), { code: 'FPK_ERR_DOCS_OPTION_INVALID' }, 'the same after normalising')
+  t.equal(resolveOptions({ ...base, docs: { ...docs, path: '/parse/docs' } }).docs?.path, '/parse/docs', 'under the mount: served (checked on a real kit)')
   const unknownParse: Array<[object, string, RegExp]> = [
     [{ sessionLenght: 3600 }, 'sessionLenght', /did you mean "sessionLength"\?/],
     [{ accountLockout: { treshold: 3, duration: 5 } }, 'accountLockout.treshold', /did you mean "threshold"\?/],
