@@ -6,6 +6,8 @@ import { checkPrefix, kebabPlural } from '../lib/routing/naming.js'
 import { CliError } from './context.js'
 
 const PASCAL_CASE = /^[A-Z][A-Za-z0-9]*$/
+/** PostgreSQL's identifier length (NAMEDATALEN - 1): a longer table name is cut, silently, in every statement. */
+const MAX_CLASS_NAME = 63
 
 /** Parse Server's own classes, which a model may not redeclare. */
 const PARSE_CLASSES: Record<string, string> = {
@@ -51,6 +53,9 @@ export function resourceNames (input: string, routed = true): ResourceNames {
     const suggestion = pascalCase(name)
     const hint = suggestion && suggestion !== name && PASCAL_CASE.test(suggestion) ? ` Did you mean ${suggestion}?` : ''
     throw new CliError(`"${name}" is not a PascalCase name: it must start with an uppercase letter followed by letters and digits only (e.g. Product, OrderLine).${hint}`)
+  }
+  if (name.length > MAX_CLASS_NAME) {
+    throw new CliError(`"${name.slice(0, 24)}…" has ${name.length} characters: PostgreSQL keeps the first ${MAX_CLASS_NAME} of a table's name, so two classes alike that far would share one table. Choose a name of ${MAX_CLASS_NAME} characters or fewer.`)
   }
   const parseClass = PARSE_CLASSES[name]
   if (parseClass) {

@@ -73,10 +73,14 @@ t.test('fpk g: a file where a folder must be, a folder where a file must be, a f
   mkdirSync(path.join(dir, 'models', 'Tag.ts'), { recursive: true })
   refused(t, await fpk(dir, 'g', 'model', 'Tag', '-f'), /^fpk: models\/Tag\.ts is a folder: nothing was written\.$/m, 'the model file is a folder (-f)')
 
-  // "AbAb…" is 200 characters; its route prefix "ab-ab-…" names the functions file: over 255.
-  const long = 'Ab'.repeat(100)
-  refused(t, await fpk(dir, 'g', 'resource', long), /the file name is longer than 255 characters: nothing was written/, 'a 200-character name')
-  t.notOk(existsSync(path.join(dir, 'models', `${long}.ts`)), 'no model file for it')
+  // A 180-character job name makes a 276-character file name ("ab-ab-…-job.ts"): over 255.
+  const long = 'Ab'.repeat(90)
+  refused(t, await fpk(dir, 'g', 'job', long), /the file name is longer than 255 characters: nothing was written/, 'a 180-character job name')
+  t.notOk(existsSync(path.join(dir, 'functions')), 'no functions folder for it')
+  // Two classes alike in their first 63 characters shared one PostgreSQL table (checked on a real kit: a save of
+  // one wrote into the other's columns); the generator stops at 63.
+  refused(t, await fpk(dir, 'g', 'resource', 'A'.repeat(64)), /has 64 characters: PostgreSQL keeps the first 63 of a table's name/, 'a 64-character class name')
+  t.equal((await fpk(dir, 'g', 'model', 'B'.repeat(63))).code, 0, '63 characters')
 
   const readOnly = path.join(dir, 'locked')
   mkdirSync(readOnly)
