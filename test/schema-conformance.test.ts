@@ -40,6 +40,11 @@ t.test('names Parse refuses fail when the model file is imported', async (t) => 
   t.throws(() => ParseField({ type: 'String' })(Probe.prototype, '2fast'), /Parse refuses the field name "2fast"/)
   t.throws(() => ParseField({ type: 'String' })(Probe.prototype, 'length'), /Parse refuses the field name "length"/)
   t.throws(() => ParseClass('_Secret')(Probe), /@ParseClass\('_Secret'\) on Probe: Parse refuses the class name/)
+  // PostgreSQL keeps 63 characters of a table's or column's name: two names alike that far would share one.
+  const long = 'A'.repeat(63)
+  t.throws(() => ParseField({ type: 'String' })(Probe.prototype, `f${long}`), /@ParseField Probe\.fA+: the field name "fA+" is 64 characters, more than 63: PostgreSQL keeps only the first 63 of a column's name/)
+  t.throws(() => ParseClass(`${long}B`)(Probe), /@ParseClass\('A+B'\) on Probe: the class name "A+B" is 64 characters, more than 63/)
+  t.doesNotThrow(() => ParseField({ type: 'String' })(class Fits extends BaseModel {}.prototype, `f${long.slice(1)}`), 'a field name of 63 characters is declared')
   t.doesNotThrow(() => ParseClass('_Installation')(class Installation extends Parse.Installation {}), 'Parse system classes may be declared, on the SDK class for them')
 })
 

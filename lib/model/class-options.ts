@@ -5,6 +5,7 @@ import type { FieldDefinition } from './field-options.js'
 import { parseAcceptsClassName, parseSystemClasses } from '../parse/name-rules.js'
 import { ClassOptionInvalidError, ClassOptionUnknownError, ModelDeclarationError } from '../errors.js'
 import { optionChecker, typed, type OptionProblem, type OptionStep } from '../option-schema.js'
+import { nameTooLong } from './name-length.js'
 
 const CLP_OPERATIONS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const
 export type ClpOperation = typeof CLP_OPERATIONS[number]
@@ -74,6 +75,8 @@ export function checkClassOptions (className: string, jsName: string, options: C
   if (typeof className !== 'string' || !validClassName(className)) {
     throw new ModelDeclarationError(`${where}: Parse refuses the class name: a class name starts with a letter and holds only letters, digits and _ (or is a Parse system class: ${parseSystemClasses().join(', ')})`)
   }
+  const tooLong = nameTooLong('class', className)
+  if (tooLong) throw new ModelDeclarationError(`${where}: ${tooLong}`)
   const shape = checkShape(options)
   if (shape) fail(classProblem(shape), shape.kind)
   // Rules against the declared fields.

@@ -6,6 +6,7 @@ import { parseAcceptsClassName, parseAcceptsFieldName, parseSystemClasses } from
 import { FieldOptionInvalidError, FieldOptionUnknownError, FieldPatternUnsupportedError, ModelDeclarationError } from '../errors.js'
 import { postgresRegex, UnsupportedPatternError } from './postgres-regex.js'
 import { dottedName, optionChecker, typed, type OptionProblem } from '../option-schema.js'
+import { nameTooLong } from './name-length.js'
 
 export { ModelDeclarationError }
 
@@ -83,6 +84,8 @@ export function checkFieldOptions (className: string, name: string, options: Fie
   if (!parseAcceptsFieldName(name)) {
     throw new ModelDeclarationError(`${where}: Parse refuses the field name "${name}": a field name starts with a letter and holds only letters, digits and _ (and is not "length")`)
   }
+  const tooLong = nameTooLong('field', name)
+  if (tooLong) throw new ModelDeclarationError(`${where}: ${tooLong}`)
   const shape = checkShape(options)
   if (shape) fail(dottedName(shape.path), shape.problem, shape.kind)
   // Rules between options, and what the shape cannot say.
