@@ -16,12 +16,14 @@ class Heap extends BaseModel {
   @ParseField({ type: 'Date' }) declare at: Date
   @ParseField({ type: 'GeoPoint' }) declare place: Parse.GeoPoint
   @ParseField({ type: 'Polygon' }) declare area: Parse.Polygon
+  @ParseField({ type: 'Boolean' }) declare flag: boolean
+  @ParseField({ type: 'Array' }) declare tags: string[]
 }
 
 @Route('heap')
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- declared for its decorators only
 class HeapFunctions {
-  @CloudFunction({ methods: ['GET'], validation: { fields: { ...pagingFields, sortBy: { type: String, options: ['createdAt', 'seq', 'secret', 'at', 'label'] }, ascending: { type: Boolean }, label: { type: String } } } })
+  @CloudFunction({ methods: ['GET'], validation: { fields: { ...pagingFields, sortBy: { type: String, options: ['createdAt', 'seq', 'secret', 'at', 'label', 'flag', 'tags', 'nothing', 'place'] }, ascending: { type: Boolean }, label: { type: String } } } })
   static async list (request: CloudRequest<{ limit?: number, after?: string, sortBy?: string, ascending?: boolean, label?: string }>) {
     const query = new Parse.Query(Heap)
     if (request.params.label) query.equalTo('label', request.params.label)
@@ -174,6 +176,16 @@ t.test('data at scale, as a hostile client', async (t) => {
     t.equal(page.count, 6, 'anonymous: the public rows counted')
     t.ok(page.results.length > 0 && page.results.every((row) => publicIds.has(row.objectId)), 'anonymous: public rows only')
     t.ok(page.results.every((row) => row.secret === undefined), 'no protected field')
+  })
+
+  t.test('a sortBy of a field a page cannot be ordered by is 400 naming it, on every page', async (t) => {
+    await Parse.Object.saveAll(Array.from({ length: 3 }, (_, i) => new Heap({ label: 'sorts', flag: i > 0, tags: [`t${i}`], place: new Parse.GeoPoint(i, i) } as never)), { useMasterKey: true })
+    for (const [field, type] of [['flag', 'a Boolean field'], ['tags', 'an Array field'], ['place', 'a GeoPoint field'], ['nothing', 'Heap has no such field']]) {
+      for (const limit of [1, 10]) {
+        const answer = await kit.request('GET', `/parse/heap/list?label=sorts&sortBy=${field}&limit=${limit}`, { headers: masterHeaders })
+        t.same([answer.status, answer.json], [400, { code: 102, error: `sortBy ${field}: ${type}; a page is ordered by a String, Number or Date field` }], `${field}, limit ${limit}: 400 (was 500 when a next page existed)`)
+      }
+    }
   })
 
   t.test('held: a list ordered by a protected field is refused for a caller it is hidden from', async (t) => {

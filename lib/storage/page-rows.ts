@@ -16,6 +16,8 @@ import { clampLimit, MAX_QUERY_LIMIT } from '../model/helpers.js'
 import { queryRows, type QueryCaller, type QueryRowsResult } from './query-rows.js'
 import type { CountKind, CountMode } from './count.js'
 import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
+import { parseConfig, schemaMemo } from '../access/parse-config.js'
+import { withOneSchemaLoad } from '../parse/one-schema-load.js'
 
 export interface PageOptions {
   /** Rows per page; clamped like clampLimit (default 100, at most MAX_QUERY_LIMIT). */
@@ -59,10 +61,11 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   const descending = options.descending ?? true
   const param = options.cursorParam ?? 'after'
   const limit = clampLimit(options.limit)
-  if (!FIELD_NAME.test(sortBy)) throw new Error(`pageRows: sortBy must name a plain field; got ${JSON.stringify(sortBy)}`)
+  if (!FIELD_NAME.test(sortBy)) throw new Parse.Error(Parse.Error.INVALID_QUERY, `pageRows: sortBy must name a plain field; got ${JSON.stringify(sortBy)}`)
   const json = query.toJSON() as { where?: Record<string, unknown>, order?: string, skip?: number, [option: string]: unknown }
   if (json.order !== undefined) throw new Error(`pageRows sets the order itself (${sortBy}, then objectId): remove ascending()/descending() from the ${query.className} query and pass { sortBy, descending }`)
   if (json.skip !== undefined && json.skip > 0) throw new Error(`pageRows pages with a cursor: remove skip() from the ${query.className} query`)
+  if (!ALWAYS_SET.has(sortBy)) await sortable(query.className, sortBy)
 
   const params = request.params ?? {}
   for (const name of OFFSET_PARAMS) {
@@ -108,6 +111,23 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
     page.countKind = counted.countKind
   }
   return page
+}
+
+/** The types a page's position can hold (positionOf). */
+const SORTABLE_TYPES = new Set(['String', 'Number', 'Date'])
+
+/**
+ * A sortBy of another type is refused before the read (102, 400): an application may pass a client's
+ * sortBy through, and a Boolean or Array field failed only when a next page existed, with a 500.
+ */
+async function sortable (className: string, sortBy: string): Promise<void> {
+  const schema = await withOneSchemaLoad(parseConfig(Parse.CoreManager.get('APPLICATION_ID') as string), { memo: schemaMemo() }).database.loadSchema()
+  // A class not made yet lists nothing; its field is checked once it exists.
+  if (!schema.schemaData[className]) return
+  const expected = schema.getExpectedType(className, sortBy) as { type?: unknown } | string | undefined
+  const type = typeof expected === 'string' ? expected : expected?.type
+  if (typeof type === 'string' && SORTABLE_TYPES.has(type)) return
+  throw new Parse.Error(Parse.Error.INVALID_QUERY, `sortBy ${sortBy}: ${type === undefined ? `${className} has no such field` : `${/^[AEIOU]/.test(String(type)) ? 'an' : 'a'} ${String(type)} field`}; a page is ordered by a String, Number or Date field`)
 }
 
 function refuse (param: string): never {
