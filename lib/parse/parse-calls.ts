@@ -62,6 +62,14 @@ export function afterRoleWrites (appId: string, after: () => Promise<void>): voi
   }
 }
 
+/**
+ * Drops the role lists Parse keeps for its cacheTTL. Parse drops them itself when
+ * a _Role is saved, not when one is deleted: its members kept the role meanwhile.
+ */
+export async function forgetRoleLists (config: ParseConfig): Promise<void> {
+  await config.cacheController?.role.clear()
+}
+
 /** Parse's Redis client for publishing LiveQuery events. */
 export function liveQueryPublisher (config: RedisPubSubConfig): unknown {
   return parseInternals().RedisPubSub.createPublisher(config)

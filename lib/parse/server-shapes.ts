@@ -31,6 +31,8 @@ export interface ParseConfig {
     appId: string
     adapter: unknown
     user: { get (sessionToken: string): Promise<unknown> }
+    /** Every user's role list (`clear` empties Parse's whole cache adapter, as Parse does on a _Role save). */
+    role: { clear (): Promise<unknown> }
   }
   database: ParseDatabaseController
   /** The length of the objectIds Parse makes (its option objectIdSize). */

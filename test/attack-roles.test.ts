@@ -1,0 +1,178 @@
+// Roles, sessions and the role cache attacked as a client and an operator
+// would: revocations (a role deleted, a role taken out of its parent, a user
+// taken out), odd role graphs (a cycle, a deep chain, many roles, names alike
+// but for case), sessions after a password change or edited by their owner.
+// One kit serves every case; each case uses roles and users of its own.
+import t from 'tap'
+import Parse from 'parse/node'
+import { CloudFunction, Route, addRoleToRole, addUsersToRole, removeUsersFromRole } from '../lib/index.js'
+import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
+
+@Route('roleattack')
+class RoleAttackFunctions {
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Doomed'] })
+  static doomed () { return { ran: 'doomed' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Cached'], roleCacheMs: 3_600_000 })
+  static cached () { return { ran: 'cached' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Outer'] })
+  static outer () { return { ran: 'outer' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['CycleB'] })
+  static cycle () { return { ran: 'cycle' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Chain99'] })
+  static chain () { return { ran: 'chain' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Casey'] })
+  static casey () { return { ran: 'casey' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['NoSuchRole'] })
+  static nobody () { return { ran: 'nobody' } }
+
+  @CloudFunction({ methods: ['POST'], requiresAuth: true })
+  static signedIn () { return { ran: 'signedIn' } }
+}
+
+const FORBIDDEN = Parse.Error.OPERATION_FORBIDDEN
+
+t.test('roles, sessions and their caches under attack', async (t) => {
+  void RoleAttackFunctions
+  const kit = await startKit(t, {
+    allowAuthRoutes: true,
+    allowedRoutes: [{ path: '/classes/*', methods: ['GET'] }, { path: '/sessions/*', methods: ['PUT'] }, { path: '/classes/_Session/*', methods: ['PUT'] }]
+  })
+  const call = (name: string, token: string) => kit.request('POST', `/parse/roleattack/${name}`, { headers: { ...appHeaders, 'x-parse-session-token': token }, body: {} })
+  const roleId = async (name: string): Promise<string> => {
+    const found = await kit.request('GET', `/parse/roles?where=${encodeURIComponent(JSON.stringify({ name }))}`, { headers: masterHeaders })
+    return found.json.results[0].objectId
+  }
+
+  t.test('a deleted role stops admitting on the next call (no role cache)', async (t) => {
+    const user = await kit.signUp('doomed-member')
+    await addUsersToRole('Doomed', [user.id])
+    t.equal((await call('doomed', user.token)).status, 200, 'a member is admitted')
+    const deleted = await kit.request('DELETE', `/parse/roles/${await roleId('Doomed')}`, { headers: masterHeaders })
+    t.equal(deleted.status, 200, deleted.text)
+    const after = await call('doomed', user.token)
+    t.equal(after.json?.code, FORBIDDEN, `after the delete: ${after.status} ${after.text}`)
+  })
+
+  t.test('an object readable by a deleted role is no longer readable by its members', async (t) => {
+    const user = await kit.signUp('acl-member')
+    await addUsersToRole('Reader', [user.id])
+    const made = await kit.request('POST', '/parse/classes/RoleNote', { headers: masterHeaders, body: { text: 'x', ACL: { 'role:Reader': { read: true } } } })
+    t.equal(made.status, 201, made.text)
+    const read = () => kit.request('GET', `/parse/classes/RoleNote/${made.json.objectId}`, { headers: { ...appHeaders, 'x-parse-session-token': user.token } })
+    const before = await read()
+    t.equal(before.status, 200, before.text)
+    await kit.request('DELETE', `/parse/roles/${await roleId('Reader')}`, { headers: masterHeaders })
+    const after = await read()
+    t.equal(after.status, 404, `after the delete: ${after.status} ${after.text}`)
+  })
+
+  t.test('with roles cached for an hour, a change made through Parse still counts on the next call', async (t) => {
+    const user = await kit.signUp('cached-member')
+    const other = await kit.signUp('cached-other')
+    await addUsersToRole('CachedParent', [other.id])
+    await addUsersToRole('Cached', [user.id])
+    await addRoleToRole('CachedParent', 'Cached')
+    t.equal((await call('cached', user.token)).status, 200, 'a member is admitted (roles cached)')
+    t.equal((await call('cached', other.token)).status, 200, 'an inherited member is admitted (roles cached)')
+    await removeUsersFromRole('Cached', [user.id])
+    const removed = await call('cached', user.token)
+    t.equal(removed.json?.code, FORBIDDEN, `a user taken out: ${removed.status} ${removed.text}`)
+    const edited = await kit.request('PUT', `/parse/roles/${await roleId('Cached')}`, {
+      headers: masterHeaders, body: { roles: { __op: 'RemoveRelation', objects: [{ __type: 'Pointer', className: '_Role', objectId: await roleId('CachedParent') }] } }
+    })
+    t.equal(edited.status, 200, edited.text)
+    const unparented = await call('cached', other.token)
+    t.equal(unparented.json?.code, FORBIDDEN, `a role taken out of its parent: ${unparented.status} ${unparented.text}`)
+    await addUsersToRole('Cached', [user.id])
+    t.equal((await call('cached', user.token)).status, 200, 'added again: admitted at once')
+    await kit.request('DELETE', `/parse/roles/${await roleId('Cached')}`, { headers: masterHeaders })
+    const deleted = await call('cached', user.token)
+    t.equal(deleted.json?.code, FORBIDDEN, `the role deleted: ${deleted.status} ${deleted.text}`)
+  })
+
+  t.test('a role taken out of its parent stops admitting on the next call', async (t) => {
+    const user = await kit.signUp('inner-member')
+    await addUsersToRole('Inner', [user.id])
+    await addRoleToRole('Inner', 'Outer')
+    t.equal((await call('outer', user.token)).status, 200, 'inherited role admits')
+    const edited = await kit.request('PUT', `/parse/roles/${await roleId('Outer')}`, {
+      headers: masterHeaders, body: { roles: { __op: 'RemoveRelation', objects: [{ __type: 'Pointer', className: '_Role', objectId: await roleId('Inner') }] } }
+    })
+    t.equal(edited.status, 200, edited.text)
+    const after = await call('outer', user.token)
+    t.equal(after.json?.code, FORBIDDEN, `${after.status} ${after.text}`)
+  })
+
+  t.test('a cycle of roles (A in B in A) answers, and admits members of either', async (t) => {
+    const user = await kit.signUp('cycle-member')
+    await addUsersToRole('CycleA', [user.id])
+    await addRoleToRole('CycleA', 'CycleB')
+    await addRoleToRole('CycleB', 'CycleA')
+    const answer = await call('cycle', user.token)
+    t.equal(answer.status, 200, answer.text)
+    const stranger = await kit.signUp('cycle-stranger')
+    t.equal((await call('cycle', stranger.token)).json?.code, FORBIDDEN)
+  })
+
+  t.test('a chain 100 roles deep is followed to its end', async (t) => {
+    const user = await kit.signUp('chain-member')
+    await addUsersToRole('Chain0', [user.id])
+    for (let i = 0; i < 99; i++) await addRoleToRole(`Chain${i}`, `Chain${i + 1}`)
+    const started = process.cpuUsage()
+    const answer = await call('chain', user.token)
+    const cpu = process.cpuUsage(started)
+    t.equal(answer.status, 200, answer.text)
+    t.comment(`100-deep chain: one check took ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms CPU in the test process`)
+  })
+
+  t.test('role names differing only in case are different roles', async (t) => {
+    const user = await kit.signUp('casey-lower')
+    await addUsersToRole('casey', [user.id])
+    t.equal((await call('casey', user.token)).json?.code, FORBIDDEN)
+  })
+
+  t.test('requireRoles naming a role that does not exist refuses with 119', async (t) => {
+    const user = await kit.signUp('nobody-user')
+    const answer = await call('nobody', user.token)
+    t.equal(answer.status, 400, answer.text)
+    t.equal(answer.json?.code, FORBIDDEN)
+  })
+
+  t.test('a password change ends the user\'s other sessions at once', async (t) => {
+    const user = await kit.signUp('pw-changer')
+    const other = await kit.request('POST', '/parse/login', { headers: appHeaders, body: { username: 'pw-changer', password: 'pw-changer-password-1' } })
+    t.equal((await call('signedIn', other.json.sessionToken)).status, 200, 'the other session is served (and cached)')
+    const changed = await kit.request('PUT', `/parse/users/${user.id}`, { headers: { ...appHeaders, 'x-parse-session-token': user.token }, body: { password: 'new-password-2' } })
+    if (changed.status === 403) {
+      t.comment(`PUT /users/{id} closed: ${changed.text}; changed with the master key`)
+      await kit.request('PUT', `/parse/users/${user.id}`, { headers: masterHeaders, body: { password: 'new-password-2' } })
+    }
+    const after = await call('signedIn', other.json.sessionToken)
+    t.not(after.status, 200, `the other session after the change: ${after.status} ${after.text}`)
+  })
+
+  t.test('a session\'s owner cannot push its expiry or hand it to another user', async (t) => {
+    const user = await kit.signUp('session-owner')
+    const victim = await kit.signUp('session-victim')
+    const headers = { ...appHeaders, 'x-parse-session-token': user.token }
+    const me = await kit.request('GET', '/parse/sessions/me', { headers })
+    t.equal(me.status, 200, me.text)
+    for (const [name, body] of [
+      ['expiresAt', { expiresAt: { __type: 'Date', iso: '2999-01-01T00:00:00.000Z' } }],
+      ['user', { user: { __type: 'Pointer', className: '_User', objectId: victim.id } }]
+    ] as const) {
+      for (const path of [`/parse/sessions/${me.json.objectId}`, `/parse/classes/_Session/${me.json.objectId}`]) {
+        const answer = await kit.request('PUT', path, { headers, body })
+        t.ok(answer.status >= 400 && answer.status < 500, `${name} via ${path}: ${answer.status} ${answer.text}`)
+      }
+    }
+    const still = await kit.request('GET', '/parse/users/me', { headers })
+    t.equal(still.json?.objectId, user.id, 'the session still names its owner')
+  })
+})
