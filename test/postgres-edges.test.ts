@@ -105,6 +105,10 @@ t.test('PostgreSQL refusing connections, frozen, or slow on one statement', { sk
     ])
     state.running = false
     await healthyLoop
+    // The server ends the statement too, a second after the client's bound, while the lock is still held: before, it
+    // waited on the lock (a backend and a pooled slot of the database's) until the lock went, long after its 503.
+    const waitingOnLock = async () => Number((await admin.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = \'Lock\'', [name])).rows[0].n)
+    await until('the server to cancel the statement past the bound', async () => await waitingOnLock() === 0, scaled(15_000))
     await locker.query('ROLLBACK')
     t.same(outage(slow), OUTAGE, 'the slow statement answers 503 5003 with Retry-After')
     t.same(right.map((answer) => answer.status), [200, 200, 200], 'requests right after it succeed (a Parse route, a function, readiness)')

@@ -8,6 +8,11 @@
 // pooled connection gets the same bound as the whole call (databaseTimeout):
 // behind the instance's own traffic it is overload, which outages.ts tells
 // apart from a database that does not answer (connection-waits.ts).
+// The client giving up does not stop the server: a statement keeps running (or
+// waiting for a lock) after its 503 until it ends, since PostgreSQL notices a
+// closed connection only when it next writes to it. Each connection's
+// `statement_timeout` ends it on the server too, a little after the client's
+// bound, so that the client's own timeout keeps answering first.
 import { pgDatabase, withPgQueries } from '../../parse/adapter-internals.js'
 
 /** Message node-postgres gives a query that got no answer within `query_timeout`. */
@@ -15,6 +20,9 @@ export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
 
 /** Idle connections send TCP keep-alives after this long, so a vanished peer is noticed. */
 const KEEPALIVE_DELAY_MS = 10_000
+
+/** How long after the client's bound the server cancels a statement itself. */
+export const SERVER_MARGIN_MS = 1_000
 
 interface PgClientLike { connection?: unknown }
 interface ErrorContext { client?: PgClientLike }
@@ -28,6 +36,7 @@ export function boundedPoolOptions (timeoutMs: number): Record<string, unknown> 
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     query_timeout: timeoutMs,
+    statement_timeout: timeoutMs + SERVER_MARGIN_MS,
     initOptions: { error: closeTimedOutConnection }
   }
 }
@@ -58,10 +67,15 @@ export async function withoutQueryBound<A extends object, R> (adapter: A, work: 
   const parameters = connection.client.connectionParameters
   const bound = parameters?.query_timeout
   if (parameters) parameters.query_timeout = false
+  let reset = false
   try {
-    return await work(withPgQueries(adapter, connection))
+    await connection.none('SET statement_timeout = 0')
+    const result = await work(withPgQueries(adapter, connection))
+    reset = await connection.none('RESET statement_timeout').then(() => true, () => false)
+    return result
   } finally {
     if (parameters) parameters.query_timeout = bound
-    connection.done()
+    // A connection whose server-side bound could not be put back is not given to a request.
+    connection.done(!reset)
   }
 }
