@@ -203,8 +203,15 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
       t.match(error, { message }, `${what}: ${error?.message}`)
       t.ok(error?.code === 'FPK_ERR_JOB_UNKNOWN' || error?.code === Parse.Error.VALIDATION_ERROR, `${what}: FPK_ERR_JOB_UNKNOWN or 142 (${String(error?.code)})`)
     }
+    for (const options of [5, 'delayMs', [1]]) {
+      const error = await enqueue('bounded', {}, options as never).then(() => undefined, (caught: unknown) => caught as { code?: unknown, message?: string })
+      t.match(error, { code: 'FPK_ERR_JOB_UNKNOWN', message: /^enqueue\("bounded"\): options must be an object such as \{ delayMs: 1000 \} \(got (number|string|a list)\)$/ }, `options ${JSON.stringify(options)}: ${error?.message}`)
+    }
     const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
     t.same(await client.any('SELECT id FROM pgboss.job WHERE name = $1', ['bounded']), [], 'nothing queued')
+    // Options null are no options (were a bare TypeError reading delayMs of null).
+    const plain = await enqueue('bounded', { options: 'null' }, null)
+    t.same((await client.one('SELECT data FROM pgboss.job WHERE id = $1', [plain.id])).data, { params: { options: 'null' } }, 'options null: queued as with none')
     // At the bounds: stored, and a past runAt runs now.
     const text = { text: 'a \\u0000 that is text', n: Number.NaN }
     await enqueue('bounded', text, { priority: -2_147_483_648, retries: 2_147_483_647, dedupeKey: 'k'.repeat(512), delayMs: 60_000 })
@@ -273,6 +280,21 @@ t.test('jobs, queued work and handler results at their edges', async (t) => {
     }
     t.equal((await listDeadJobs('doomed')).length, 2, 'both still dead')
     const client = pgDatabase(currentDatabase(kit.app.kit.state)!.adapter)!
+    // A page at a time (all at once was one unbounded read), each once though both died in one millisecond
+    // (the queue keeps microseconds; a Date, and so the position after, keeps the millisecond).
+    await client.none('UPDATE pgboss.job SET created_on = $2::timestamptz WHERE id = $1', [dead[0].id, '2026-01-01T00:00:00.000789Z'])
+    await client.none('UPDATE pgboss.job SET created_on = $2::timestamptz WHERE id = $1', [dead[1].id, '2026-01-01T00:00:00.000123Z'])
+    const first = await listDeadJobs('doomed', { limit: 1 })
+    const second = await listDeadJobs('doomed', { limit: 1, after: first[0] })
+    t.same([first.length, second.length], [1, 1], 'one a page')
+    t.same([first[0].id, second[0].id].sort(), dead.map((entry) => entry.id).sort(), 'each once')
+    t.same(await listDeadJobs('doomed', { limit: 1, after: second[0] }), [], 'then none')
+    for (const options of [{ limit: 0 }, { limit: 1001 }, { limit: 1.5 }, { after: { id: dead[0].id } }, { after: { id: 5, diedAt: new Date() } }]) {
+      await t.rejects(listDeadJobs('doomed', options as never), { code: 'FPK_ERR_JOB_UNKNOWN', message: /^listDeadJobs\("doomed"\): option "(limit|after)" must be/ }, JSON.stringify(options))
+    }
+    t.same(await listDeadJobs('doomed', { after: { id: 'not-a-uuid', diedAt: new Date() } }), [], 'after an id that is not the queue\'s: none')
+    const listedByJob = await kit.request('POST', '/parse/jobs/kitRerunDeadJobs', { headers: masterHeaders, body: { job: 'doomed', dryRun: true } })
+    t.match(await rowEnd(listedByJob.headers.get('x-parse-job-status-id')!), ['succeeded', /^2 dead job\(s\) of doomed: /], 'kitRerunDeadJobs pages through them')
     const [{ now }] = await client.any('SELECT now() AS now')
     const again = await Promise.all([rerunDeadJob('doomed', dead[0].id), rerunDeadJob('doomed', dead[0].id)])
     t.equal(again.filter((queued) => queued !== undefined).length, 1, 'one of the two re-runs queued it')

@@ -4,12 +4,14 @@
 // { job, id } for one, and { job, dryRun: true } to list them in the run's
 // message without re-running any.
 import type { BuiltInJob } from './handler.js'
-import { listDeadJobs, rerunDeadJob } from './queue.js'
+import { listDeadJobs, rerunDeadJob, type DeadJobEntry } from './queue.js'
 
 export const RERUN_DEAD_JOB_NAME = 'kitRerunDeadJobs'
 
 /** How many dead jobs one message lists. */
 const LISTED = 20
+/** Dead jobs read at a time. */
+const PAGE = 500
 
 export function rerunDeadJobsJob (): BuiltInJob {
   return {
@@ -21,13 +23,28 @@ export function rerunDeadJobsJob (): BuiltInJob {
       // A dryRun of "true" (text, as a Dashboard parameter may be typed) re-ran every dead job it was meant to list.
       if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new Error(`"dryRun" must be true or false (got ${JSON.stringify(dryRun)}): nothing was re-run`)
       if (id !== undefined && typeof id !== 'string') throw new Error(`"id" must be a dead job's id, as text (got ${JSON.stringify(id)}): nothing was re-run`)
-      const dead = (await listDeadJobs(job)).filter((entry) => id === undefined || entry.id === id)
-      if (dead.length === 0) return id === undefined ? `no dead jobs of ${job}` : `no dead job ${String(id)} of ${job}`
-      const listed = dead.slice(0, LISTED).map((entry) => `${entry.id} ${JSON.stringify(entry.params)}`).join('; ')
-      const more = dead.length > LISTED ? ` and ${dead.length - LISTED} more` : ''
-      if (dryRun === true) return `${dead.length} dead job(s) of ${job}: ${listed}${more}`
+      // Page by page, keeping only the entries the message lists: a dead-letter queue may hold many.
+      // A re-run that dies again during the walk is not re-run twice: the walk stops at the jobs dead since it began.
+      const began = Date.now()
+      const shown: DeadJobEntry[] = []
+      let found = 0
       let rerun = 0
-      for (const entry of dead) if (await rerunDeadJob(job, entry.id)) rerun++
+      let after: DeadJobEntry | undefined
+      for (;;) {
+        const page = (await listDeadJobs(job, { limit: PAGE, after })).filter((entry) => entry.diedAt.getTime() <= began)
+        for (const entry of page) {
+          if (id !== undefined && entry.id !== id) continue
+          found++
+          if (shown.length < LISTED) shown.push(entry)
+          if (dryRun !== true && await rerunDeadJob(job, entry.id)) rerun++
+        }
+        if (page.length < PAGE) break
+        after = page.at(-1)
+      }
+      if (found === 0) return id === undefined ? `no dead jobs of ${job}` : `no dead job ${String(id)} of ${job}`
+      const listed = shown.map((entry) => `${entry.id} ${JSON.stringify(entry.params)}`).join('; ')
+      const more = found > LISTED ? ` and ${found - LISTED} more` : ''
+      if (dryRun === true) return `${found} dead job(s) of ${job}: ${listed}${more}`
       return `re-ran ${rerun} dead job(s) of ${job}: ${listed}${more}`
     }
   }

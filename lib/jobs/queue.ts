@@ -71,11 +71,14 @@ function backoffSeconds (ms: number | undefined): number {
  * ISO text). Inside withTransaction / @Transactional it is part of the
  * transaction: a rolled-back or re-run body leaves no job behind.
  */
-export async function enqueue (name: string, params: Record<string, unknown> = {}, options: EnqueueOptions = {}): Promise<Enqueued> {
+export async function enqueue (name: string, params: Record<string, unknown> = {}, given: EnqueueOptions | null = {}): Promise<Enqueued> {
+  // null is no options, as undefined is (it was a bare TypeError reading delayMs of null).
+  const options = given ?? {}
   const declaration = declarationOf(name)
   if (!declaration) throw new JobUnknownError(`enqueue("${name}"): no @Job declares a job named "${name}" (declared: ${declaredJobs().map(jobName).join(', ') || 'none'})`)
   const engine = currentKitState().get(queuePart).engine
   if (!engine) throw new QueueOffError(`enqueue("${name}"): the kit runs no queue: set kitPlugin option jobs: { queue: true } (PostgreSQL), and call enqueue once the kit has booted`)
+  if (typeof options !== 'object' || Array.isArray(options)) throw new JobUnknownError(`enqueue("${name}"): options must be an object such as { delayMs: 1000 } (got ${Array.isArray(options) ? 'a list' : typeof options})`)
   checkParams(name, declaration, params)
   const startAfter = startOf(name, options)
   const retries = options.retries ?? declaration.options.retries ?? 0
@@ -176,12 +179,37 @@ export function queueRunning (): boolean {
   return currentKitState().get(queuePart).engine !== undefined
 }
 
-/** Jobs of `name` that used all their retries, oldest first: their id, params and when they died. */
-export async function listDeadJobs (name: string): Promise<Array<{ id: string, params: Record<string, unknown>, diedAt: Date }>> {
+/** A dead job as listDeadJobs lists it. */
+export interface DeadJobEntry { id: string, params: Record<string, unknown>, diedAt: Date }
+
+export interface DeadJobsOptions {
+  /** How many to list: 1 to 1000, default 100. */
+  limit?: number
+  /** The last entry of the page before (its id and diedAt): the list goes on after it, even once that job is re-run. */
+  after?: Pick<DeadJobEntry, 'id' | 'diedAt'>
+}
+
+const DEAD_LIMIT = 100
+const DEAD_LIMIT_MAX = 1000
+
+/**
+ * Jobs of `name` that used all their retries, oldest first: their id, params and when they died; a page of
+ * `limit` (a dead-letter queue may hold many: all of them at once was one unbounded read into memory).
+ */
+export async function listDeadJobs (name: string, options: DeadJobsOptions = {}): Promise<DeadJobEntry[]> {
   const engine = runningEngine(name)
-  const dead: DeadJob[] = await engine.dead(name)
+  const { limit = DEAD_LIMIT, after } = options ?? {}
+  if (!Number.isInteger(limit) || limit < 1 || limit > DEAD_LIMIT_MAX) throw new JobUnknownError(`listDeadJobs("${name}"): option "limit" must be a whole number from 1 to ${DEAD_LIMIT_MAX} (got ${shown(limit)})`)
+  if (after !== undefined && !(typeof after === 'object' && after !== null && typeof after.id === 'string' && after.diedAt instanceof Date && !Number.isNaN(after.diedAt.getTime()))) {
+    throw new JobUnknownError(`listDeadJobs("${name}"): option "after" must be the last entry of the page before ({ id, diedAt })`)
+  }
+  // The queue's ids are UUIDs: after any other text nothing is listed (PostgreSQL refused it, 22P02).
+  if (after !== undefined && !UUID.test(after.id)) return []
+  const dead: DeadJob[] = await engine.dead(name, limit, after)
   return dead.map((job) => ({ id: job.id, params: (job.data.params ?? {}) as Record<string, unknown>, diedAt: job.diedAt }))
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Queues a dead job again, with its params and its full retries; undefined when no such dead job waits. */
 export async function rerunDeadJob (name: string, id: string): Promise<Enqueued | undefined> {

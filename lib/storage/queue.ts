@@ -66,7 +66,8 @@ export interface QueueEngine {
   /** The state of one job (archived ones included), or undefined once it has been deleted. */
   state (name: string, id: string): Promise<string | undefined>
   /** Jobs that used all their retries, oldest first. */
-  dead (name: string): Promise<DeadJob[]>
+  /** At most `limit` dead jobs, oldest first (by died millisecond, then id), after the position `after` when given. */
+  dead (name: string, limit: number, after?: { diedAt: Date, id: string }): Promise<DeadJob[]>
   /** Queues a dead job again with its params and full retries; the dead copy goes. */
   rerun (name: string, id: string): Promise<string | undefined>
   /** Stops taking new jobs on this instance (the ones running go on). */
@@ -293,8 +294,12 @@ export async function openQueueEngine (database: Database, settings: QueueEngine
       const job = await boss.getJobById(name, id, { includeArchive: true })
       return job?.state
     },
-    async dead (name) {
-      const { rows } = await db.executeSql(`SELECT id, data, created_on FROM ${schema}.job WHERE name = $1 AND state = 'created' ORDER BY created_on`, [deadLetterQueue(name)])
+    async dead (name, limit, after) {
+      // The millisecond a Date holds: a position read back from diedAt is the same place (created_on keeps microseconds).
+      const died = 'date_trunc(\'milliseconds\', created_on)'
+      const { rows } = after
+        ? await db.executeSql(`SELECT id, data, created_on FROM ${schema}.job WHERE name = $1 AND state = 'created' AND (${died}, id) > ($2::timestamptz, $3::uuid) ORDER BY ${died}, id LIMIT $4`, [deadLetterQueue(name), after.diedAt.toISOString(), after.id, limit])
+        : await db.executeSql(`SELECT id, data, created_on FROM ${schema}.job WHERE name = $1 AND state = 'created' ORDER BY ${died}, id LIMIT $2`, [deadLetterQueue(name), limit])
       return rows.map((row) => ({ id: String(row.id), data: row.data ?? {}, diedAt: new Date(row.created_on) }))
     },
     async rerun (name, id) {
