@@ -179,6 +179,24 @@ t.test('AddRelation or RemoveRelation on a key inside an Object is 400 (107), no
   }
 })
 
+t.test('in-process saves (no gate) of AddRelation or RemoveRelation on a key inside an Object are 107 before anything is written', async (t) => {
+  // Before: the row's own write went, then PostgreSQL's 500 (no join table "meta.r") or, on MongoDB, a join collection no query reads.
+  const kit = await sharedKit()
+  const shelf = await shelfWith(kit, [])
+  const pointer = { __type: 'Pointer', className: 'Shelf', objectId: shelf.id }
+  const rest = Parse.CoreManager.getRESTController() as { request (method: string, path: string, data: unknown, options: unknown): Promise<unknown> }
+  for (const op of ['AddRelation', 'RemoveRelation']) {
+    for (const [method, path] of [['PUT', `classes/Shelf/${shelf.id}`], ['POST', 'classes/Shelf']]) {
+      const error = await rest.request(method, path, { label: `in-process ${op}`, 'meta.r': { __op: op, objects: [pointer] } }, { useMasterKey: true }).then(() => undefined, (caught: unknown) => caught as { code?: unknown, message?: unknown })
+      t.match(error, { code: Parse.Error.INVALID_JSON, message: /^meta\.r: a Relation is a field of its own, not a key inside an Object/ }, `${method} ${op}: ${String(error?.message)}`)
+    }
+  }
+  t.equal(await new Parse.Query('Shelf').equalTo('label', 'in-process AddRelation').count({ useMasterKey: true }), 0, 'nothing written')
+  t.equal(await new Parse.Query('Shelf').equalTo('label', 'in-process RemoveRelation').count({ useMasterKey: true }), 0, 'nothing written')
+  const relation = await rest.request('PUT', `classes/Shelf/${shelf.id}`, { meta: { r: 1 }, label: 'held' }, { useMasterKey: true })
+  t.ok(relation, 'a save of the Object itself goes on')
+})
+
 t.test('an empty $in, and a $inQuery or $select whose inner query finds nothing, match no row (not every row without the field)', async (t) => {
   // Before, on PostgreSQL: Parse wrote an empty $in as `field IS NULL`, so each query below answered the row without a next.
   const kit = await sharedKit()

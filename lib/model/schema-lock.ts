@@ -12,13 +12,14 @@ import Parse from 'parse/node'
 import { isParseClassColumn } from '../parse/parse-calls.js'
 import { checkSchemaEnforcement } from '../parse/schema-enforcement.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
+import { relationInsideObject } from './relation-keys.js'
 
 const lockPart = statePart('schema lock', () => ({ locked: false }))
 
-/** Turns the kit's lock on (after the migration) or off (when the server closes). */
+/** Turns the kit's lock on (after the migration) or off (when the server closes); the checks are installed either way (relation-keys.ts holds always). */
 export function lockSchemas (state: KitState, on: boolean): void {
   state.get(lockPart).locked = on
-  if (on) install()
+  install()
 }
 
 /** Whether the running kit has locked its schema. */
@@ -34,6 +35,8 @@ function install (): void {
       return undefined
     },
     newField (controller, className, fieldName, type) {
+      const relation = relationInsideObject(fieldName, type)
+      if (relation) return relation
       const field = fieldName.split('.')[0]
       if (type && schemasLocked() && controller.schemaData[className] && controller.getExpectedType(className, field) === undefined && !parseOwned(className, field)) {
         return refusal(`class ${className} has no field "${field}"`)
