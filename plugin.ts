@@ -240,7 +240,7 @@ async function openRedis (b: Booting): Promise<void> {
 //    The schema is checked first and verified after Parse's migration: a failed one fails boot.
 async function startParse (b: Booting): Promise<void> {
   const { fastify, options, state, database, overrides, cluster } = b
-  const { prepareSchemaGeneration, schemaConfigFrom, startParseServer, composeCloud, evictRolesOnChange, lockSchemas, boundClientFields } = b.modules
+  const { prepareSchemaGeneration, schemaConfigFrom, startParseServer, composeCloud, forgetRolesOnChange, lockSchemas, boundClientFields } = b.modules
   if (options.liveQuery) {
     overrides.liveQuery = {
       ...(overrides.liveQuery as object | undefined),
@@ -261,10 +261,10 @@ async function startParse (b: Booting): Promise<void> {
     databaseAdapter: database.adapter,
     filesAdapter: database.filesAdapter,
     schema: schema.config,
-    // A _Role change drops cached roles: on every instance with `redis`, else in this process.
+    // A _Role change drops Parse's cached role lists: on every instance with `redis`, else in this process.
     cloud: composeCloud(b.userCloud as Parameters<typeof composeCloud>[0], cluster
       ? () => cluster.registerRoleTriggers(options.appId)
-      : () => evictRolesOnChange(options.appId, state.get(roleCachePart))),
+      : () => forgetRolesOnChange(options.appId)),
     log: fastify.log,
     overrides
   })

@@ -3,9 +3,8 @@
 // (configureRoleCache's ttlMs, or a function's roleCacheMs): a function with a
 // 1 s limit never sees roles older than 1 s, whoever cached them. Entries are
 // checked when read (no timers), and the map holds at most maxUsers entries,
-// dropping the oldest. Every change to _Role made through Parse empties it
-// once committed (lib/host/role-changes.ts); a change that bypasses Parse stays
-// unseen until the reader's limit passes, unless invalidateRoles(userId) drops it first.
+// dropping the oldest. A revoked role stays effective until the reader's limit
+// passes, unless invalidateRoles(userId) drops it first.
 //
 // With several instances (the `redis` option), evictions made here are also
 // sent to every other instance, and while that channel is down the cache is
