@@ -16,6 +16,7 @@ class Shelf extends BaseModel {
   @ParseField({ type: 'Object' }) declare meta: Record<string, unknown>
   @ParseField({ type: 'Pointer', targetClass: 'Shelf' }) declare next: Shelf
   @ParseField({ type: 'String' }) declare label: string
+  @ParseField({ type: 'Relation', targetClass: 'Shelf' }) declare related: Parse.Relation
 }
 void Shelf
 
@@ -195,6 +196,23 @@ t.test('in-process saves (no gate) of AddRelation or RemoveRelation on a key ins
   t.equal(await new Parse.Query('Shelf').equalTo('label', 'in-process RemoveRelation').count({ useMasterKey: true }), 0, 'nothing written')
   const relation = await rest.request('PUT', `classes/Shelf/${shelf.id}`, { meta: { r: 1 }, label: 'held' }, { useMasterKey: true })
   t.ok(relation, 'a save of the Object itself goes on')
+})
+
+t.test('an order on a Relation field is 400 (102) naming it on both lanes', async (t) => {
+  // Before: PostgreSQL answered 200 with no rows (its adapter swallowed the missing column); MongoDB 200 in no order.
+  const kit = await sharedKit()
+  await shelfWith(kit, [])
+  for (const [order, where] of [['related', 'a Relation field'], ['-related', 'a Relation field'], ['label,related', 'a Relation field'], ['related.x', 'inside a Relation field']]) {
+    for (const [who, headers] of [['anonymous', appHeaders], ['master key', masterHeaders]] as const) {
+      const answer = await kit.request('GET', `/parse/classes/Shelf?order=${order}&limit=5`, { headers })
+      const key = order.replace(/^-|^label,/, '')
+      t.same([answer.status, answer.json], [400, { code: Parse.Error.INVALID_QUERY, error: `order: ${key} is ${where}, which cannot order a list (its objects are kept apart from the rows); order by a String, Number, Date or Boolean field` }], `order=${order}, ${who}`)
+    }
+  }
+  const inProcess = await new Parse.Query('Shelf').ascending('related').find({ useMasterKey: true }).then(() => undefined, (error: { code?: unknown }) => error.code)
+  t.equal(inProcess, Parse.Error.INVALID_QUERY, 'in-process too')
+  const held = await kit.request('GET', '/parse/classes/Shelf?order=label&limit=1', { headers: appHeaders })
+  t.same([held.status, held.json.results.length], [200, 1], 'an order on another field lists')
 })
 
 t.test('an empty $in, and a $inQuery or $select whose inner query finds nothing, match no row (not every row without the field)', async (t) => {

@@ -11,6 +11,7 @@ import { expectedVersion, versionFieldOf } from './version.js'
 import { isTransient } from './transient.js'
 import { refuseNul, replaceNul } from './nul.js'
 import { keyOperationProblem, writeDataError } from './postgres/write-errors.js'
+import { refuseRelationOrder } from './relation-order.js'
 import { constraintViolation } from './constraint-violation.js'
 import { onTransaction as postgresReads } from './postgres/reads.js'
 import { explainReadError } from './postgres/read-errors.js'
@@ -115,6 +116,7 @@ export function wrapAdapter<T extends object> (adapter: T, kind: DatabaseKind, a
         refuseNul(args[3]) // find's options (sort, keys), distinct's field name
         // Counts are exact: without a condition Parse would answer the table's size estimate.
         if (property === 'count' && args[4] === undefined) args[4] = false
+        if (property === 'find') refuseRelationOrder(args[1], args[3])
         if (kind === 'postgres' && property !== 'aggregate') args[2] = emptyInMatchesNothing(args[2])
         const session = sessionFor(args[0] as string)
         const self = session === undefined ? proxy : readsOn(property, args[0] as string, session)
