@@ -2,7 +2,7 @@
 // File names: a leading "_" becomes "." (npm would drop .gitignore, .npmrc and
 // friends from the published package), and a trailing ".tmpl" is removed (so
 // no tool mistakes a template package.json or tsconfig.json for a real one).
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, statSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError } from './context.js'
@@ -90,6 +90,8 @@ function unwritable (file: string, cwd: string): string | undefined {
   const shown = (target: string) => displayPath(target, cwd)
   if (path.basename(file).length > 255) return `${shown(file)}: the file name is longer than 255 characters`
   if (existsSync(file) && statSync(file).isDirectory()) return `${shown(file)} is a folder`
+  const target = danglingLink(file)
+  if (target !== undefined) return danglingLinkProblem(shown(file), target)
   let dir = path.dirname(file)
   while (!existsSync(dir)) dir = path.dirname(dir)
   if (!statSync(dir).isDirectory()) return `${shown(dir)} is a file, not a folder`
@@ -99,6 +101,20 @@ function unwritable (file: string, cwd: string): string | undefined {
     return `${shown(dir)} is not writable`
   }
   return undefined
+}
+
+/** Where a symbolic link at `file` points when nothing is there (a write would make that file, wherever it is); else undefined. */
+export function danglingLink (file: string): string | undefined {
+  try {
+    return lstatSync(file).isSymbolicLink() && !existsSync(file) ? readlinkSync(file) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The refusal of a write through a link to nothing. */
+export function danglingLinkProblem (shown: string, target: string): string {
+  return `${shown} is a link to ${target}, which does not exist (writing would create it there); remove the link`
 }
 
 /** A path as the user would type it from `cwd`. */

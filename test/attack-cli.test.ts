@@ -4,7 +4,7 @@
 // In-process: the CLI's main() with a captured terminal, resolveOptions() with
 // the environment set per case; no project is installed or booted here.
 import t, { type Test } from 'tap'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { main } from '../cli/fpk.js'
@@ -91,6 +91,26 @@ t.test('fpk g: a file where a folder must be, a folder where a file must be, a f
   if (process.getuid?.() !== 0) {
     refused(t, await fpk(readOnly, 'g', 'model', 'Tag'), /^fpk: locked is not writable: nothing was written\.$|^fpk: \. is not writable/m, 'a read-only project')
   }
+})
+
+t.test('a link to nothing at a generated file\'s path is refused in one line (it was written through, making its target)', async (t) => {
+  const dir = project(t)
+  const outside = mkdtempSync(path.join(tmpdir(), 'fpk-attack-cli-outside-'))
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }))
+  mkdirSync(path.join(dir, 'models'))
+  const target = path.join(outside, 'Tag.ts')
+  symlinkSync(target, path.join(dir, 'models', 'Tag.ts'))
+  for (const force of [[], ['-f']]) {
+    refused(t, await fpk(dir, 'g', 'model', 'Tag', ...force), new RegExp(`^fpk: models/Tag\\.ts is a link to ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, which does not exist \\(writing would create it there\\); remove the link: nothing was written\\.$`, 'm'), `fpk g model ${force.join(' ')}`)
+  }
+  mkdirSync(path.join(dir, 'src'))
+  symlinkSync(path.join(outside, 'client.ts'), path.join(dir, 'src', 'api-client.ts'))
+  const document = path.join(dir, 'openapi.json')
+  writeFileSync(document, JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} }))
+  for (const force of [[], ['-f']]) {
+    refused(t, await fpk(dir, 'client', '--from', document, ...force), /^fpk: src\/api-client\.ts is a link to .*client\.ts, which does not exist .*: nothing was written\.$/m, `fpk client ${force.join(' ')}`)
+  }
+  t.same(readdirSync(outside), [], 'nothing made where the links point')
 })
 
 t.test('a route prefix that is one of Parse\'s own paths is refused at import; fpk g resource refuses it, fpk g model does not', async (t) => {
