@@ -7,6 +7,7 @@
 import t from 'tap'
 import Parse from 'parse/node'
 import { CloudFunction, Route, addRoleToRole, addUsersToRole } from '../lib/index.js'
+import { checkCloudFunctionOptions } from '../lib/routing/options.js'
 import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 
 @Route('roleattack')
@@ -34,6 +35,13 @@ class RoleAttackFunctions {
 }
 
 const FORBIDDEN = Parse.Error.OPERATION_FORBIDDEN
+
+t.test('an empty requireRoles is refused at declaration: it checked nothing and let anyone in', async (t) => {
+  for (const options of [{ requireRoles: [] }, { requireRoles: [], requireAllRoles: true }]) {
+    t.throws(() => checkCloudFunctionOptions('@CloudFunction open', options), { code: 'FPK_ERR_ROUTE_OPTION_INVALID', message: /requireRoles" must be a list of role names, at least one/ }, JSON.stringify(options))
+  }
+  t.doesNotThrow(() => checkCloudFunctionOptions('@CloudFunction named', { requireRoles: ['Admin'], requireAllRoles: true }))
+})
 
 t.test('roles, sessions and their caches under attack', async (t) => {
   void RoleAttackFunctions

@@ -102,7 +102,8 @@ export const CloudFunctionOptionsSchema = Type.Object({
    */
   returns: Type.Optional(typed<TSchema | Record<string, ValidationField>>(Type.Object({}, { problem: 'must be a TypeBox schema or { field: { type, required? } }' }))),
   /** Roles checked before the body runs (inherited roles count). */
-  requireRoles: Type.Optional(typed<readonly string[]>(Type.Array(Type.String({ minLength: 1 }), { problem: 'must be a list of role names' }))),
+  // An empty list would check nothing (with requireAllRoles, "every one of none"): the function was open to anyone.
+  requireRoles: Type.Optional(typed<readonly string[]>(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, problem: 'must be a list of role names, at least one (an empty list checks nothing: leave the option out)' }))),
   /** true: every listed role; false (default): any of them. */
   requireAllRoles: Type.Optional(flag),
   /** Role cache lifetime for this function, overriding configureRoleCache; 0 never caches. */
