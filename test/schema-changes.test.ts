@@ -560,5 +560,5 @@ t.test('data checks, --sql, and a plan that could not run', async (t) => {
   writeFileSync(path.join(broken, 'Broken.js'), 'throw new Error("this model file does not load")\n')
   const unloadable = await project.plan(env, '--models', broken, '--data-dir', project.dataDir)
   t.equal(unloadable.code, 3)
-  t.match(unloadable.err, /^fpk: could not plan: this model file does not load/)
+  t.match(unloadable.err, /^fpk: could not plan: \S*Broken\.js threw while it was imported: Error: this model file does not load/)
 })
