@@ -30,6 +30,18 @@ class RoleAttackFunctions {
   @CloudFunction({ methods: ['POST'], requireRoles: ['NoSuchRole'] })
   static nobody () { return { ran: 'nobody' } }
 
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Night Shift Ünïcødé'] })
+  static unicode () { return { ran: 'unicode' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['role:Prefixed'] })
+  static prefixed () { return { ran: 'prefixed' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['L'.repeat(200)] })
+  static long () { return { ran: 'long' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Many4999'] })
+  static many () { return { ran: 'many' } }
+
   @CloudFunction({ methods: ['POST'], requiresAuth: true })
   static signedIn () { return { ran: 'signedIn' } }
 }
@@ -117,6 +129,29 @@ t.test('roles, sessions and their caches under attack', async (t) => {
     const user = await kit.signUp('casey-lower')
     await addUsersToRole('casey', [user.id])
     t.equal((await call('casey', user.token)).json?.code, FORBIDDEN)
+  })
+
+  t.test('role names with spaces, accents, a role: prefix or 200 characters are matched exactly', async (t) => {
+    const user = await kit.signUp('odd-names')
+    const stranger = await kit.signUp('odd-stranger')
+    for (const [name, fn] of [['Night Shift Ünïcødé', 'unicode'], ['role:Prefixed', 'prefixed'], ['L'.repeat(200), 'long']]) {
+      const made = await kit.request('POST', '/parse/roles', { headers: masterHeaders, body: { name, ACL: { '*': { read: true } }, users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }] } } })
+      t.equal(made.status, 201, made.text)
+      t.equal((await call(fn, user.token)).status, 200, `a member of ${name.slice(0, 30)} is admitted`)
+      t.equal((await call(fn, stranger.token)).json?.code, FORBIDDEN, `a stranger to ${name.slice(0, 30)} is refused`)
+    }
+  })
+
+  t.test('a user in 5,000 roles is judged (Parse reads them in one walk)', async (t) => {
+    const user = await kit.signUp('many-roles')
+    const member = { users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }] } }
+    for (let start = 0; start < 5000; start += 250) {
+      const requests = Array.from({ length: 250 }, (_, i) => ({ method: 'POST', path: '/parse/roles', body: { name: `Many${start + i}`, ACL: { '*': { read: true } }, ...member } }))
+      const batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests } })
+      t.equal(batch.status, 200, `roles ${start}-${start + 249}`)
+    }
+    t.equal((await call('many', user.token)).status, 200, 'the last of 5,000 roles admits')
+    t.equal((await call('nobody', user.token)).json?.code, FORBIDDEN, 'none of 5,000 is the one required')
   })
 
   t.test('requireRoles naming a role that does not exist refuses with 119', async (t) => {
