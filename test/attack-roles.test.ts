@@ -59,7 +59,7 @@ t.test('roles, sessions and their caches under attack', async (t) => {
   void RoleAttackFunctions
   const kit = await startKit(t, {
     allowAuthRoutes: true,
-    allowedRoutes: [{ path: '/classes/*', methods: ['GET'] }, { path: '/sessions/*', methods: ['PUT'] }, { path: '/classes/_Session/*', methods: ['PUT'] }]
+    allowedRoutes: [{ path: '/classes/*', methods: ['GET'] }, { path: '/sessions/*', methods: ['PUT'] }, { path: '/classes/_Session/*', methods: ['PUT'] }, { path: '/roles/*' }, { path: '/roles' }, { path: '/classes/_Role/*' }]
   })
   const call = (name: string, token: string) => kit.request('POST', `/parse/roleattack/${name}`, { headers: { ...appHeaders, 'x-parse-session-token': token }, body: {} })
   const roleId = async (name: string): Promise<string> => {
@@ -152,6 +152,22 @@ t.test('roles, sessions and their caches under attack', async (t) => {
     }
     t.equal((await call('many', user.token)).status, 200, 'the last of 5,000 roles admits')
     t.equal((await call('nobody', user.token)).json?.code, FORBIDDEN, 'none of 5,000 is the one required')
+  })
+
+  t.test('a logged-in user cannot join a role, even a publicly writable one on opened /roles routes', async (t) => {
+    const user = await kit.signUp('self-adder')
+    const made = await kit.request('POST', '/parse/roles', { headers: masterHeaders, body: { name: 'OpenDoor', ACL: { '*': { read: true, write: true } } } })
+    t.equal(made.status, 201, made.text)
+    const headers = { ...appHeaders, 'x-parse-session-token': user.token }
+    const users = { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }] }
+    for (const path of [`/parse/roles/${made.json.objectId}`, `/parse/classes/_Role/${made.json.objectId}`]) {
+      const put = await kit.request('PUT', path, { headers, body: { users } })
+      t.equal(put.json?.code, FORBIDDEN, `PUT ${path}: ${put.status} ${put.text}`)
+    }
+    const created = await kit.request('POST', '/parse/roles', { headers, body: { name: 'MyOwn', ACL: { '*': { read: true } }, users } })
+    t.equal(created.json?.code, FORBIDDEN, `a new role: ${created.status} ${created.text}`)
+    const where = encodeURIComponent(JSON.stringify({ users: { __type: 'Pointer', className: '_User', objectId: user.id } }))
+    t.same((await kit.request('GET', `/parse/roles?where=${where}`, { headers: masterHeaders })).json.results, [], 'in no role')
   })
 
   t.test('requireRoles naming a role that does not exist refuses with 119', async (t) => {
