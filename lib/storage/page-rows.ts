@@ -18,6 +18,8 @@ import type { CountKind, CountMode } from './count.js'
 import { cursorBinding, decodeCursor, encodeCursor, type CursorPosition } from './page-cursor.js'
 import { parseConfig, schemaMemo } from '../access/parse-config.js'
 import { withOneSchemaLoad } from '../parse/one-schema-load.js'
+import { currentDatabase } from './database.js'
+import { exactDate } from './postgres/exact-date.js'
 
 export interface PageOptions {
   /** Rows per page; clamped like clampLimit (default 100, at most MAX_QUERY_LIMIT). */
@@ -104,7 +106,9 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   }
   const results = found.results.slice(0, limit)
   const last = results.at(-1) as Record<string, unknown> | undefined
-  const next = found.results.length > limit && last ? encodeCursor(positionOf(last, sortBy), binding) : null
+  // The rows on either side of the last one in the order: the one before it (on this page, or the cursor's) and the next page's first.
+  const neighbours = [results.length > 1 ? positionOf(results.at(-2) as Record<string, unknown>, sortBy) : after, found.results[limit] ? positionOf(found.results[limit] as Record<string, unknown>, sortBy) : undefined]
+  const next = found.results.length > limit && last ? encodeCursor(await exactPosition(positionOf(last, sortBy), neighbours, query.className, sortBy), binding) : null
   const page: Page<Row> = { results, next }
   if (counted?.count !== undefined) {
     page.count = counted.count
@@ -154,18 +158,37 @@ function positionOf (row: Record<string, unknown>, sortBy: string): CursorPositi
 }
 
 /**
+ * On PostgreSQL, a Date position as stored, to the microsecond (exact-date.ts), when a row next to it in
+ * the order shares its millisecond. Otherwise its millisecond is its own (the rows of a millisecond are
+ * next to each other in the order): the millisecond places it exactly, with no look-up. MongoDB keeps milliseconds.
+ */
+async function exactPosition (position: CursorPosition, neighbours: Array<CursorPosition | undefined>, className: string, sortBy: string): Promise<CursorPosition> {
+  const database = currentDatabase()
+  if (position.kind !== 'date' || database?.kind !== 'postgres') return position
+  const millisecond = Date.parse(position.value as string)
+  if (!neighbours.some((near) => near?.kind === 'date' && Date.parse(near.value as string) === millisecond)) return position
+  const exact = await exactDate(database.adapter, className, sortBy, position.objectId)
+  return exact === undefined ? position : { ...position, value: exact }
+}
+
+/** A date's ISO text with microseconds (six fraction digits): a stored instant, not Parse's millisecond. */
+const MICROSECONDS = /\.\d{6}Z$/
+
+/**
  * The keyset condition after `after`, beside the query's own conditions. A
- * date's position is its millisecond (what Parse answers), but a row written
- * by SQL may hold microseconds: it lies past its own millisecond, and
- * `>= v AND (> v OR objectId > id)` listed it again on every page (ascending)
- * or skipped its millisecond's other rows (descending). So a date's
- * millisecond is one place, its rows in objectId order: the bound past it is
- * its last microsecond (`v.mmm999`), the same condition for the whole
- * milliseconds Parse writes (and for MongoDB, which keeps milliseconds).
+ * date the cursor holds to the microsecond (PostgreSQL, exactPosition) is
+ * compared as it is stored. One it holds to the millisecond (MongoDB, or a
+ * row gone before its look-up) may stand for a stored value with
+ * microseconds, which lies past its own millisecond, and `>= v AND (> v OR
+ * objectId > id)` listed it again on every page (ascending) or skipped its
+ * millisecond's other rows (descending). So such a millisecond is one place,
+ * its rows in objectId order: the bound past it is its last microsecond
+ * (`v.mmm999`).
  */
 function afterPosition (where: Record<string, unknown>, sortBy: string, descending: boolean, after: CursorPosition): Record<string, unknown> {
+  const exact = after.kind === 'date' && MICROSECONDS.test(after.value as string)
   const [first, last] = after.kind === 'date'
-    ? [{ __type: 'Date', iso: after.value }, { __type: 'Date', iso: new Date(after.value).toISOString().replace(/Z$/, '999Z') }]
+    ? [{ __type: 'Date', iso: after.value }, { __type: 'Date', iso: exact ? after.value : new Date(after.value).toISOString().replace(/Z$/, '999Z') }]
     : [after.value, after.value]
   const [orEqual, strictly] = descending ? ['$lte', '$lt'] : ['$gte', '$gt']
   return withConditions(
