@@ -6,7 +6,7 @@
 // The kit's own role cache is off here: its limit is pinned in endpoints.test.ts.
 import t from 'tap'
 import Parse from 'parse/node'
-import { CloudFunction, Route, addRoleToRole, addUsersToRole } from '../lib/index.js'
+import { CloudFunction, Route, addRoleToRole, addUsersToRole, ensureRole } from '../lib/index.js'
 import { checkCloudFunctionOptions } from '../lib/routing/options.js'
 import { appHeaders, masterHeaders, startKit } from './helpers/kit.js'
 
@@ -41,6 +41,9 @@ class RoleAttackFunctions {
 
   @CloudFunction({ methods: ['POST'], requireRoles: ['Many4999'] })
   static many () { return { ran: 'many' } }
+
+  @CloudFunction({ methods: ['POST'], requireRoles: ['RacyToo'] })
+  static racy () { return { ran: 'racy' } }
 
   @CloudFunction({ methods: ['POST'], requiresAuth: true })
   static signedIn () { return { ran: 'signedIn' } }
@@ -168,6 +171,18 @@ t.test('roles, sessions and their caches under attack', async (t) => {
     t.equal(created.json?.code, FORBIDDEN, `a new role: ${created.status} ${created.text}`)
     const where = encodeURIComponent(JSON.stringify({ users: { __type: 'Pointer', className: '_User', objectId: user.id } }))
     t.same((await kit.request('GET', `/parse/roles?where=${where}`, { headers: masterHeaders })).json.results, [], 'in no role')
+  })
+
+  t.test('ensureRole and addUsersToRole called together for a new role create it once, and every call succeeds', async (t) => {
+    const users = await Promise.all([kit.signUp('racer-1'), kit.signUp('racer-2'), kit.signUp('racer-3')])
+    const ensured = await Promise.allSettled([ensureRole('Racy'), ensureRole('Racy'), ensureRole('Racy')])
+    t.same(ensured.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(ensured.map((result) => result.status === 'rejected' ? String(result.reason) : 'ok')))
+    const ids = new Set(ensured.map((result) => result.status === 'fulfilled' ? result.value.role.id : undefined))
+    t.equal(ids.size, 1, 'one role')
+    t.equal(ensured.filter((result) => result.status === 'fulfilled' && result.value.created).length, 1, 'created by one call')
+    const added = await Promise.allSettled(users.map((user) => addUsersToRole('RacyToo', [user.id])))
+    t.same(added.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled'], JSON.stringify(added.map((result) => result.status === 'rejected' ? String(result.reason) : 'ok')))
+    for (const user of users) t.equal((await call('racy', user.token)).status, 200, 'each is a member')
   })
 
   t.test('requireRoles naming a role that does not exist refuses with 119', async (t) => {

@@ -27,11 +27,22 @@ async function loadRoles (id: string): Promise<string[]> {
 
 /** Finds a role by name, creating it (public read, no public write) when missing. */
 export async function ensureRole (name: string): Promise<{ role: Parse.Role, created: boolean }> {
-  const existing = await new Parse.Query(Parse.Role).equalTo('name', name).first(master)
+  const existing = await findRole(name)
   if (existing) return { role: existing, created: false }
   const role = new Parse.Role(name, implementACL({ publicRead: true, publicWrite: false }))
-  await role.save(null, master)
+  try {
+    await role.save(null, master)
+  } catch (error) {
+    // Another call (a request, another instance's seed) created it meanwhile: _Role's name is unique.
+    const created = (error as { code?: unknown }).code === Parse.Error.DUPLICATE_VALUE ? await findRole(name) : undefined
+    if (!created) throw error
+    return { role: created, created: false }
+  }
   return { role, created: true }
+}
+
+async function findRole (name: string): Promise<Parse.Role | undefined> {
+  return await new Parse.Query(Parse.Role).equalTo('name', name).first(master)
 }
 
 /** Adds users to a role's users relation (and saves the role); a role given by name is created when missing. */
