@@ -118,6 +118,12 @@ t.test('lockSchemas: no save path creates a class or a field', async (t) => {
   t.equal((await kit.request('GET', '/parse/schemas/Evolve', { headers: masterHeaders })).status, 400, 'no class was added')
   const user = await kit.signUp('locked-user')
   t.ok(user.token, 'Parse\'s own classes (users, sessions) still work')
+  // A field another instance (a newer deploy) added since this one's schema was cached exists: the lock reloads before
+  // it refuses, as Parse does before it adds one (a controller loaded before the migration refused a declared class).
+  const adapter = currentDatabase()!.adapter as unknown as { addFieldIfNotExists (className: string, field: string, type: { type: string }): Promise<unknown> }
+  await adapter.addFieldIfNotExists('Gauge', 'addedElsewhere', { type: 'String' })
+  const later = await kit.request('POST', '/parse/classes/Gauge', { headers: masterHeaders, body: { label: 'later', addedElsewhere: 'yes' } })
+  t.equal(later.status, 201, `a field added behind this instance's cache saves (${later.text.slice(0, 160)})`)
 })
 
 t.test('strict: false creates no missing class or field at boot', async (t) => {

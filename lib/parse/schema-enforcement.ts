@@ -20,14 +20,24 @@ export function checkSchemaEnforcement (checks: SchemaEnforcementChecks): void {
   controller[WRAPPED] = true
   const enforceClassExists = controller.enforceClassExists
   const enforceFieldExists = controller.enforceFieldExists
+  // A controller's schema may predate a class or field another save path or instance added since: Parse
+  // reloads before it concludes one is new, and so does a refusal here (a locked schema refused a declared
+  // class's save when the request's controller was loaded before the migration finished).
   controller.enforceClassExists = function (this: SchemaController, className: string) {
-    const refusal = checks.newClass(this, className)
-    return refusal ? Promise.reject(refusal) : enforceClassExists.call(this, className)
+    if (!checks.newClass(this, className)) return enforceClassExists.call(this, className)
+    return this.reloadData({ clearCache: true }).then(() => {
+      const refusal = checks.newClass(this, className)
+      if (refusal) throw refusal
+      return enforceClassExists.call(this, className)
+    })
   }
   controller.enforceFieldExists = function (this: SchemaController, className: string, fieldName: string, type: unknown, ...rest: unknown[]) {
-    const refusal = checks.newField(this, className, fieldName, type)
-    if (refusal) throw refusal
-    return enforceFieldExists.call(this, className, fieldName, type, ...(rest as [boolean, boolean]))
+    if (!checks.newField(this, className, fieldName, type)) return enforceFieldExists.call(this, className, fieldName, type, ...(rest as [boolean, boolean]))
+    return this.reloadData({ clearCache: true }).then(() => {
+      const refusal = checks.newField(this, className, fieldName, type)
+      if (refusal) throw refusal
+      return enforceFieldExists.call(this, className, fieldName, type, ...(rest as [boolean, boolean]))
+    })
   }
 }
 

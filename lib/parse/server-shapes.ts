@@ -125,6 +125,7 @@ export interface SchemaController {
   /** The server option protectedFields (class → rule → fields), copied from the config when built. */
   protectedFields?: Record<string, Record<string, unknown> | undefined>
   getExpectedType (className: string, fieldName: string): unknown
+  reloadData (options?: { clearCache?: boolean }): Promise<unknown>
   enforceClassExists (className: string): Promise<SchemaController>
   enforceFieldExists (className: string, fieldName: string, type: unknown, isValidation?: boolean, maintenance?: boolean): unknown
 }
