@@ -148,12 +148,17 @@ t.test('roles, sessions and their caches under attack', async (t) => {
   t.test('a user in 5,000 roles is judged (Parse reads them in one walk)', async (t) => {
     const user = await kit.signUp('many-roles')
     const member = { users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }] } }
-    for (let start = 0; start < 5000; start += 50) {
-      const requests = Array.from({ length: 50 }, (_, i) => ({ method: 'POST', path: '/parse/roles', body: { name: `Many${start + i}`, ACL: { '*': { read: true } }, ...member } }))
-      const batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests } })
-      t.equal(batch.status, 200, `roles ${start}-${start + 49}`)
+    for (let start = 0; start < 5000; start += 250) {
+      const requests = Array.from({ length: 250 }, (_, i) => ({ method: 'POST', path: '/parse/roles', body: { name: `Many${start + i}`, ACL: { '*': { read: true } }, ...member } }))
+      // A slow database (the MongoDB stand-in) may answer 503 past its call bound: sent again, as Retry-After asks.
+      let batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests } })
+      for (let retry = 0; batch.status === 503 && retry < 3; retry++) batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests } })
+      t.equal(batch.status, 200, `roles ${start}-${start + 249}`)
+      const failed = Array.isArray(batch.json) ? batch.json.filter((item: { error?: unknown }) => item.error) : []
+      t.same(failed.slice(0, 1), [], `roles ${start}-${start + 249}: ${failed.length} refused`)
     }
-    t.equal((await call('many', user.token)).status, 200, 'the last of 5,000 roles admits')
+    const last = await call('many', user.token)
+    t.equal(last.status, 200, `the last of 5,000 roles admits: ${last.text}`)
     t.equal((await call('nobody', user.token)).json?.code, FORBIDDEN, 'none of 5,000 is the one required')
   })
 
