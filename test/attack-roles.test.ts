@@ -39,7 +39,7 @@ class RoleAttackFunctions {
   @CloudFunction({ methods: ['POST'], requireRoles: ['L'.repeat(200)] })
   static long () { return { ran: 'long' } }
 
-  @CloudFunction({ methods: ['POST'], requireRoles: ['Many4999'] })
+  @CloudFunction({ methods: ['POST'], requireRoles: ['Many1499'] })
   static many () { return { ran: 'many' } }
 
   @CloudFunction({ methods: ['POST'], requireRoles: ['RacyToo'] })
@@ -145,10 +145,12 @@ t.test('roles, sessions and their caches under attack', async (t) => {
     }
   })
 
-  t.test('a user in 5,000 roles is judged (Parse reads them in one walk)', async (t) => {
+  // More roles than one find returns (1,000 at most): the last one counts too.
+  const MANY_ROLES = 1500
+  t.test(`a user in ${MANY_ROLES.toLocaleString('en')} roles is judged (Parse reads them in one walk)`, async (t) => {
     const user = await kit.signUp('many-roles')
     const member = { users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }] } }
-    for (let start = 0; start < 5000; start += 250) {
+    for (let start = 0; start < MANY_ROLES; start += 250) {
       const requests = Array.from({ length: 250 }, (_, i) => ({ method: 'POST', path: '/parse/roles', body: { name: `Many${start + i}`, ACL: { '*': { read: true } }, ...member } }))
       // A slow database (the MongoDB stand-in) may answer 503 past its call bound: sent again, as Retry-After asks.
       let batch = await kit.request('POST', '/parse/batch', { headers: masterHeaders, body: { requests } })
@@ -158,8 +160,8 @@ t.test('roles, sessions and their caches under attack', async (t) => {
       t.same(failed.slice(0, 1), [], `roles ${start}-${start + 249}: ${failed.length} refused`)
     }
     const last = await call('many', user.token)
-    t.equal(last.status, 200, `the last of 5,000 roles admits: ${last.text}`)
-    t.equal((await call('nobody', user.token)).json?.code, FORBIDDEN, 'none of 5,000 is the one required')
+    t.equal(last.status, 200, `the last of ${MANY_ROLES} roles admits: ${last.text}`)
+    t.equal((await call('nobody', user.token)).json?.code, FORBIDDEN, `none of ${MANY_ROLES} is the one required`)
   })
 
   t.test('a logged-in user cannot join a role, even a publicly writable one on opened /roles routes', async (t) => {
