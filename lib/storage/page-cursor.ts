@@ -14,10 +14,14 @@ export interface CursorPosition {
   kind: 'date' | 'number' | 'string'
   value: string | number
   objectId: string
+  /** A Date held to the millisecond that a row next to it shares: the list reads it as stored (to the microsecond) when the cursor is used. */
+  shared?: true
 }
 
 const KINDS = { d: 'date', n: 'number', s: 'string' } as const
 const LETTERS = { date: 'd', number: 'n', string: 's' } as const
+/** The letter of a date position another row shares its millisecond with. */
+const SHARED_DATE = 'D'
 const IV_BYTES = 12
 const TAG_BYTES = 16
 
@@ -28,7 +32,7 @@ export function cursorBinding (className: string, sortBy: string, descending: bo
 }
 
 export function encodeCursor (position: CursorPosition, binding: string): string {
-  const plain = Buffer.from(JSON.stringify([LETTERS[position.kind], position.value, position.objectId]))
+  const plain = Buffer.from(JSON.stringify([position.shared ? SHARED_DATE : LETTERS[position.kind], position.value, position.objectId]))
   const keys = cursorKeys()
   // The nonce is a MAC of what it seals: the same page gives the same cursor, and two positions never share one.
   const iv = createHmac('sha256', keys.nonce).update(binding).update('\n').update(plain).digest().subarray(0, IV_BYTES)
@@ -55,11 +59,12 @@ export function decodeCursor (token: string, binding: string): CursorPosition | 
   }
   if (!Array.isArray(decoded) || decoded.length !== 3) return undefined
   const [letter, value, objectId] = decoded as [unknown, unknown, unknown]
-  const kind = typeof letter === 'string' && Object.hasOwn(KINDS, letter) ? KINDS[letter as keyof typeof KINDS] : undefined
+  const shared = letter === SHARED_DATE
+  const kind = shared ? 'date' : typeof letter === 'string' && Object.hasOwn(KINDS, letter) ? KINDS[letter as keyof typeof KINDS] : undefined
   if (kind === undefined || typeof objectId !== 'string' || objectId === '') return undefined
   if (kind === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string') return undefined
   if (kind === 'date' && Number.isNaN(Date.parse(value as string))) return undefined
-  return { kind, value: value as string | number, objectId }
+  return { kind, value: value as string | number, objectId, ...(shared ? { shared } : {}) }
 }
 
 /** The sealing key and the nonce key, derived from the master key once per master key (not per page). */

@@ -78,7 +78,7 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   // A row without a sort value has no place in the order (and no cursor): such rows are not listed, nor counted.
   // `$ne: null`, not `$exists`: MongoDB keeps a null a client saved, and `$exists` lists it (a 500 at a page's end).
   const where = ALWAYS_SET.has(sortBy) ? own : withConditions(own, { [sortBy]: { $ne: null } })
-  const after = cursorOf(params[param], binding, param)
+  const after = await exactPosition(cursorOf(params[param], binding, param), query.className, sortBy)
 
   const { where: _where, limit: _limit, count: _count, ...rest } = json
   const direction = descending ? '-' : ''
@@ -108,7 +108,7 @@ export async function pageRows<Row = Record<string, unknown>> (query: Parse.Quer
   const last = results.at(-1) as Record<string, unknown> | undefined
   // The rows on either side of the last one in the order: the one before it (on this page, or the cursor's) and the next page's first.
   const neighbours = [results.length > 1 ? positionOf(results.at(-2) as Record<string, unknown>, sortBy) : after, found.results[limit] ? positionOf(found.results[limit] as Record<string, unknown>, sortBy) : undefined]
-  const next = found.results.length > limit && last ? encodeCursor(await exactPosition(positionOf(last, sortBy), neighbours, query.className, sortBy), binding) : null
+  const next = found.results.length > limit && last ? encodeCursor(markShared(positionOf(last, sortBy), neighbours), binding) : null
   const page: Page<Row> = { results, next }
   if (counted?.count !== undefined) {
     page.count = counted.count
@@ -158,17 +158,29 @@ function positionOf (row: Record<string, unknown>, sortBy: string): CursorPositi
 }
 
 /**
- * On PostgreSQL, a Date position as stored, to the microsecond (exact-date.ts), when a row next to it in
- * the order shares its millisecond. Otherwise its millisecond is its own (the rows of a millisecond are
- * next to each other in the order): the millisecond places it exactly, with no look-up. MongoDB keeps milliseconds.
+ * A Date position a row next to it in the order shares its millisecond with is marked: on PostgreSQL
+ * the stored value may hold microseconds that order those rows, and the cursor's millisecond cannot
+ * place it among them. Otherwise its millisecond is its own (the rows of a millisecond are next to
+ * each other in the order) and places it exactly.
  */
-async function exactPosition (position: CursorPosition, neighbours: Array<CursorPosition | undefined>, className: string, sortBy: string): Promise<CursorPosition> {
-  const database = currentDatabase()
-  if (position.kind !== 'date' || database?.kind !== 'postgres') return position
+function markShared (position: CursorPosition, neighbours: Array<CursorPosition | undefined>): CursorPosition {
+  if (position.kind !== 'date' || MICROSECONDS.test(position.value as string)) return position
   const millisecond = Date.parse(position.value as string)
-  if (!neighbours.some((near) => near?.kind === 'date' && Date.parse(near.value as string) === millisecond)) return position
+  return neighbours.some((near) => near?.kind === 'date' && Date.parse(near.value as string) === millisecond) ? { ...position, shared: true } : position
+}
+
+/**
+ * A marked position read as stored, to the microsecond (exact-date.ts, one look-up by objectId), when
+ * its cursor is used: a list whose `next` is never followed pays nothing for it. A row gone since, or
+ * whose date moved out of the cursor's millisecond, keeps the millisecond. MongoDB keeps milliseconds.
+ */
+async function exactPosition (position: CursorPosition | undefined, className: string, sortBy: string): Promise<CursorPosition | undefined> {
+  if (!position?.shared) return position
+  const database = currentDatabase()
+  if (database?.kind !== 'postgres') return position
   const exact = await exactDate(database.adapter, className, sortBy, position.objectId)
-  return exact === undefined ? position : { ...position, value: exact }
+  const sameMillisecond = exact !== undefined && Math.floor(Date.parse(exact)) === Date.parse(position.value as string)
+  return sameMillisecond ? { ...position, value: exact } : position
 }
 
 /** A date's ISO text with microseconds (six fraction digits): a stored instant, not Parse's millisecond. */
