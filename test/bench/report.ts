@@ -199,16 +199,17 @@ export function memoryRows (results: { server: BenchResults['server'], nest?: Be
 }
 
 /**
- * Rounds whose ratios differ by more than this saw a machine too busy to settle the verdict (on the shared
- * 2-core machine at load 20–30, one set read 0.85–1.34× and the next 0.73–2.57×): the verdict is then
- * printed with a warning, and a quiet run decides.
+ * Rounds whose ratios differ by more than this are flagged beside the verdict: a round differences two boots,
+ * each with its own Parse Server and PostgreSQL start, and quiet runs spread 0.6 (nine rounds: 0.94–1.54×); a busy
+ * machine spreads them far wider (on the shared
+ * 2-core machine at load 20–30, one set read 0.85–1.34× and the next 0.73–2.57×).
  */
 export const BOOT_RATIO_SETTLED_SPREAD = 0.4
 
 /** A warning beside the boot ratio when its rounds disagree by more than BOOT_RATIO_SETTLED_SPREAD. */
 function unsettled (boot: { min?: number, max?: number }): string {
   if (boot.min === undefined || boot.max === undefined || boot.max - boot.min <= BOOT_RATIO_SETTLED_SPREAD) return ''
-  return ` — rounds spread ${fmt(boot.min, 2)}–${fmt(boot.max, 2)}×, wider than ${BOOT_RATIO_SETTLED_SPREAD}: the machine was too busy to settle it, a quiet run decides`
+  return ` — rounds spread ${fmt(boot.min, 2)}–${fmt(boot.max, 2)}×, wider than ${BOOT_RATIO_SETTLED_SPREAD}: each round's difference of two boots carries two Parse Server and PostgreSQL starts (±50–100 ms even on a quiet machine; more on a busy one), so read the median of several rounds, and of a quiet run`
 }
 
 /** The boot ratio's line with its target (issue 51), or undefined when the scale part did not run 0 and 1000 functions. */
