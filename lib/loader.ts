@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url'
 import type { Declarations } from './options.js'
 import { DeclarationImportError, OptionInvalidError } from './errors.js'
 import { decoratorsConfigError } from './decorators-config.js'
+import { reviveDeclarations } from './forget-declarations.js'
 
 const LOADABLE = /\.(ts|mts|js|mjs|cjs)$/
 const SKIPPED = /(\.d\.ts|\.test\.[cm]?[jt]s|\.spec\.[cm]?[jt]s)$/
@@ -36,6 +37,8 @@ async function importDirectory (directory: string): Promise<void> {
 async function importDeclarations (file: string): Promise<void> {
   try {
     await import(pathToFileURL(file).href)
+    // Imported before and its declarations forgotten since (lib/forget-declarations.ts): its decorators do not run again.
+    reviveDeclarations(file)
   } catch (error) {
     // The transform fails before any decorator runs (fields declared with `declare`, parameter decorators): name the flag, not the syntax.
     const config = decoratorsConfigError(error, file)

@@ -413,6 +413,7 @@ t.test('triggers and RedisPubSub: the cluster wiring (cluster/role-evictions.ts,
   t.same(parameters(triggers.removeTrigger), ['type', 'className', 'applicationId'], 'removeTrigger(type, className, applicationId)')
   t.same(parameters(triggers.addTrigger).slice(0, 4), ['type', 'className', 'handler', 'applicationId'], 'addTrigger(type, className, handler, applicationId, validator)')
   t.same(parameters(triggers.getJob), ['jobName', 'applicationId'], 'getJob(jobName, applicationId) (parse-calls.ts jobStatusWriter)')
+  t.same(parameters(triggers._unregisterAll), [], '_unregisterAll() (parse-calls.ts forgetCloudCode)')
   t.equal(typeof RedisPubSub.createPublisher, 'function', 'RedisPubSub.createPublisher(config)')
   t.equal(typeof RedisPubSub.createSubscriber, 'function', 'RedisPubSub.createSubscriber(config)')
 })

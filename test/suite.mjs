@@ -13,14 +13,12 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CLI_TEST } from './lanes.mjs'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const coverage = Boolean(process.env.KIT_COVERAGE)
 const coverageEnv = coverage ? { NODE_V8_COVERAGE: path.join(root, 'coverage', 'tmp') } : {}
 if (coverage) rmSync(path.join(root, 'coverage'), { recursive: true, force: true })
-
-/** The CLI test runs on the second track, not in the PostgreSQL lane. */
-const CLI_TEST = 'test/cli.test.ts'
 
 /** Runs an npm script (with `args` for it); `print: false` keeps its output for later. Answers its exit code and output. */
 function run (script, { env = {}, print = true, args = [] } = {}) {
@@ -68,7 +66,8 @@ if (tapBuiltWithDroppedPlugins()) {
 
 const started = Date.now()
 const [postgres, beside] = await Promise.all([
-  run('test:postgres', { env: coverageEnv, args: [`--exclude=${CLI_TEST}`] }),
+  // The lane leaves the CLI test out (test/lanes.mjs).
+  run('test:postgres', { env: coverageEnv }),
   (async () => [
     ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false }),
     ...await Promise.all([
@@ -90,7 +89,8 @@ function failures (output) {
   const found = []
   let file = ''
   for (const line of output.split('\n')) {
-    const subtest = /^# Subtest: (\S+\.test\.\w+)/.exec(line)
+    // A file's own process, or a file of a group in a shared one (test/helpers/file-group.ts).
+    const subtest = /^# Subtest: (\S+\.test\.\w+)/.exec(line) ?? /^ {4}# Subtest: (test\/\S+\.test\.ts) imports with its own declarations$/.exec(line)
     if (subtest) file = subtest[1]
     const failedLine = /^(\s*)not ok \d+ - (.*)$/.exec(line)
     if (failedLine && !/#\s*(SKIP|TODO)\b/i.test(failedLine[2])) found.push(`${file}: ${failedLine[1].length > 0 ? '  '.repeat(failedLine[1].length / 4) : ''}${failedLine[2]}`)

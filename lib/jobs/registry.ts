@@ -1,6 +1,7 @@
 // Declared jobs, filled when @Job and @Cron run at import. Class metadata, like
 // the route and trigger registries: it outlives any one kit.
 import { JobDeclarationError } from '../errors.js'
+import { declaringFile, type ForgottenDeclaration } from '../declaring-file.js'
 import type { JobOptions } from './options.js'
 
 export interface CronSchedule {
@@ -17,12 +18,19 @@ export interface JobDeclaration {
   givenName?: string
   options: JobOptions
   crons: CronSchedule[]
+  /** The source file that declared it, when the call stack tells (see lib/forget-declarations.ts). */
+  file?: string
 }
 
 const declarations: JobDeclaration[] = []
 
 export function declaredJobs (): readonly JobDeclaration[] {
   return declarations
+}
+
+/** Drops every declared job (see lib/forget-declarations.ts). */
+export function forgetJobs (): ForgottenDeclaration[] {
+  return declarations.splice(0).map((declaration) => ({ file: declaration.file, revive: () => { declarations.push(declaration) } }))
 }
 
 export function jobName (declaration: JobDeclaration): string {
@@ -33,7 +41,7 @@ export function jobName (declaration: JobDeclaration): string {
 export function declarationFor (owner: object, method: string): JobDeclaration {
   let found = declarations.find((entry) => entry.owner === owner && entry.method === method)
   if (!found) {
-    found = { owner, method, options: {}, crons: [] }
+    found = { owner, method, options: {}, crons: [], file: declaringFile() }
     declarations.push(found)
   }
   return found

@@ -3,9 +3,9 @@
 import Parse from 'parse/node'
 import { assertLegacyDecorator } from './legacy-decorators.js'
 import { checkFieldOptions, ModelDeclarationError, type FieldDefinition, type FieldOptions } from './field-options.js'
-import { addPendingField, modelByName, pendingFields, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
+import { addPendingField, forgetModels, modelByName, pendingFields, registerModel, takePendingFields, type ClassOptions, type ModelClass } from './registry.js'
 import { checkClassOptions } from './class-options.js'
-import { declaringFile, shownPath } from './declaring-file.js'
+import { declaringFile, shownPath, type ForgottenDeclaration } from '../declaring-file.js'
 
 const PARSE_MEMBERS = new Set([
   ...Object.getOwnPropertyNames(Parse.Object.prototype),
@@ -136,4 +136,26 @@ function repairShadowedFields<T extends ModelClass> (target: T, names: string[])
   }
   Object.defineProperty(Repaired, 'name', { value: target.name })
   return Repaired as unknown as T
+}
+
+/** The SDK's own classes for the system classes a model may extend, registered back when that model is forgotten. */
+const SDK_CLASSES: Record<string, new () => Parse.Object> = {
+  _User: Parse.User, _Role: Parse.Role as unknown as new () => Parse.Object, _Session: Parse.Session, _Installation: Parse.Installation
+}
+
+/** Drops every declared model and gives its Parse class name back to the SDK (see lib/forget-declarations.ts). */
+export function forgetModelClasses (): ForgottenDeclaration[] {
+  return forgetModels().map(({ definition, aliases }) => {
+    const { className, model } = definition
+    const sdkClass = SDK_CLASSES[className]
+    if (sdkClass) Parse.Object.registerSubclass(className, sdkClass)
+    else Parse.Object.unregisterSubclass(className)
+    return {
+      file: definition.file,
+      revive () {
+        Parse.Object.registerSubclass(className, model as unknown as new () => Parse.Object)
+        registerModel(definition, ...aliases)
+      }
+    }
+  })
 }

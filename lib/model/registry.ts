@@ -70,6 +70,19 @@ export function allModels (): ModelDefinition[] {
   return [...byName.values()]
 }
 
+/** Drops every declared model (see lib/forget-declarations.ts); answers each with the keys it was found by. */
+export function forgetModels (): Array<{ definition: ModelDefinition, aliases: unknown[] }> {
+  const forgotten = allModels().map((definition) => ({
+    definition,
+    aliases: [...byClass].filter(([key, value]) => value === definition && key !== definition.model).map(([key]) => key)
+  }))
+  pending.clear()
+  byClass.clear()
+  byName.clear()
+  revision++
+  return forgotten
+}
+
 /** Changes whenever a model is declared; caches built from the registry compare it. */
 export function modelRevision (): number {
   return revision

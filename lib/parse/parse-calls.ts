@@ -36,6 +36,15 @@ export function clearSchemaCache (): void {
   parseInternals().SchemaCache.default.clear()
 }
 
+/**
+ * Empties Parse's process-wide Cloud Code store. Parse Server runs the `cloud`
+ * function again at each start, so the next server registers its own; what a
+ * server before it registered must not linger (lib/forget-declarations.ts).
+ */
+export function forgetCloudCode (): void {
+  parseInternals().triggers._unregisterAll()
+}
+
 /** Parse's /batch: how an inner request's path becomes the path its router runs, for a batch at `batchPath`. */
 export function batchRoutingPath (batchPath: string, serverURL: string, publicServerURL: string | undefined): (requestPath: string) => string {
   return parseInternals().makeBatchRoutingPathFunction(batchPath, serverURL, publicServerURL)

@@ -178,6 +178,8 @@ export interface TriggersExports {
   maybeRunQueryTrigger (triggerType: string, className: string, restWhere: Record<string, unknown>, restOptions: Record<string, unknown>, config: ParseConfig, auth: ParseAuth, context: Record<string, unknown>, isGet?: boolean): Promise<{ restWhere?: Record<string, unknown>, restOptions?: Record<string, unknown> }>
   getValidator (name: string, applicationId: string): unknown
   removeTrigger (type: string, className: string, applicationId: string): void
+  /** Empties the store of every application's Cloud Code (triggers, functions, jobs). */
+  _unregisterAll (): void
   addTrigger (type: string, className: string, handler: TriggerHandler, applicationId: string, validator?: unknown): void
 }
 

@@ -4,11 +4,14 @@
 import type { CloudFunctionOptions } from './options.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
 import { RouteDeclarationError } from '../errors.js'
+import { declaringFile, type ForgottenDeclaration } from '../declaring-file.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClass = abstract new (...args: any[]) => unknown
 
 export interface FunctionDeclaration {
+  /** The source file that declared it, when the call stack tells (see lib/forget-declarations.ts). */
+  file?: string
   name: string
   owner: AnyClass
   isStatic: boolean
@@ -40,13 +43,32 @@ export function addFunction (declaration: FunctionDeclaration): void {
     throw new RouteDeclarationError(`@CloudFunction ${declaration.owner.name}.${declaration.name}: declared after kitPlugin booted, so it would be neither served nor documented. ` +
       'Import the file before kitPlugin is registered (or list its class or directory in the functions option), then restart.')
   }
-  declarations.push(declaration)
+  // Methods of one class are declared one after another: one stack read per class.
+  const previous = declarations.at(-1)
+  const file = previous?.owner === declaration.owner ? previous.file : declaringFile()
+  // Written out: a spread followed by more keys makes a slow dictionary object (see declaredFunctions).
+  declarations.push({ name: declaration.name, owner: declaration.owner, isStatic: declaration.isStatic, options: declaration.options, file })
   revision++
 }
 
 export function setRoutePrefix (owner: unknown, prefix: string): void {
   prefixes.set(owner, prefix)
   revision++
+}
+
+/** Drops every declared function and route prefix (see lib/forget-declarations.ts); a prefix goes back with its class's functions. */
+export function forgetFunctions (): ForgottenDeclaration[] {
+  const forgotten: ForgottenDeclaration[] = declarations.map((declaration) => ({
+    file: declaration.file,
+    revive () { declarations.push(declaration); revision++ }
+  }))
+  for (const [owner, prefix] of prefixes) {
+    forgotten.push({ file: declarations.find((declaration) => declaration.owner === owner)?.file, revive () { prefixes.set(owner, prefix); revision++ } })
+  }
+  declarations.length = 0
+  prefixes.clear()
+  revision++
+  return forgotten
 }
 
 /** Changes whenever a function or route is declared (the API document is rebuilt when it does). */

@@ -8,6 +8,7 @@ import { isDatabaseUnavailable } from './unavailable.js'
 import { ConnectionWaitError, callBoundOf, isWaitForConnection, outsideDeadline, timeLeft, withinDeadline } from './call-bound.js'
 import { availabilityOf, outage } from './outages.js'
 import { currentKitState, statePart, type KitState } from '../kit-state.js'
+import { declaringFile, type ForgottenDeclaration } from '../declaring-file.js'
 
 import type { TransactionalAdapter } from '../parse/internals.js'
 import { metricHooks } from '../metrics/hooks.js'
@@ -23,7 +24,7 @@ export interface TransactionOptions {
 
 const MAX_CONCURRENT = 8
 /** How many methods carry @Transactional: class metadata counted at import, like the other declaration registries. */
-let declared = 0
+const declaredIn: Array<string | undefined> = []
 
 /**
  * One kit's transactions: the storage adapter they run on and the queue that
@@ -73,7 +74,12 @@ export function useTransactionalAdapter (state: KitState, next: TransactionalAda
 
 /** Whether any method is decorated with @Transactional (boot checks directAccess then). */
 export function transactionalDeclared (): boolean {
-  return declared > 0
+  return declaredIn.length > 0
+}
+
+/** Drops the @Transactional methods counted so far (see lib/forget-declarations.ts). */
+export function forgetTransactional (): ForgottenDeclaration[] {
+  return declaredIn.splice(0).map((file) => ({ file, revive: () => { declaredIn.push(file) } }))
 }
 
 export function inTransaction (): boolean {
@@ -185,7 +191,7 @@ export function Transactional (options: TransactionOptions = {}) {
     }
     const method = descriptor?.value
     if (typeof method !== 'function') throw new RouteDeclarationError(`@Transactional on ${String(propertyKey)}: decorate a method`)
-    declared++
+    declaredIn.push(declaringFile())
     descriptor!.value = function (this: unknown, ...args: unknown[]) {
       return withTransaction(() => method.apply(this, args), options)
     }

@@ -2,6 +2,7 @@
 // method; the plugin registers them with Parse at boot (see register.ts).
 import { assertLegacyDecorator } from '../model/legacy-decorators.js'
 import { ModelDeclarationError } from '../model/field-options.js'
+import { declaringFile, type ForgottenDeclaration } from '../declaring-file.js'
 
 /** How each trigger is registered with Parse.Cloud. */
 export const TRIGGER_KINDS = {
@@ -34,6 +35,8 @@ export interface TriggerDeclaration {
   method: string
   /** Parse Cloud validator (same shape as Parse.Cloud.beforeSave's third argument). */
   validator?: unknown
+  /** The source file that declared it, when the call stack tells (see lib/forget-declarations.ts). */
+  file?: string
 }
 
 // Class metadata, filled when the trigger decorators run at import; it
@@ -42,6 +45,11 @@ const declarations: TriggerDeclaration[] = []
 
 export function declaredTriggers (): readonly TriggerDeclaration[] {
   return declarations
+}
+
+/** Drops every declared trigger (see lib/forget-declarations.ts). */
+export function forgetTriggers (): ForgottenDeclaration[] {
+  return declarations.splice(0).map((declaration) => ({ file: declaration.file, revive: () => { declarations.push(declaration) } }))
 }
 
 function trigger (kind: TriggerKind) {
@@ -56,7 +64,7 @@ function trigger (kind: TriggerKind) {
     // Parse keeps one trigger per class and kind: a second would silently replace the first at boot.
     const earlier = declarations.find((declaration) => declaration.target === target && declaration.kind === kind)
     if (earlier) throw new ModelDeclarationError(`@${kind} on ${target.name}.${method}: ${target.name}.${earlier.method} is already its @${kind}; Parse runs one per class, so do both steps in one method`)
-    declarations.push({ kind, target, method, validator })
+    declarations.push({ kind, target, method, validator, file: declaringFile() })
   }
 }
 

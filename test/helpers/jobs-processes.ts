@@ -65,8 +65,8 @@ function fileServer (): Promise<EmbeddedPostgres> {
     await clusterFromTemplate(path.join(dataDir, 'postgres'))
     const started = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ephemeral: true })
     // tap loaded here, not at import: the bench's processes import this module too.
-    const { default: tap } = await import('tap')
-    tap.teardown(async () => {
+    const { atProcessEnd } = await import('./process-teardown.js')
+    atProcessEnd(async () => {
       await started.stop()
       rmSync(dataDir, { recursive: true, force: true })
     })

@@ -8,11 +8,12 @@
 // of the template, so kits share no row and no schema. On the MongoDB lane it
 // answers no option: startKit gives the kit its MongoDB database as usual.
 import path from 'node:path'
-import tap, { type Test } from 'tap'
+import type { Test } from 'tap'
 import pg from 'pg'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../lib/storage/postgres/embedded.js'
 import { lane, tempDir } from './kit.js'
 import { clusterFromTemplate } from './pg-template.js'
+import { atProcessEnd } from './process-teardown.js'
 
 let server: Promise<EmbeddedPostgres> | undefined
 let databases = 0
@@ -23,7 +24,7 @@ async function sharedServer (): Promise<EmbeddedPostgres> {
     await clusterFromTemplate(dataDir)
     const started = await startEmbeddedPostgres({ dataDir, ephemeral: true, onNotice: () => {} })
     // Stopped (and so waited for: its CPU is in this process's ledger line) once every test of the file has ended.
-    tap.teardown(() => started.stop())
+    atProcessEnd(() => started.stop())
     return started
   })()
   return await server

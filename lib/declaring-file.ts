@@ -1,10 +1,10 @@
 // Which source file ran a decorator, read from the call stack: the first frame
-// outside the kit's own model code and node_modules (tslib's __decorate).
+// outside the kit's own code and node_modules (tslib's __decorate).
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const KIT_MODEL_DIR = path.dirname(fileURLToPath(import.meta.url))
+const KIT_DIR = path.dirname(fileURLToPath(import.meta.url))
 const FRAME_LOCATION = /(?:\(|at )((?:file:\/\/)?\/[^():]*|[A-Za-z]:\\[^():]*):\d+:\d+\)?$/
 
 export function declaringFile (): string | undefined {
@@ -16,7 +16,7 @@ export function declaringFile (): string | undefined {
     const location = FRAME_LOCATION.exec(line.trim())?.[1]
     if (!location) continue
     const file = location.startsWith('file://') ? fileURLToPath(location.replace(/[?#].*$/, '')) : location.replace(/[?#].*$/, '')
-    if (path.dirname(file) === KIT_MODEL_DIR || file.includes(`${path.sep}node_modules${path.sep}`)) continue
+    if (file.startsWith(KIT_DIR + path.sep) || file.includes(`${path.sep}node_modules${path.sep}`)) continue
     return realFile(file)
   }
   return undefined
@@ -31,4 +31,10 @@ function realFile (file: string): string {
 export function shownPath (file: string): string {
   const relative = path.relative(process.cwd(), file)
   return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative
+}
+
+/** A declaration taken out of its registry, with the file that made it and how to put it back. */
+export interface ForgottenDeclaration {
+  file: string | undefined
+  revive: () => void
 }

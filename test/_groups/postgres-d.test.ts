@@ -1,0 +1,4 @@
+// The test files of group postgres-d (test/lanes.mjs), in one process.
+import { runGroup } from '../helpers/file-group.js'
+
+await runGroup(import.meta.url)

@@ -1,0 +1,5 @@
+// Types of test/lanes.mjs for the TypeScript helpers that read it.
+export const GROUPS: Record<string, string[]>
+export const CLI_TEST: string
+export function testFiles (): string[]
+export function laneFiles (lane: 'postgres' | 'mongo' | 'unit'): string[]

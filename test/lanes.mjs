@@ -1,0 +1,89 @@
+// The test lanes, and which test files share a process.
+//
+// A test process costs some 2.5 CPU-s before its first assertion (tsx, tap,
+// Fastify, Parse Server, the first kit's cold code), more than most files'
+// own work. So the files that run in-process and mostly compute share a few
+// long-lived processes: test/_groups/<group>.test.ts runs its list one file
+// after another (test/helpers/file-group.ts), each file's declarations its
+// own. Files that spawn instances, wait on clocks, install hooks on the root
+// test or on process-wide singletons run in processes of their own.
+//
+// `node test/lanes.mjs <lane> [tap options] [files]` runs a lane; given
+// files, it runs those files alone, each in its own process.
+import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/**
+ * Files of each group, in running order: a file that adds a hook to the root
+ * test goes last, `parse-contract` (it reads Parse's functions before a kit
+ * wraps them) first. Files with snapshots run alone (their keys name the file).
+ * tap starts files in the order of their paths, so test/_groups/ comes before
+ * the files that run alone, and within a lane the group whose files take the
+ * longest (waiting, mostly) is named first.
+ */
+export const GROUPS = {
+  'postgres-a': ['jobs-lost', 'jobs-lost-race', 'jobs-cluster'],
+  'postgres-b': ['adapter-read', 'attack-roles', 'schema-changes', 'attack-scale', 'attack-model', 'attack-version'],
+  'postgres-c': ['function-aliases', 'rest-edges', 'hostile-requests', 'index-builds', 'indexes', 'sessions'],
+  'postgres-d': ['postgres-edges', 'cors', 'endpoints', 'restriction', 'attack-gate', 'attack-jobs', 'attack-triggers'],
+  'postgres-e': ['parse-contract', 'attack-admission', 'cli-served', 'function-serving', 'schema-conformance', 'index-commands', 'shared-schema'],
+  'postgres-f': ['client-contract', 'dashboard', 'shared-lookups', 'queue', 'attack-system-classes', 'attack-cli', 'attack-auth-routes', 'attack-rate-limits', 'attack-live-query', 'query-refusals', 'attack-functions', 'job-lease-upgrade', 'rate-limit-stores'],
+  'postgres-g': ['live-query', 'example-app', 'docs', 'deferred-subsystems', 'start', 'install', 'jobs'],
+  'unit-a': ['docs-code-blocks', 'parse-seam-lint', 'layering', 'error-codes', 'keyword-scan', 'head-route', 'schema-generations', 'forget-declarations', 'role-cache'],
+  'unit-b': ['starter', 'parse-logger', 'pure-rules', 'mongo-logic', 'unavailable', 'trigger-declarations', 'function-declarations', 'schema-declarations', 'redis-bound', 'no-module-state', 'parse-seam-inventory', 'admission', 'lanes', 'options'],
+  'mongo-a': ['parse-contract', 'faults', 'indexes', 'index-commands', 'shared-schema', 'query-refusals', 'queue', 'sessions'],
+  'mongo-b': ['adapter-read', 'rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model']
+}
+
+/** The MongoDB lane's files outside its groups (a kit per process, or spawned instances). */
+const MONGO_ALONE = ['boot-many-models', 'jobs']
+/** Run beside the lanes by test/suite.mjs, on a track of its own. */
+export const CLI_TEST = 'test/cli.test.ts'
+
+const asPath = (name) => `test/${name}.test.ts`
+const groupsOf = (prefix) => Object.keys(GROUPS).filter((name) => name.startsWith(`${prefix}-`))
+const groupEntries = (prefix) => groupsOf(prefix).map((name) => `test/_groups/${name}.test.ts`)
+const groupedFiles = (prefix) => new Set(groupsOf(prefix).flatMap((name) => GROUPS[name]).map(asPath))
+
+/** Every test file directly under test/. */
+export function testFiles () {
+  return readdirSync(here).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `test/${name}`)
+}
+
+/** The files tap runs for a lane: its groups first (the longest work), then the files that run alone. */
+export function laneFiles (lane) {
+  if (lane === 'unit') return groupEntries('unit')
+  if (lane === 'mongo') return [...groupEntries('mongo'), ...MONGO_ALONE.map(asPath)]
+  if (lane === 'postgres') {
+    const grouped = new Set([...groupedFiles('postgres'), ...groupedFiles('unit')])
+    return [...groupEntries('postgres'), ...groupEntries('unit'), ...testFiles().filter((file) => !grouped.has(file) && file !== CLI_TEST)]
+  }
+  throw new Error(`unknown lane "${lane}": postgres, mongo or unit`)
+}
+
+const LANE_SETTINGS = {
+  // One slot more than the cores: the first group mostly waits on the instances it spawns.
+  postgres: { jobs: 4, env: {} },
+  mongo: { jobs: 1, env: { KIT_TEST_DATABASE: 'mongo' } },
+  unit: { jobs: 2, env: {} }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [lane, ...rest] = process.argv.slice(2)
+  const settings = LANE_SETTINGS[lane]
+  if (!settings) {
+    process.stderr.write('usage: node test/lanes.mjs <postgres|mongo|unit> [tap options] [files]\n')
+    process.exit(2)
+  }
+  const named = rest.filter((arg) => !arg.startsWith('-'))
+  const files = named.length > 0 ? named : laneFiles(lane)
+  const options = rest.filter((arg) => arg.startsWith('-'))
+  const child = spawn(path.join(here, '..', 'node_modules', '.bin', 'tap'), [`--jobs=${settings.jobs}`, ...options, ...files], {
+    stdio: 'inherit', env: { ...process.env, ...settings.env }
+  })
+  child.on('close', (code, signal) => { process.exitCode = code ?? (signal ? 1 : 0) })
+}
