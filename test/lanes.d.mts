@@ -2,4 +2,4 @@
 export const GROUPS: Record<string, string[]>
 export const CLI_TEST: string
 export function testFiles (): string[]
-export function laneFiles (lane: 'postgres' | 'mongo' | 'unit'): string[]
+export function laneFiles (lane: 'postgres' | 'waits' | 'mongo' | 'unit'): string[]

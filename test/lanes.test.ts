@@ -8,13 +8,13 @@ import { importClosure } from './helpers/file-group.js'
 
 const testDir = import.meta.dirname
 const root = path.dirname(testDir)
-const lanesOf = { postgres: ['postgres', 'unit'], mongo: ['mongo'] }
+const lanesOf = { postgres: ['postgres', 'waits', 'unit'], mongo: ['mongo'] }
 const groupsOfLane = (lane: keyof typeof lanesOf) => Object.keys(GROUPS).filter((name) => lanesOf[lane].includes(name.split('-')[0]))
 
 t.test('every group has its entry file, and every entry file its group', async (t) => {
   const entries = readdirSync(path.join(testDir, '_groups')).filter((name) => name.endsWith('.test.ts')).map((name) => name.slice(0, -'.test.ts'.length))
   t.same(entries.sort(), Object.keys(GROUPS).sort())
-  t.same(Object.keys(GROUPS).filter((name) => !/^(postgres|unit|mongo)-/.test(name)), [], 'a group\'s name starts with its lane')
+  t.same(Object.keys(GROUPS).filter((name) => !/^(postgres|waits|unit|mongo)-/.test(name)), [], 'a group\'s name starts with its lane')
 })
 
 t.test('every grouped file exists, once per lane, without snapshots', async (t) => {
@@ -29,8 +29,8 @@ t.test('every grouped file exists, once per lane, without snapshots', async (t) 
   t.same(snapshotted, [], 'a snapshot key names the file tap runs: files with snapshots run alone')
 })
 
-t.test('the PostgreSQL lane runs every test file once, the CLI test aside', async (t) => {
-  const lane = laneFiles('postgres')
+t.test('the PostgreSQL lanes run every test file once, the CLI test aside', async (t) => {
+  const lane = [...laneFiles('postgres'), ...laneFiles('waits')]
   const grouped = groupsOfLane('postgres').flatMap((group) => GROUPS[group]).map((name) => `test/${name}.test.ts`)
   const alone = lane.filter((file) => !file.startsWith('test/_groups/'))
   t.same([...grouped, ...alone].sort(), testFiles().filter((file) => file !== CLI_TEST).sort())

@@ -3,9 +3,10 @@
 // time (boots, waits on PostgreSQL, timers), so the work runs on two tracks at
 // once: the PostgreSQL lane, printed as it runs, and beside it the static
 // checks then the MongoDB lane and the CLI test together, whose output is
-// printed when the first track ends. The CLI test (some 150 s of builds and
-// installs in a row) left the PostgreSQL lane the longer track by some 200 s;
-// beside the MongoDB lane (one file at a time, 190 s) it evens them out.
+// printed when the first track ends. The CLI test (some 110-150 s of builds
+// and installs in a row) is too long for the first track, and evens out the
+// second beside the MongoDB lane. From the start, a third runner takes the
+// files that mostly wait (test/lanes.mjs, the `waits` lane), printed last.
 // Exit status: 0 only when everything passed.
 // KIT_COVERAGE=1: both lanes record V8 coverage (child processes too), one c8
 // report is made at the end, and test/coverage-thresholds.ts checks the floors.
@@ -65,9 +66,11 @@ if (tapBuiltWithDroppedPlugins()) {
 }
 
 const started = Date.now()
-const [postgres, beside] = await Promise.all([
+const [postgres, waits, beside] = await Promise.all([
   // The lane leaves the CLI test out (test/lanes.mjs).
   run('test:postgres', { env: coverageEnv }),
+  // The files that mostly wait on the instances they spawn, from the start, on a runner of their own.
+  run('test:waits', { env: coverageEnv, print: false }),
   (async () => [
     ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false }),
     ...await Promise.all([
@@ -77,10 +80,10 @@ const [postgres, beside] = await Promise.all([
     ])
   ])()
 ])
-for (const result of beside) {
+for (const result of [waits, ...beside]) {
   process.stdout.write(`\n── npm run ${result.script} (ran beside the PostgreSQL lane) ──\n${result.output}`)
 }
-const results = [postgres, ...beside]
+const results = [postgres, waits, ...beside]
 /**
  * The failed assertions of a tap run, each under its file: a long run's log is
  * often read from its end only, and a failure printed 10,000 lines earlier is lost.

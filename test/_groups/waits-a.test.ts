@@ -1,4 +1,4 @@
-// The test files of group postgres-g (test/lanes.mjs), in one process.
+// The test files of group waits-a (test/lanes.mjs), in one process.
 import { runGroup } from '../helpers/file-group.js'
 
 await runGroup(import.meta.url)
