@@ -33,16 +33,16 @@ export const GROUPS = {
   'postgres-b': ['function-aliases', 'rest-edges', 'hostile-requests', 'index-builds', 'indexes', 'sessions'],
   'postgres-c': ['postgres-edges', 'cors', 'endpoints', 'restriction', 'attack-gate', 'attack-jobs', 'attack-triggers'],
   'postgres-d': ['parse-contract', 'attack-admission', 'cli-served', 'function-serving', 'schema-conformance', 'index-commands', 'shared-schema'],
-  'postgres-e': ['client-contract', 'dashboard', 'shared-lookups', 'queue', 'attack-system-classes', 'attack-cli', 'attack-auth-routes', 'attack-rate-limits', 'attack-live-query', 'query-refusals', 'attack-functions', 'job-lease-upgrade', 'rate-limit-stores'],
+  'postgres-e': ['faults', 'client-contract', 'dashboard', 'shared-lookups', 'queue', 'attack-system-classes', 'attack-cli', 'attack-auth-routes', 'attack-rate-limits', 'attack-live-query', 'query-refusals', 'attack-functions', 'job-lease-upgrade', 'rate-limit-stores'],
   'postgres-f': ['live-query', 'example-app', 'docs', 'deferred-subsystems', 'start', 'install', 'jobs'],
   'unit-a': ['docs-code-blocks', 'parse-seam-lint', 'layering', 'error-codes', 'keyword-scan', 'head-route', 'schema-generations', 'forget-declarations', 'role-cache'],
   'unit-b': ['starter', 'parse-logger', 'pure-rules', 'mongo-logic', 'unavailable', 'trigger-declarations', 'function-declarations', 'schema-declarations', 'redis-bound', 'no-module-state', 'parse-seam-inventory', 'admission', 'lanes', 'options'],
   'mongo-a': ['parse-contract', 'faults', 'indexes', 'index-commands', 'shared-schema', 'query-refusals', 'queue', 'sessions'],
-  'mongo-b': ['adapter-read', 'rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model']
+  'mongo-b': ['adapter-read', 'rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model', 'jobs']
 }
 
 /** The MongoDB lane's files outside its groups (a kit per process, or spawned instances). */
-const MONGO_ALONE = ['boot-many-models', 'jobs']
+const MONGO_ALONE = ['boot-many-models']
 /** Run beside the lanes by test/suite.mjs, on a track of its own. */
 export const CLI_TEST = 'test/cli.test.ts'
 
