@@ -135,6 +135,9 @@ if (lane.kind === 'postgres') t.test('index builds on a live table', async (t) =
     const failed = await other.query('CREATE UNIQUE INDEX CONCURRENTLY "Ledger_rank_1" ON "Ledger" ("spare")').then(() => 'built', (error: { code?: string }) => error.code)
     t.equal(failed, '23505', 'the unique build failed')
     t.match((await indexesOf(sql)).get('Ledger_rank_1'), { valid: false }, 'and left an invalid index')
+    // PostgreSQL sends the error before the failing backend has finished aborting: until then the build still shows
+    // in pg_stat_progress_create_index, and the kit rightly leaves an index another session is building alone.
+    await until('the failed build to end', async () => (await sql.any('SELECT 1 FROM pg_stat_progress_create_index WHERE relid = \'"Ledger"\'::regclass')).length === 0)
     const reports = await applyAllIndexes()
     t.match(reports.find((r) => r.name === 'Ledger_rank_1'), { status: 'replaced', detail: /Ledger_rank_1 rebuilt: ordered \(rank\) \(an interrupted build had left it invalid\)/ })
     t.match((await indexesOf(sql)).get('Ledger_rank_1'), { valid: true, def: /\(rank\)/ }, 'valid, on the declared column')
