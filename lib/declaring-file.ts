@@ -22,8 +22,8 @@ export function declaringFile (): string | undefined {
   return undefined
 }
 
-// One file reached by two paths (a symlink) is still one declaration.
-function realFile (file: string): string {
+/** One file reached by two paths (a symlink) is still one declaration; a path not there stays as given. */
+export function realFile (file: string): string {
   try { return realpathSync(file) } catch { return file }
 }
 

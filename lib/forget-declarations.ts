@@ -4,8 +4,7 @@
 // many test files in one process) forgets the declarations made so far before
 // the next set, and revives those of each already-imported file the next set
 // imports again (a module runs its decorators only once per process).
-import { realpathSync } from 'node:fs'
-import type { ForgottenDeclaration } from './declaring-file.js'
+import { realFile, type ForgottenDeclaration } from './declaring-file.js'
 import { forgetJobs } from './jobs/registry.js'
 import { currentKitState } from './kit-state.js'
 import { forgetModelClasses } from './model/decorators.js'
@@ -37,8 +36,9 @@ export function forgetDeclarations (): void {
 
 /** Puts back what `file` declared before it was forgotten (a no-op for a file imported for the first time). */
 export function reviveDeclarations (file: string): void {
-  let real = file
-  try { real = realpathSync(file) } catch {} // a path that is not (or no longer) there revives nothing
+  // An application's boot (the loader calls this after each import) forgot nothing: no path to resolve.
+  if (forgotten.size === 0) return
+  const real = realFile(file)
   const revivals = forgotten.get(real)
   if (!revivals) return
   forgotten.delete(real)

@@ -8,7 +8,7 @@
 // left no kit running (the next file's kit could not start). In the
 // output, a file's tests follow its "test/<file> imports with its own
 // declarations".
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
@@ -27,24 +27,27 @@ const RELATIVE_IMPORT = /(?:^|[\s;])(?:import|export)\s+(?!type\s)(?:[^'";]*?\sf
 function sourceOf (from: string, specifier: string): string | undefined {
   const target = path.resolve(path.dirname(from), specifier)
   if (!target.startsWith(ROOT + path.sep) || target.includes(`${path.sep}node_modules${path.sep}`)) return undefined
-  for (const candidate of [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')]) {
-    try {
-      readFileSync(candidate)
-      return candidate
-    } catch {}
+  return [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')]
+    .find((candidate) => statSync(candidate, { throwIfNoEntry: false })?.isFile())
+}
+
+/** Each file's own imports, read once per process: the files of a group share most of lib/. */
+const importsRead = new Map<string, string[]>()
+
+function importsOf (file: string): string[] {
+  let imports = importsRead.get(file)
+  if (!imports) {
+    imports = [...readFileSync(file, 'utf8').matchAll(RELATIVE_IMPORT)].flatMap((match) => sourceOf(file, match[1] ?? match[2]) ?? [])
+    importsRead.set(file, imports)
   }
-  return undefined
+  return imports
 }
 
 /** The project's files `file` imports, directly or not, dependencies first (the order ES modules run in). */
 export function importClosure (file: string, seen = new Set<string>(), order: string[] = []): string[] {
   if (seen.has(file)) return order
   seen.add(file)
-  const text = readFileSync(file, 'utf8')
-  for (const match of text.matchAll(RELATIVE_IMPORT)) {
-    const imported = sourceOf(file, match[1] ?? match[2])
-    if (imported) importClosure(imported, seen, order)
-  }
+  for (const imported of importsOf(file)) importClosure(imported, seen, order)
   order.push(file)
   return order
 }
