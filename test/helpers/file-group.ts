@@ -17,6 +17,7 @@ import { currentKitState } from '../../lib/kit-state.js'
 import { collectRootTeardowns } from './process-teardown.js'
 import { GROUPS } from '../lanes.mjs'
 import { scaled } from './time-scale.js'
+import { cpuNow } from './subtest-cost.js'
 
 const TEST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const ROOT = path.dirname(TEST_DIR)
@@ -70,6 +71,7 @@ export async function runGroup (entryUrl: string): Promise<void> {
   for (const name of files) {
     const file = path.join(TEST_DIR, `${name}.test.ts`)
     t.setTimeout(scaled(PER_FILE_MS))
+    const cost = process.env.FPK_SUBTEST_COST ? { cpu: cpuNow(), wall: Date.now() } : undefined
     // Imported inside a test: an idle root test would end itself (tap's autoend) while a large file loads.
     await t.test(`test/${name}.test.ts imports with its own declarations`, async (t) => {
       forgetDeclarations()
@@ -81,6 +83,8 @@ export async function runGroup (entryUrl: string): Promise<void> {
       teardowns = []
       for (const teardown of ending) await teardown()
       t.equal(currentKitState().appId, undefined, 'every kit the file started is closed')
+      // FPK_SUBTEST_COST=1: what the file cost inside the group, as subtest-cost reports a file's subtests.
+      if (cost) t.comment(`file cost: ${(cpuNow() - cost.cpu).toFixed(1)} CPU-s, ${((Date.now() - cost.wall) / 1000).toFixed(1)} s: test/${name}.test.ts`)
     })
   }
 }

@@ -18,7 +18,7 @@ function cpuOf (pid: number | string): { ppid: number, total: number } {
 }
 
 /** CPU-s of this process and of every process under it, running or reaped (a server started in one subtest runs through the next). */
-function cpuNow (): number {
+export function cpuNow (): number {
   const stats = new Map<number, { ppid: number, total: number }>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
