@@ -4,7 +4,7 @@
 // A new ephemeral cluster (a test's) is a copy of one template cluster per OS user and PostgreSQL version.
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -92,11 +92,18 @@ t.test('a live server on the data dir is refused, naming its process; once that 
   t.equal(await query(db.uri), 1, 'the new server answers on the same data')
 })
 
-t.test('a process SIGKILLed while its server runs leaves no server behind', async (t) => {
+t.test('a process SIGKILLed while its server runs leaves no server behind, and no shared memory outside its directory', async (t) => {
   const dataDir = path.join(tempDir(), 'pg')
   t.teardown(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }))
-  const { child, actualDir } = await serverInChild(t, dataDir, { quiet: true })
+  const { child, actualDir, uri } = await serverInChild(t, dataDir, { quiet: true })
   if (actualDir !== dataDir) t.teardown(() => rmSync(actualDir, { recursive: true, force: true }))
+  // Segments in /dev/shm outlive a SIGKILLed server (the faults tests kill theirs), and an ephemeral cluster never restarts to clean them.
+  const client = new pg.Client(uri)
+  await client.connect()
+  try {
+    t.equal((await client.query('SHOW dynamic_shared_memory_type')).rows[0].dynamic_shared_memory_type, 'mmap', 'its segments are files in its data directory')
+  } finally { await client.end() }
+  t.ok(readdirSync(path.join(actualDir, 'pg_dynshmem')).length > 0, 'and there they are')
   const postmaster = Number(readFileSync(path.join(actualDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   const { guard } = JSON.parse(readFileSync(path.join(actualDir, 'fpk-owner.json'), 'utf8')) as { guard: number }
   child.kill('SIGKILL')

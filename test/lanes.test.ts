@@ -1,9 +1,9 @@
 // The lanes and groups of test/lanes.mjs stay consistent with the files on
 // disk, and what a group's process relies on holds (test/helpers/file-group.ts).
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { CLI_TEST, GROUPS, laneFiles, testFiles } from './lanes.mjs'
+import { CLI_TEST, GROUPS, laneFiles, testFiles, testTmpdir } from './lanes.mjs'
 import { importClosure } from './helpers/file-group.js'
 
 const testDir = import.meta.dirname
@@ -60,4 +60,17 @@ t.test('importClosure: the project files a file runs, dependencies first, type-o
   write('top.ts', "import {\n  middle\n} from './middle.js'\nimport 'node:fs'\nimport './leaf.js'\nexport { lazy } from './lazy.js'\nexport async function later () { return await import('./lazy.js') }\nconsole.log(middle)\n")
   const order = importClosure(path.join(dir, 'top.ts')).map((file) => path.basename(file))
   t.same(order, ['leaf.ts', 'middle.ts', 'lazy.ts', 'top.ts'])
+})
+
+t.test('the lanes\' temporary folder: on memory when /dev/shm has room, the user\'s TMPDIR when set', async (t) => {
+  t.equal(testTmpdir({ TMPDIR: '/somewhere/else' }), undefined, 'a TMPDIR the user set is left alone')
+  const dir = testTmpdir({})
+  if (!existsSync('/dev/shm')) {
+    t.equal(dir, undefined, 'no /dev/shm: the OS temp folder')
+    return
+  }
+  t.ok(dir?.startsWith('/dev/shm/'), `on memory: ${dir}`)
+  const stat = statSync(dir!)
+  t.equal(stat.uid, process.getuid!(), 'a folder of this user\'s')
+  t.equal(stat.mode & 0o7777, 0o1777, 'open to the embedded PostgreSQL\'s OS user, sticky as /tmp')
 })

@@ -258,7 +258,12 @@ function launch (binDir: string, dataDir: string, port: number, owner: Owner | u
     '-c', 'unix_socket_directories=',
     '-c', 'max_connections=200'
   ]
-  if (options.ephemeral) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  if (options.ephemeral) {
+    flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+    // Shared memory segments as files in the data directory, not in /dev/shm: a killed server's go
+    // with its directory (the next start of a kept cluster cleans up, but an ephemeral one has none).
+    flags.push('-c', 'dynamic_shared_memory_type=mmap')
+  }
   return new Promise((resolve, reject) => {
     const child = spawnAs(path.join(binDir, 'bin', 'postgres'), flags, owner)
     let output = ''
