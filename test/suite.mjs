@@ -1,12 +1,11 @@
 // `npm test`: the static checks (tsc, dependency rules, ESLint) and both
-// database lanes. A tap lane alone leaves one of two cores idle much of the
-// time (boots, waits on PostgreSQL, timers), so the work runs on two tracks at
-// once: the PostgreSQL lane, printed as it runs, and beside it the static
-// checks then the MongoDB lane and the CLI test together, whose output is
-// printed when the first track ends. The CLI test (some 110-150 s of builds
-// and installs in a row) is too long for the first track, and evens out the
-// second beside the MongoDB lane. From the start, a third runner takes the
-// files that mostly wait (test/lanes.mjs, the `waits` lane), printed last.
+// database lanes. The work is CPU-bound on two cores, so what decides the
+// wall time is that no long chain starts late: four runners start at once.
+// The PostgreSQL lane is printed as it runs; the others are printed after it:
+// the `waits` lane (test/lanes.mjs: the jobs tests and the files that mostly
+// wait on the instances they spawn), the CLI test (the longest single file, a
+// chain of builds, installs and boots), and the static checks followed by the
+// MongoDB lane.
 // Exit status: 0 only when everything passed.
 // KIT_COVERAGE=1: both lanes record V8 coverage (child processes too), one c8
 // report is made at the end, and test/coverage-thresholds.ts checks the floors.
@@ -66,24 +65,23 @@ if (tapBuiltWithDroppedPlugins()) {
 }
 
 const started = Date.now()
-const [postgres, waits, beside] = await Promise.all([
+const [postgres, waits, cli, beside] = await Promise.all([
   // The lane leaves the CLI test out (test/lanes.mjs).
   run('test:postgres', { env: coverageEnv }),
   // The files that mostly wait on the instances they spawn, from the start, on a runner of their own.
   run('test:waits', { env: coverageEnv, print: false }),
+  // The CLI test's chain of builds, installs and boots, the longest single file: from the start.
+  // (The PostgreSQL lane's script given one file runs that file only.)
+  run('test:postgres', { env: coverageEnv, print: false, args: [CLI_TEST] }),
   (async () => [
     ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false }),
-    ...await Promise.all([
-      run('test:mongo', { env: coverageEnv, print: false }),
-      // The PostgreSQL lane's script given one file runs that file only.
-      run('test:postgres', { env: coverageEnv, print: false, args: [CLI_TEST] })
-    ])
+    await run('test:mongo', { env: coverageEnv, print: false })
   ])()
 ])
-for (const result of [waits, ...beside]) {
+for (const result of [waits, cli, ...beside]) {
   process.stdout.write(`\n── npm run ${result.script} (ran beside the PostgreSQL lane) ──\n${result.output}`)
 }
-const results = [postgres, waits, ...beside]
+const results = [postgres, waits, cli, ...beside]
 /**
  * The failed assertions of a tap run, each under its file: a long run's log is
  * often read from its end only, and a failure printed 10,000 lines earlier is lost.
