@@ -37,8 +37,8 @@ export const GROUPS = {
   'postgres-f': ['live-query', 'example-app', 'docs', 'deferred-subsystems', 'start', 'install', 'jobs'],
   'unit-a': ['docs-code-blocks', 'parse-seam-lint', 'layering', 'error-codes', 'keyword-scan', 'head-route', 'schema-generations', 'forget-declarations', 'role-cache'],
   'unit-b': ['starter', 'parse-logger', 'pure-rules', 'mongo-logic', 'unavailable', 'trigger-declarations', 'function-declarations', 'schema-declarations', 'redis-bound', 'no-module-state', 'parse-seam-inventory', 'admission', 'lanes', 'options'],
-  'mongo-a': ['parse-contract', 'adapter-read', 'faults', 'indexes', 'index-commands', 'shared-schema'],
-  'mongo-b': ['rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model', 'query-refusals', 'queue', 'sessions', 'jobs']
+  'mongo-a': ['parse-contract', 'adapter-read', 'faults', 'indexes', 'index-commands', 'shared-schema', 'sessions'],
+  'mongo-b': ['rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model', 'query-refusals', 'queue', 'jobs']
 }
 
 /** The MongoDB lane's files outside its groups (a kit per process, or spawned instances). */
