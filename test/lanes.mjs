@@ -36,7 +36,7 @@ export const GROUPS = {
   'postgres-e': ['faults', 'client-contract', 'dashboard', 'shared-lookups', 'queue', 'attack-system-classes', 'attack-cli', 'attack-auth-routes', 'attack-rate-limits', 'attack-live-query', 'query-refusals', 'attack-functions', 'job-lease-upgrade', 'rate-limit-stores'],
   'postgres-f': ['live-query', 'example-app', 'docs', 'deferred-subsystems', 'start', 'install', 'jobs'],
   'unit-a': ['docs-code-blocks', 'parse-seam-lint', 'layering', 'error-codes', 'keyword-scan', 'head-route', 'schema-generations', 'forget-declarations', 'role-cache'],
-  'unit-b': ['starter', 'parse-logger', 'pure-rules', 'mongo-logic', 'unavailable', 'trigger-declarations', 'function-declarations', 'schema-declarations', 'redis-bound', 'no-module-state', 'parse-seam-inventory', 'admission', 'lanes', 'options'],
+  'unit-b': ['starter', 'parse-logger', 'pure-rules', 'mongo-logic', 'unavailable', 'trigger-declarations', 'function-declarations', 'schema-declarations', 'redis-bound', 'no-module-state', 'parse-seam-inventory', 'admission', 'lanes', 'bench-cpu', 'options'],
   'mongo-a': ['parse-contract', 'adapter-read', 'faults', 'indexes', 'index-commands', 'shared-schema', 'sessions'],
   'mongo-b': ['rest-edges', 'restriction', 'endpoints', 'schema-changes', 'schema-conformance', 'attack-version', 'attack-scale', 'attack-model', 'query-refusals', 'queue', 'jobs']
 }
