@@ -48,7 +48,7 @@ const MONGO_ALONE = ['boot-many-models']
  * wait on them, so they run from the start beside the jobs group, not at the
  * end of the PostgreSQL lane (tap starts files in the order of their paths).
  */
-const WAITS_ALONE = ['cluster', 'queue-cluster', 'rolling-restart']
+const WAITS_ALONE = ['boot-failures', 'boot-many-models', 'cluster', 'queue-cluster', 'rolling-restart']
 /** Run beside the lanes by test/suite.mjs, on a track of its own. */
 export const CLI_TEST = 'test/cli.test.ts'
 
