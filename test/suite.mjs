@@ -3,9 +3,9 @@
 // wall time is that no long chain starts late: four runners start at once.
 // The PostgreSQL lane is printed as it runs; the others are printed after it:
 // the `waits` lane (test/lanes.mjs: the jobs tests and the files that mostly
-// wait on the instances they spawn), the CLI test (the longest single file, a
-// chain of builds, installs and boots), and the static checks followed by the
-// MongoDB lane.
+// wait on the instances they spawn), the MongoDB lane, and the CLI test (the
+// longest single file, a chain of builds, installs and boots) followed by the
+// static checks.
 // Exit status: 0 only when everything passed.
 // KIT_COVERAGE=1: both lanes record V8 coverage (child processes too), one c8
 // report is made at the end, and test/coverage-thresholds.ts checks the floors.
@@ -65,23 +65,23 @@ if (tapBuiltWithDroppedPlugins()) {
 }
 
 const started = Date.now()
-const [postgres, waits, cli, beside] = await Promise.all([
+const [postgres, waits, mongo, beside] = await Promise.all([
   // The lane leaves the CLI test out (test/lanes.mjs).
   run('test:postgres', { env: coverageEnv }),
   // The files that mostly wait on the instances they spawn, from the start, on a runner of their own.
   run('test:waits', { env: coverageEnv, print: false }),
-  // The CLI test's chain of builds, installs and boots, the longest single file: from the start.
-  // (The PostgreSQL lane's script given one file runs that file only.)
-  run('test:postgres', { env: coverageEnv, print: false, args: [CLI_TEST] }),
+  run('test:mongo', { env: coverageEnv, print: false }),
   (async () => [
-    ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false }),
-    await run('test:mongo', { env: coverageEnv, print: false })
+    // The CLI test's chain of builds, installs and boots, the longest single file, from the start.
+    // (The PostgreSQL lane's script given one file runs that file only.)
+    await run('test:postgres', { env: coverageEnv, print: false, args: [CLI_TEST] }),
+    ...await sequence(['typecheck', 'check:cycles', 'lint'], { print: false })
   ])()
 ])
-for (const result of [waits, cli, ...beside]) {
+for (const result of [waits, mongo, ...beside]) {
   process.stdout.write(`\n── npm run ${result.script} (ran beside the PostgreSQL lane) ──\n${result.output}`)
 }
-const results = [postgres, waits, cli, ...beside]
+const results = [postgres, waits, mongo, ...beside]
 /**
  * The failed assertions of a tap run, each under its file: a long run's log is
  * often read from its end only, and a failure printed 10,000 lines earlier is lost.
