@@ -621,7 +621,8 @@ t.test('declarations shape the document (app calls setupSwagger after kitPlugin)
 })
 
 async function browserCheck (t: Test, origin: string): Promise<void> {
-  const screenshot = path.join(tempDir('fpk-docs-screenshot-', { keep: true }), 'api-docs.png')
+  // Kept to look at with FPK_KEEP_SCREENSHOTS=1; otherwise removed with the file's other folders (one a run piled up).
+  const screenshot = path.join(tempDir('fpk-docs-screenshot-', { keep: Boolean(process.env.FPK_KEEP_SCREENSHOTS) }), 'api-docs.png')
   const context = await launchChromium(t, { width: 1280, height: 1400 })
   try {
     const page = context.pages()[0] ?? await context.newPage()

@@ -24,8 +24,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
  * The `waits` lane is PostgreSQL's too: files that mostly wait on the instances
  * they spawn (leases expiring, schedules ticking), some three minutes of little
  * CPU. tap's start order among parallel files is not the listed one, so they
- * get a runner of their own, which test/suite.mjs starts at once beside the
- * static checks.
+ * get a runner of their own, which test/suite.mjs starts at once.
  */
 export const GROUPS = {
   'waits-a': ['jobs-lost', 'jobs-lost-race', 'jobs-cluster'],
